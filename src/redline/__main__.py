@@ -1,0 +1,3 @@
+from redline.cli import main
+
+raise SystemExit(main())

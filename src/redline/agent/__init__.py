@@ -1,0 +1,1 @@
+"""The agent runtime: session loop, events, providers and the session log."""

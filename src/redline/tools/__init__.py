@@ -1,0 +1,1 @@
+"""Tools the agent can call, and the pending-action machinery they share."""

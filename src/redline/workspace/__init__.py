@@ -1,0 +1,1 @@
+"""The workspace: the preview model, safe apply, journal and file watching."""

@@ -1,0 +1,294 @@
+"""The preview model: one structured description of a change to workspace files.
+
+ast_edit, edit, write and custom tools all produce a :class:`Preview`; the dashboard
+renders it and the safe-apply module writes it. Paths are POSIX-style and relative to
+the workspace root. Text is kept exactly as read (``newline=""``), so line endings
+survive, and each change records the encoding it is written back with.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+ChangeKind = Literal["modify", "create", "delete", "rename"]
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class DecodeError(ValueError):
+    """The bytes of a file are not text redline can edit."""
+
+
+def decode_text(data: bytes, path: str) -> tuple[str, str]:
+    """Decode file bytes into ``(text, encoding)``, refusing binary and non-UTF-8 data."""
+    if b"\x00" in data[:8192]:
+        raise DecodeError(
+            f"{path}: binary file (contains NUL bytes); redline edits text files only"
+        )
+    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DecodeError(
+            f"{path}: not valid UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r}); "
+            "redline edits UTF-8 text files only"
+        ) from None
+    return text, encoding
+
+
+def encode_text(text: str, encoding: str) -> bytes:
+    return text.encode(encoding)
+
+
+@dataclass(frozen=True)
+class FileModify:
+    path: str
+    old_sha256: str
+    old_text: str
+    new_text: str
+    encoding: str = "utf-8"
+    kind: ChangeKind = "modify"
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+
+@dataclass(frozen=True)
+class FileCreate:
+    path: str
+    new_text: str
+    encoding: str = "utf-8"
+    kind: ChangeKind = "create"
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+
+@dataclass(frozen=True)
+class FileDelete:
+    path: str
+    old_sha256: str
+    old_text: str | None = None
+    kind: ChangeKind = "delete"
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+
+@dataclass(frozen=True)
+class FileRename:
+    old_path: str
+    new_path: str
+    old_sha256: str
+    kind: ChangeKind = "rename"
+
+    @property
+    def path(self) -> str:
+        return self.new_path
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.old_path, self.new_path)
+
+
+FileChange: TypeAlias = FileModify | FileCreate | FileDelete | FileRename
+
+
+@dataclass(frozen=True)
+class LineStats:
+    added: int
+    removed: int
+
+
+def _split(text: str | None) -> list[str]:
+    return [] if not text else text.splitlines(keepends=True)
+
+
+def _count(old: list[str], new: list[str]) -> LineStats:
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return LineStats(added, removed)
+
+
+def old_lines(change: FileChange) -> list[str]:
+    if isinstance(change, FileModify):
+        return _split(change.old_text)
+    if isinstance(change, FileDelete):
+        return _split(change.old_text)
+    return []
+
+
+def new_lines(change: FileChange) -> list[str]:
+    if isinstance(change, (FileModify, FileCreate)):
+        return _split(change.new_text)
+    return []
+
+
+def change_title(change: FileChange) -> str:
+    """How a person reads the change in a file list: ``M path``, ``R old -> new``..."""
+    if isinstance(change, FileRename):
+        return f"R {change.old_path} -> {change.new_path}"
+    letter = {"modify": "M", "create": "A", "delete": "D"}[change.kind]
+    return f"{letter} {change.path}"
+
+
+@dataclass(frozen=True)
+class Preview:
+    """An ordered list of file changes, applied together or not at all."""
+
+    changes: tuple[FileChange, ...] = ()
+
+    def __init__(self, changes: Iterable[FileChange] = ()) -> None:
+        object.__setattr__(self, "changes", tuple(changes))
+
+    def __iter__(self) -> Iterator[FileChange]:
+        return iter(self.changes)
+
+    def __len__(self) -> int:
+        return len(self.changes)
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path the preview touches (both ends of renames), in order, without repeats."""
+        seen: dict[str, None] = {}
+        for change in self.changes:
+            for path in change.paths:
+                seen.setdefault(path, None)
+        return tuple(seen)
+
+    def file_diff(self, change: FileChange, context: int = 3) -> str:
+        """The unified diff of one change (``a/``/``b/`` headers, as git writes them)."""
+        if isinstance(change, FileRename):
+            return f"rename from {change.old_path}\nrename to {change.new_path}\n"
+        old = old_lines(change)
+        new = new_lines(change)
+        from_file = "/dev/null" if isinstance(change, FileCreate) else f"a/{change.path}"
+        to_file = "/dev/null" if isinstance(change, FileDelete) else f"b/{change.path}"
+        if isinstance(change, FileDelete) and change.old_text is None:
+            return f"--- {from_file}\n+++ {to_file}\nBinary file deleted\n"
+        out: list[str] = []
+        for line in difflib.unified_diff(old, new, from_file, to_file, n=context):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+    def diff(self, context: int = 3) -> str:
+        return "".join(self.file_diff(change, context) for change in self.changes)
+
+    def file_stats(self, change: FileChange) -> LineStats:
+        return _count(old_lines(change), new_lines(change))
+
+    def stats(self) -> LineStats:
+        added = removed = 0
+        for change in self.changes:
+            stats = self.file_stats(change)
+            added += stats.added
+            removed += stats.removed
+        return LineStats(added, removed)
+
+    def summary(self) -> dict[str, Any]:
+        """A small JSON-able description for events and lists (no file contents)."""
+        files = []
+        for change in self.changes:
+            stats = self.file_stats(change)
+            entry: dict[str, Any] = {"kind": change.kind, "path": change.path}
+            if isinstance(change, FileRename):
+                entry["old_path"] = change.old_path
+            entry["added"] = stats.added
+            entry["removed"] = stats.removed
+            files.append(entry)
+        total = self.stats()
+        return {"files": files, "added": total.added, "removed": total.removed}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"changes": [change_to_dict(change) for change in self.changes]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Preview:
+        raw = data.get("changes")
+        if not isinstance(raw, Sequence):
+            raise ValueError("a preview needs a 'changes' list")
+        return cls(change_from_dict(item) for item in raw)
+
+
+def change_to_dict(change: FileChange) -> dict[str, Any]:
+    if isinstance(change, FileModify):
+        return {
+            "kind": "modify",
+            "path": change.path,
+            "old_sha256": change.old_sha256,
+            "old_text": change.old_text,
+            "new_text": change.new_text,
+            "encoding": change.encoding,
+        }
+    if isinstance(change, FileCreate):
+        return {
+            "kind": "create",
+            "path": change.path,
+            "new_text": change.new_text,
+            "encoding": change.encoding,
+        }
+    if isinstance(change, FileDelete):
+        return {
+            "kind": "delete",
+            "path": change.path,
+            "old_sha256": change.old_sha256,
+            "old_text": change.old_text,
+        }
+    return {
+        "kind": "rename",
+        "old_path": change.old_path,
+        "new_path": change.new_path,
+        "old_sha256": change.old_sha256,
+    }
+
+
+def change_from_dict(data: Mapping[str, Any]) -> FileChange:
+    kind = data.get("kind")
+    try:
+        if kind == "modify":
+            return FileModify(
+                path=str(data["path"]),
+                old_sha256=str(data["old_sha256"]),
+                old_text=str(data["old_text"]),
+                new_text=str(data["new_text"]),
+                encoding=str(data.get("encoding", "utf-8")),
+            )
+        if kind == "create":
+            return FileCreate(
+                path=str(data["path"]),
+                new_text=str(data["new_text"]),
+                encoding=str(data.get("encoding", "utf-8")),
+            )
+        if kind == "delete":
+            old_text = data.get("old_text")
+            return FileDelete(
+                path=str(data["path"]),
+                old_sha256=str(data["old_sha256"]),
+                old_text=None if old_text is None else str(old_text),
+            )
+        if kind == "rename":
+            return FileRename(
+                old_path=str(data["old_path"]),
+                new_path=str(data["new_path"]),
+                old_sha256=str(data["old_sha256"]),
+            )
+    except KeyError as exc:
+        raise ValueError(f"a {kind} change needs the field {exc.args[0]!r}") from None
+    raise ValueError(f"unknown change kind {kind!r}: expected modify, create, delete or rename")
