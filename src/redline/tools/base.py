@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -38,12 +38,12 @@ class Tool(ABC):
     people as ordinary tools (``resolve`` is the only one).
     """
 
-    name: ClassVar[str] = ""
-    label: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-    parameters: ClassVar[type[BaseModel]]
-    deferrable: ClassVar[bool] = False
-    hidden: ClassVar[bool] = False
+    name: str = ""
+    label: str = ""
+    description: str = ""
+    parameters: type[BaseModel]
+    deferrable: bool = False
+    hidden: bool = False
 
     @abstractmethod
     async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
