@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
 
 from redline.commands._common import (
     add_model_options,
     add_tool_options,
     add_workspace_option,
-    not_ready,
 )
+
+EXIT_STATUS = {"done": 0, "awaiting_review": 3, "aborted": 1, "error": 1, "max_turns": 1}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +31,87 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replay", metavar="FILE", default=None, help="print a session log back as events"
     )
+    parser.add_argument("--max-turns", type=int, default=50, metavar="N", help=argparse.SUPPRESS)
+
+
+def _error(args: argparse.Namespace, message: str, code: int) -> int:
+    if args.json:
+        print(json.dumps({"type": "error", "message": message}), flush=True)
+    print(f"redline exec: {message}", file=sys.stderr)
+    return code
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from redline.agent.render import EventPrinter
+    from redline.agent.session_log import SessionLogError, read_log
+
+    try:
+        _header, events = read_log(Path(args.replay))
+    except SessionLogError as exc:
+        return _error(args, str(exc), 2)
+    printer = EventPrinter(sys.stdout)
+    for event in events:
+        if args.json:
+            print(json.dumps(event.to_dict(), ensure_ascii=False))
+        else:
+            printer(event)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    return not_ready("exec")
+    if args.replay:
+        return _replay(args)
+    from redline.agent.providers import ModelSpecError, default_model
+    from redline.agent.providers.base import ProviderError
+    from redline.agent.render import EventPrinter
+    from redline.config import ConfigError
+    from redline.sdk import create_agent_session
+
+    cwd = Path(args.cwd)
+    if not cwd.is_dir():
+        return _error(args, f"workspace {cwd}: not a folder", 2)
+    if not args.prompt or not args.prompt.strip():
+        return _error(args, "--prompt TEXT is required", 2)
+    try:
+        model = args.model or default_model(cwd)
+    except ConfigError as exc:
+        return _error(args, str(exc), 2)
+    if not model:
+        return _error(
+            args,
+            "no model configured: pass --model (scripted:PLAN.json, openai:MODEL, anthropic:MODEL) "
+            "or set REDLINE_MODEL; try `redline demo` for an offline run",
+            2,
+        )
+    try:
+        session = create_agent_session(
+            cwd,
+            model,
+            resolver=args.resolver,
+            tool_paths=args.tool_paths,
+            trust=args.trust,
+            base_url=args.base_url,
+            max_turns=args.max_turns,
+        )
+    except ModelSpecError as exc:
+        return _error(args, str(exc), 2)
+    except (ProviderError, ValueError) as exc:
+        return _error(args, str(exc), 1)
+
+    def emit_json(event: Any) -> None:
+        print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+
+    listener = emit_json if args.json else EventPrinter(sys.stdout)
+    with session:
+        for message in session.recovery_messages:
+            print(f"redline: {message}", file=sys.stderr)
+        for error in session.plugin_errors:
+            print(f"redline: plugin error: {error}", file=sys.stderr)
+        session.subscribe(listener)
+        try:
+            status = session.prompt(args.prompt)
+        except KeyboardInterrupt:
+            session.abort()
+            session.wait(2.0)
+            status = "aborted"
+    return EXIT_STATUS.get(status, 1)

@@ -1,1 +1,71 @@
-"""Model providers and the ``--model`` string parser."""
+"""Model providers and the ``--model`` string parser.
+
+``scripted:PATH`` plays a JSON plan (offline), ``openai:MODEL`` talks to OpenAI or any
+OpenAI-compatible server, ``anthropic:MODEL`` needs the optional extra. Without
+``--model``, ``$REDLINE_MODEL`` is used, then ``model`` in ``.redline/config.toml`` or the
+user config file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from redline.agent.providers.base import Provider, ProviderError
+
+MODEL_ENV = "REDLINE_MODEL"
+
+
+class ModelSpecError(ValueError):
+    """The ``--model`` string (or the plan it names) is bad input."""
+
+
+def default_model(cwd: Path) -> str | None:
+    """The configured model string, or None when nothing is configured."""
+    from redline.config import load_config
+
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return env
+    value: Any = load_config(cwd).get("model")
+    return str(value) if value else None
+
+
+def create_provider(
+    spec: str,
+    *,
+    cwd: Path,
+    base_url: str | None = None,
+    timeout: float = 60.0,
+) -> Provider:
+    """Build the provider a ``--model`` string names."""
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ModelSpecError(
+            f"model {spec!r}: expected scripted:PLAN.json, openai:MODEL or anthropic:MODEL"
+        )
+    if kind == "scripted":
+        from redline.agent.providers.scripted import PlanError, ScriptedProvider
+
+        plan = Path(rest).expanduser()
+        if not plan.is_absolute():
+            plan = (cwd / plan) if (cwd / plan).exists() else Path.cwd() / plan
+        try:
+            return ScriptedProvider(plan)
+        except PlanError as exc:
+            raise ModelSpecError(str(exc)) from None
+    if kind == "openai":
+        from redline.agent.providers.openai_provider import OpenAIProvider
+
+        return OpenAIProvider(rest, base_url=base_url, timeout=timeout)
+    if kind == "anthropic":
+        from redline.agent.providers.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(rest, timeout=timeout)
+    raise ModelSpecError(
+        f"model {spec!r}: unknown provider {kind!r} (use scripted, openai or anthropic)"
+    )
+
+
+__all__ = ["ModelSpecError", "Provider", "ProviderError", "create_provider", "default_model"]

@@ -1,0 +1,651 @@
+"""AgentSession: the agent loop, with pending actions as first-class state.
+
+The loop runs on an event loop the session owns (:class:`LoopThread`); the public methods
+are synchronous and may be called from any thread. Every resolution — the model's
+``resolve`` call, :meth:`AgentSession.resolve`, the dashboard's buttons, the
+``apply-all``/``discard-all`` resolvers — goes through :meth:`AgentSession._resolve`,
+which calls :func:`redline.tools.resolve.resolve_pending`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from redline.agent.events import Event, EventListener, EventStream, RunStatus
+from redline.agent.loop_thread import LoopThread
+from redline.agent.providers.base import (
+    ForceTool,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolChoice,
+    ToolChoiceRejected,
+    ToolSpec,
+)
+from redline.agent.session_log import SessionLog
+from redline.tools.base import Tool, ToolContext
+from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
+from redline.tools.resolve import ResolveTool, resolve_pending
+from redline.tools.result import ToolResult
+
+log = logging.getLogger(__name__)
+
+Resolver = Literal["agent", "human", "apply-all", "discard-all"]
+ResolvedBy = Literal["agent", "human", "auto"]
+RESOLVERS: tuple[str, ...] = ("agent", "human", "apply-all", "discard-all")
+
+PREVIEW_REMINDER = (
+    "<system-reminder>This is a preview. Nothing has been written yet. "
+    "Call the resolve tool to apply or discard these changes.</system-reminder>"
+)
+RESOLVE_FIRST = (
+    "Not run: changes are waiting for review. Call resolve to apply or discard the pending "
+    "action before using other tools."
+)
+RESOLVE_REFUSED = (
+    "resolve is not available to you in this session: a person reviews every pending action. "
+    "Wait for their decision."
+)
+AUTO_REASONS = {
+    "apply-all": "auto-applied by --resolver apply-all",
+    "discard-all": "auto-discarded by --resolver discard-all",
+}
+# Turns in a row that leave the same actions pending before the run gives up.
+STUCK_TURNS = 3
+ABORT_GRACE = 1.0
+
+DEFAULT_SYSTEM_PROMPT = """You are redline, a careful coding agent working in a Python project.
+Use the tools to read and search the workspace. Changes you make with edit, write, ast_edit
+or preview-producing custom tools are previews: nothing is written until the pending action
+is resolved. Keep labels and reasons short and specific."""
+
+
+class SessionError(RuntimeError):
+    """A session method was called at the wrong time (e.g. prompt() during a run)."""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A decision the model has not heard about yet (human, auto or undo)."""
+
+    verb: str
+    action_id: str
+    label: str
+    reason: str
+    result_text: str
+
+
+class AgentSession:
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        provider: Provider,
+        tools: Sequence[Tool],
+        resolver: Resolver = "agent",
+        store: PendingActionStore | None = None,
+        stream: EventStream,
+        system_prompt: str | None = None,
+        max_turns: int = 50,
+        session_log: SessionLog | None = None,
+    ) -> None:
+        if resolver not in RESOLVERS:
+            raise ValueError(
+                f"unknown resolver {resolver!r}: expected one of {', '.join(RESOLVERS)}"
+            )
+        self.cwd = cwd
+        self.provider = provider
+        self.resolver: Resolver = resolver
+        self.store = store if store is not None else PendingActionStore()
+        self.events = stream
+        self.session_id = stream.session_id
+        self.max_turns = max_turns
+        self.plugin_errors: list[Any] = []
+        self.untrusted_plugin_dir: Path | None = None
+        self.recovery_messages: list[str] = []
+        # Set by redline.extensibility.plugins.attach_plugins; owns loading and reloading.
+        self.plugins: Any = None
+        self.status: str = "idle"
+        self.last_status: RunStatus | None = None
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self._tools[tool.name] = tool
+        self._resolve_tool = ResolveTool()
+        self._messages: list[Message] = [
+            Message("system", system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT)
+        ]
+        self._loop = LoopThread()
+        self._state_lock = threading.RLock()
+        self._run_future: Any = None
+        self._run_task: asyncio.Task[RunStatus] | None = None
+        self._abort_requested = False
+        self._unreported: list[Resolution] = []
+        self._reminder_due = False
+        self._choice_level = 0 if provider.can_force_tool else 1
+        self._log = session_log
+        self._closed = False
+        self._on_close: list[Callable[[], None]] = []
+        if session_log is not None:
+            self.events.subscribe(session_log.write_event)
+        self.store.subscribe(self._on_store_event)
+
+    # -- public, thread-safe API ---------------------------------------------------
+    @property
+    def model_label(self) -> str:
+        if self.provider.scripted:
+            return f"{self.provider.label} (scripted run — calls no language model)"
+        return self.provider.label
+
+    @property
+    def scripted(self) -> bool:
+        return self.provider.scripted
+
+    @property
+    def running(self) -> bool:
+        with self._state_lock:
+            return self._run_future is not None and not self._run_future.done()
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every tool the model may call, ``resolve`` last (it is hidden from people)."""
+        return [*self._tools.values(), self._resolve_tool]
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        return self.events.subscribe(listener)
+
+    def prompt(self, text: str) -> RunStatus:
+        """Send ``text`` to the agent and block until the run ends; returns its status."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("the prompt must be a non-empty string")
+        return self._start_run(text)
+
+    def resume(self) -> RunStatus:
+        """Continue a run that ended awaiting review, once every action is resolved."""
+        if self.store.has_pending:
+            return "awaiting_review"
+        if self.last_status != "awaiting_review":
+            raise SessionError("nothing to resume: the last run did not end awaiting review")
+        return self._start_run(None)
+
+    def resolve(
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None = None,
+        by: ResolvedBy = "human",
+    ) -> ToolResult:
+        """Apply or discard the top action (the same path the model's resolve call takes)."""
+        return self._loop.run(self._resolve(action, reason, action_id, by))
+
+    def undo(self) -> ToolResult:
+        """Undo the newest applied action through the journal; the agent is told."""
+        from redline.workspace.journal import UndoError, undo_last
+
+        try:
+            receipt = undo_last(self.cwd)
+        except UndoError as exc:
+            self.events.emit("notice", message=str(exc))
+            return ToolResult.error(str(exc))
+        files = list(receipt.files)
+        text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
+        with self._state_lock:
+            self._unreported.append(Resolution("undid", receipt.entry_id, receipt.label, "", text))
+        self.events.emit("undone", entry_id=receipt.entry_id, label=receipt.label, files=files)
+        self.check_staleness()
+        return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
+
+    def abort(self) -> None:
+        """Stop the running turn within a second (the model stream is closed)."""
+        with self._state_lock:
+            self._abort_requested = True
+            task = self._run_task
+        if task is not None and not task.done():
+            self._loop.loop.call_soon_threadsafe(task.cancel)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the current run to end; False on timeout."""
+        with self._state_lock:
+            future = self._run_future
+        if future is None:
+            return True
+        try:
+            future.result(timeout)
+        except TimeoutError:
+            return False
+        except BaseException:
+            return True
+        return True
+
+    def repreview(self, action_id: str) -> ToolResult:
+        """Recompute a pending action against the current files, in place on the stack."""
+        action = self.store.get(action_id)
+        if action is None:
+            return ToolResult.error(f"No pending action {action_id}.")
+        if action.repreview is None:
+            return ToolResult.error(f"{action.label} ({action_id}) cannot be re-previewed.")
+        try:
+            fresh = self._loop.run(_maybe_await(action.repreview()))
+        except Exception as exc:
+            return ToolResult.error(f"Re-preview of {action.label} failed: {exc}")
+        if not isinstance(fresh, PendingAction):
+            return ToolResult.error(f"Re-preview of {action.label} did not return an action.")
+        try:
+            self.store.replace(action_id, fresh)
+        except KeyError:
+            return ToolResult.error(f"{action_id} was resolved meanwhile; nothing was replaced.")
+        return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
+
+    def check_staleness(self, paths: set[str] | None = None) -> list[str]:
+        """Mark pending previews whose files changed; returns the ids marked stale."""
+        from redline.workspace.safe_apply import check_preview
+
+        marked = []
+        for action in self.store.snapshot():
+            preview = action.preview
+            if preview is None or (paths is not None and not paths & set(preview.paths)):
+                continue
+            reasons = check_preview(self.cwd, preview)
+            if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
+                marked.append(action.id)
+        return marked
+
+    def trust_workspace(self) -> list[str]:
+        """Trust this workspace's project plugins, remember it, and load them now."""
+        if self.plugins is None:
+            return []
+        messages: list[str] = self.plugins.trust_workspace()
+        return messages
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        self._on_close.append(callback)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.abort()
+        self.wait(2.0)
+        for callback in self._on_close:
+            try:
+                callback()
+            except Exception:
+                log.exception("session close callback failed")
+        try:
+            self._loop.run(self.provider.aclose(), timeout=2.0)
+        except Exception:
+            log.debug("provider close failed", exc_info=True)
+        self._loop.close()
+        if self._log is not None:
+            self._log.close()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tools ----------------------------------------------------------------------
+    def add_tool(self, tool: Tool) -> None:
+        with self._state_lock:
+            self._tools[tool.name] = tool
+
+    def remove_tool(self, name: str) -> None:
+        with self._state_lock:
+            self._tools.pop(name, None)
+
+    def _offers_resolve(self) -> bool:
+        return self.resolver == "agent" and any(t.deferrable for t in self._tools.values())
+
+    def _tool_specs(self) -> tuple[ToolSpec, ...]:
+        specs = [
+            ToolSpec(t.name, t.description, t.parameters_schema()) for t in self._tools.values()
+        ]
+        if self._offers_resolve():
+            tool = self._resolve_tool
+            specs.append(ToolSpec(tool.name, tool.description, tool.parameters_schema()))
+        return tuple(specs)
+
+    # -- the run --------------------------------------------------------------------
+    def _start_run(self, text: str | None) -> RunStatus:
+        with self._state_lock:
+            if self._closed:
+                raise SessionError("the session is closed")
+            if self.running:
+                raise SessionError("a run is already active; wait for it or abort() it first")
+            self._abort_requested = False
+            self.status = "running"
+            self._run_future = self._loop.submit(self._run(text))
+            future = self._run_future
+        return future.result()  # type: ignore[no-any-return]
+
+    async def _run(self, text: str | None) -> RunStatus:
+        with self._state_lock:
+            self._run_task = asyncio.current_task()
+        self.events.emit("agent_start", model=self.model_label, resolver=self.resolver, prompt=text)
+        if text is not None:
+            self._messages.append(Message("user", text))
+        status: RunStatus
+        error: str | None = None
+        try:
+            status = await self._loop_turns()
+        except asyncio.CancelledError:
+            status = "aborted"
+        except ProviderError as exc:
+            status, error = "error", str(exc)
+        except Exception as exc:  # a bug must end the run visibly, never kill the thread
+            log.exception("agent run failed")
+            status, error = "error", f"{type(exc).__name__}: {exc}"
+        if error is not None:
+            self.events.emit("error", message=error)
+        self.last_status = status
+        self.status = {
+            "done": "idle",
+            "awaiting_review": "awaiting_review",
+            "aborted": "stopped",
+            "error": "failed",
+            "max_turns": "stopped",
+        }[status]
+        self.events.emit("agent_end", status=status, pending=self.store.count)
+        with self._state_lock:
+            self._run_task = None
+        return status
+
+    async def _loop_turns(self) -> RunStatus:
+        turns = 0
+        stuck = 0
+        while True:
+            if self._abort_requested:
+                return "aborted"
+            if self.store.has_pending and self.resolver == "human":
+                return "awaiting_review"
+            if (
+                self.store.has_pending
+                and self.resolver in AUTO_REASONS
+                and not await self._auto_resolve()
+            ):
+                return "error"
+            if turns >= self.max_turns:
+                return "max_turns"
+            pending_before = {a.id for a in self.store.snapshot()}
+            turns += 1
+            response = await self._model_turn(turns)
+            if not response.tool_calls:
+                self.events.emit("turn_end", turn=turns)
+                return "awaiting_review" if self.store.has_pending else "done"
+            await self._run_tool_calls(
+                response.tool_calls, forced=bool(pending_before) and self._forcing()
+            )
+            self.events.emit("turn_end", turn=turns)
+            pending_after = {a.id for a in self.store.snapshot()}
+            if pending_after and self.resolver == "agent":
+                stuck = stuck + 1 if pending_after == pending_before else 0
+                if stuck >= STUCK_TURNS:
+                    self.events.emit(
+                        "notice",
+                        message=f"The model left the same actions pending for {STUCK_TURNS} turns; "
+                        "stopping for review.",
+                    )
+                    return "awaiting_review"
+            else:
+                stuck = 0
+
+    def _forcing(self) -> bool:
+        return self.resolver == "agent" and self.store.has_pending and self._offers_resolve()
+
+    def _tool_choice(self) -> ToolChoice:
+        if not self._forcing():
+            return "auto"
+        return (ForceTool("resolve"), "required", "auto")[min(self._choice_level, 2)]
+
+    def _pending_messages(self) -> None:
+        with self._state_lock:
+            report, self._unreported = self._unreported, []
+        if report:
+            lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
+            for item in report:
+                reason = f" Reason: {item.reason}" if item.reason else ""
+                lines.append(
+                    f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
+                )
+            lines.append("</system-reminder>")
+            self._messages.append(Message("user", "\n".join(lines)))
+        if self._reminder_due and self._forcing():
+            self._messages.append(Message("user", PREVIEW_REMINDER))
+        self._reminder_due = False
+
+    async def _model_turn(self, turn: int) -> ModelResponse:
+        self._pending_messages()
+        self.events.emit("turn_start", turn=turn)
+        while True:
+            choice = self._tool_choice()
+            request = ModelRequest(tuple(self._messages), self._tool_specs(), choice)
+            self.events.emit("message_start", role="assistant")
+            parts: list[str] = []
+            on_text = self._text_sink(parts)
+
+            try:
+                response = await asyncio.wait_for(
+                    self.provider.complete(request, on_text), timeout=self.provider.timeout * 4
+                )
+            except ToolChoiceRejected as exc:
+                self.events.emit("message_end", text="".join(parts))
+                if choice == "auto":
+                    raise
+                self._choice_level += 1
+                self.events.emit(
+                    "notice",
+                    message=f"The model server refused tool_choice {_choice_name(choice)} ({exc}); "
+                    f"retrying with {_choice_name(self._tool_choice())}.",
+                )
+                continue
+            except TimeoutError:
+                raise ProviderError(
+                    f"the model call timed out after {self.provider.timeout * 4:.0f} s"
+                ) from None
+            break
+        text = response.text or "".join(parts)
+        self.events.emit("message_end", text=text)
+        if response.usage is not None:
+            self.events.emit(
+                "usage",
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+            )
+        self._messages.append(Message("assistant", text, tool_calls=response.tool_calls))
+        return response
+
+    def _text_sink(self, parts: list[str]) -> Callable[[str], None]:
+        def on_text(delta: str) -> None:
+            if delta:
+                parts.append(delta)
+                self.events.emit("message_delta", text=delta)
+
+        return on_text
+
+    async def _run_tool_calls(self, calls: Sequence[ToolCall], *, forced: bool) -> None:
+        for call in calls:
+            self.events.emit(
+                "tool_start", tool_call_id=call.id, name=call.name, args=call.arguments
+            )
+            if call.name == "resolve" and not self._offers_resolve():
+                result = ToolResult.error(RESOLVE_REFUSED)
+            elif forced and call.name != "resolve":
+                result = ToolResult.error(RESOLVE_FIRST)
+            elif call.name == "resolve":
+                result = await self._resolve_call(call)
+            else:
+                result = await self._execute(call)
+            self.events.emit(
+                "tool_end",
+                tool_call_id=call.id,
+                name=call.name,
+                result=result.to_dict(),
+                is_error=result.is_error,
+            )
+            self._messages.append(
+                Message(
+                    "tool",
+                    result.text,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+            )
+
+    async def _resolve_call(self, call: ToolCall) -> ToolResult:
+        args = call.arguments
+        action = args.get("action")
+        reason = args.get("reason")
+        if not isinstance(action, str) or not isinstance(reason, str):
+            return ToolResult.error(
+                "resolve needs 'action' (apply or discard) and 'reason' (a string)."
+            )
+        return await self._resolve(action, reason, None, "agent")
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return ToolResult.error(
+                f"Unknown tool {call.name!r}. Available: {', '.join(self._tools)}."
+            )
+        if (
+            call.raw_arguments
+            and not call.arguments
+            and call.raw_arguments.strip() not in ("", "{}")
+        ):
+            try:
+                json.loads(call.raw_arguments)
+            except json.JSONDecodeError as exc:
+                return ToolResult.error(f"Arguments for {call.name} are not valid JSON: {exc.msg}.")
+        try:
+            params = tool.parameters.model_validate(call.arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            return ToolResult.error(f"Invalid arguments for {call.name}: {problems}")
+
+        def update(text: str) -> None:
+            self.events.emit("tool_update", tool_call_id=call.id, name=call.name, text=text)
+
+        ctx = ToolContext(cwd=self.cwd, store=self.store, tool_call_id=call.id, update=update)
+        try:
+            return await tool.execute(params, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("tool %s failed", call.name, exc_info=True)
+            return ToolResult.error(
+                f"{call.name} failed: {exc}"
+                if str(exc)
+                else f"{call.name} failed: {type(exc).__name__}"
+            )
+
+    async def _auto_resolve(self) -> bool:
+        action = "apply" if self.resolver == "apply-all" else "discard"
+        reason = AUTO_REASONS[self.resolver]
+        while self.store.has_pending:
+            result = await self._resolve(action, reason, None, "auto")
+            if result.is_error:
+                self.events.emit("error", message=result.text)
+                return False
+        return True
+
+    # -- the one resolution path ------------------------------------------------------
+    async def _resolve(
+        self, action: str, reason: str, action_id: str | None, by: ResolvedBy
+    ) -> ToolResult:
+        result = await resolve_pending(self.store, action, reason, action_id)
+        details = result.details if isinstance(result.details, dict) else {}
+        if result.is_error:
+            if details.get("action_id"):
+                self.events.emit(
+                    "notice",
+                    message=result.text,
+                    action_id=details["action_id"],
+                    action=action,
+                    by=by,
+                    failed=True,
+                )
+            return result
+        self.events.emit(
+            "pending_resolved",
+            action_id=details.get("action_id"),
+            action=action,
+            reason=reason,
+            by=by,
+            label=details.get("label"),
+            source_tool_name=details.get("source_tool_name"),
+            result=result.to_dict(),
+        )
+        if by != "agent":
+            verb = "applied" if action == "apply" else "discarded"
+            with self._state_lock:
+                self._unreported.append(
+                    Resolution(
+                        verb,
+                        str(details.get("action_id")),
+                        str(details.get("label")),
+                        reason,
+                        result.text,
+                    )
+                )
+        return result
+
+    def _on_store_event(self, event: StoreEvent) -> None:
+        action = event.action
+        if event.kind == "push" and action is not None:
+            if self.store.count == 1:
+                self._reminder_due = True
+            self.events.emit("pending_pushed", **_pending_fields(action))
+        elif event.kind == "replace" and action is not None and event.previous is not None:
+            self.events.emit(
+                "pending_replaced", old_action_id=event.previous.id, **_pending_fields(action)
+            )
+        elif event.kind == "stale" and action is not None:
+            self.events.emit(
+                "pending_stale", action_id=action.id, label=action.label, reason=action.stale_reason
+            )
+
+
+def _pending_fields(action: PendingAction) -> dict[str, Any]:
+    return {
+        "action_id": action.id,
+        "label": action.label,
+        "source_tool_name": action.source_tool_name,
+        "preview": action.preview.summary() if action.preview is not None else None,
+    }
+
+
+def _choice_name(choice: ToolChoice) -> str:
+    return f"'{choice.name}'" if isinstance(choice, ForceTool) else repr(choice)
+
+
+async def _maybe_await(value: object) -> object:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+__all__ = [
+    "PREVIEW_REMINDER",
+    "AgentSession",
+    "Event",
+    "Resolution",
+    "Resolver",
+    "SessionError",
+]

@@ -1,0 +1,87 @@
+"""The session log: append-only JSONL under ``.redline/sessions/``.
+
+Line one is a header with the schema version; every further line is one event. A torn
+last line (the process died mid-write) is skipped when the log is read back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from redline.agent.events import Event
+
+SCHEMA_VERSION = 1
+_KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,})")
+
+
+class SessionLogError(ValueError):
+    """A log file cannot be read back."""
+
+
+def _redact(text: str) -> str:
+    for name in _KEY_ENV_NAMES:
+        secret = os.environ.get(name)
+        if secret and len(secret) >= 8:
+            text = text.replace(secret, "[redacted]")
+    return _KEY_SHAPES.sub("[redacted]", text)
+
+
+class SessionLog:
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = path.open("a", encoding="utf-8")
+        self._write({"schema": SCHEMA_VERSION, **header})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = _redact(json.dumps(record, ensure_ascii=False, default=str))
+        with self._lock:
+            if self._handle.closed:
+                return
+            self._handle.write(line + "\n")
+            self._handle.flush()
+
+    def write_event(self, event: Event) -> None:
+        self._write(event.to_dict())
+
+    def close(self) -> None:
+        with self._lock:
+            self._handle.close()
+
+
+def read_log(path: Path) -> tuple[dict[str, Any], Iterator[Event]]:
+    """The header and the events of a log; a torn or corrupt line is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise SessionLogError(f"{path}: cannot read session log: {exc.strerror or exc}") from None
+    if not lines:
+        raise SessionLogError(f"{path}: empty session log")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise SessionLogError(f"{path}: not a redline session log (bad header line)") from None
+    if not isinstance(header, dict) or "schema" not in header:
+        raise SessionLogError(f"{path}: not a redline session log (no schema in the header)")
+    if header["schema"] != SCHEMA_VERSION:
+        raise SessionLogError(
+            f"{path}: session log schema {header['schema']} is not supported (expected {SCHEMA_VERSION})"
+        )
+
+    def events() -> Iterator[Event]:
+        for line in lines[1:]:
+            try:
+                raw = json.loads(line)
+                yield Event.from_dict(raw)
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+
+    return header, events()

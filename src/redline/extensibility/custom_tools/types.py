@@ -1,0 +1,379 @@
+"""What a custom tool is, what it may use (``CustomToolAPI``), and how the runtime runs it.
+
+A plugin module exports a :data:`CustomToolFactory`: a callable that receives a
+:class:`CustomToolAPI` and returns one tool, a list of tools, or an awaitable of either.
+A tool is any object (or mapping) with ``name``, ``label``, ``description``, a pydantic
+``parameters`` model and ``execute(tool_call_id, params)``; :class:`CustomToolAdapter`
+turns it into an ordinary :class:`redline.tools.base.Tool` so the session cannot tell it
+from a built-in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+import re
+import subprocess
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
+from redline.tools.pending_action import (
+    ApplyCallback,
+    PendingAction,
+    PendingActionStore,
+    RejectCallback,
+)
+from redline.tools.result import TextPart, ToolResult, coerce_result
+from redline.workspace.preview import Preview
+
+if TYPE_CHECKING:
+    from redline.workspace.safe_apply import ApplyReceipt
+
+STORE_UNAVAILABLE_MESSAGE = "Pending action store unavailable for custom tools in this runtime."
+DEFAULT_SOURCE_TOOL_NAME = "custom_tool"
+NO_OUTPUT = "(no output)"
+
+# Provider APIs (OpenAI, Anthropic) accept only these function names.
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class CustomToolError(RuntimeError):
+    """A custom tool used the API wrongly, or the runtime cannot do what it asked."""
+
+
+class PendingActionStoreUnavailable(CustomToolError):
+    """``push_pending_action`` was called in a runtime without a pending-action store."""
+
+    def __init__(self) -> None:
+        super().__init__(STORE_UNAVAILABLE_MESSAGE)
+
+
+class RunTimeout(CustomToolError):
+    """``CustomToolAPI.run`` gave up on a command that took too long."""
+
+
+@runtime_checkable
+class CustomTool(Protocol):
+    """The shape of a custom tool (any object with these members; subclassing is optional).
+
+    ``execute`` may be plain or ``async`` and may return a ToolResult, a note-shaped dict
+    (``{"content": [{"type": "text", "text": ...}], "details": ...}``), a string or None.
+    Optional attribute: ``deferrable = True`` for tools that push pending actions.
+    """
+
+    name: str
+    label: str
+    description: str
+    parameters: type[BaseModel]
+
+    def execute(self, tool_call_id: str, params: Any) -> Any: ...
+
+
+ToolOrTools: TypeAlias = "CustomTool | Mapping[str, Any] | Sequence[CustomTool | Mapping[str, Any]]"
+CustomToolFactory: TypeAlias = Callable[["CustomToolAPI"], "ToolOrTools | Awaitable[ToolOrTools]"]
+
+
+@dataclass(frozen=True)
+class CompletedRun:
+    """What ``CustomToolAPI.run`` saw: the exit status and the decoded output."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass(frozen=True)
+class _ActionScope:
+    label: str
+    source_tool_name: str
+    action: PendingAction
+
+
+# Set while a pushed action's apply/reject runs, so ``apply_preview`` journals the write
+# under that action's label and id without the tool repeating them.
+_CURRENT_ACTION: contextvars.ContextVar[_ActionScope | None] = contextvars.ContextVar(
+    "redline_custom_tool_action", default=None
+)
+# Set while the adapter runs a tool, to learn which actions this call pushed.
+_PUSHED_IDS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "redline_custom_tool_pushes", default=None
+)
+
+
+class CustomToolAPI:
+    """What a factory and its tools may use: the workspace, a logger, the pending stack."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        store: PendingActionStore | None,
+        *,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.cwd = Path(cwd).resolve()
+        self.store = store
+        self.logger = logger or logging.getLogger("redline.plugins")
+
+    # -- subprocesses ---------------------------------------------------------------
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float = 30.0,
+        input: str | None = None,
+    ) -> CompletedRun:
+        """Run a command in the workspace (no shell) and capture its output as text."""
+        if isinstance(argv, (str, bytes)):
+            raise TypeError(
+                "run() takes a list of arguments such as ['git', 'status'], not a string"
+            )
+        args = tuple(str(arg) for arg in argv)
+        if not args:
+            raise ValueError("run() needs at least the program to run")
+        try:
+            done = subprocess.run(
+                args,
+                cwd=self.cwd,
+                input=input,
+                stdin=subprocess.DEVNULL if input is None else None,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise RunTimeout(
+                f"command {' '.join(args)!r} timed out after {timeout:g} s in {self.cwd}"
+            ) from None
+        except FileNotFoundError:
+            raise CustomToolError(f"cannot run {args[0]!r}: program not found") from None
+        except PermissionError:
+            raise CustomToolError(f"cannot run {args[0]!r}: permission denied") from None
+        return CompletedRun(args, done.returncode, done.stdout or "", done.stderr or "")
+
+    # -- writing files --------------------------------------------------------------
+    def apply_preview(
+        self,
+        preview: Preview,
+        *,
+        label: str | None = None,
+        source_tool_name: str | None = None,
+    ) -> ApplyReceipt:
+        """Write ``preview`` through safe apply: stale check, all-or-nothing, journal, undo.
+
+        Called from a pushed action's ``apply``, the journal entry takes that action's
+        label, tool name and id unless given here. Raises ``ApplyError`` on refusal.
+        """
+        from redline.workspace.safe_apply import apply_preview
+
+        scope = _CURRENT_ACTION.get()
+        return apply_preview(
+            self.cwd,
+            preview,
+            label=label if label is not None else (scope.label if scope else "custom tool apply"),
+            source_tool_name=(
+                source_tool_name
+                if source_tool_name is not None
+                else (scope.source_tool_name if scope else DEFAULT_SOURCE_TOOL_NAME)
+            ),
+            action_id=scope.action.id if scope and scope.action.id else None,
+        )
+
+    # -- the pending stack ----------------------------------------------------------
+    def push_pending_action(
+        self,
+        *,
+        label: str,
+        apply: ApplyCallback,
+        reject: RejectCallback | None = None,
+        details: Any = None,
+        preview: Preview | None = None,
+        source_tool_name: str = DEFAULT_SOURCE_TOOL_NAME,
+    ) -> str:
+        """Queue a change for review; ``resolve`` later calls ``apply(reason)`` or ``reject(reason)``.
+
+        Returns the new action's id. ``details`` that are a Preview become the preview.
+        """
+        if self.store is None:
+            raise PendingActionStoreUnavailable()
+        if preview is None and isinstance(details, Preview):
+            preview = details
+        if preview is not None:
+            if not isinstance(preview, Preview):
+                raise TypeError(
+                    f"preview must be a redline.workspace.preview.Preview, not {type(preview).__name__}"
+                )
+            from redline.workspace.safe_apply import validate_preview
+
+            validate_preview(self.cwd, preview)
+        if not callable(apply):
+            raise TypeError("push_pending_action needs a callable apply(reason)")
+        if reject is not None and not callable(reject):
+            raise TypeError("reject must be callable or None")
+        action = PendingAction(
+            label=label,
+            apply=_noop_apply,
+            details=details,
+            source_tool_name=source_tool_name,
+            preview=preview,
+        )
+        scope = _ActionScope(label, source_tool_name, action)
+        action.apply = _in_scope(apply, scope)
+        action.reject = _in_scope(reject, scope) if reject is not None else None
+        self.store.push(action)
+        pushed = _PUSHED_IDS.get()
+        if pushed is not None:
+            pushed.append(action.id)
+        return action.id
+
+
+def _noop_apply(_reason: str) -> None:
+    return None
+
+
+def _in_scope(callback: Callable[[str], object], scope: _ActionScope) -> Callable[[str], object]:
+    """Run ``callback`` (plain or async) with ``scope`` as the current action."""
+
+    def wrapped(reason: str) -> object:
+        token = _CURRENT_ACTION.set(scope)
+        try:
+            value = callback(reason)
+        finally:
+            _CURRENT_ACTION.reset(token)
+        if inspect.isawaitable(value):
+            return _await_in_scope(value, scope)
+        return value
+
+    return wrapped
+
+
+async def _await_in_scope(value: Awaitable[object], scope: _ActionScope) -> object:
+    token = _CURRENT_ACTION.set(scope)
+    try:
+        return await value
+    finally:
+        _CURRENT_ACTION.reset(token)
+
+
+# -- the adapter --------------------------------------------------------------------
+
+
+def tool_attr(tool: object, name: str, default: Any = None) -> Any:
+    """Read a member from a tool object or a tool mapping."""
+    if isinstance(tool, Mapping):
+        return tool.get(name, default)
+    return getattr(tool, name, default)
+
+
+class InvalidCustomTool(ValueError):
+    """A factory returned something that is not a usable tool."""
+
+
+class CustomToolAdapter(Tool):
+    """A custom tool dressed as a built-in :class:`Tool` for the session."""
+
+    def __init__(self, tool: object) -> None:
+        name = tool_attr(tool, "name")
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidCustomTool(
+                f"a tool ({type(tool).__name__}) has no name: set name to a non-empty string"
+            )
+        if not TOOL_NAME_RE.match(name):
+            raise InvalidCustomTool(
+                f"tool name {name!r} is invalid: use letters, digits, '_' and '-' (at most 64)"
+            )
+        parameters = tool_attr(tool, "parameters")
+        if not (isinstance(parameters, type) and issubclass(parameters, BaseModel)):
+            got = parameters.__name__ if isinstance(parameters, type) else type(parameters).__name__
+            raise InvalidCustomTool(
+                f"tool {name!r}: parameters must be a pydantic BaseModel subclass, got {got}"
+            )
+        execute = tool_attr(tool, "execute")
+        if not callable(execute):
+            raise InvalidCustomTool(f"tool {name!r}: execute(tool_call_id, params) is missing")
+        label = tool_attr(tool, "label") or name
+        description = tool_attr(tool, "description") or ""
+        if not isinstance(label, str) or not isinstance(description, str):
+            raise InvalidCustomTool(f"tool {name!r}: label and description must be strings")
+        try:
+            parameters.model_json_schema()
+        except Exception as exc:
+            raise InvalidCustomTool(
+                f"tool {name!r}: parameters model {parameters.__name__} has no JSON schema: {exc}"
+            ) from None
+        self.custom = tool
+        self.name = name
+        self.label = label
+        self.description = description
+        self.parameters = parameters
+        self.deferrable = bool(tool_attr(tool, "deferrable", False))
+        self.hidden = False
+        self._execute: Callable[[str, Any], Any] = execute
+
+    def __repr__(self) -> str:
+        return f"CustomToolAdapter({self.name!r})"
+
+    def validate(self, raw: BaseModel | Mapping[str, Any] | None) -> BaseModel | ToolResult:
+        """Raw arguments -> the tool's model, or an error result naming the bad fields."""
+        if isinstance(raw, self.parameters):
+            return raw
+        if isinstance(raw, BaseModel):
+            raw = raw.model_dump()
+        try:
+            return self.parameters.model_validate(raw if raw is not None else {})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            return ToolResult.error(f"Invalid arguments for {self.name}: {problems}")
+
+    async def execute(
+        self, params: BaseModel | Mapping[str, Any] | None, ctx: ToolContext
+    ) -> ToolResult:
+        checked = self.validate(params)
+        if isinstance(checked, ToolResult):
+            return checked
+        pushed: list[str] = []
+        token = _PUSHED_IDS.set(pushed)
+        try:
+            value = await self._call(ctx.tool_call_id, checked)
+        except Exception as exc:
+            cause = str(exc) or "(no message)"
+            return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {cause}")
+        finally:
+            _PUSHED_IDS.reset(token)
+        try:
+            result = coerce_result(value)
+        except (TypeError, ValueError) as exc:
+            return ToolResult.error(f"{self.name} returned an unusable result: {exc}")
+        if result is None:
+            result = ToolResult.text_result(NO_OUTPUT)
+        if pushed and not result.is_error and not result.text.startswith(PREVIEW_BANNER):
+            # Every preview's result starts with the banner so the model never mistakes a
+            # queued change for a written one.
+            result = replace(result, content=(TextPart(PREVIEW_BANNER), *result.content))
+        return result
+
+    async def _call(self, tool_call_id: str, params: BaseModel) -> object:
+        if inspect.iscoroutinefunction(self._execute):
+            return await self._execute(tool_call_id, params)
+        # A plain execute may block (subprocesses); keep the session's loop responsive.
+        value = await asyncio.to_thread(self._execute, tool_call_id, params)
+        if inspect.isawaitable(value):
+            value = await value
+        return value

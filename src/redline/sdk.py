@@ -1,0 +1,113 @@
+"""The SDK: ``create_agent_session`` wires one store into the tools, the custom-tool loader
+and the tool-choice rule, exactly as the design note does.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from redline.agent.events import EventStream
+from redline.agent.providers import ModelSpecError, create_provider
+from redline.agent.providers.base import Provider
+from redline.agent.session import RESOLVERS, AgentSession, Resolver
+from redline.agent.session_log import SessionLog
+from redline.tools.pending_action import PendingActionStore
+
+log = logging.getLogger(__name__)
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def create_agent_session(
+    cwd: str | Path,
+    model: str | Provider,
+    *,
+    resolver: Resolver | str = "agent",
+    custom_tools: Sequence[Any] = (),
+    tool_paths: Sequence[str | Path] = (),
+    trust: bool = False,
+    system_prompt: str | None = None,
+    max_turns: int = 50,
+    base_url: str | None = None,
+    timeout: float = 60.0,
+    clock: Callable[[], float] | None = None,
+    session_id: str | None = None,
+    log_session: bool = True,
+    watch_plugins: bool = False,
+) -> AgentSession:
+    """Open a session on the workspace ``cwd`` with ``model`` (a model string or a Provider).
+
+    Raises ``ModelSpecError`` for a bad model string or plan, ``ProviderError`` for a provider
+    that cannot start (e.g. a missing API key), ``ValueError`` for a bad workspace or resolver.
+    """
+    root = Path(cwd).expanduser()
+    if not root.is_dir():
+        raise ValueError(f"workspace {root}: not a folder")
+    root = root.resolve()
+    if resolver not in RESOLVERS:
+        raise ValueError(f"resolver {resolver!r}: expected one of {', '.join(RESOLVERS)}")
+    if max_turns < 1:
+        raise ValueError("max_turns must be at least 1")
+    if isinstance(model, str):
+        provider = create_provider(model, cwd=root, base_url=base_url, timeout=timeout)
+    elif isinstance(model, Provider):
+        provider = model
+    else:
+        raise ModelSpecError(
+            f"model must be a model string or a Provider, not {type(model).__name__}"
+        )
+
+    from redline.tools.registry import builtin_tools
+    from redline.workspace.journal import ensure_state_dir, recover
+
+    state_dir = ensure_state_dir(root)
+    recovery_messages = recover(root)
+    clock_fn = clock or time.time
+    store = PendingActionStore(clock=clock_fn)
+    sid = session_id or new_session_id()
+    stream = EventStream(sid, clock=clock_fn)
+    session_log = None
+    if log_session:
+        session_log = SessionLog(
+            state_dir / "sessions" / f"{sid}.jsonl",
+            {"session_id": sid, "model": provider.label, "cwd": str(root), "resolver": resolver},
+        )
+    tools = builtin_tools()
+    session = AgentSession(
+        cwd=root,
+        provider=provider,
+        tools=tools,
+        resolver=resolver,  # type: ignore[arg-type]
+        store=store,
+        stream=stream,
+        system_prompt=system_prompt,
+        max_turns=max_turns,
+        session_log=session_log,
+    )
+    session.recovery_messages = list(recovery_messages)
+    _load_plugins(session, custom_tools, tool_paths, trust, watch_plugins)
+    return session
+
+
+def _load_plugins(
+    session: AgentSession,
+    custom_tools: Sequence[Any],
+    tool_paths: Sequence[str | Path],
+    trust: bool,
+    watch: bool,
+) -> None:
+    from redline.extensibility.plugins import attach_plugins
+
+    attach_plugins(
+        session, custom_tools=custom_tools, tool_paths=tool_paths, trust=trust, watch=watch
+    )
+
+
+__all__ = ["AgentSession", "create_agent_session"]

@@ -1,0 +1,69 @@
+"""The one place where session and store callbacks become Textual messages.
+
+Callbacks arrive on the agent's (or the watcher's) thread. Events are queued, and one
+``EventsAvailable`` message is outstanding at a time, so a flood of deltas costs one
+message per UI drain instead of one per event and keys stay responsive.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+
+from textual.message import Message
+
+from redline.agent.events import Event
+from redline.tools.pending_action import PendingActionStore, StoreEvent
+from redline.tui.messages import EventsAvailable, StackChanged, StampedEvent
+from redline.tui.protocol import SessionLike
+
+
+class EventBridge:
+    def __init__(self, post: Callable[[Message], object]) -> None:
+        self._post = post
+        self._lock = threading.Lock()
+        self._queue: deque[StampedEvent] = deque()
+        self._events_signalled = False
+        self._stack_signalled = False
+        self._unsubscribers: list[Callable[[], None]] = []
+        # Read from other threads; an int assignment is atomic, so no lock is needed.
+        self.run_id = 0
+
+    def attach(self, session: SessionLike) -> None:
+        self._unsubscribers.append(session.subscribe(self.on_event))
+        self.attach_store(session.store)
+
+    def attach_store(self, store: PendingActionStore) -> None:
+        self._unsubscribers.append(store.subscribe(self.on_store_event))
+
+    def detach(self) -> None:
+        for unsubscribe in self._unsubscribers:
+            unsubscribe()
+        self._unsubscribers.clear()
+
+    def on_event(self, event: Event) -> None:
+        with self._lock:
+            self._queue.append(StampedEvent(self.run_id, event))
+            if self._events_signalled:
+                return
+            self._events_signalled = True
+        self._post(EventsAvailable())
+
+    def on_store_event(self, _event: StoreEvent) -> None:
+        with self._lock:
+            if self._stack_signalled:
+                return
+            self._stack_signalled = True
+        self._post(StackChanged())
+
+    def drain(self) -> list[StampedEvent]:
+        with self._lock:
+            self._events_signalled = False
+            batch = list(self._queue)
+            self._queue.clear()
+        return batch
+
+    def stack_seen(self) -> None:
+        with self._lock:
+            self._stack_signalled = False

@@ -1,0 +1,78 @@
+"""Messages the app posts to itself from other threads (``post_message`` is thread-safe).
+
+Each run of the agent gets a run id; anything stamped with an old run id is dropped, so
+a stopped run cannot write into the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from redline.agent.events import Event
+from redline.tools.result import ToolResult
+
+
+@dataclass(frozen=True)
+class StampedEvent:
+    """A session event and the run that was live when it was emitted (0: between runs)."""
+
+    run_id: int
+    event: Event
+
+
+class EventsAvailable(Message):
+    """Session events wait in the bridge's queue; the app drains them all at once."""
+
+
+class StackChanged(Message):
+    """The pending-action store changed; the stack view re-reads its snapshot."""
+
+
+@dataclass
+class RunFinished(Message):
+    """``prompt()`` or ``resume()`` returned (``error`` when it raised)."""
+
+    run_id: int
+    status: str
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+
+@dataclass
+class ResolutionFinished(Message):
+    """The person's apply or discard came back from the session."""
+
+    verb: str
+    action_id: str
+    reason: str
+    result: ToolResult
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+
+@dataclass
+class BatchFinished(Message):
+    """Apply all / discard all stopped: ``stopped_at`` explains why it stopped early."""
+
+    verb: str
+    done: int
+    stopped_at: str = ""
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+
+@dataclass
+class CommandFinished(Message):
+    """Undo, re-preview or trust came back from the session."""
+
+    command: str
+    result: ToolResult
+
+    def __post_init__(self) -> None:
+        super().__init__()

@@ -1,0 +1,1 @@
+"""Modal screens: help, confirmation and the workspace trust question."""

@@ -1,0 +1,42 @@
+"""Per-line syntax highlighting with Pygments and Textual's highlight theme.
+
+Lines are lexed one at a time so only what is on screen is ever highlighted; a
+multi-line string may be coloured a little wrong, which a diff reader tolerates.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_for_filename
+from pygments.util import ClassNotFound
+from textual.content import Content, Span
+from textual.highlight import HighlightTheme
+
+
+@lru_cache(maxsize=64)
+def lexer_for(path: str) -> Lexer | None:
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def highlight_line(text: str, lexer: Lexer | None) -> Content:
+    if lexer is None or not text:
+        return Content(text)
+    styles = HighlightTheme.STYLES
+    spans: list[Span] = []
+    start = 0
+    for token_type, token in lexer.get_tokens(text):
+        end = start + len(token)
+        kind = token_type
+        while kind is not None:
+            style = styles.get(kind)
+            if style:
+                spans.append(Span(start, end, style))
+                break
+            kind = kind.parent
+        start = end
+    return Content(text, spans=spans)

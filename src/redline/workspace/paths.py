@@ -1,0 +1,189 @@
+"""Confinement and the workspace's file listing.
+
+Every tool reads and writes only inside the workspace root, and never inside `.git/`,
+`.redline/` or a virtual environment. Listings also leave out git-ignored files.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+# Folders no tool ever looks into or writes to.
+PROTECTED_DIRS = frozenset({".git", ".redline"})
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".redline",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "node_modules",
+        ".hg",
+        ".svn",
+    }
+)
+
+
+class ConfinementError(ValueError):
+    """A path leads outside the workspace or into a folder redline never touches."""
+
+
+def is_ignored_dir_name(name: str) -> bool:
+    return name in SKIPPED_DIRS
+
+
+def _is_venv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file()
+
+
+def normalize_relative(rel: str | Path) -> str:
+    """A POSIX relative path with ``.`` parts folded; ``..`` that escapes is refused."""
+    text = str(rel).replace("\\", "/")
+    if not text or text == ".":
+        return "."
+    normalized = posixpath.normpath(text)
+    if normalized == ".." or normalized.startswith("../"):
+        raise ConfinementError(f"{rel}: path leads outside the workspace")
+    return normalized
+
+
+def resolve_inside(root: Path, rel: str | Path) -> Path:
+    """The absolute path of ``rel`` under ``root``, refusing anything outside or protected."""
+    root = root.resolve()
+    candidate = Path(rel)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.resolve().relative_to(root)
+        except ValueError:
+            raise ConfinementError(f"{rel}: absolute path outside the workspace {root}") from None
+        except RuntimeError:
+            raise ConfinementError(f"{rel}: symlink loop") from None
+    normalized = normalize_relative(candidate)
+    parts = PurePosixPath(normalized).parts
+    for index, part in enumerate(parts):
+        if part in PROTECTED_DIRS:
+            raise ConfinementError(f"{rel}: redline never touches files inside {part}/")
+        if part in SKIPPED_DIRS or _is_venv(root.joinpath(*parts[: index + 1])):
+            raise ConfinementError(f"{rel}: redline never touches files inside {part}/")
+    lexical = root / normalized if normalized != "." else root
+    try:
+        real = lexical.resolve(strict=False)
+    except RuntimeError:
+        raise ConfinementError(f"{rel}: symlink loop") from None
+    except OSError as exc:
+        raise ConfinementError(f"{rel}: cannot resolve path: {exc.strerror or exc}") from None
+    if not real.is_relative_to(root):
+        raise ConfinementError(f"{rel}: symlink leads outside the workspace (to {real})")
+    return lexical
+
+
+def relative_to_root(root: Path, path: Path) -> str:
+    """``path`` as a POSIX path relative to ``root`` (``path`` must lie inside it)."""
+    root = root.resolve()
+    absolute = path if path.is_absolute() else root / path
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.resolve().relative_to(root).as_posix()
+
+
+def _git_listing(root: Path, under: str) -> list[str] | None:
+    """Tracked and untracked, not ignored files under ``under`` per git, or None outside git."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z", "--", under],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return [item for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if item]
+
+
+def _gitignore_patterns(root: Path) -> list[str]:
+    try:
+        text = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "!"))
+    ]
+
+
+def _matches_gitignore(rel: str, is_dir: bool, patterns: list[str]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        dir_only = pattern.endswith("/")
+        core = pattern.rstrip("/")
+        if dir_only and not is_dir:
+            continue
+        if "/" in core.lstrip("/"):
+            if fnmatch.fnmatchcase(rel, core.lstrip("/")):
+                return True
+        elif fnmatch.fnmatchcase(name, core):
+            return True
+    return False
+
+
+def _walk(root: Path, start: Path) -> Iterator[str]:
+    patterns = _gitignore_patterns(root)
+    for dirpath, dirnames, filenames in os.walk(start):
+        base = Path(dirpath)
+        rel_base = base.relative_to(root).as_posix()
+        kept = []
+        for name in sorted(dirnames):
+            rel = name if rel_base == "." else f"{rel_base}/{name}"
+            if is_ignored_dir_name(name) or _is_venv(base / name):
+                continue
+            if _matches_gitignore(rel, True, patterns):
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            rel = name if rel_base == "." else f"{rel_base}/{name}"
+            if not _matches_gitignore(rel, False, patterns):
+                yield rel
+
+
+def _skipped(rel: str, root: Path) -> bool:
+    parts = rel.split("/")[:-1]
+    for index, part in enumerate(parts):
+        if is_ignored_dir_name(part) or _is_venv(root.joinpath(*parts[: index + 1])):
+            return True
+    return False
+
+
+def iter_workspace_files(root: Path, under: Path | None = None) -> Iterator[str]:
+    """Sorted POSIX paths (relative to ``root``) of the files a tool may look at."""
+    root = root.resolve()
+    start = root if under is None else (under if under.is_absolute() else root / under)
+    if start.is_file():
+        rel = relative_to_root(root, start)
+        if not _skipped(rel, root):
+            yield rel
+        return
+    if not start.is_dir():
+        return
+    under_rel = relative_to_root(root, start)
+    listed = _git_listing(root, under_rel)
+    if listed is None:
+        yield from sorted(_walk(root, start))
+        return
+    for rel in sorted(listed):
+        if not _skipped(rel, root) and (root / rel).is_file():
+            yield rel
