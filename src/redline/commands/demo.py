@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from redline.commands._common import not_ready
+DEMO_PROMPT = (
+    "Tidy up the inventory package: log through the module loggers, simplify the emptiness "
+    "checks, fix the price bug, add a changelog and give the stock files the right suffix."
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,16 +24,83 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="who resolves (dashboard default: human; headless default: agent)",
     )
-    parser.add_argument(
-        "--no-wait", action="store_true", help="skip the plan's pauses between steps"
-    )
+    parser.add_argument("--no-wait", action="store_true", help="skip the plan's pauses")
     parser.add_argument(
         "--keep",
         metavar="PATH",
         default=None,
-        help="copy the sample project here instead of a temp folder",
+        help="copy the sample project into this new folder instead of a temporary one",
     )
 
 
+def prepare_workspace(keep: str | None) -> Path:
+    """A fresh copy of the sample project: in a new temp folder, or at ``keep``."""
+    import shutil
+    import tempfile
+
+    from redline.resources import demo_project_dir
+
+    if keep:
+        target = Path(keep).expanduser()
+        if target.exists() and any(target.iterdir()):
+            raise ValueError(f"--keep {target}: the folder exists and is not empty")
+    else:
+        target = Path(tempfile.mkdtemp(prefix="redline-demo-")) / "inventory"
+    shutil.copytree(
+        demo_project_dir(),
+        target,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", ".redline"),
+    )
+    return target
+
+
 def run(args: argparse.Namespace) -> int:
-    return not_ready("demo")
+    from redline.agent.providers.scripted import ScriptedProvider
+    from redline.resources import demo_plan_path, example_tools_dir
+    from redline.sdk import create_agent_session
+
+    try:
+        workspace = prepare_workspace(args.keep)
+    except (OSError, ValueError) as exc:
+        print(f"redline demo: {exc}", file=sys.stderr)
+        return 2
+    provider = ScriptedProvider(demo_plan_path(), wait_scale=0.0 if args.no_wait else None)
+    headless = args.headless or not _dashboard_available()
+    resolver = args.resolver or ("agent" if headless else "human")
+    session = create_agent_session(
+        workspace,
+        provider,
+        resolver=resolver,
+        tool_paths=[example_tools_dir() / "batch_rename_preview.py"],
+    )
+    if headless:
+        from redline.agent.render import EventPrinter
+        from redline.commands.exec_ import EXIT_STATUS
+
+        print(f"redline demo: sample project copied to {workspace}", file=sys.stderr)
+        with session:
+            session.subscribe(EventPrinter(sys.stdout))
+            try:
+                status = session.prompt(DEMO_PROMPT)
+            except KeyboardInterrupt:
+                session.abort()
+                session.wait(2.0)
+                status = "aborted"
+        print(f"redline demo: the changed project is in {workspace}", file=sys.stderr)
+        return EXIT_STATUS.get(status, 1)
+    from redline.commands.dashboard import launch
+
+    return launch(session, prompt=DEMO_PROMPT)
+
+
+def _dashboard_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("redline.tui.app") is not None and _has_launch()
+
+
+def _has_launch() -> bool:
+    from redline.commands import dashboard
+
+    return hasattr(dashboard, "launch")
