@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.providers.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
@@ -18,3 +19,10 @@ def isolated_user_config(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     yield config_dir
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server on 127.0.0.1 (see tests/providers/fake_openai.py)."""
+    with FakeOpenAI() as fake:
+        yield fake

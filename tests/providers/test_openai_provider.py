@@ -73,7 +73,7 @@ async def test_tool_calls_are_assembled_from_fragments(fake_openai: FakeOpenAI) 
     fake_openai.enqueue_tool_calls(
         [
             ("call_a", "read", {"path": "src/app.py", "offset": 10}),
-            ("call_b", "edit", {"path": "README.md", "old": "a \"quoted\" line", "new": "é"}),
+            ("call_b", "edit", {"path": "README.md", "old": 'a "quoted" line', "new": "é"}),
         ],
         text="Let me look.",
     )
@@ -122,7 +122,9 @@ async def test_malformed_arguments_keep_the_raw_text(fake_openai: FakeOpenAI) ->
                 "choices": [
                     {
                         "index": 0,
-                        "delta": {"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]},
+                        "delta": {
+                            "tool_calls": [{"index": 0, "function": {"arguments": fragment}}]
+                        },
                         "finish_reason": None,
                     }
                 ]
@@ -137,7 +139,9 @@ async def test_malformed_arguments_keep_the_raw_text(fake_openai: FakeOpenAI) ->
     finally:
         await provider.aclose()
     (call,) = response.tool_calls
-    assert call == ToolCall(id="call_x", name="read", arguments={}, raw_arguments='{"path": "a.py",,}')
+    assert call == ToolCall(
+        id="call_x", name="read", arguments={}, raw_arguments='{"path": "a.py",,}'
+    )
 
 
 async def test_tools_and_forced_tool_choice_shape(fake_openai: FakeOpenAI) -> None:
@@ -180,7 +184,8 @@ async def test_tools_and_forced_tool_choice_shape(fake_openai: FakeOpenAI) -> No
         },
     ]
     assert required["tool_choice"] == "required"
-    assert auto["tool_choice"] == "auto"
+    assert "tool_choice" not in auto  # "auto" is the default and is left out
+    assert "tools" in auto
 
 
 async def test_conversation_messages_are_converted(fake_openai: FakeOpenAI) -> None:
@@ -203,7 +208,9 @@ async def test_conversation_messages_are_converted(fake_openai: FakeOpenAI) -> N
     )
     provider = make(fake_openai)
     try:
-        await provider.complete(ModelRequest(messages=messages, tools=(READ_TOOL,)), lambda _t: None)
+        await provider.complete(
+            ModelRequest(messages=messages, tools=(READ_TOOL,)), lambda _t: None
+        )
     finally:
         await provider.aclose()
     assert fake_openai.requests[0]["messages"] == [
@@ -218,7 +225,11 @@ async def test_conversation_messages_are_converted(fake_openai: FakeOpenAI) -> N
                     "type": "function",
                     "function": {"name": "read", "arguments": '{"path": "a.py"}'},
                 },
-                {"id": "call_2", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+                {
+                    "id": "call_2",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": "{}"},
+                },
             ],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "print(1)"},
@@ -249,7 +260,9 @@ async def test_server_error_after_retries_is_a_provider_error(fake_openai: FakeO
     fake_openai.enqueue_error(502, "bad gateway", type="server_error")
     fake_openai.enqueue_error(502, "bad gateway", type="server_error")
     provider = make(fake_openai, max_retries=1)
-    with pytest.raises(ProviderError, match=r"server error .*after 1 retries.*HTTP 502: bad gateway"):
+    with pytest.raises(
+        ProviderError, match=r"server error .*after 1 retries.*HTTP 502: bad gateway"
+    ):
         await provider.complete(ModelRequest(messages=HELLO, tools=()), lambda _t: None)
     await provider.aclose()
     assert len(fake_openai.requests) == 2

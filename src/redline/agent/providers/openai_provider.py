@@ -37,10 +37,10 @@ OFFICIAL_HOST = "api.openai.com"
 LOCAL_PLACEHOLDER_KEY = "redline-local-no-key"
 
 
-def is_official_endpoint(base_url: str | None) -> bool:
+def is_official_endpoint(base_url: str | None, host: str = OFFICIAL_HOST) -> bool:
     if not base_url:
         return True
-    return (urlparse(base_url).hostname or "").lower() == OFFICIAL_HOST
+    return (urlparse(base_url).hostname or "").lower() == host
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
@@ -234,7 +234,10 @@ class OpenAIProvider(Provider):
             model=self.model,
             messages=to_chat_messages(request.messages),  # type: ignore[arg-type]
             tools=to_chat_tools(request.tools) if offer_tools else omit,  # type: ignore[arg-type]
-            tool_choice=to_chat_tool_choice(request.tool_choice) if offer_tools else omit,  # type: ignore[arg-type]
+            # "auto" is the server's default; leaving it out keeps forced turns easy to spot.
+            tool_choice=to_chat_tool_choice(request.tool_choice)  # type: ignore[arg-type]
+            if offer_tools and request.tool_choice != "auto"
+            else omit,
             stream=True,
             stream_options={"include_usage": True} if self._stream_usage else omit,
         )
