@@ -161,7 +161,7 @@ class AgentSession:
     @property
     def tools(self) -> list[Tool]:
         """Every tool the model may call, ``resolve`` last (it is hidden from people)."""
-        return [*self._tools.values(), self._resolve_tool]
+        return [*self._current_tools(), self._resolve_tool]
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         return self.events.subscribe(listener)
@@ -306,12 +306,17 @@ class AgentSession:
         with self._state_lock:
             self._tools.pop(name, None)
 
+    def _current_tools(self) -> list[Tool]:
+        # Plugin reloads swap tools from the watcher thread; read a snapshot.
+        with self._state_lock:
+            return list(self._tools.values())
+
     def _offers_resolve(self) -> bool:
-        return self.resolver == "agent" and any(t.deferrable for t in self._tools.values())
+        return self.resolver == "agent" and any(t.deferrable for t in self._current_tools())
 
     def _tool_specs(self) -> tuple[ToolSpec, ...]:
         specs = [
-            ToolSpec(t.name, t.description, t.parameters_schema()) for t in self._tools.values()
+            ToolSpec(t.name, t.description, t.parameters_schema()) for t in self._current_tools()
         ]
         if self._offers_resolve():
             tool = self._resolve_tool

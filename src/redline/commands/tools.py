@@ -32,9 +32,11 @@ def _builtin_tools() -> list[Tool]:
     return tools
 
 
-def _summary(description: str) -> str:
-    first = description.strip().splitlines()[0] if description.strip() else ""
-    return first if len(first) <= 72 else first[:71] + "…"
+def _summary(description: str, limit: int = 72) -> str:
+    """The first sentence, cut to fit one terminal line."""
+    text = " ".join(description.split())
+    first = text.split(". ", 1)[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
     print(f"Built-in tools ({len(builtins)}):")
     for tool in builtins:
-        mark = "  [hidden]" if tool.hidden else ""
-        print(f"  {tool.name:<{width}}  {_summary(tool.description)}{mark}")
+        mark = "[hidden] " if tool.hidden else ""
+        print(f"  {tool.name:<{width}}  {mark}{_summary(tool.description)}")
 
     print()
     print(f"Custom tools ({len(result.tools)}):")

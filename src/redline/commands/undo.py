@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from redline.commands._common import add_workspace_option, not_ready
+from redline.commands._common import add_workspace_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -12,4 +12,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return not_ready("undo")
+    import sys
+    from pathlib import Path
+
+    from redline.workspace import journal
+    from redline.workspace.errors import ApplyError
+
+    root = Path(args.cwd)
+    if not root.is_dir():
+        print(f"redline undo: workspace {root} is not a folder", file=sys.stderr)
+        return 2
+    for message in journal.recover(root):
+        print(f"redline: {message}")
+    try:
+        receipt = journal.undo_last(root)
+    except ApplyError as exc:
+        print(f"redline undo: {exc}", file=sys.stderr)
+        return 1
+    print(receipt.message)
+    return 0

@@ -138,6 +138,7 @@ def _failed(
     action: str, pending: PendingAction, reason: str, cause: str, result_details: Any = None
 ) -> ToolResult:
     verb = "Apply" if action == "apply" else "Discard"
+    cause = cause.rstrip().rstrip(".")
     return ToolResult.error(
         f"{verb} failed for {pending.label}: {cause}. The action is still pending.",
         details=_details(action, reason, pending, result_details),

@@ -3,7 +3,9 @@
 A plan is ``{"name": ..., "steps": [...]}``; each step is one model turn:
 ``{"say": TEXT}``, ``{"call": [{"tool": NAME, "args": {...}}, ...]}``,
 ``{"resolve": "apply" | "discard", "reason": TEXT}`` or ``{"wait": SECONDS}`` (a pause
-before the next turn, so people can watch).
+before the next turn, so people can watch). A ``say`` directly followed by a ``call``
+is one turn (text, then the calls); a ``say`` on its own ends the run, like a model's
+final answer.
 """
 
 from __future__ import annotations
@@ -142,17 +144,27 @@ class ScriptedProvider(Provider):
             self._next += 1
             if step.kind == "say":
                 await self._say(step.text, on_text)
+                # Text followed directly by calls is one turn, as a real model would send it;
+                # text alone ends the run.
+                follow = self.steps[self._next] if self._next < len(self.steps) else None
+                if follow is not None and follow.kind == "call":
+                    self._next += 1
+                    return ModelResponse(
+                        text=step.text, tool_calls=self._calls_of(follow), stop_reason="tool_calls"
+                    )
                 return ModelResponse(text=step.text, stop_reason="stop")
             if step.kind == "resolve":
                 return self._resolve_response(step.action, step.text or "scripted plan")
-            calls = tuple(
-                ToolCall(self._call_id(), name, dict(args), json.dumps(args))
-                for name, args in step.calls
-            )
-            return ModelResponse(tool_calls=calls, stop_reason="tool_calls")
+            return ModelResponse(tool_calls=self._calls_of(step), stop_reason="tool_calls")
         if forced:
             return self._resolve_response("apply", "scripted plan")
         return ModelResponse(text="", stop_reason="end_of_plan")
+
+    def _calls_of(self, step: Step) -> tuple[ToolCall, ...]:
+        return tuple(
+            ToolCall(self._call_id(), name, dict(args), json.dumps(args))
+            for name, args in step.calls
+        )
 
     def _resolve_response(self, action: str, reason: str) -> ModelResponse:
         args = {"action": action, "reason": reason}

@@ -88,6 +88,11 @@ class LoadResult:
     def names(self) -> list[str]:
         return [loaded.name for loaded in self.tools]
 
+    def source_of(self, path: Path) -> ToolSource:
+        """The source a changed plugin file belongs to (its own watch entry or its folder's)."""
+        resolved = Path(path).resolve()
+        return self.watch_sources.get(resolved) or self.watch_sources.get(resolved.parent, "path")
+
 
 class PluginLoadError(Exception):
     """A plugin module that loaded but offers nothing usable."""
@@ -271,6 +276,9 @@ def _call_factory(factory: Callable[..., Any], api: CustomToolAPI) -> list[objec
 def looks_like_tool(value: object) -> bool:
     if isinstance(value, Tool):
         return True
+    if isinstance(value, type):
+        # A tool class is a factory: called with the API, it makes the tool.
+        return False
     return tool_attr(value, "name") is not None and tool_attr(value, "execute") is not None
 
 
@@ -308,7 +316,7 @@ class _Collector:
 
     def error(self, where: str, message: str, source: ToolSource) -> None:
         self.result.errors.append(PluginError(where, message, source))
-        self.logger.warning("plugin %s: %s", where, message)
+        self.logger.info("plugin %s: %s", where, message)
 
     def add(self, candidates: Iterable[object], source: ToolSource, origin: str) -> None:
         for index, candidate in enumerate(candidates):

@@ -30,6 +30,11 @@ def coerce_params(params: BaseModel, model: type[ParamsT]) -> ParamsT:
         raise FileToolError(f"invalid parameters: {exc}") from None
 
 
+def default_dot(value: object) -> object:
+    """Models often send ``null`` for an optional path; it means the workspace root."""
+    return "." if value is None or value == "" else value
+
+
 def locate(root: Path, path: str) -> tuple[Path, str]:
     """``(absolute path, POSIX path relative to root)``; confinement failures become errors."""
     try:
@@ -47,8 +52,11 @@ def os_error(rel: str, exc: OSError) -> FileToolError:
     return FileToolError(f"{rel}: {exc.strerror or exc}")
 
 
-def read_bytes_bounded(absolute: Path, rel: str, limit: int = MAX_EDIT_BYTES) -> bytes:
-    """A regular file's bytes, refusing folders, missing files and files over ``limit``."""
+def read_bytes_bounded(absolute: Path, rel: str, limit: int | None = None) -> bytes:
+    """A regular file's bytes, refusing folders, missing files and files over ``limit``
+    (default MAX_EDIT_BYTES)."""
+    if limit is None:
+        limit = MAX_EDIT_BYTES
     try:
         if absolute.is_dir():
             raise FileToolError(f"{rel} is a directory, not a file")

@@ -6,10 +6,17 @@ import asyncio
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from redline.tools.base import Tool, ToolContext
-from redline.tools.files._common import FileToolError, coerce_params, display, locate, os_error
+from redline.tools.files._common import (
+    FileToolError,
+    coerce_params,
+    default_dot,
+    display,
+    locate,
+    os_error,
+)
 from redline.tools.files.globbing import compile_glob
 from redline.tools.result import ToolResult
 from redline.workspace.paths import ConfinementError, iter_workspace_files, resolve_inside
@@ -19,6 +26,12 @@ MAX_MATCHES = 200
 MAX_MATCH_LINE_CHARS = 500
 # Larger files are skipped (and counted in a note): they are rarely source and slow to scan.
 MAX_GREP_FILE_BYTES = 5 * 1024 * 1024
+# Bounds one call's work in a huge workspace; the note tells the model to narrow down.
+MAX_GREP_TOTAL_BYTES = 256 * 1024 * 1024
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
 def _clip(line: str) -> str:
@@ -43,6 +56,8 @@ def grep_files(root: Path, absolute: Path, rel: str, pattern: str, glob: str | N
     out: list[str] = []
     too_large: list[str] = []
     capped = False
+    scanned = 0
+    out_of_budget = False
     try:
         for path in iter_workspace_files(root, absolute):
             base_rel = path if rel == "." else path[len(rel) + 1 :]
@@ -51,10 +66,15 @@ def grep_files(root: Path, absolute: Path, rel: str, pattern: str, glob: str | N
             try:
                 # git lists symlinks as files; one leading outside must not be read.
                 file = resolve_inside(root, path)
-                if file.stat().st_size > MAX_GREP_FILE_BYTES:
+                size = file.stat().st_size
+                if size > MAX_GREP_FILE_BYTES:
                     too_large.append(path)
                     continue
+                if scanned + size > MAX_GREP_TOTAL_BYTES:
+                    out_of_budget = True
+                    break
                 data = file.read_bytes()
+                scanned += len(data)
             except ConfinementError:
                 continue
             except OSError:
@@ -80,11 +100,15 @@ def grep_files(root: Path, absolute: Path, rel: str, pattern: str, glob: str | N
             f"[Stopped after {MAX_MATCHES} matches; narrow the pattern, path or glob to see "
             "the rest.]"
         )
+    if out_of_budget:
+        notes.append(
+            f"[Stopped after searching {_size(scanned)} of files; narrow the path or glob "
+            "to search the rest.]"
+        )
     if too_large:
         shown = ", ".join(too_large[:5]) + (" ..." if len(too_large) > 5 else "")
         notes.append(
-            f"[Skipped {len(too_large)} file(s) over {MAX_GREP_FILE_BYTES // (1024 * 1024)} MiB: "
-            f"{shown}]"
+            f"[Skipped {len(too_large)} file(s) over {_size(MAX_GREP_FILE_BYTES)}: {shown}]"
         )
     if not out:
         where = display(rel) + (f" (files matching {glob!r})" if glob else "")
@@ -100,6 +124,8 @@ class GrepParams(BaseModel):
     glob: str | None = Field(
         default=None, description="Only search files matching this glob, e.g. '*.py'"
     )
+
+    _null_path = field_validator("path", mode="before")(default_dot)
 
 
 class GrepTool(Tool):

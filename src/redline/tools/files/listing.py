@@ -5,10 +5,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from redline.tools.base import Tool, ToolContext
-from redline.tools.files._common import FileToolError, coerce_params, display, locate, os_error
+from redline.tools.files._common import (
+    FileToolError,
+    coerce_params,
+    default_dot,
+    display,
+    locate,
+    os_error,
+)
 from redline.tools.files.globbing import compile_glob
 from redline.tools.result import ToolResult
 from redline.workspace.paths import iter_workspace_files
@@ -51,6 +58,8 @@ def list_folder(root: Path, absolute: Path, rel: str) -> str:
 
 class LsParams(BaseModel):
     path: str = Field(default=".", description="Folder to list, relative to the workspace root")
+
+    _null_path = field_validator("path", mode="before")(default_dot)
 
 
 class LsTool(Tool):
@@ -108,6 +117,8 @@ class FindParams(BaseModel):
         )
     )
     path: str = Field(default=".", description="Folder to search, relative to the workspace root")
+
+    _null_path = field_validator("path", mode="before")(default_dot)
 
 
 class FindTool(Tool):

@@ -44,10 +44,7 @@ def file_action(
         )
         return ToolResult.text_result(
             applied_text,
-            details={
-                "entry_id": getattr(receipt, "entry_id", None),
-                "files": list(getattr(receipt, "files", ()) or ()),
-            },
+            details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
         )
 
     action = PendingAction(
@@ -69,7 +66,7 @@ def preview_result(action: PendingAction, summary: str) -> ToolResult:
         f"{PREVIEW_BANNER}\n"
         f"{summary} (+{stats.added} -{stats.removed} lines; pending action {action.id}).\n\n"
         f"{preview.diff()}"
-    ).rstrip("\n")
+    )
     return ToolResult.text_result(
         text,
         details={

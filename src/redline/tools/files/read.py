@@ -99,8 +99,6 @@ def _render(handle: BinaryIO, rel: str, offset: int, limit: int) -> str:
     if b"\x00" in start:
         raise FileToolError(f"{rel}: binary file (contains NUL bytes); read shows text files only")
     handle.seek(3 if start.startswith(codecs.BOM_UTF8) else 0)
-    if not start:
-        return f"({rel} is empty)"
     out: list[str] = []
     used = 0
     number = 0
@@ -120,7 +118,8 @@ def _render(handle: BinaryIO, rel: str, offset: int, limit: int) -> str:
         text = _decode(head, skipped > 0, rel, number)
         if skipped or len(text) > MAX_LINE_CHARS:
             shown = text[:MAX_LINE_CHARS]
-            text = f"{shown} … [line truncated; {len(text) - len(shown) + skipped} more bytes]"
+            more_bytes = len(head) - len(shown.encode("utf-8")) + skipped
+            text = f"{shown} … [line truncated; {more_bytes} more bytes]"
         rendered = f"{number:>6}\t{text}"
         if out and used + len(rendered) > MAX_OUTPUT_CHARS:
             more, complete = _count_rest(handle)
@@ -128,6 +127,8 @@ def _render(handle: BinaryIO, rel: str, offset: int, limit: int) -> str:
         out.append(rendered)
         used += len(rendered) + 1
         last_shown = number
+    if number == 0:
+        return f"({rel} is empty)"
     if number < offset:
         raise FileToolError(
             f"offset {offset} is past the end of {rel} ({number} line{'s' if number != 1 else ''})"

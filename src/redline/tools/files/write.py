@@ -120,8 +120,8 @@ class WriteTool(Tool):
     name = "write"
     label = "Write"
     description = (
-        "Create a workspace file, or overwrite one with new complete content (an existing "
-        "file keeps its encoding). Nothing is written: the "
+        "Create a workspace file (missing folders are created), or overwrite one with new "
+        "complete content (an existing file keeps its encoding). Nothing is written: the "
         "change becomes a pending preview that must be applied or discarded with resolve. "
         "Prefer edit for small changes to existing files."
     )

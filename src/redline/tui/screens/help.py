@@ -1,0 +1,65 @@
+"""The key map, grouped the way a reviewer uses it."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Review",
+        (
+            ("y", "apply the top action (with the reason typed)"),
+            ("n", "discard the top action"),
+            ("r", "type a reason (Enter / Escape: back to the stack)"),
+            ("p", "re-preview the selected stale action"),
+            ("u", "undo the last apply (the agent is told)"),
+        ),
+    ),
+    (
+        "Move",
+        (
+            ("j / k", "next / previous action"),
+            ("[ / ]", "previous / next file"),
+            ("s", "split (side-by-side) view"),
+            ("+ / -", "more / less context"),
+            ("tab", "next panel"),
+        ),
+    ),
+    (
+        "Agent",
+        (
+            ("ctrl+x", "stop the agent"),
+            ("ctrl+p", "commands: apply all, discard all, re-preview, trust, toggles"),
+            ("?", "this help"),
+            ("ctrl+q", "quit (asks first when actions are pending)"),
+        ),
+    ),
+)
+
+
+def key_map_content() -> Content:
+    lines: list[Content] = []
+    for title, keys in KEY_MAP:
+        lines.append(Content.styled(title, "bold $text-accent"))
+        for key, what in keys:
+            lines.append(Content.assemble((f"  {key:<8}", "bold"), what))
+        lines.append(Content(""))
+    lines.append(Content.styled("Escape or ? closes this help.", "$text-muted"))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("redline — keys", id="title")
+            yield Static(key_map_content(), id="keys")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
