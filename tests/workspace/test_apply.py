@@ -19,7 +19,16 @@ from redline.workspace.safe_apply import (
     check_preview,
 )
 
-from .helpers import create, delete, journal_is_clean, mixed_preview, modify, rename, snapshot, write
+from .helpers import (
+    create,
+    delete,
+    journal_is_clean,
+    mixed_preview,
+    modify,
+    rename,
+    snapshot,
+    write,
+)
 
 
 def test_apply_every_kind_of_change(ws: Path) -> None:
@@ -35,7 +44,9 @@ def test_apply_every_kind_of_change(ws: Path) -> None:
 def test_line_endings_and_bom_are_kept_byte_for_byte(ws: Path) -> None:
     write(ws, "crlf.txt", b"one\r\ntwo\r\n")
     write(ws, "bom.txt", b"\xef\xbb\xbfone\n")
-    apply_preview(ws, Preview([modify(ws, "crlf.txt", "one\r\n2\r\n"), modify(ws, "bom.txt", "1\n")]))
+    apply_preview(
+        ws, Preview([modify(ws, "crlf.txt", "one\r\n2\r\n"), modify(ws, "bom.txt", "1\n")])
+    )
     assert (ws / "crlf.txt").read_bytes() == b"one\r\n2\r\n"
     assert (ws / "bom.txt").read_bytes() == b"\xef\xbb\xbf1\n"
 
@@ -43,7 +54,12 @@ def test_line_endings_and_bom_are_kept_byte_for_byte(ws: Path) -> None:
 def test_file_mode_is_kept_and_rename_keeps_mode(ws: Path) -> None:
     write(ws, "run.sh", "#!/bin/sh\n", mode=0o751)
     write(ws, "tool.sh", "#!/bin/sh\n", mode=0o700)
-    apply_preview(ws, Preview([modify(ws, "run.sh", "#!/bin/sh\necho hi\n"), rename(ws, "tool.sh", "bin/tool.sh")]))
+    apply_preview(
+        ws,
+        Preview(
+            [modify(ws, "run.sh", "#!/bin/sh\necho hi\n"), rename(ws, "tool.sh", "bin/tool.sh")]
+        ),
+    )
     assert stat.S_IMODE(os.stat(ws / "run.sh").st_mode) == 0o751
     assert stat.S_IMODE(os.stat(ws / "bin/tool.sh").st_mode) == 0o700
 
@@ -90,7 +106,9 @@ def test_stale_files_are_named_and_nothing_is_written(ws: Path) -> None:
     )
     assert info.value.files == ["src/a.py", "pkg/new/mod.py", "gone.txt", "moved/renamed.txt"]
     assert snapshot(ws) == before
-    assert not (ws / ".redline" / "journal").exists() or not any((ws / ".redline" / "journal").iterdir())
+    assert not (ws / ".redline" / "journal").exists() or not any(
+        (ws / ".redline" / "journal").iterdir()
+    )
 
 
 def test_one_stale_file_blocks_the_fresh_ones_too(ws: Path) -> None:
@@ -137,7 +155,7 @@ def test_read_only_file_is_refused_even_as_root(ws: Path) -> None:
 
 def test_read_only_file_cannot_be_deleted(ws: Path) -> None:
     write(ws, "ro.txt", "frozen\n", mode=0o444)
-    with pytest.raises(WriteError, match="ro.txt .is read-only"):
+    with pytest.raises(WriteError, match=r"ro\.txt \(is read-only"):
         apply_preview(ws, Preview([delete(ws, "ro.txt")]))
     assert (ws / "ro.txt").exists()
 
@@ -145,7 +163,9 @@ def test_read_only_file_cannot_be_deleted(ws: Path) -> None:
 def test_huge_file_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fsutil, "MAX_FILE_BYTES", 1000)
     write(ws, "big.txt", "x" * 2000)
-    preview = Preview([delete(ws, "big.txt"), create("small.txt", "y" * 10), create("huge.txt", "z" * 5000)])
+    preview = Preview(
+        [delete(ws, "big.txt"), create("small.txt", "y" * 10), create("huge.txt", "z" * 5000)]
+    )
     with pytest.raises(WriteError) as info:
         apply_preview(ws, preview)
     message = str(info.value)
@@ -220,10 +240,44 @@ def test_unknown_workspace_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_default_label(ws: Path) -> None:
     assert apply_preview(ws, Preview([create("a.txt", "a")])).label == "A a.txt"
-    assert apply_preview(ws, Preview([create("b", "b"), create("c", "c")])).label == "2 file changes"
+    assert (
+        apply_preview(ws, Preview([create("b", "b"), create("c", "c")])).label == "2 file changes"
+    )
 
 
 def test_errors_are_one_family() -> None:
-    for cls in (safe_apply.StaleError, safe_apply.ConfinementError, safe_apply.LockError, safe_apply.WriteError):
+    for cls in (
+        safe_apply.StaleError,
+        safe_apply.ConfinementError,
+        safe_apply.LockError,
+        safe_apply.WriteError,
+    ):
         assert issubclass(cls, ApplyError)
     assert issubclass(ConfinementError, paths.ConfinementError)
+
+
+def test_file_edited_by_another_program_during_the_apply(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(ws, "a.txt", "a\n")
+    write(ws, "b.txt", "b\n")
+    preview = Preview([modify(ws, "a.txt", "A\n"), modify(ws, "b.txt", "B\n")])
+    real = fsutil.write_new_file
+
+    def sneaky(path: Path, data: bytes, *args: object, **kwargs: object) -> None:
+        if path.name.endswith(fsutil.TEMP_SUFFIX) and path.name.startswith(".b.txt."):
+            (ws / "b.txt").write_text("an editor saved meanwhile, longer\n")
+        real(path, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fsutil, "write_new_file", sneaky)
+    with pytest.raises(StaleError) as info:
+        apply_preview(ws, preview)
+    assert str(info.value).startswith(
+        "Refused: b.txt was modified by another program while the apply was running."
+    )
+    assert (ws / "a.txt").read_text() == "a\n"
+    assert (ws / "b.txt").read_text() == "an editor saved meanwhile, longer\n"
+    # The other program's edit is kept; the journal entry with the old bytes is set aside.
+    assert "left alone b.txt (changed after the interrupted apply)" in str(info.value)
+    assert (ws / ".redline/journal-aside/000001-conflict").is_dir()
+    assert not any((ws / ".redline/journal").iterdir())

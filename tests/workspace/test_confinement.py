@@ -69,7 +69,9 @@ def test_bad_path_refused_at_apply_time_for_every_kind(guarded: Path, rel: str, 
         FileRename(rel, "ok2.txt", "0" * 64),
     ]
     for change in changes:
-        with pytest.raises(ConfinementError, match="Refused: 1 path outside what redline may touch"):
+        with pytest.raises(
+            ConfinementError, match="Refused: 1 path outside what redline may touch"
+        ):
             apply_preview(guarded, Preview([change]))
     assert snapshot(guarded) == before
     assert (guarded.parent / "outside" / "secret.txt").read_bytes() == outside_before
@@ -94,7 +96,9 @@ def test_confinement_rechecked_at_apply_time(ws: Path, tmp_path: Path) -> None:
 
 
 def test_confinement_error_lists_every_bad_path(guarded: Path) -> None:
-    preview = Preview([FileCreate("../a", "x"), FileCreate("fine.txt", "x"), FileCreate(".git/b", "x")])
+    preview = Preview(
+        [FileCreate("../a", "x"), FileCreate("fine.txt", "x"), FileCreate(".git/b", "x")]
+    )
     with pytest.raises(ConfinementError) as info:
         apply_preview(guarded, preview)
     assert info.value.files == ["../a", ".git/b"]

@@ -27,8 +27,8 @@ from redline.workspace.preview import Preview
 from .helpers import create, delete, journal_is_clean, modify, rename, snapshot, write
 
 FILES = 30
-FILE_BYTES = 96 * 1024
-RANDOM_RUNS = 30
+FILE_BYTES = 64 * 1024
+RANDOM_RUNS = 8
 
 CHILD = """
 import json, sys
@@ -123,7 +123,7 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
     template, preview_file, old, new = _template(tmp_path)
     # How many steps one apply has: count them on a scratch copy.
     counting = tmp_path / "counting"
-    seen, finished = _kill_run(template, preview_file, counting, 10_000, 0)
+    seen, _ = _kill_run(template, preview_file, counting, 10_000, 0)
     steps = seen
     assert snapshot(counting) == new and steps > 60
     rng = random.Random(42)
@@ -131,7 +131,7 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
     plan += [(rng.randrange(steps), rng.uniform(0, 0.004)) for _ in range(RANDOM_RUNS)]
     assert len(plan) >= 100
 
-    def one(index: int) -> str:
+    def one(index: int) -> tuple[str, bool]:
         after, delay = plan[index]
         root = tmp_path / f"run{index:03d}"
         _kill_run(template, preview_file, root, after, delay)
@@ -144,12 +144,15 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
         if outcome == "old" and after > 6:
             assert messages, f"run {index}: recovery should say what it rolled back"
         shutil.rmtree(root)
-        return outcome
+        return outcome, any("restored" in m for m in messages)
 
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        outcomes = list(pool.map(one, range(len(plan))))
+        results = list(pool.map(one, range(len(plan))))
     elapsed = time.monotonic() - start
-    # Kills landed both before and after the commit point.
+    outcomes = [outcome for outcome, _ in results]
+    # Kills landed before the first change, half-way through the switch (recovery had
+    # files to restore) and after the commit point.
     assert outcomes.count("old") > 50 and outcomes.count("new") >= 1
+    assert sum(restored for _, restored in results) >= 20
     assert elapsed < 60, f"{len(plan)} kill runs took {elapsed:.1f} s"

@@ -14,7 +14,16 @@ from redline.workspace.journal import UndoError, ensure_state_dir, recover, undo
 from redline.workspace.preview import Preview
 from redline.workspace.safe_apply import ApplyError, apply_preview
 
-from .helpers import create, delete, journal_is_clean, mixed_preview, modify, rename, snapshot, write
+from .helpers import (
+    create,
+    delete,
+    journal_is_clean,
+    mixed_preview,
+    modify,
+    rename,
+    snapshot,
+    write,
+)
 
 
 def test_ensure_state_dir(ws: Path) -> None:
@@ -53,7 +62,11 @@ def test_undo_is_newest_first_for_at_least_ten_applies(ws: Path) -> None:
     write(ws, "n.txt", "0\n")
     states = [snapshot(ws)]
     for i in range(1, 13):
-        apply_preview(ws, Preview([modify(ws, "n.txt", f"{i}\n"), create(f"f{i}.txt", "x")]), label=f"step {i}")
+        apply_preview(
+            ws,
+            Preview([modify(ws, "n.txt", f"{i}\n"), create(f"f{i}.txt", "x")]),
+            label=f"step {i}",
+        )
         states.append(snapshot(ws))
     history = undo_history(ws)
     assert [h.label for h in history] == [f"step {i}" for i in range(12, 0, -1)]
@@ -62,7 +75,7 @@ def test_undo_is_newest_first_for_at_least_ten_applies(ws: Path) -> None:
     for i in range(12, 0, -1):
         assert undo_last(ws).label == f"step {i}"
         assert snapshot(ws) == states[i - 1]
-    with pytest.raises(UndoError, match="^Nothing to undo in "):
+    with pytest.raises(UndoError, match=r"^Nothing to undo in "):
         undo_last(ws)
 
 
@@ -70,7 +83,11 @@ def test_undo_refuses_naming_files_changed_since_the_apply(ws: Path) -> None:
     write(ws, "a.txt", "a\n")
     write(ws, "b.txt", "b\n")
     write(ws, "c.txt", "c\n")
-    apply_preview(ws, Preview([modify(ws, "a.txt", "A\n"), delete(ws, "b.txt"), modify(ws, "c.txt", "C\n")]), label="abc")
+    apply_preview(
+        ws,
+        Preview([modify(ws, "a.txt", "A\n"), delete(ws, "b.txt"), modify(ws, "c.txt", "C\n")]),
+        label="abc",
+    )
     write(ws, "a.txt", "edited again\n")
     write(ws, "b.txt", "back again\n")
     before = snapshot(ws)
@@ -163,9 +180,14 @@ def test_every_kind_of_damage_is_survived(ws: Path, damage: str) -> None:
     folder = ws / ".redline/journal/000001"
     folder.mkdir(parents=True)
     good = {
-        "version": 1, "id": "000001", "kind": "apply", "label": "x", "files": ["a.txt"],
+        "version": 1,
+        "id": "000001",
+        "kind": "apply",
+        "label": "x",
+        "files": ["a.txt"],
         "ops": [{"path": "a.txt", "before": {"sha256": "0" * 64, "mode": 420}, "after": None}],
-        "steps": [{"do": "delete", "path": "a.txt"}], "created_dirs": [],
+        "steps": [{"do": "delete", "path": "a.txt"}],
+        "created_dirs": [],
     }
     if damage == "wrong-version":
         good["version"] = 99
@@ -216,7 +238,9 @@ def test_file_edited_after_a_crash_is_left_alone_and_reported(ws: Path) -> None:
     write(ws, "a.txt", "a person's edit after the crash\n")
     messages = recover(ws)
     assert len(messages) == 1
-    assert messages[0].startswith('Rolled back the interrupted apply of "ab" (journal entry 000001): restored b.txt to the state before it; left alone a.txt (changed after the interrupted apply)')
+    assert messages[0].startswith(
+        'Rolled back the interrupted apply of "ab" (journal entry 000001): restored b.txt to the state before it; left alone a.txt (changed after the interrupted apply)'
+    )
     assert "journal-aside/000001-conflict" in messages[0]
     assert (ws / "a.txt").read_text() == "a person's edit after the crash\n"
     assert (ws / "b.txt").read_text() == "b\n"
@@ -231,5 +255,36 @@ def test_half_written_entry_is_removed(ws: Path) -> None:
     tmp = ws / ".redline/journal/.tmp-000003/blobs"
     tmp.mkdir(parents=True)
     messages = recover(ws)
-    assert messages == ["Removed an incomplete journal entry (.tmp-000003); no file had been changed."]
+    assert messages == [
+        "Removed an incomplete journal entry (.tmp-000003); no file had been changed."
+    ]
     assert not tmp.parent.exists()
+
+
+def test_undo_that_fails_half_way_changes_nothing(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from redline.workspace.errors import WriteError
+
+    preview, _, new = mixed_preview(ws)
+    apply_preview(ws, preview, label="mixed")
+    real = os.replace
+
+    def failing(src: object, dst: object, *args: object, **kwargs: object) -> None:
+        if Path(str(dst)).name == "bom.txt":
+            raise OSError(errno.EIO, "Input/output error")
+        real(src, dst, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(UndoError) as info:
+        undo_last(ws)
+    assert isinstance(info.value, WriteError)
+    assert str(info.value).startswith(
+        "Could not undo: replacing src/bom.txt failed: Input/output error (EIO). Restored 1 file"
+    )
+    monkeypatch.undo()
+    assert snapshot(ws) == new
+    assert journal_is_clean(ws)
+    assert [h.label for h in undo_history(ws)] == ["mixed"]

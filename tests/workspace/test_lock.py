@@ -31,7 +31,10 @@ def test_second_process_gets_a_clear_lock_error(ws: Path, monkeypatch: pytest.Mo
     write(ws, "a.txt", "a\n")
     preview = Preview([modify(ws, "a.txt", "b\n")])
     child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(ws)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, str(ws)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout is not None and child.stdout.readline() == "locked\n"
@@ -44,8 +47,9 @@ def test_second_process_gets_a_clear_lock_error(ws: Path, monkeypatch: pytest.Mo
         assert message.endswith("Nothing was written; try again when it has finished.")
         assert isinstance(info.value, ApplyError)
         assert (ws / "a.txt").read_text() == "a\n"
-        with pytest.raises(LockError):
+        with pytest.raises(LockError) as undo_info:
             journal.undo_last(ws)
+        assert isinstance(undo_info.value, journal.UndoError)
     finally:
         assert child.stdin is not None
         child.stdin.write("\n")
@@ -57,7 +61,10 @@ def test_second_process_gets_a_clear_lock_error(ws: Path, monkeypatch: pytest.Mo
 
 def test_a_killed_holder_leaves_no_stale_lock(ws: Path) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(ws)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, str(ws)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert child.stdout is not None and child.stdout.readline() == "locked\n"
     child.kill()

@@ -18,11 +18,11 @@ from .helpers import journal_is_clean, mixed_preview, snapshot
 # The targets of the mixed preview, in the order their steps run.
 WRITE_TARGETS = ["src/a.py", "src/bom.txt", "pkg/new/mod.py"]
 SWITCH_STEPS = [
-    ("replace", "src/a.py"),
-    ("replace", "src/bom.txt"),
-    ("replace", "pkg/new/mod.py"),
-    ("unlink", "gone.txt"),
-    ("rename", "moved/renamed.txt"),
+    ("replace", "src/a.py", "replacing src/a.py"),
+    ("replace", "src/bom.txt", "replacing src/bom.txt"),
+    ("replace", "pkg/new/mod.py", "replacing pkg/new/mod.py"),
+    ("unlink", "gone.txt", "deleting gone.txt"),
+    ("rename", "moved/renamed.txt", "renaming old.txt to moved/renamed.txt"),
 ]
 
 
@@ -40,7 +40,9 @@ def test_temp_write_failure_at_each_file(
     real = fsutil.write_new_file
 
     def failing(path: Path, data: bytes, *args: Any, **kwargs: Any) -> None:
-        if path.name.startswith(f".{Path(target).name}.") and path.name.endswith(fsutil.TEMP_SUFFIX):
+        if path.name.startswith(f".{Path(target).name}.") and path.name.endswith(
+            fsutil.TEMP_SUFFIX
+        ):
             # Leave a partial file behind, as a real full disk would.
             path.write_bytes(data[:3])
             raise OSError(code, os.strerror(code))
@@ -57,9 +59,9 @@ def test_temp_write_failure_at_each_file(
     assert journal_is_clean(ws) and _no_entries_left(ws)
 
 
-@pytest.mark.parametrize(("call", "target"), SWITCH_STEPS)
+@pytest.mark.parametrize(("call", "target", "doing"), SWITCH_STEPS)
 def test_switch_failure_at_each_step_rolls_back(
-    ws: Path, monkeypatch: pytest.MonkeyPatch, call: str, target: str
+    ws: Path, monkeypatch: pytest.MonkeyPatch, call: str, target: str, doing: str
 ) -> None:
     preview, old, _ = mixed_preview(ws)
     real: Callable[..., Any] = getattr(os, call)
@@ -77,7 +79,8 @@ def test_switch_failure_at_each_step_rolls_back(
         apply_preview(ws, preview)
     assert failed, "the failure was injected"
     message = str(info.value)
-    assert f"writing {target} failed: Permission denied (EACCES)" in message
+    assert f"Could not apply: {doing} failed: Permission denied (EACCES)." in message
+    assert info.value.files == [target]
     assert "Restored" in message or "Nothing was changed" in message
     assert snapshot(ws) == old
     assert journal_is_clean(ws) and _no_entries_left(ws)
@@ -93,7 +96,10 @@ def test_disk_full_while_writing_the_journal(ws: Path, monkeypatch: pytest.Monke
         real(path, data, *args, **kwargs)
 
     monkeypatch.setattr(fsutil, "write_new_file", failing)
-    with pytest.raises(WriteError, match=r"Could not write the journal entry .*No space left on device \(ENOSPC\)\. Nothing was written\."):
+    with pytest.raises(
+        WriteError,
+        match=r"Could not write the journal entry .*No space left on device \(ENOSPC\)\. Nothing was written\.",
+    ):
         apply_preview(ws, preview)
     assert snapshot(ws) == old
     assert journal_is_clean(ws) and _no_entries_left(ws)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from redline.commands._common import add_workspace_option, not_ready
+from redline.commands._common import add_workspace_option
+
+EXIT_MATCHES = 0
+EXIT_NO_MATCHES = 1
+EXIT_BAD_INPUT = 2
+EXIT_APPLY_FAILED = 3
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,5 +31,73 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write the rewrite")
 
 
+def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
+    import sys
+
+    print(f"redline ast-edit: {message}", file=sys.stderr)
+    return status
+
+
 def run(args: argparse.Namespace) -> int:
-    return not_ready("ast-edit")
+    """Search, or rewrite (and with --apply write); exit 0/1/2/3 as documented."""
+    import json
+    import sys
+    from pathlib import Path
+
+    patterns: list[str] = list(args.pattern)
+    rewrites: list[str] = list(args.rewrite)
+    if not patterns:
+        return _fail("give at least one --pattern")
+    if rewrites and len(rewrites) != len(patterns):
+        return _fail(
+            f"{len(patterns)} --pattern but {len(rewrites)} --rewrite: give one --rewrite "
+            "per --pattern (in the same order), or none to search"
+        )
+    if args.apply and not rewrites:
+        return _fail("--apply needs a --rewrite for every --pattern")
+    if args.limit is not None and args.limit < 1:
+        return _fail(f"--limit must be at least 1, got {args.limit}")
+    root = Path(args.cwd)
+    if not root.is_dir():
+        return _fail(f"-C {args.cwd}: not a folder")
+    root = root.resolve()
+
+    from redline.tools.ast_edit import PatternError, TargetError, compile_ops, search
+    from redline.tools.ast_edit.report import applied_text, cli_text, to_json
+
+    pairs = [(p, rewrites[i] if rewrites else None) for i, p in enumerate(patterns)]
+    try:
+        compile_ops(pairs)
+    except PatternError as exc:
+        return _fail(str(exc))
+    if args.apply:
+        from redline.workspace import journal
+
+        for message in journal.recover(root):
+            print(f"redline ast-edit: {message}", file=sys.stderr)
+    try:
+        report = search(root, pairs, args.targets or ["."], args.glob, args.limit)
+    except (PatternError, TargetError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
+    else:
+        print(cli_text(report))
+    for error in report.errors:
+        print(f"redline ast-edit: {error.path}: {error.error}", file=sys.stderr)
+    if not report.files:
+        return EXIT_NO_MATCHES
+    if not args.apply:
+        return EXIT_MATCHES
+    from redline.workspace.safe_apply import ApplyError, apply_preview
+
+    try:
+        apply_preview(
+            root, report.preview(), label=report.summary_label(), source_tool_name="ast_edit"
+        )
+    except ApplyError as exc:
+        return _fail(f"nothing written: {exc}", EXIT_APPLY_FAILED)
+    except OSError as exc:
+        return _fail(f"nothing written: {exc}", EXIT_APPLY_FAILED)
+    print(applied_text(report), file=sys.stderr if args.json else sys.stdout)
+    return EXIT_MATCHES

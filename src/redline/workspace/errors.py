@@ -57,3 +57,30 @@ class WriteError(ApplyError):
 
 class UndoError(ApplyError):
     """Undo is refused (files changed since the apply) or there is nothing to undo."""
+
+
+# Every undo failure is an UndoError (callers of undo catch just that) and keeps its
+# specific kind too.
+class UndoLockError(UndoError, LockError):
+    """Undo could not take the workspace lock."""
+
+
+class UndoStaleError(UndoError, StaleError):
+    """A file changed while the undo was running; the undo was rolled back."""
+
+
+class UndoWriteError(UndoError, WriteError):
+    """Writing failed during the undo; the undo was rolled back."""
+
+
+def as_undo_error(exc: ApplyError) -> UndoError:
+    if isinstance(exc, UndoError):
+        return exc
+    for kind, undo_kind in (
+        (LockError, UndoLockError),
+        (StaleError, UndoStaleError),
+        (WriteError, UndoWriteError),
+    ):
+        if isinstance(exc, kind):
+            return undo_kind(str(exc), exc.problems)
+    return UndoError(str(exc), exc.problems)

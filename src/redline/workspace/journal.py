@@ -18,7 +18,14 @@ from pathlib import Path
 
 from redline.workspace import entries, fsutil, paths, transaction
 from redline.workspace.entries import CorruptEntry, Entry, FileState, PathOp, Step
-from redline.workspace.errors import LockError, UndoError, count, describe
+from redline.workspace.errors import (
+    ApplyError,
+    LockError,
+    UndoError,
+    as_undo_error,
+    count,
+    describe,
+)
 from redline.workspace.lock import workspace_lock
 from redline.workspace.state import ensure_state_dir, journal_dir
 
@@ -280,10 +287,21 @@ def _missing_parents(root: Path, rel: str) -> list[str]:
 
 
 def undo_last(root: Path) -> UndoReceipt:
-    """Undo the newest apply that is not undone yet; raise :class:`UndoError` if refused."""
+    """Undo the newest apply that is not undone yet.
+
+    Every failure is an :class:`UndoError` (nothing to undo, files changed since the
+    apply, lock held, write failed), naming the files; nothing is changed then.
+    """
     root = Path(root).resolve()
     if not root.is_dir():
         raise UndoError(f"Workspace {root} is not a folder.", [(str(root), "not a folder")])
+    try:
+        return _undo_last(root)
+    except ApplyError as exc:
+        raise as_undo_error(exc) from None
+
+
+def _undo_last(root: Path) -> UndoReceipt:
     with workspace_lock(root):
         recovered = recover_locked(root)
         good, bad = _complete_entries(root)

@@ -84,6 +84,10 @@ def resolve_inside(root: Path, rel: str | Path) -> Path:
         raise ConfinementError(f"{rel}: cannot resolve path: {exc.strerror or exc}") from None
     if not real.is_relative_to(root):
         raise ConfinementError(f"{rel}: symlink leads outside the workspace (to {real})")
+    # A symlinked folder (``gitlink -> .git``) must not open a way into protected folders.
+    for part in real.relative_to(root).parts:
+        if part in PROTECTED_DIRS:
+            raise ConfinementError(f"{rel}: redline never touches files inside {part}/")
     return lexical
 
 
@@ -113,7 +117,8 @@ def _git_listing(root: Path, under: str) -> list[str] | None:
     return [item for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if item]
 
 
-def _gitignore_patterns(root: Path) -> list[str]:
+def gitignore_patterns(root: Path) -> list[str]:
+    """The root ``.gitignore``'s patterns: the fallback when the workspace is not in git."""
     try:
         text = (root / ".gitignore").read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -125,7 +130,7 @@ def _gitignore_patterns(root: Path) -> list[str]:
     ]
 
 
-def _matches_gitignore(rel: str, is_dir: bool, patterns: list[str]) -> bool:
+def matches_gitignore(rel: str, is_dir: bool, patterns: list[str]) -> bool:
     name = rel.rsplit("/", 1)[-1]
     for pattern in patterns:
         dir_only = pattern.endswith("/")
@@ -141,7 +146,7 @@ def _matches_gitignore(rel: str, is_dir: bool, patterns: list[str]) -> bool:
 
 
 def _walk(root: Path, start: Path) -> Iterator[str]:
-    patterns = _gitignore_patterns(root)
+    patterns = gitignore_patterns(root)
     for dirpath, dirnames, filenames in os.walk(start):
         base = Path(dirpath)
         rel_base = base.relative_to(root).as_posix()
@@ -150,13 +155,13 @@ def _walk(root: Path, start: Path) -> Iterator[str]:
             rel = name if rel_base == "." else f"{rel_base}/{name}"
             if is_ignored_dir_name(name) or _is_venv(base / name):
                 continue
-            if _matches_gitignore(rel, True, patterns):
+            if matches_gitignore(rel, True, patterns):
                 continue
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
             rel = name if rel_base == "." else f"{rel_base}/{name}"
-            if not _matches_gitignore(rel, False, patterns):
+            if not matches_gitignore(rel, False, patterns):
                 yield rel
 
 

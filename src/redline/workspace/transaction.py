@@ -128,15 +128,18 @@ def run(root: Path, plan: Plan) -> Entry:
             [(".redline/journal", fsutil.os_error_text(exc))],
         ) from None
     current = ""
+    failed_path = ""
     try:
         for rel in plan.created_dirs:
-            current = rel
+            current = f"creating the folder {rel}"
+            failed_path = rel
             (root / rel).mkdir()
             step(f"created folder {rel}")
         for s in steps:
             if s.do != "write":
                 continue
-            current = s.path
+            current = f"writing {s.path}"
+            failed_path = s.path
             fsutil.write_new_file(
                 root / s.temp,
                 plan.new_bytes[s.path],
@@ -146,8 +149,13 @@ def run(root: Path, plan: Plan) -> Entry:
             step(f"temp written for {s.path}")
         touched: set[Path] = set()
         for s in steps:
-            current = s.path
             target = root / s.path
+            current = {
+                "write": f"replacing {s.path}",
+                "delete": f"deleting {s.path}",
+                "rename": f"renaming {s.source} to {s.path}",
+            }[s.do]
+            failed_path = s.path
             if s.do == "write":
                 _check_unchanged(root, plan, s.path, s.path not in plan.signatures)
                 os.replace(root / s.temp, target)
@@ -166,6 +174,8 @@ def run(root: Path, plan: Plan) -> Entry:
         for folder in sorted(touched):
             fsutil.fsync_dir(folder)
         step("folders synced")
+        current = "recording the apply as finished in the journal"
+        failed_path = ".redline/journal"
         entries.mark_done(entry)
     except SimulatedCrash:
         raise
@@ -182,9 +192,9 @@ def run(root: Path, plan: Plan) -> Entry:
             raise
         cause = fsutil.os_error_text(exc) if isinstance(exc, OSError) else str(exc)
         raise WriteError(
-            f"Could not {'undo' if plan.kind == 'undo' else 'apply'}: writing {current} "
+            f"Could not {'undo' if plan.kind == 'undo' else 'apply'}: {current} "
             f"failed: {cause}. {outcome}",
-            [(current, cause)],
+            [(failed_path, cause)],
         ) from None
     step("committed")
     return entry
@@ -199,6 +209,16 @@ def _discard_unwritten(root: Path, entry: Entry) -> None:
 
 def _undo_partial(root: Path, entry: Entry) -> str:
     """Roll back what this transaction did so far; say how it went, for the error text."""
+    try:
+        return _roll_back_now(root, entry)
+    except OSError as exc:
+        return (
+            f"Rolling back stopped ({fsutil.os_error_text(exc)}); redline finishes it the "
+            "next time it opens this workspace."
+        )
+
+
+def _roll_back_now(root: Path, entry: Entry) -> str:
     result = entries.roll_back(root, entry)
     assert entry.folder is not None
     if result.failures:

@@ -7,6 +7,7 @@ end it within one watchfiles step instead of waiting for its Rust timeout.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
@@ -17,6 +18,8 @@ from redline.workspace import paths
 from redline.workspace.fsutil import TEMP_SUFFIX
 
 _STEP_MS = 50
+# A new folder with more files than this is reported only partly (e.g. an unpacked tree).
+_MAX_LISTED = 2000
 
 
 def _git_ignored(root: Path, rels: list[str]) -> set[str] | None:
@@ -81,15 +84,42 @@ class WorkspaceWatcher:
             except ValueError:
                 continue
         rels = {rel for rel in rels if not self._in_venv(rel)}
+        rels |= self._files_in_new_dirs(rels)
         ignored = _git_ignored(self.root, sorted(rels))
         if ignored is None:
-            patterns = paths._gitignore_patterns(self.root)
+            patterns = paths.gitignore_patterns(self.root)
             ignored = {
                 rel
                 for rel in rels
-                if paths._matches_gitignore(rel, (self.root / rel).is_dir(), patterns)
+                if paths.matches_gitignore(rel, (self.root / rel).is_dir(), patterns)
             }
         return rels - ignored
+
+    def _files_in_new_dirs(self, rels: set[str]) -> set[str]:
+        """Files inside reported folders.
+
+        inotify watches a new folder only once it has seen it, so files written right
+        after ``mkdir`` can go unreported; listing the folder catches them.
+        """
+        found: set[str] = set()
+        for rel in rels:
+            folder = self.root / rel
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for dirpath, dirnames, filenames in os.walk(folder):
+                dirnames[:] = [
+                    d
+                    for d in dirnames
+                    if not paths.is_ignored_dir_name(d)
+                    and not (Path(dirpath) / d / "pyvenv.cfg").is_file()
+                ]
+                base = Path(dirpath).relative_to(self.root).as_posix()
+                found.update(
+                    f"{base}/{name}" for name in filenames if not name.endswith(TEMP_SUFFIX)
+                )
+                if len(found) > _MAX_LISTED:
+                    return found
+        return found
 
     def _in_venv(self, rel: str) -> bool:
         parts = rel.split("/")[:-1]

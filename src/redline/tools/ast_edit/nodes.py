@@ -120,7 +120,7 @@ def _inner_name(item: cst.CSTNode, plain: bool) -> cst.Name | None:
         value = item.value
     elif isinstance(item, cst.StarredElement):
         value = None if plain else item.value
-    elif isinstance(item, cst.DoubleStarredDictElement):
+    elif isinstance(item, cst.StarredDictElement):
         value = None if plain else item.value
     elif isinstance(item, cst.Param):
         star = item.star if isinstance(item.star, str) else ""
@@ -134,8 +134,6 @@ def _inner_name(item: cst.CSTNode, plain: bool) -> cst.Name | None:
     elif isinstance(item, (cst.ImportAlias, cst.WithItem)):
         if item.asname is None:
             value = item.name if isinstance(item, cst.ImportAlias) else item.item
-    elif isinstance(item, cst.Decorator):
-        value = item.decorator
     elif isinstance(item, cst.NameItem):
         value = item.name
     if isinstance(value, cst.Name) and not value.lpar:

@@ -109,7 +109,7 @@ class Positions:
                 last = node.annotation.annotation
             if last is not None:
                 end = max(end, self.expression(last)[1])
-        elif isinstance(node, (cst.DictElement, cst.DoubleStarredDictElement)):
+        elif isinstance(node, (cst.DictElement, cst.StarredDictElement)):
             end = max(end, self.expression(node.value)[1])
         elif isinstance(node, (cst.Element, cst.StarredElement)):
             end = max(end, self.expression(node.value)[1])

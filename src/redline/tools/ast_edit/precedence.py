@@ -94,7 +94,7 @@ def slot_minimum(parent: cst.CSTNode | None, field: str) -> int | None:
         return 0 if parent.keyword is None and parent.star == "" else 1
     if isinstance(parent, cst.Element):
         return 0
-    if isinstance(parent, (cst.StarredElement, cst.DoubleStarredDictElement)):
+    if isinstance(parent, (cst.StarredElement, cst.StarredDictElement)):
         return 7
     if isinstance(parent, (cst.CompFor, cst.CompIf)):
         return 3 if field in ("iter", "test") else None

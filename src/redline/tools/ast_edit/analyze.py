@@ -1,0 +1,275 @@
+"""One file, all operations: locate, parse, match, rewrite, check.
+
+Runs in worker processes, so it takes plain data (text and compiled operations) and
+returns a picklable :class:`FileResult` with an empty path (the caller fills it in).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from redline.tools.ast_edit.locate import Locator, line_starts, word_regex
+from redline.tools.ast_edit.match import (
+    Found,
+    find_expression_matches,
+    find_statement_matches,
+)
+from redline.tools.ast_edit.pattern import CompiledOp
+from redline.tools.ast_edit.positions import Positions
+from redline.tools.ast_edit.results import FileResult, Match, splice
+from redline.tools.ast_edit.rewrite import match_span, render
+
+_RECURSION = "too deeply nested for the parser (recursion limit); not searched"
+
+
+class FileFailure(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def text_has_words(text: str, words: frozenset[str]) -> bool:
+    return all(word in text and word_regex(word).search(text) for word in words)
+
+
+@dataclass
+class _Unit:
+    module: cst.Module
+    header: int
+    offset: int
+    ops: list[CompiledOp]
+
+    def roots(self) -> list[cst.CSTNode]:
+        if self.header:
+            wrapper = self.module.body[0]
+            assert isinstance(wrapper, cst.If)
+            return [wrapper.body]
+        return [self.module]
+
+
+def _syntax_error(exc: SyntaxError) -> str:
+    where = f" (line {exc.lineno})" if exc.lineno else ""
+    return f"does not parse: {exc.msg}{where}"
+
+
+def _libcst_parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise FileFailure(
+            "parse", f"does not parse: {exc.message} (line {exc.raw_line})"
+        ) from None
+    except RecursionError:
+        raise FileFailure("parse", _RECURSION) from None
+    except Exception as exc:
+        raise FileFailure("parse", f"does not parse: {exc}") from None
+
+
+def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
+    """Parsed pieces of the file and whether `ast` could parse it."""
+    ast_error: str | None = None
+    try:
+        tree: ast.Module | None = ast.parse(text)
+    except SyntaxError as exc:
+        tree, ast_error = None, _syntax_error(exc)
+    except (ValueError, RecursionError, MemoryError):
+        tree = None
+    whole = tree is None or any(op.pattern.whole_file or not op.pattern.words for op in ops)
+    if whole:
+        try:
+            module = _libcst_parse(text)
+        except FileFailure as failure:
+            # Python's own message is the one people know.
+            raise FileFailure(failure.kind, ast_error or failure.message) from None
+        return [_Unit(module, 0, 0, ops)], tree is not None
+    assert tree is not None
+    locator = Locator(
+        text,
+        tree,
+        {op.index: op.pattern.words for op in ops},
+        {
+            op.index: op.pattern.compound_types
+            for op in ops
+            if op.pattern.compound_types is not None
+        },
+    )
+    starts = locator.starts
+    by_index = {op.index: op for op in ops}
+    newline = "\r\n" if "\r\n" in text[: starts[1] if len(starts) > 1 else 0] else "\n"
+    units: list[_Unit] = []
+    for unit in locator.units():
+        lo = starts[unit.first - 1]
+        hi = starts[min(unit.last, len(starts) - 1)]
+        snippet = text[lo:hi]
+        header = f"if 1:{newline}" if snippet[:1] in (" ", "\t", "\f") else ""
+        module = _libcst_parse(header + snippet)
+        units.append(_Unit(module, len(header), lo, [by_index[i] for i in sorted(unit.ops)]))
+    return units, True
+
+
+def _find(unit: _Unit, op: CompiledOp) -> list[Found]:
+    roots = unit.roots()
+    pattern = op.pattern
+    if pattern.expression is not None:
+        start: list[tuple[cst.CSTNode, cst.CSTNode | None, str]] = [
+            (root, None, "") for root in roots
+        ]
+        return find_expression_matches(start, pattern.expression)
+    return find_statement_matches(roots, pattern.statements)
+
+
+def _parses(text: str, with_ast: bool) -> str | None:
+    """None if ``text`` parses, else why not."""
+    if with_ast:
+        try:
+            ast.parse(text)
+            return None
+        except SyntaxError as exc:
+            return _syntax_error(exc)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return str(exc) or type(exc).__name__
+    try:
+        cst.parse_module(text)
+        return None
+    except cst.ParserSyntaxError as exc:
+        return f"does not parse: {exc.message} (line {exc.raw_line})"
+    except Exception as exc:
+        return str(exc) or type(exc).__name__
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        self.starts = line_starts(text)
+
+    def at(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        index = min(index, len(self.starts) - 1)
+        return index + 1, offset - self.starts[index]
+
+
+def _widen_deleted_line(text: str, start: int, end: int) -> tuple[int, int]:
+    """Deleting a whole statement removes its line rather than leaving it blank."""
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    if text[line_start:start].strip(" \t\f"):
+        return start, end
+    line_end = end
+    while line_end < len(text) and text[line_end] in " \t\f":
+        line_end += 1
+    if text.startswith("\r\n", line_end):
+        return line_start, line_end + 2
+    if line_end < len(text) and text[line_end] in "\r\n":
+        return line_start, line_end + 1
+    return start, end
+
+
+def analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
+    """Matches (and the rewritten text) of ``ops`` in ``text``; errors as a result."""
+    try:
+        return _analyze(text, ops, rewrite)
+    except FileFailure as failure:
+        return FileResult("", error=failure.message, error_kind=failure.kind)
+    except RecursionError:
+        return FileResult("", error=_RECURSION, error_kind="parse")
+
+
+def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
+    active = [op for op in ops if text_has_words(text, op.pattern.words)]
+    if not active:
+        return FileResult("")
+    units, ast_ok = _units(text, active)
+    lines = _Lines(text)
+    matches: list[Match] = []
+    for unit in units:
+        found_by_op = [(op, _find(unit, op)) for op in unit.ops]
+        if not any(found for _, found in found_by_op):
+            continue
+        positions = Positions.of_module(unit.module)
+        shift = unit.offset - unit.header
+        for op, found_list in found_by_op:
+            for found in found_list:
+                lo, hi = match_span(found, positions)
+                start, end = lo + shift, hi + shift
+                replacement = None
+                edit = (start, end)
+                if rewrite and op.template is not None:
+                    replacement = render(op.template, found, positions)
+                    if not replacement:
+                        edit = _widen_deleted_line(text, start, end)
+                start_line, start_col = lines.at(start)
+                end_line, end_col = lines.at(end)
+                matches.append(
+                    Match(
+                        op.index,
+                        start,
+                        end,
+                        start_line,
+                        start_col,
+                        end_line,
+                        end_col,
+                        text[start:end],
+                        replacement,
+                        edit[0],
+                        edit[1],
+                    )
+                )
+    matches.sort(key=lambda m: (m.start, m.op))
+    if not matches:
+        return FileResult("")
+    if not rewrite:
+        return FileResult("", tuple(matches))
+    overlap = _overlap(matches, ops)
+    if overlap is not None:
+        return FileResult("", error=overlap, error_kind="overlap")
+    new_text = splice(text, tuple(matches))
+    problem = _parses(new_text, ast_ok)
+    if problem is not None:
+        return FileResult(
+            "",
+            error=f"the rewritten file would not parse ({problem}); file left out",
+            error_kind="rewrite",
+        )
+    return FileResult("", tuple(matches), old_text=text, new_text=new_text)
+
+
+def _overlap(matches: list[Match], ops: list[CompiledOp]) -> str | None:
+    labels = {op.index: op.label for op in ops}
+    furthest: Match | None = None
+    for match in matches:
+        if furthest is not None and match.edit_start < furthest.edit_end:
+            first, second = sorted((furthest.op, match.op))
+            return (
+                f"matches of {labels[first]} and {labels[second]} overlap at line "
+                f"{match.start_line}; file left out (split the operations into separate calls)"
+            )
+        if furthest is None or match.edit_end > furthest.edit_end:
+            furthest = match
+    return None
+
+
+def truncate(result: FileResult, keep: int) -> FileResult:
+    """The result with only its first ``keep`` matches (for the replacement limit)."""
+    kept = result.matches[:keep]
+    if result.old_text is None or result.new_text is None:
+        return FileResult(
+            result.path, kept, result.error, result.error_kind, result.sha256, result.encoding
+        )
+    new_text = splice(result.old_text, kept)
+    problem = _parses(new_text, True) and _parses(new_text, False)
+    if problem is not None:
+        return FileResult(
+            result.path,
+            error=f"cut at the limit, the rewritten file would not parse ({problem}); left out",
+            error_kind="rewrite",
+            sha256=result.sha256,
+        )
+    return FileResult(
+        result.path, kept, None, None, result.sha256, result.encoding, result.old_text, new_text
+    )
+
+

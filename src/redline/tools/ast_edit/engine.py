@@ -1,0 +1,372 @@
+"""Files in, results out: listing, prefilter, result cache, process pool, streaming.
+
+The main process lists files, reads and hashes them and applies the word prefilter
+(cheap); only files that can match are parsed, in worker processes when there are
+enough of them. Results come back in path order as soon as each is ready, so the first
+file's result is available long before the last file is parsed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fnmatch
+import multiprocessing
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from multiprocessing.pool import Pool
+from pathlib import Path
+from typing import Any
+
+from redline.tools.ast_edit.analyze import analyze, truncate
+from redline.tools.ast_edit.locate import bytes_have_words
+from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
+from redline.tools.ast_edit.results import AstEditReport, FileResult
+from redline.workspace.paths import (
+    ConfinementError,
+    iter_workspace_files,
+    relative_to_root,
+    resolve_inside,
+)
+from redline.workspace.preview import DecodeError, decode_text, sha256_bytes
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+CACHE_VERSION = 1
+# Below these, starting (or waking) worker processes costs more than it saves.
+POOL_MIN_FILES = 24
+POOL_MIN_BYTES = 1_000_000
+_GLOB_CHARS = frozenset("*?[")
+
+OpsKey = tuple[tuple[str, str | None], ...]
+
+
+class TargetError(ValueError):
+    """A path, folder or glob to search that is unusable (outside, missing, not Python)."""
+
+
+# -- listing ---------------------------------------------------------------------------
+
+
+def _is_python(rel: str) -> bool:
+    return rel.endswith(PYTHON_SUFFIXES)
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    pattern = pattern.replace("\\", "/")
+    candidates = {pattern}
+    while pattern.startswith("**/"):
+        pattern = pattern[3:]
+        candidates.add(pattern)
+    if "/" not in pattern:
+        return any(fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], p) for p in candidates)
+    return any(fnmatch.fnmatchcase(rel, p) for p in candidates)
+
+
+def list_files(root: Path, targets: Sequence[str] = (".",), glob: str | None = None) -> list[str]:
+    """Sorted root-relative POSIX paths of the Python files the targets name."""
+    root = root.resolve()
+    found: set[str] = set()
+    for target in targets or (".",):
+        text = str(target)
+        if any(char in _GLOB_CHARS for char in text):
+            pattern = text.replace("\\", "/").removeprefix("./")
+            for rel in iter_workspace_files(root):
+                if _is_python(rel) and _glob_match(rel, pattern) and _glob_ok(rel, "", glob):
+                    found.add(rel)
+            continue
+        try:
+            path = resolve_inside(root, text)
+        except ConfinementError as exc:
+            raise TargetError(str(exc)) from None
+        if not path.exists():
+            raise TargetError(f"{text}: no such file or folder in the workspace")
+        if path.is_file():
+            rel = relative_to_root(root, path)
+            if not _is_python(rel):
+                raise TargetError(f"{text}: not a Python file (ast_edit reads .py and .pyi files)")
+            if _glob_ok(rel, "", glob):
+                found.add(rel)
+            continue
+        base = relative_to_root(root, path)
+        prefix = "" if base == "." else base + "/"
+        for rel in iter_workspace_files(root, path):
+            if _is_python(rel) and _glob_ok(rel, prefix, glob):
+                found.add(rel)
+    return sorted(found)
+
+
+def _glob_ok(rel: str, prefix: str, glob: str | None) -> bool:
+    if not glob:
+        return True
+    inner = rel[len(prefix) :] if prefix and rel.startswith(prefix) else rel
+    return _glob_match(inner, glob) or _glob_match(rel, glob)
+
+
+# -- cache -----------------------------------------------------------------------------
+
+
+class ResultCache:
+    """Results by (file content, operations); file stats remember content hashes.
+
+    Trees are never cached: loading a pickled tree is barely faster than parsing and
+    takes about eight times the source's size.
+    """
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self.max_entries = max_entries
+        self._results: OrderedDict[tuple[str, OpsKey, bool, int], FileResult] = OrderedDict()
+        self._stats: dict[str, tuple[tuple[int, int, int, int], str, str]] = {}
+        self._lock = threading.Lock()
+
+    def known_sha(self, path: str, stat: os.stat_result) -> str | None:
+        key = (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
+        with self._lock:
+            entry = self._stats.get(path)
+        return entry[1] if entry is not None and entry[0] == key else None
+
+    def remember_sha(self, path: str, stat: os.stat_result, sha: str) -> None:
+        key = (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
+        with self._lock:
+            self._stats[path] = (key, sha, "")
+
+    def get(self, sha: str, key: OpsKey, rewrite: bool) -> FileResult | None:
+        with self._lock:
+            full = (sha, key, rewrite, CACHE_VERSION)
+            result = self._results.get(full)
+            if result is not None:
+                self._results.move_to_end(full)
+            return result
+
+    def put(self, sha: str, key: OpsKey, rewrite: bool, result: FileResult) -> None:
+        with self._lock:
+            self._results[(sha, key, rewrite, CACHE_VERSION)] = result
+            while len(self._results) > self.max_entries:
+                self._results.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._results.clear()
+            self._stats.clear()
+
+
+DEFAULT_CACHE = ResultCache()
+
+
+# -- workers ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=32)
+def _compiled(key: OpsKey) -> list[CompiledOp]:
+    return compile_ops(key)
+
+
+def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
+    sha = sha256_bytes(data)
+    try:
+        text, encoding = decode_text(data, rel)
+    except DecodeError as exc:
+        return FileResult("", error=str(exc).removeprefix(f"{rel}: "), error_kind="read", sha256=sha)
+    result = analyze(text, _compiled(key), rewrite)
+    return replace(result, sha256=sha, encoding=encoding)
+
+
+def _work(task: tuple[str, str, OpsKey, bool]) -> FileResult:
+    """Pool entry point: read and analyse one file."""
+    path, rel, key, rewrite = task
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return FileResult("", error=f"cannot read: {exc.strerror or exc}", error_kind="read")
+    return _process(data, rel, key, rewrite)
+
+
+_pool: Pool | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def _get_pool(workers: int) -> Pool:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is not None and _pool_size == workers:
+            return _pool
+        if _pool is not None:
+            _pool.terminate()
+        methods = multiprocessing.get_all_start_methods()
+        # Never fork: the dashboard runs threads, and a forked child can inherit held locks.
+        if "forkserver" in methods:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload([__name__])
+        else:
+            context = multiprocessing.get_context("spawn")
+        _pool = context.Pool(workers)
+        _pool_size = workers
+        return _pool
+
+
+def shutdown_pool() -> None:
+    """Stop the worker processes (they are otherwise kept for the next search)."""
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is not None:
+            _pool.terminate()
+            _pool.join()
+        _pool = None
+        _pool_size = 0
+
+
+atexit.register(shutdown_pool)
+
+
+# -- search ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    rel: str
+    path: str
+    data: bytes | None
+    stat: os.stat_result | None
+    result: FileResult | None = None
+
+
+def _prepare(
+    root: Path, rel: str, key: OpsKey, ops: list[CompiledOp], rewrite: bool, cache: ResultCache | None
+) -> _Pending:
+    path = str(root / rel)
+    try:
+        stat = os.stat(path)
+    except OSError as exc:
+        return _Pending(rel, path, None, None, FileResult(rel, error=f"cannot read: {exc.strerror}", error_kind="read"))
+    if cache is not None:
+        sha = cache.known_sha(path, stat)
+        if sha is not None:
+            hit = cache.get(sha, key, rewrite)
+            if hit is not None:
+                return _Pending(rel, path, None, stat, replace(hit, path=rel))
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return _Pending(rel, path, None, stat, FileResult(rel, error=f"cannot read: {exc.strerror}", error_kind="read"))
+    sha = sha256_bytes(data)
+    if cache is not None:
+        cache.remember_sha(path, stat, sha)
+        hit = cache.get(sha, key, rewrite)
+        if hit is not None:
+            return _Pending(rel, path, None, stat, replace(hit, path=rel))
+    if not any(bytes_have_words(data, op.pattern.words) for op in ops):
+        result = FileResult(rel, sha256=sha)
+        if cache is not None:
+            cache.put(sha, key, rewrite, replace(result, path=""))
+        return _Pending(rel, path, None, stat, result)
+    return _Pending(rel, path, data, stat)
+
+
+def iter_search(
+    root: Path,
+    ops: Iterable[object] | list[CompiledOp],
+    files: Sequence[str],
+    *,
+    rewrite: bool = True,
+    workers: int | None = None,
+    cache: ResultCache | None = DEFAULT_CACHE,
+) -> Iterator[FileResult]:
+    """Results for ``files`` (root-relative) in the order given, each as soon as it is ready.
+
+    ``ops`` are compiled first, so bad patterns raise PatternError before any file is read.
+    Stopping the iteration early stops the work.
+    """
+    raw = list(ops)
+    compiled = raw if raw and all(isinstance(op, CompiledOp) for op in raw) else compile_ops(raw)
+    compiled = [op for op in compiled if isinstance(op, CompiledOp)]
+    key = ops_key((op.pat, op.out) for op in compiled)
+    root = root.resolve()
+    rewrite = rewrite and all(op.template is not None for op in compiled)
+    pending = [_prepare(root, rel, key, compiled, rewrite, cache) for rel in files]
+    todo = [item for item in pending if item.result is None]
+    size = sum(len(item.data or b"") for item in todo)
+    count = default_workers() if workers is None else max(1, workers)
+    use_pool = count > 1 and len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES
+    results: Iterator[FileResult]
+    finished = False
+    if use_pool:
+        pool = _get_pool(min(count, len(todo)) if workers is not None else count)
+        tasks = [(item.path, item.rel, key, rewrite) for item in todo]
+        results = pool.imap(_work, tasks, chunksize=1)
+    else:
+        results = (
+            _process(item.data or b"", item.rel, key, rewrite) for item in todo
+        )
+    try:
+        for item in pending:
+            if item.result is not None:
+                yield item.result
+                continue
+            result = replace(next(results), path=item.rel)
+            if cache is not None and result.sha256:
+                cache.put(result.sha256, key, rewrite, replace(result, path=""))
+            yield result
+        finished = True
+    finally:
+        if use_pool and not finished:
+            # Abandoned midway (limit reached): drop queued work instead of finishing it.
+            shutdown_pool()
+
+
+def search(
+    root: Path,
+    ops: Iterable[object],
+    paths: Sequence[str] = (".",),
+    glob: str | None = None,
+    limit: int | None = None,
+    *,
+    rewrite: bool = True,
+    workers: int | None = None,
+    cache: ResultCache | None = DEFAULT_CACHE,
+    on_result: Any = None,
+) -> AstEditReport:
+    """Search (and rewrite) every Python file the paths name; the whole report.
+
+    Raises PatternError for bad operations and TargetError for bad paths, both before
+    any file is read. ``on_result(FileResult)`` sees each file's result as it arrives.
+    """
+    compiled = compile_ops(ops)
+    files = list_files(root, paths, glob)
+    rewrite = rewrite and all(op.template is not None for op in compiled)
+    report = AstEditReport(rewrite=rewrite, files_searched=len(files), limit=limit)
+    if limit is not None and limit < 1:
+        raise TargetError(f"limit must be at least 1, got {limit}")
+    total = 0
+    stream = iter_search(root, compiled, files, rewrite=rewrite, workers=workers, cache=cache)
+    try:
+        for result in stream:
+            if on_result is not None:
+                on_result(result)
+            if result.error is not None:
+                report.errors.append(result)
+                continue
+            if not result.matches:
+                continue
+            if limit is not None and total + len(result.matches) > limit:
+                result = truncate(result, limit - total)
+                if result.error is not None:
+                    report.errors.append(result)
+                    report.limit_reached = True
+                    break
+            report.files.append(result)
+            total += len(result.matches)
+            if limit is not None and total >= limit:
+                report.limit_reached = True
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    return report

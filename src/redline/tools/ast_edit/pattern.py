@@ -1,0 +1,356 @@
+"""Compiling operations: pattern and template text into libcst trees, checked up front.
+
+Everything that can be wrong with an operation is found here, before any file is read:
+text that is not Python once the metavariables are replaced, ``$$$`` where no sequence
+is, a template name the pattern does not bind.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import itertools
+import textwrap
+import tokenize
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from redline.tools.ast_edit.metavars import (
+    PLACEHOLDER_PREFIX,
+    Meta,
+    PatternError,
+    Substituted,
+    placeholder_meta,
+    substitute,
+)
+from redline.tools.ast_edit.nodes import (
+    BLOCKS,
+    block_items,
+    child_nodes,
+    multi_meta,
+    parameter_items,
+)
+from redline.tools.ast_edit.positions import Positions
+
+_MAX_VARIANT_SLOTS = 6
+
+# Which `ast` statement classes can hold a match of a compound statement pattern.
+_AST_TYPES: dict[type[cst.CSTNode], tuple[type[ast.AST], ...]] = {
+    cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.Try: (ast.Try,),
+    cst.TryStar: (ast.TryStar,),
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.ClassDef: (ast.ClassDef,),
+    cst.Match: (ast.Match,),
+}
+
+
+@dataclass(frozen=True)
+class CompiledPattern:
+    source: str
+    expression: cst.BaseExpression | None
+    statements: tuple[cst.CSTNode, ...]
+    words: frozenset[str]
+    bound: Mapping[str, Meta]
+    # For statement patterns of one compound statement: the `ast` classes it can match.
+    compound_types: tuple[type[ast.AST], ...] | None
+
+    @property
+    def whole_file(self) -> bool:
+        """Statement sequences may span top-level statements: they need the whole file."""
+        return self.expression is None and (
+            len(self.statements) != 1 or multi_meta(self.statements[0]) is not None
+        )
+
+
+@dataclass(frozen=True)
+class TemplateSlot:
+    """Where a capture goes in a template's text, and what surrounds it there."""
+
+    start: int
+    end: int
+    name: str
+    multi: bool
+    parent: cst.CSTNode | None
+    field: str
+    line_indent: str
+    own_line: bool
+
+
+@dataclass(frozen=True)
+class CompiledTemplate:
+    source: str
+    text: str
+    slots: tuple[TemplateSlot, ...]
+    root: cst.CSTNode | None
+    string_lines: frozenset[int]
+
+
+@dataclass(frozen=True)
+class CompiledOp:
+    index: int
+    pat: str
+    out: str | None
+    pattern: CompiledPattern
+    template: CompiledTemplate | None
+
+    @property
+    def label(self) -> str:
+        return f"operation {self.index + 1} ({self.pat!r})"
+
+
+def _normalize(text: str) -> str:
+    return textwrap.dedent(text.replace("\r\n", "\n")).strip()
+
+
+def _syntax_message(exc: Exception) -> str:
+    if isinstance(exc, cst.ParserSyntaxError):
+        return f"{exc.message} (line {exc.raw_line}, column {exc.raw_column + 1})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _parse(
+    sub: Substituted, what: str
+) -> tuple[cst.CSTNode, str, tuple[int, ...], tuple[str, ...]]:
+    """Parse as an expression, else as statements; ``$$$`` may need a ``*``/``**`` form."""
+    multis = [index for index, occ in enumerate(sub.occurrences) if occ.meta.multi]
+    choices: Iterable[tuple[str, ...]] = itertools.product(
+        ("", "*", "**"), repeat=min(len(multis), _MAX_VARIANT_SLOTS)
+    )
+    first_error: Exception | None = None
+    for choice in choices:
+        prefixes = [""] * len(sub.occurrences)
+        for slot, prefix in zip(multis, choice, strict=False):
+            prefixes[slot] = prefix
+        text, starts = sub.render(tuple(prefixes))
+        tree: cst.CSTNode
+        try:
+            tree = cst.parse_expression(text)
+        except Exception:
+            try:
+                tree = cst.parse_module(text + "\n")
+            except Exception as exc:
+                first_error = first_error or exc
+                continue
+        return tree, text, starts, tuple(prefixes)
+    assert first_error is not None
+    message = _syntax_message(first_error)
+    try:
+        ast.parse(sub.text)
+    except SyntaxError as exc:
+        # Python's own wording is shorter and familiar.
+        message = f"{exc.msg} (line {exc.lineno}, column {exc.offset})"
+    raise PatternError(
+        f"{what} is not valid Python once its metavariables are replaced: {message}"
+    )
+
+
+def _placeholder_names(tree: cst.CSTNode) -> list[tuple[cst.Name, cst.CSTNode | None, str]]:
+    found: list[tuple[cst.Name, cst.CSTNode | None, str]] = []
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, str]] = [(tree, None, "")]
+    while stack:
+        node, parent, field = stack.pop()
+        if isinstance(node, cst.Name) and placeholder_meta(node.value) is not None:
+            found.append((node, parent, field))
+        stack.extend((child, node, name) for child, name in child_nodes(node))
+    return found
+
+
+def _sequence_wrapped(tree: cst.CSTNode) -> set[int]:
+    """Ids of placeholder Names that stand as whole items of a sequence."""
+    wrapped: set[int] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        lists: list[Sequence[cst.CSTNode]] = []
+        if isinstance(node, cst.Parameters):
+            lists.append(parameter_items(node))
+        if isinstance(node, BLOCKS):
+            lists.append(block_items(node))
+        for name in type(node).__dataclass_fields__:
+            value = getattr(node, name)
+            if isinstance(value, (tuple, list)):
+                lists.append(value)
+        for items in lists:
+            for item in items:
+                if isinstance(item, cst.CSTNode) and multi_meta(item) is not None:
+                    stack_names = [item]
+                    while stack_names:
+                        current = stack_names.pop()
+                        if isinstance(current, cst.Name):
+                            wrapped.add(id(current))
+                        else:
+                            stack_names.extend(child for child, _ in child_nodes(current))
+        stack.extend(child for child, _ in child_nodes(node))
+    return wrapped
+
+
+def _words(text: str) -> frozenset[str]:
+    """Identifiers and keywords of the pattern: every match contains each as a whole word."""
+    words: set[str] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and not token.string.startswith(PLACEHOLDER_PREFIX):
+                words.add(token.string)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return frozenset()
+    return frozenset(words)
+
+
+def _check_kinds(sub: Substituted, what: str) -> dict[str, Meta]:
+    bound: dict[str, Meta] = {}
+    for occ in sub.occurrences:
+        if occ.meta.name is None:
+            continue
+        previous = bound.setdefault(occ.meta.name, occ.meta)
+        if previous.multi != occ.meta.multi:
+            raise PatternError(
+                f"{what} uses both ${occ.meta.name} and $$${occ.meta.name}: "
+                "a name stands either for one node or for a list of items"
+            )
+    return bound
+
+
+def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
+    source = _normalize(text)
+    if not source:
+        raise PatternError(f"{what} is empty")
+    sub = substitute(source, what)
+    bound = _check_kinds(sub, what)
+    tree, rendered, _starts, _prefixes = _parse(sub, what)
+    wrapped = _sequence_wrapped(tree)
+    for name, _parent, _field in _placeholder_names(tree):
+        meta = placeholder_meta(name.value)
+        if meta is not None and meta.multi and id(name) not in wrapped:
+            raise PatternError(
+                f"{what}: {meta.spelled} can only stand for items of a list "
+                "(call arguments, elements, parameters or statements)"
+            )
+    if isinstance(tree, cst.BaseExpression):
+        return CompiledPattern(
+            source, tree, (), _words(rendered), bound, compound_types=None
+        )
+    assert isinstance(tree, cst.Module)
+    items = tuple(block_items(tree))
+    if not items:
+        raise PatternError(f"{what} has no code (only comments or blank lines)")
+    if all(multi_meta(item) is not None for item in items):
+        raise PatternError(f"{what} must contain more than $$$ metavariables")
+    compound = None
+    if len(items) == 1 and isinstance(items[0], cst.BaseCompoundStatement):
+        compound = _AST_TYPES.get(type(items[0]), ())
+    return CompiledPattern(source, None, items, _words(rendered), bound, compound)
+
+
+def _string_lines(text: str) -> frozenset[int]:
+    """0-based indices of lines that begin inside a multi-line string literal."""
+    lines: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                lines.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return frozenset()
+    return frozenset(lines)
+
+
+def compile_template(
+    text: str, pattern: CompiledPattern, what: str = "rewrite"
+) -> CompiledTemplate:
+    source = _normalize(text)
+    sub = substitute(source, what)
+    for occ in sub.occurrences:
+        if occ.meta.name is None:
+            raise PatternError(
+                f"{what} uses {occ.meta.spelled}, which captures nothing: "
+                "name the metavariable in the pattern and use that name"
+            )
+        bound = pattern.bound.get(occ.meta.name)
+        if bound is None:
+            raise PatternError(
+                f"{what} uses {occ.meta.spelled}, but the pattern does not bind it"
+                + (
+                    f" (the pattern binds {', '.join(sorted(m.spelled for m in pattern.bound.values()))})"
+                    if pattern.bound
+                    else ""
+                )
+            )
+        if bound.multi != occ.meta.multi:
+            raise PatternError(
+                f"{what} uses {occ.meta.spelled}, but the pattern binds {bound.spelled}"
+            )
+    if not source:
+        return CompiledTemplate(source, "", (), None, frozenset())
+    tree, rendered, starts, prefixes = _parse(sub, what)
+    positions = (
+        Positions.of_module(tree) if isinstance(tree, cst.Module) else Positions(tree)
+    )
+    by_start: dict[int, tuple[cst.CSTNode | None, str]] = {}
+    for name, parent, field in _placeholder_names(tree):
+        by_start[positions.syntactic(name)[0]] = (parent, field)
+    slots: list[TemplateSlot] = []
+    for occ, start, prefix in zip(sub.occurrences, starts, prefixes, strict=True):
+        parent, field = by_start.get(start, (None, ""))
+        region = (start - len(prefix), start + len(occ.placeholder))
+        line_start = rendered.rfind("\n", 0, region[0]) + 1
+        line_end = rendered.find("\n", region[1])
+        line_end = len(rendered) if line_end < 0 else line_end
+        before = rendered[line_start : region[0]]
+        indent = before[: len(before) - len(before.lstrip(" \t"))]
+        own_line = not before.strip() and not rendered[region[1] : line_end].strip()
+        assert occ.meta.name is not None
+        slots.append(
+            TemplateSlot(
+                region[0], region[1], occ.meta.name, occ.meta.multi, parent, field, indent, own_line
+            )
+        )
+    root = tree if isinstance(tree, cst.BaseExpression) else None
+    return CompiledTemplate(source, rendered, tuple(slots), root, _string_lines(rendered))
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    pat: str
+    out: str | None = None
+
+
+def _spec(op: object) -> OpSpec:
+    if isinstance(op, OpSpec):
+        return op
+    if isinstance(op, Mapping):
+        return OpSpec(str(op["pat"]), None if op.get("out") is None else str(op["out"]))
+    if isinstance(op, (tuple, list)) and len(op) == 2:
+        return OpSpec(str(op[0]), None if op[1] is None else str(op[1]))
+    pat = getattr(op, "pat", None)
+    if pat is not None:
+        out = getattr(op, "out", None)
+        return OpSpec(str(pat), None if out is None else str(out))
+    raise PatternError(f"an operation needs 'pat' (and 'out' to rewrite), got {op!r}")
+
+
+def compile_ops(ops: Iterable[object]) -> list[CompiledOp]:
+    """Compile ``[{pat, out}, ...]`` (``out`` None: search only); PatternError on bad input."""
+    compiled: list[CompiledOp] = []
+    for index, raw in enumerate(ops):
+        spec = _spec(raw)
+        prefix = f"operation {index + 1}: "
+        pattern = compile_pattern(spec.pat, f"{prefix}pattern {spec.pat!r}")
+        template = (
+            None
+            if spec.out is None
+            else compile_template(spec.out, pattern, f"{prefix}rewrite {spec.out!r}")
+        )
+        compiled.append(CompiledOp(index, spec.pat, spec.out, pattern, template))
+    if not compiled:
+        raise PatternError("no operations given: pass at least one pattern")
+    return compiled
+
+
+def ops_key(ops: Iterable[object]) -> tuple[tuple[str, str | None], ...]:
+    """A hashable, picklable description of operations (cache key and worker payload)."""
+    return tuple((spec.pat, spec.out) for spec in map(_spec, ops))

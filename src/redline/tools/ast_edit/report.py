@@ -1,0 +1,140 @@
+"""How a report reads: the model-facing preview, the CLI's text and its JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redline.tools.ast_edit.results import AstEditReport, FileResult, Match, plural
+from redline.tools.base import PREVIEW_BANNER
+from redline.workspace.preview import FileModify, Preview
+
+NO_REPLACEMENTS = "No replacements made"
+_SHOWN = 100
+
+
+def applied_text(report: AstEditReport) -> str:
+    return (
+        f"Applied {plural(report.total_matches, 'replacement')} in "
+        f"{plural(report.file_count, 'file')}."
+    )
+
+
+def _one_line(text: str) -> str:
+    first = text.splitlines()[0] if text else ""
+    more = first != text
+    if len(first) > _SHOWN:
+        first, more = first[:_SHOWN], True
+    return first + (" …" if more else "")
+
+
+def _change(result: FileResult) -> FileModify:
+    return FileModify(
+        result.path, result.sha256, result.old_text or "", result.new_text or "", result.encoding
+    )
+
+
+def file_diff(result: FileResult) -> str:
+    return Preview([_change(result)]).file_diff(_change(result))
+
+
+def _problems(report: AstEditReport) -> list[str]:
+    lines: list[str] = []
+    left_out = [r for r in report.errors if r.error_kind in ("overlap", "rewrite")]
+    unreadable = [r for r in report.errors if r.error_kind not in ("overlap", "rewrite")]
+    if left_out:
+        lines.append("Left out of the change:")
+        lines.extend(f"  {r.path}: {r.error}" for r in left_out)
+    if unreadable:
+        lines.append("Not searched (cannot be parsed or read):")
+        lines.extend(f"  {r.path}: {r.error}" for r in unreadable)
+    if report.limit_reached and report.limit is not None:
+        lines.append(
+            f"Limit of {plural(report.limit, 'replacement' if report.rewrite else 'match')} "
+            "reached: later matches were not included."
+        )
+    return lines
+
+
+def _match_line(match: Match) -> str:
+    line = f"  line {match.start_line}: {_one_line(match.text)}"
+    if match.replacement is not None:
+        line += f"  ->  {_one_line(match.replacement)}"
+    return line
+
+
+def preview_text(report: AstEditReport, action_id: str | None) -> str:
+    """The tool's result text: banner, summary, per file its matches and diff."""
+    problems = _problems(report)
+    if not report.files:
+        return "\n".join([NO_REPLACEMENTS, *([""] + problems if problems else [])])
+    parts = [
+        PREVIEW_BANNER,
+        f"{report.summary_label()} (pending action {action_id}; "
+        f"{plural(report.files_searched, 'file')} searched).",
+    ]
+    for result in report.files:
+        parts.append("")
+        parts.append(f"{result.path}: {plural(len(result.matches), 'replacement')}")
+        parts.extend(_match_line(match) for match in result.matches)
+        parts.append(file_diff(result).rstrip("\n"))
+    if problems:
+        parts.append("")
+        parts.extend(problems)
+    return "\n".join(parts)
+
+
+def _position(line: int, column: int) -> dict[str, int]:
+    return {"line": line, "column": column}
+
+
+def to_json(report: AstEditReport) -> dict[str, Any]:
+    """The CLI's ``--json`` object (paths as the report holds them)."""
+    files: list[dict[str, Any]] = []
+    for result in report.files:
+        matches: list[dict[str, Any]] = []
+        for match in result.matches:
+            entry: dict[str, Any] = {
+                "start": _position(match.start_line, match.start_column),
+                "end": _position(match.end_line, match.end_column),
+                "text": match.text,
+            }
+            if report.rewrite:
+                entry["replacement"] = match.replacement
+            matches.append(entry)
+        item: dict[str, Any] = {"path": result.path, "matches": matches}
+        if report.rewrite:
+            item["diff"] = file_diff(result)
+        files.append(item)
+    return {
+        "files": files,
+        "total_matches": report.total_matches,
+        "files_searched": report.files_searched,
+        "errors": [{"path": r.path, "message": r.error or ""} for r in report.errors],
+    }
+
+
+def cli_text(report: AstEditReport) -> str:
+    """Readable CLI output: the diff (rewrite) or one line per match (search)."""
+    parts: list[str] = []
+    if report.rewrite:
+        parts.extend(file_diff(result).rstrip("\n") for result in report.files)
+        summary = (
+            f"{plural(report.total_matches, 'replacement')} in "
+            f"{plural(report.file_count, 'file')} "
+            f"({plural(report.files_searched, 'file')} searched)"
+        )
+    else:
+        for result in report.files:
+            parts.extend(
+                f"{result.path}:{m.start_line}:{m.start_column + 1}: {_one_line(m.text)}"
+                for m in result.matches
+            )
+        summary = (
+            f"{plural(report.total_matches, 'match')} in "
+            f"{plural(report.file_count, 'file')} "
+            f"({plural(report.files_searched, 'file')} searched)"
+        )
+    if report.limit_reached and report.limit is not None:
+        summary += f"; stopped at the limit of {report.limit}"
+    parts.append(summary)
+    return "\n".join(parts)

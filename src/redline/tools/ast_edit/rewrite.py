@@ -1,0 +1,174 @@
+"""Instantiating a rewrite template for one match.
+
+Captures go in as their original source text (comments and layout inside them survive),
+re-indented when they move to another indentation level, and parenthesised when they
+land in a slot that binds tighter than they do. Only the matched span is replaced.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import libcst as cst
+
+from redline.tools.ast_edit.match import Capture, Found
+from redline.tools.ast_edit.nodes import child_nodes, unwrap
+from redline.tools.ast_edit.pattern import CompiledTemplate, TemplateSlot
+from redline.tools.ast_edit.positions import Positions, Span
+from redline.tools.ast_edit.precedence import needs_parens
+
+_INDENT_CHARS = " \t\f"
+
+
+def match_span(found: Found, positions: Positions) -> Span:
+    """The replaced text: a matched expression without its own parentheses, or statements."""
+    if found.statements:
+        return positions.item(found.nodes[0])[0], positions.item(found.nodes[-1])[1]
+    return positions.syntactic(found.nodes[0])
+
+
+def line_indent(code: str, offset: int) -> str:
+    start = max(code.rfind("\n", 0, offset), code.rfind("\r", 0, offset)) + 1
+    end = start
+    while end < len(code) and code[end] in _INDENT_CHARS:
+        end += 1
+    return code[start:end]
+
+
+def capture_span(capture: Capture, positions: Positions) -> Span | None:
+    if not capture.nodes:
+        return None
+    return positions.item(capture.nodes[0])[0], positions.item(capture.nodes[-1])[1]
+
+
+def _string_spans(capture: Capture, positions: Positions) -> list[Span]:
+    spans: list[Span] = []
+    stack = list(capture.nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleString, cst.FormattedString)):
+            start, end = positions.syntactic(node)
+            if "\n" in positions.code[start:end] or "\r" in positions.code[start:end]:
+                spans.append((start, end))
+            continue
+        stack.extend(child for child, _ in child_nodes(node))
+    return spans
+
+
+def _reindent(text: str, start: int, source: str, target: str, strings: list[Span]) -> str:
+    """Move continuation lines from indentation ``source`` to ``target``."""
+    if source == target or "\n" not in text and "\r" not in text:
+        return text
+    lines = text.splitlines(keepends=True)
+    out = [lines[0]]
+    offset = start + len(lines[0])
+    for line in lines[1:]:
+        inside = any(lo < offset < hi for lo, hi in strings)
+        if inside or not line.strip():
+            out.append(line)
+        else:
+            width = len(line) - len(line.lstrip(_INDENT_CHARS))
+            removed = min(width, len(source))
+            out.append(target + line[removed:])
+        offset += len(line)
+    return "".join(out)
+
+
+def _indent_template_text(
+    template: CompiledTemplate, lo: int, hi: int, base: str, line_starts: list[int]
+) -> str:
+    """Template text ``[lo, hi)`` with the match's indentation added to each new line."""
+    piece = template.text[lo:hi]
+    if not base or "\n" not in piece:
+        return piece
+    out: list[str] = []
+    last = 0
+    for index, char in enumerate(piece):
+        if char != "\n":
+            continue
+        out.append(piece[last : index + 1])
+        last = index + 1
+        line_no = bisect.bisect_right(line_starts, lo + index + 1) - 1
+        rest = template.text[lo + index + 1 :].split("\n", 1)[0]
+        if line_no not in template.string_lines and rest.strip():
+            out.append(base)
+    out.append(piece[last:])
+    return "".join(out)
+
+
+def _empty_cut(template: CompiledTemplate, slot: TemplateSlot, floor: int) -> Span:
+    """What to remove for a ``$$$`` that captured nothing: its line, or it and one comma."""
+    text = template.text
+    if slot.own_line:
+        start = text.rfind("\n", 0, slot.start) + 1
+        end = text.find("\n", slot.end)
+        if end >= 0:
+            return max(start, floor), end + 1
+        return max(start - 1 if start > 0 else 0, floor), len(text)
+    right = slot.end
+    while right < len(text) and text[right] in " \t":
+        right += 1
+    if right < len(text) and text[right] == ",":
+        right += 1
+        while right < len(text) and text[right] in " \t":
+            right += 1
+        return slot.start, right
+    left = slot.start
+    while left > floor and text[left - 1] in " \t":
+        left -= 1
+    if left > floor and text[left - 1] == ",":
+        return left - 1, slot.end
+    return slot.start, slot.end
+
+
+def render(
+    template: CompiledTemplate,
+    found: Found,
+    positions: Positions,
+) -> str:
+    """The replacement text for ``found``, ready to splice over its span."""
+    code = positions.code
+    span = match_span(found, positions)
+    base = line_indent(code, span[0])
+    line_starts = [0] + [i + 1 for i, c in enumerate(template.text) if c == "\n"]
+    pieces: list[str] = []
+    cursor = 0
+    for slot in template.slots:
+        capture = found.env[slot.name]
+        cut = (slot.start, slot.end)
+        if slot.multi and not capture.nodes:
+            cut = _empty_cut(template, slot, cursor)
+        if cut[0] < cursor:
+            cut = (cursor, max(cut[1], cursor))
+        pieces.append(_indent_template_text(template, cursor, cut[0], base, line_starts))
+        cursor = cut[1]
+        captured = capture_span(capture, positions)
+        if captured is None:
+            continue
+        text = code[captured[0] : captured[1]]
+        target = base + slot.line_indent
+        if "\n" in text or "\r" in text:
+            source = line_indent(code, captured[0])
+            text = _reindent(text, captured[0], source, target, _string_spans(capture, positions))
+        if not capture.multi:
+            parent, field = slot.parent, slot.field
+            if parent is None:
+                parent, field = found.parent, found.field
+                if getattr(found.nodes[0], "lpar", None):
+                    parent = None
+            if needs_parens(unwrap(capture.node), parent, field):
+                text = f"({text})"
+        pieces.append(text)
+    pieces.append(_indent_template_text(template, cursor, len(template.text), base, line_starts))
+    result = "".join(pieces)
+    root = template.root
+    if (
+        root is not None
+        and not found.statements
+        and not getattr(found.nodes[0], "lpar", None)
+        and not (isinstance(root, cst.Name) and template.slots and len(template.slots) == 1
+                 and template.slots[0].parent is None)
+        and needs_parens(root, found.parent, found.field)
+    ):
+        result = f"({result})"
+    return result
