@@ -37,7 +37,7 @@ def main() -> None:
         session.subscribe(
             lambda event: (
                 print(f"  [{event.type}]", event.get("label") or event.get("text") or "")
-                if event.type in ("pending_pushed", "pending_resolved", "message_delta")
+                if event.type in ("pending_pushed", "pending_resolved")
                 else None
             )
         )
