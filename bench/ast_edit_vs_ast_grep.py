@@ -54,8 +54,18 @@ def find_ast_grep() -> str:
 def run_ast_grep(binary: str, corpus: Path) -> tuple[float, int, int]:
     start = time.perf_counter()
     proc = subprocess.run(
-        [binary, "run", "--lang", "python", "--pattern", PATTERN, "--rewrite", REWRITE,
-         "--json=stream", str(corpus)],
+        [
+            binary,
+            "run",
+            "--lang",
+            "python",
+            "--pattern",
+            PATTERN,
+            "--rewrite",
+            REWRITE,
+            "--json=stream",
+            str(corpus),
+        ],
         capture_output=True,
         check=False,
     )
@@ -177,8 +187,10 @@ def main() -> int:
         grep_seconds, grep_matches, grep_files = run_ast_grep(binary, corpus)
         grep_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
-        print(f"\nast-grep ({version.strip()}): {grep_seconds:.2f} s, {grep_matches} matches "
-              f"in {grep_files} files, peak {grep_peak_mb:.0f} MB")
+        print(
+            f"\nast-grep ({version.strip()}): {grep_seconds:.2f} s, {grep_matches} matches "
+            f"in {grep_files} files, peak {grep_peak_mb:.0f} MB"
+        )
 
         cache = ResultCache()
         with MemorySampler() as sampler:
@@ -197,7 +209,9 @@ def main() -> int:
             )
         print(
             f"ast_edit peak memory: {sampler.peak_kb / 1024:.0f} MB total RSS (process + workers, "
-            f"sampled); getrusage max RSS self {self_mb:.0f} MB, children {children_mb:.0f} MB"
+            f"sampled every 50 ms; target < 600 MB); getrusage max RSS self {self_mb:.0f} MB + "
+            f"children {children_mb:.0f} MB = {self_mb + children_mb:.0f} MB (forkserver workers "
+            "are not our direct children, so getrusage undercounts them)"
         )
         print(
             f"\nratio cold/ast-grep: {cold['seconds'] / grep_seconds:.2f}x (target <= 5x)   "

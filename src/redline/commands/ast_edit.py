@@ -62,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"-C {args.cwd}: not a folder")
     root = root.resolve()
 
-    from redline.tools.ast_edit import PatternError, TargetError, compile_ops, search
-    from redline.tools.ast_edit.report import applied_text, cli_text, to_json
+    from redline.tools.ast_edit import FileResult, PatternError, TargetError, compile_ops, search
+    from redline.tools.ast_edit.report import applied_text, cli_file_text, cli_summary, to_json
 
     pairs = [(p, rewrites[i] if rewrites else None) for i, p in enumerate(patterns)]
     try:
@@ -75,16 +75,23 @@ def run(args: argparse.Namespace) -> int:
 
         for message in journal.recover(root):
             print(f"redline ast-edit: {message}", file=sys.stderr)
+    rewrite = bool(rewrites)
+
+    def show(result: FileResult) -> None:
+        # Streamed: each file is printed as soon as its result is known.
+        if result.error is not None:
+            print(f"redline ast-edit: {result.path}: {result.error}", file=sys.stderr)
+        elif not args.json:
+            print(cli_file_text(result, rewrite), flush=True)
+
     try:
-        report = search(root, pairs, args.targets or ["."], args.glob, args.limit)
+        report = search(root, pairs, args.targets or ["."], args.glob, args.limit, on_file=show)
     except (PatternError, TargetError) as exc:
         return _fail(str(exc))
     if args.json:
         print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
     else:
-        print(cli_text(report))
-    for error in report.errors:
-        print(f"redline ast-edit: {error.path}: {error.error}", file=sys.stderr)
+        print(cli_summary(report))
     if not report.files:
         return EXIT_NO_MATCHES
     if not args.apply:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass
-from typing import Any
 
 import libcst as cst
 
@@ -25,6 +24,22 @@ from redline.tools.ast_edit.results import FileResult, Match, splice
 from redline.tools.ast_edit.rewrite import match_span, render
 
 _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
+
+
+_TOO_DEEP = ("too many nested", "too complex", "too many statically nested")
+_MAX_FALLBACK_DEPTH = 400
+
+
+def _bracket_depth(text: str) -> int:
+    """Deepest bracket nesting, over-counted: brackets in strings count too."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
 
 
 class FileFailure(Exception):
@@ -44,6 +59,8 @@ class _Unit:
     header: int
     offset: int
     ops: list[CompiledOp]
+    end: int
+    header_text: str = ""
 
     def roots(self) -> list[cst.CSTNode]:
         if self.header:
@@ -62,9 +79,7 @@ def _libcst_parse(text: str) -> cst.Module:
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise FileFailure(
-            "parse", f"does not parse: {exc.message} (line {exc.raw_line})"
-        ) from None
+        raise FileFailure("parse", f"does not parse: {exc.message} (line {exc.raw_line})") from None
     except RecursionError:
         raise FileFailure("parse", _RECURSION) from None
     except Exception as exc:
@@ -77,9 +92,17 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
     try:
         tree: ast.Module | None = ast.parse(text)
     except SyntaxError as exc:
+        if any(word in exc.msg for word in _TOO_DEEP):
+            raise FileFailure("parse", _RECURSION) from None
         tree, ast_error = None, _syntax_error(exc)
-    except (ValueError, RecursionError, MemoryError):
-        tree = None
+    except (RecursionError, MemoryError):
+        raise FileFailure("parse", _RECURSION) from None
+    except ValueError as exc:
+        raise FileFailure("parse", f"does not parse: {exc}") from None
+    if tree is None and _bracket_depth(text) > _MAX_FALLBACK_DEPTH:
+        # libcst's native parser overflows the C stack (a crash, not an exception) on
+        # input nested far deeper than Python itself accepts; never hand it such a file.
+        raise FileFailure("parse", _RECURSION)
     whole = tree is None or any(op.pattern.whole_file or not op.pattern.words for op in ops)
     if whole:
         try:
@@ -87,7 +110,7 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
         except FileFailure as failure:
             # Python's own message is the one people know.
             raise FileFailure(failure.kind, ast_error or failure.message) from None
-        return [_Unit(module, 0, 0, ops)], tree is not None
+        return [_Unit(module, 0, 0, ops, len(text))], tree is not None
     assert tree is not None
     locator = Locator(
         text,
@@ -109,28 +132,32 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
         snippet = text[lo:hi]
         header = f"if 1:{newline}" if snippet[:1] in (" ", "\t", "\f") else ""
         module = _libcst_parse(header + snippet)
-        units.append(_Unit(module, len(header), lo, [by_index[i] for i in sorted(unit.ops)]))
+        units.append(
+            _Unit(module, len(header), lo, [by_index[i] for i in sorted(unit.ops)], hi, header)
+        )
     return units, True
 
 
-def _find(unit: _Unit, op: CompiledOp) -> list[Found]:
+def _find(unit: _Unit, op: CompiledOp, nested: bool) -> list[Found]:
     roots = unit.roots()
     pattern = op.pattern
     if pattern.expression is not None:
         start: list[tuple[cst.CSTNode, cst.CSTNode | None, str]] = [
             (root, None, "") for root in roots
         ]
-        return find_expression_matches(start, pattern.expression)
-    return find_statement_matches(roots, pattern.statements)
+        return find_expression_matches(start, pattern.expression, nested)
+    return find_statement_matches(roots, pattern.statements, nested)
 
 
-def _parses(text: str, with_ast: bool) -> str | None:
-    """None if ``text`` parses, else why not."""
+def _parses(text: str, with_ast: bool, line_shift: int = 0) -> str | None:
+    """None if ``text`` parses, else why not (``line_shift`` maps lines back to the file)."""
     if with_ast:
         try:
             ast.parse(text)
             return None
         except SyntaxError as exc:
+            if exc.lineno is not None:
+                exc.lineno += line_shift
             return _syntax_error(exc)
         except (ValueError, RecursionError, MemoryError) as exc:
             return str(exc) or type(exc).__name__
@@ -185,11 +212,15 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     units, ast_ok = _units(text, active)
     lines = _Lines(text)
     matches: list[Match] = []
+    touched: list[_Unit] = []
     for unit in units:
-        found_by_op = [(op, _find(unit, op)) for op in unit.ops]
+        found_by_op = [(op, _find(unit, op, nested=not rewrite)) for op in unit.ops]
         if not any(found for _, found in found_by_op):
             continue
-        positions = Positions.of_module(unit.module)
+        touched.append(unit)
+        positions = Positions.of_module(
+            unit.module, unit.header_text + text[unit.offset : unit.end]
+        )
         shift = unit.offset - unit.header
         for op, found_list in found_by_op:
             for found in found_list:
@@ -227,7 +258,7 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     if overlap is not None:
         return FileResult("", error=overlap, error_kind="overlap")
     new_text = splice(text, tuple(matches))
-    problem = _parses(new_text, ast_ok)
+    problem = _check_units(text, touched, matches, ast_ok, lines)
     if problem is not None:
         return FileResult(
             "",
@@ -235,6 +266,43 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
             error_kind="rewrite",
         )
     return FileResult("", tuple(matches), old_text=text, new_text=new_text)
+
+
+def _check_units(
+    text: str, units: list[_Unit], matches: list[Match], ast_ok: bool, lines: _Lines
+) -> str | None:
+    """Parse each rewritten statement rather than the whole rewritten file: the rest of
+    the file is unchanged, and parsing is most of the cost."""
+    for unit in units:
+        inside = tuple(
+            Match(
+                m.op,
+                m.start,
+                m.end,
+                0,
+                0,
+                0,
+                0,
+                "",
+                m.replacement,
+                m.edit_start - unit.offset,
+                m.edit_end - unit.offset,
+            )
+            for m in matches
+            if unit.offset <= m.edit_start and m.edit_end <= unit.end
+        )
+        snippet = splice(text[unit.offset : unit.end], inside)
+        if not any(
+            line.strip() and not line.lstrip().startswith("#") for line in snippet.splitlines()
+        ):
+            # Deleted statements may leave their block empty: only the whole file tells.
+            return _parses(splice(text, tuple(matches)), ast_ok)
+        first_line = lines.at(unit.offset)[0]
+        header_lines = unit.header_text.count("\n")
+        problem = _parses(unit.header_text + snippet, ast_ok, first_line - 1 - header_lines)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _overlap(matches: list[Match], ops: list[CompiledOp]) -> str | None:
@@ -271,5 +339,3 @@ def truncate(result: FileResult, keep: int) -> FileResult:
     return FileResult(
         result.path, kept, None, None, result.sha256, result.encoding, result.old_text, new_text
     )
-
-

@@ -4,6 +4,11 @@ The main process lists files, reads and hashes them and applies the word prefilt
 (cheap); only files that can match are parsed, in worker processes when there are
 enough of them. Results come back in path order as soon as each is ready, so the first
 file's result is available long before the last file is parsed.
+
+Workers are started with forkserver (or spawn), never fork: the dashboard has threads.
+Like any multiprocessing code, a script calling this API must guard its entry point
+with ``if __name__ == "__main__":`` (or pass ``workers=1``); from stdin or a REPL the
+pool is skipped automatically.
 """
 
 from __future__ import annotations
@@ -12,19 +17,21 @@ import atexit
 import fnmatch
 import multiprocessing
 import os
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from multiprocessing.pool import Pool
+from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import Any
 
 from redline.tools.ast_edit.analyze import analyze, truncate
 from redline.tools.ast_edit.locate import bytes_have_words
 from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
-from redline.tools.ast_edit.results import AstEditReport, FileResult
+from redline.tools.ast_edit.results import AstEditReport, FileResult, splice
 from redline.workspace.paths import (
     ConfinementError,
     iter_workspace_files,
@@ -168,58 +175,100 @@ def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
     try:
         text, encoding = decode_text(data, rel)
     except DecodeError as exc:
-        return FileResult("", error=str(exc).removeprefix(f"{rel}: "), error_kind="read", sha256=sha)
+        return FileResult(
+            "", error=str(exc).removeprefix(f"{rel}: "), error_kind="read", sha256=sha
+        )
     result = analyze(text, _compiled(key), rewrite)
     return replace(result, sha256=sha, encoding=encoding)
 
 
 def _work(task: tuple[str, str, OpsKey, bool]) -> FileResult:
-    """Pool entry point: read and analyse one file."""
+    """Pool entry point: read and analyse one file.
+
+    The texts stay behind: the main process holds the bytes already and rebuilds the
+    new text from the matches, which keeps the results small to send back.
+    """
     path, rel, key, rewrite = task
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         return FileResult("", error=f"cannot read: {exc.strerror or exc}", error_kind="read")
-    return _process(data, rel, key, rewrite)
+    return replace(_process(data, rel, key, rewrite), old_text=None, new_text=None)
 
 
-_pool: Pool | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
+def _with_texts(result: FileResult, data: bytes | None) -> FileResult:
+    """Restore the texts a worker left out (see :func:`_work`)."""
+    if not result.matches or result.old_text is not None or data is None:
+        return result
+    if result.matches[0].replacement is None:
+        return result
+    if sha256_bytes(data) != result.sha256:
+        return FileResult(
+            result.path, error="changed while being searched; search again", error_kind="read"
+        )
+    old_text, _encoding = decode_text(data, result.path)
+    return replace(result, old_text=old_text, new_text=splice(old_text, result.matches))
+
+
+_executor: ProcessPoolExecutor | None = None
+_executor_size = 0
+_executor_lock = threading.Lock()
 
 
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def _get_pool(workers: int) -> Pool:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is not None and _pool_size == workers:
-            return _pool
-        if _pool is not None:
-            _pool.terminate()
+def _main_importable() -> bool:
+    """Workers re-import ``__main__`` by path; from stdin or a REPL that path is no file."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None:
+        return True
+    return os.path.isfile(path)
+
+
+def _get_executor(workers: int) -> ProcessPoolExecutor | None:
+    global _executor, _executor_size
+    if not _main_importable():
+        return None
+    with _executor_lock:
+        if _executor is not None and _executor_size == workers:
+            return _executor
+        if _executor is not None:
+            # Another search may still be using it: let its queued work finish.
+            _executor.shutdown(wait=False)
         methods = multiprocessing.get_all_start_methods()
         # Never fork: the dashboard runs threads, and a forked child can inherit held locks.
+        context: BaseContext
         if "forkserver" in methods:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__])
+            forkserver = multiprocessing.get_context("forkserver")
+            forkserver.set_forkserver_preload([__name__])
+            context = forkserver
         else:
             context = multiprocessing.get_context("spawn")
-        _pool = context.Pool(workers)
-        _pool_size = workers
-        return _pool
+        _executor = ProcessPoolExecutor(workers, mp_context=context)
+        _executor_size = workers
+        return _executor
 
 
 def shutdown_pool() -> None:
     """Stop the worker processes (they are otherwise kept for the next search)."""
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is not None:
-            _pool.terminate()
-            _pool.join()
-        _pool = None
-        _pool_size = 0
+    global _executor, _executor_size
+    with _executor_lock:
+        if _executor is not None:
+            _executor.shutdown(wait=True, cancel_futures=True)
+        _executor = None
+        _executor_size = 0
+
+
+def _drop_broken_pool() -> None:
+    global _executor, _executor_size
+    with _executor_lock:
+        if _executor is not None:
+            _executor.shutdown(wait=False, cancel_futures=True)
+        _executor = None
+        _executor_size = 0
 
 
 atexit.register(shutdown_pool)
@@ -238,13 +287,24 @@ class _Pending:
 
 
 def _prepare(
-    root: Path, rel: str, key: OpsKey, ops: list[CompiledOp], rewrite: bool, cache: ResultCache | None
+    root: Path,
+    rel: str,
+    key: OpsKey,
+    ops: list[CompiledOp],
+    rewrite: bool,
+    cache: ResultCache | None,
 ) -> _Pending:
     path = str(root / rel)
     try:
         stat = os.stat(path)
     except OSError as exc:
-        return _Pending(rel, path, None, None, FileResult(rel, error=f"cannot read: {exc.strerror}", error_kind="read"))
+        return _Pending(
+            rel,
+            path,
+            None,
+            None,
+            FileResult(rel, error=f"cannot read: {exc.strerror}", error_kind="read"),
+        )
     if cache is not None:
         sha = cache.known_sha(path, stat)
         if sha is not None:
@@ -254,7 +314,13 @@ def _prepare(
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        return _Pending(rel, path, None, stat, FileResult(rel, error=f"cannot read: {exc.strerror}", error_kind="read"))
+        return _Pending(
+            rel,
+            path,
+            None,
+            stat,
+            FileResult(rel, error=f"cannot read: {exc.strerror}", error_kind="read"),
+        )
     sha = sha256_bytes(data)
     if cache is not None:
         cache.remember_sha(path, stat, sha)
@@ -294,30 +360,45 @@ def iter_search(
     size = sum(len(item.data or b"") for item in todo)
     count = default_workers() if workers is None else max(1, workers)
     use_pool = count > 1 and len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES
-    results: Iterator[FileResult]
-    finished = False
-    if use_pool:
-        pool = _get_pool(min(count, len(todo)) if workers is not None else count)
-        tasks = [(item.path, item.rel, key, rewrite) for item in todo]
-        results = pool.imap(_work, tasks, chunksize=1)
-    else:
-        results = (
-            _process(item.data or b"", item.rel, key, rewrite) for item in todo
-        )
+    executor = _get_executor(count) if use_pool else None
+    futures: dict[int, Future[FileResult]] = {}
+    if executor is not None:
+        try:
+            for item in todo:
+                futures[id(item)] = executor.submit(_work, (item.path, item.rel, key, rewrite))
+        except (BrokenProcessPool, RuntimeError):
+            _drop_broken_pool()
+            futures.clear()
     try:
         for item in pending:
-            if item.result is not None:
-                yield item.result
-                continue
-            result = replace(next(results), path=item.rel)
-            if cache is not None and result.sha256:
-                cache.put(result.sha256, key, rewrite, replace(result, path=""))
+            result = item.result
+            if result is None:
+                result = _collect(futures.get(id(item)), item, key, rewrite)
+                result = _with_texts(replace(result, path=item.rel), item.data)
+                item.data = None
+                if cache is not None and result.sha256:
+                    cache.put(result.sha256, key, rewrite, replace(result, path=""))
             yield result
-        finished = True
     finally:
-        if use_pool and not finished:
-            # Abandoned midway (limit reached): drop queued work instead of finishing it.
-            shutdown_pool()
+        # Abandoned midway (limit reached): drop queued work instead of finishing it.
+        for future in futures.values():
+            future.cancel()
+
+
+def _collect(
+    future: Future[FileResult] | None, item: _Pending, key: OpsKey, rewrite: bool
+) -> FileResult:
+    if future is not None:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): finish in this process instead.
+            _drop_broken_pool()
+        except CancelledError:
+            pass  # the pool was shut down under us (process exit, another search)
+    if item.data is not None:
+        return _process(item.data, item.rel, key, rewrite)
+    return _work((item.path, item.rel, key, rewrite))
 
 
 def search(
@@ -330,36 +411,36 @@ def search(
     rewrite: bool = True,
     workers: int | None = None,
     cache: ResultCache | None = DEFAULT_CACHE,
-    on_result: Any = None,
+    on_file: Callable[[FileResult], None] | None = None,
 ) -> AstEditReport:
     """Search (and rewrite) every Python file the paths name; the whole report.
 
-    Raises PatternError for bad operations and TargetError for bad paths, both before
-    any file is read. ``on_result(FileResult)`` sees each file's result as it arrives.
+        Raises PatternError for bad operations and TargetError for bad paths, both before
+        any file is read. ``on_file(FileResult)`` sees each file that enters the report
+    (with matches, or with an error) as soon as it is known, in path order.
     """
     compiled = compile_ops(ops)
+    if limit is not None and limit < 1:
+        raise TargetError(f"limit must be at least 1, got {limit}")
     files = list_files(root, paths, glob)
     rewrite = rewrite and all(op.template is not None for op in compiled)
     report = AstEditReport(rewrite=rewrite, files_searched=len(files), limit=limit)
-    if limit is not None and limit < 1:
-        raise TargetError(f"limit must be at least 1, got {limit}")
     total = 0
     stream = iter_search(root, compiled, files, rewrite=rewrite, workers=workers, cache=cache)
     try:
         for result in stream:
-            if on_result is not None:
-                on_result(result)
+            if result.error is None and not result.matches:
+                continue
+            if result.error is None and limit is not None and total + len(result.matches) > limit:
+                result = truncate(result, limit - total)
+                report.limit_reached = True
+            if on_file is not None:
+                on_file(result)
             if result.error is not None:
                 report.errors.append(result)
-                continue
-            if not result.matches:
-                continue
-            if limit is not None and total + len(result.matches) > limit:
-                result = truncate(result, limit - total)
-                if result.error is not None:
-                    report.errors.append(result)
-                    report.limit_reached = True
+                if report.limit_reached:
                     break
+                continue
             report.files.append(result)
             total += len(result.matches)
             if limit is not None and total >= limit:

@@ -90,10 +90,11 @@ def _children(statement: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", None)
-    if decorators:
-        return min(statement.lineno, *(d.lineno for d in decorators))
-    return statement.lineno
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", None) or []
+    first: int = statement.lineno
+    for decorator in decorators:
+        first = min(first, decorator.lineno)
+    return first
 
 
 class Locator:
@@ -137,7 +138,9 @@ class Locator:
             found = self._visit(statement, every, elif_child=False)
             if found is _WHOLE:
                 ops = self._ops_in(statement, every)
-                raw.append(Unit(_first_line(statement), statement.end_lineno or statement.lineno, ops))
+                raw.append(
+                    Unit(_first_line(statement), statement.end_lineno or statement.lineno, ops)
+                )
             else:
                 raw.extend(found)
         return _merge(raw)
@@ -146,7 +149,9 @@ class Locator:
         span = [self._range(_first_line(statement), statement.end_lineno or statement.lineno)]
         return frozenset(op for op in ops if self.words.all_within(self.op_words[op], span))
 
-    def _visit(self, statement: ast.stmt, ops: frozenset[int], elif_child: bool) -> list[Unit] | None:
+    def _visit(
+        self, statement: ast.stmt, ops: frozenset[int], elif_child: bool
+    ) -> list[Unit] | None:
         here = self._ops_in(statement, ops)
         if not here:
             return []

@@ -96,14 +96,12 @@ def match_node(
         return _match_block(pattern, code, env, placeholders)
     if kind is cst.Parameters:
         assert isinstance(pattern, cst.Parameters) and isinstance(code, cst.Parameters)
-        found = match_sequence(
-            parameter_items(pattern), parameter_items(code), env, placeholders
-        )
+        found = match_sequence(parameter_items(pattern), parameter_items(code), env, placeholders)
         return found[0] if found else None
     if kind is cst.SimpleStatementLine:
         found = match_sequence(block_items(pattern), block_items(code), env, placeholders)
         return found[0] if found else None
-    current: Env | None = env
+    current: Env = env
     for name in semantic_fields(kind):
         left: Any = getattr(pattern, name)
         right: Any = getattr(code, name)
@@ -112,22 +110,28 @@ def match_node(
         if isinstance(left, cst.CSTNode):
             if not isinstance(right, cst.CSTNode):
                 return None
-            current = match_node(left, right, current, placeholders)
+            step = match_node(left, right, current, placeholders)
+            if step is None:
+                return None
+            current = step
         elif isinstance(left, (tuple, list)):
             if not isinstance(right, (tuple, list)):
                 return None
             found = match_sequence(left, right, current, placeholders)
-            current = found[0] if found else None
-            if current is not None and kind is cst.Subscript and len(right) == 1:
-                # `x[a,]` indexes with a tuple, `x[a]` does not.
-                if isinstance(left[0].comma, cst.Comma) != isinstance(right[0].comma, cst.Comma):
-                    return None
+            if found is None:
+                return None
+            current = found[0]
+            # `x[a,]` indexes with a tuple, `x[a]` does not.
+            if (
+                kind is cst.Subscript
+                and len(right) == 1
+                and isinstance(left[0].comma, cst.Comma) != isinstance(right[0].comma, cst.Comma)
+            ):
+                return None
         elif name == "star":
             if (_norm(left) or "") != (_norm(right) or ""):
                 return None
         elif _norm(left) != _norm(right):
-            return None
-        if current is None:
             return None
     return current
 
@@ -139,7 +143,9 @@ def _match_block(
     return found[0] if found else None
 
 
-def _match_item(pattern: cst.CSTNode, code: cst.CSTNode, env: Env, placeholders: bool) -> Env | None:
+def _match_item(
+    pattern: cst.CSTNode, code: cst.CSTNode, env: Env, placeholders: bool
+) -> Env | None:
     if placeholders:
         meta = item_meta(pattern)
         if meta is not None:
@@ -210,9 +216,12 @@ def _sequence(
 
 
 def find_expression_matches(
-    roots: Sequence[tuple[cst.CSTNode, cst.CSTNode | None, str]], pattern: cst.CSTNode
+    roots: Sequence[tuple[cst.CSTNode, cst.CSTNode | None, str]],
+    pattern: cst.CSTNode,
+    nested: bool = False,
 ) -> list[Found]:
-    """Outermost matches of an expression pattern under ``roots`` (nested ones are skipped)."""
+    """Matches of an expression pattern under ``roots``: the outermost only, unless
+    ``nested`` (searching lists matches inside matches too; rewriting never does)."""
     wanted: type[cst.CSTNode] | None = type(pattern)
     if type(pattern) is cst.Name:
         meta = placeholder_meta(pattern.value)
@@ -226,7 +235,8 @@ def find_expression_matches(
             env = match_node(pattern, node, {})
             if env is not None:
                 found.append(Found((node,), parent, field, env, False))
-                continue
+                if not nested:
+                    continue
         children = child_nodes(node)
         for child, name in reversed(children):
             stack.append((child, node, name))
@@ -234,9 +244,10 @@ def find_expression_matches(
 
 
 def find_statement_matches(
-    blocks: Sequence[cst.CSTNode], patterns: Sequence[cst.CSTNode]
+    blocks: Sequence[cst.CSTNode], patterns: Sequence[cst.CSTNode], nested: bool = False
 ) -> list[Found]:
-    """Outermost matches of a statement pattern (one or more statements) in ``blocks``."""
+    """Matches of a statement pattern (one or more statements) in ``blocks``; the
+    outermost only unless ``nested``."""
     found: list[Found] = []
     first = patterns[0]
     first_type = (
@@ -256,6 +267,8 @@ def find_statement_matches(
                 if result is not None and result[1] > index:
                     env, end = result
                     found.append(Found(tuple(items[index:end]), node, "body", env, True))
+                    if nested:
+                        descend.extend(items[index:end])
                     index = end
                     continue
                 descend.append(items[index])

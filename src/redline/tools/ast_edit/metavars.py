@@ -153,8 +153,7 @@ def substitute(text: str, what: str) -> Substituted:
             )
         if not name and not multi:
             raise PatternError(
-                f"{what}: '$' at offset {pos} must start a metavariable "
-                "($NAME, $$$NAME, $_ or $$$)"
+                f"{what}: '$' at offset {pos} must start a metavariable ($NAME, $$$NAME, $_ or $$$)"
             )
         if name in ("", "_"):
             anon += 1

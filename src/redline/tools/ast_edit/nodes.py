@@ -58,8 +58,7 @@ def semantic_fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     names = tuple(
         f.name
         for f in dataclasses.fields(kind)
-        if f.name in keep
-        or not (f.name in _FORMAT_FIELDS or f.name.startswith("whitespace"))
+        if f.name in keep or not (f.name in _FORMAT_FIELDS or f.name.startswith("whitespace"))
     )
     _FIELD_CACHE[kind] = names
     return names
@@ -118,9 +117,7 @@ def _inner_name(item: cst.CSTNode, plain: bool) -> cst.Name | None:
             value = item.value
     elif isinstance(item, cst.Element):
         value = item.value
-    elif isinstance(item, cst.StarredElement):
-        value = None if plain else item.value
-    elif isinstance(item, cst.StarredDictElement):
+    elif isinstance(item, (cst.StarredElement, cst.StarredDictElement)):
         value = None if plain else item.value
     elif isinstance(item, cst.Param):
         star = item.star if isinstance(item.star, str) else ""

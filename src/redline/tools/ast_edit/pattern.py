@@ -145,9 +145,7 @@ def _parse(
     except SyntaxError as exc:
         # Python's own wording is shorter and familiar.
         message = f"{exc.msg} (line {exc.lineno}, column {exc.offset})"
-    raise PatternError(
-        f"{what} is not valid Python once its metavariables are replaced: {message}"
-    )
+    raise PatternError(f"{what} is not valid Python once its metavariables are replaced: {message}")
 
 
 def _placeholder_names(tree: cst.CSTNode) -> list[tuple[cst.Name, cst.CSTNode | None, str]]:
@@ -232,9 +230,7 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
                 "(call arguments, elements, parameters or statements)"
             )
     if isinstance(tree, cst.BaseExpression):
-        return CompiledPattern(
-            source, tree, (), _words(rendered), bound, compound_types=None
-        )
+        return CompiledPattern(source, tree, (), _words(rendered), bound, compound_types=None)
     assert isinstance(tree, cst.Module)
     items = tuple(block_items(tree))
     if not items:
@@ -287,9 +283,7 @@ def compile_template(
     if not source:
         return CompiledTemplate(source, "", (), None, frozenset())
     tree, rendered, starts, prefixes = _parse(sub, what)
-    positions = (
-        Positions.of_module(tree) if isinstance(tree, cst.Module) else Positions(tree)
-    )
+    positions = Positions.of_module(tree) if isinstance(tree, cst.Module) else Positions(tree)
     by_start: dict[int, tuple[cst.CSTNode | None, str]] = {}
     for name, parent, field in _placeholder_names(tree):
         by_start[positions.syntactic(name)[0]] = (parent, field)

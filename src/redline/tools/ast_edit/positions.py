@@ -7,6 +7,8 @@ same codegen hooks give directly.
 
 from __future__ import annotations
 
+import bisect
+import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -66,29 +68,62 @@ class _OffsetState(CodegenState):
         return self.syntactic.get(id(node)) or self.full[id(node)]
 
 
+class _OffsetMap:
+    """Maps offsets in libcst's regenerated code to the source it was parsed from.
+
+    libcst reproduces source exactly except in rare spots (it drops the space in
+    ``except E :``); offsets are then realigned so edits still land in the right place.
+    """
+
+    def __init__(self, code: str, source: str) -> None:
+        matcher = difflib.SequenceMatcher(None, code, source, autojunk=False)
+        self.blocks = [(a, b, size) for a, b, size in matcher.get_matching_blocks() if size]
+        self.starts = [a for a, _b, _size in self.blocks]
+
+    def __call__(self, offset: int) -> int:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        if index < 0:
+            return 0
+        a, b, size = self.blocks[index]
+        return b + min(offset - a, size)
+
+
 class Positions:
     """Offsets of every node of one tree in the text it was parsed from."""
 
-    def __init__(self, root: cst.CSTNode, default_indent: str = "    ", newline: str = "\n"):
+    def __init__(
+        self,
+        root: cst.CSTNode,
+        default_indent: str = "    ",
+        newline: str = "\n",
+        source: str | None = None,
+    ):
         state = _OffsetState(default_indent=default_indent, default_newline=newline)
         root._codegen(state)
-        self.code = "".join(state.tokens)
+        code = "".join(state.tokens)
+        self._map = _OffsetMap(code, source) if source is not None and source != code else None
+        self.code = code if source is None else source
         self._full = state.full
         self._syntactic = state.syntactic
         # Keep the tree alive: offsets are keyed by node identity.
         self._root = root
 
     @classmethod
-    def of_module(cls, module: cst.Module) -> Positions:
-        return cls(module, module.default_indent, module.default_newline)
+    def of_module(cls, module: cst.Module, source: str | None = None) -> Positions:
+        return cls(module, module.default_indent, module.default_newline, source)
+
+    def _mapped(self, span: Span) -> Span:
+        if self._map is None:
+            return span
+        return self._map(span[0]), self._map(span[1])
 
     def full(self, node: cst.CSTNode) -> Span:
         """Everything the node prints, its own parentheses included."""
-        return self._full[id(node)]
+        return self._mapped(self._full[id(node)])
 
     def syntactic(self, node: cst.CSTNode) -> Span:
         """The node without surrounding parentheses, commas and trailing whitespace."""
-        return self._syntactic.get(id(node)) or self._full[id(node)]
+        return self._mapped(self._syntactic.get(id(node)) or self._full[id(node)])
 
     def expression(self, node: cst.CSTNode) -> Span:
         """An expression with its own parentheses (they belong to a capture)."""
@@ -123,7 +158,7 @@ class Positions:
             end = max(end, self.full(tail)[1])
         comma = getattr(node, "comma", None)
         if isinstance(comma, cst.Comma) and id(comma) in self._full:
-            end = min(end, self._full[id(comma)][0])
+            end = min(end, self.full(comma)[0])
         return start, end
 
     def statement_start(self, node: cst.CSTNode) -> int:

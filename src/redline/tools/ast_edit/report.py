@@ -66,7 +66,7 @@ def preview_text(report: AstEditReport, action_id: str | None) -> str:
     """The tool's result text: banner, summary, per file its matches and diff."""
     problems = _problems(report)
     if not report.files:
-        return "\n".join([NO_REPLACEMENTS, *([""] + problems if problems else [])])
+        return "\n".join([NO_REPLACEMENTS, *(["", *problems] if problems else [])])
     parts = [
         PREVIEW_BANNER,
         f"{report.summary_label()} (pending action {action_id}; "
@@ -113,22 +113,25 @@ def to_json(report: AstEditReport) -> dict[str, Any]:
     }
 
 
-def cli_text(report: AstEditReport) -> str:
-    """Readable CLI output: the diff (rewrite) or one line per match (search)."""
-    parts: list[str] = []
+def cli_file_text(result: FileResult, rewrite: bool) -> str:
+    """One file's part of the CLI output: its diff, or one line per match."""
+    if rewrite:
+        return file_diff(result).rstrip("\n")
+    return "\n".join(
+        f"{result.path}:{m.start_line}:{m.start_column + 1}: {_one_line(m.text)}"
+        for m in result.matches
+    )
+
+
+def cli_summary(report: AstEditReport) -> str:
+    """The CLI's last line: counts, and the limit when it cut the search short."""
     if report.rewrite:
-        parts.extend(file_diff(result).rstrip("\n") for result in report.files)
         summary = (
             f"{plural(report.total_matches, 'replacement')} in "
             f"{plural(report.file_count, 'file')} "
             f"({plural(report.files_searched, 'file')} searched)"
         )
     else:
-        for result in report.files:
-            parts.extend(
-                f"{result.path}:{m.start_line}:{m.start_column + 1}: {_one_line(m.text)}"
-                for m in result.matches
-            )
         summary = (
             f"{plural(report.total_matches, 'match')} in "
             f"{plural(report.file_count, 'file')} "
@@ -136,5 +139,11 @@ def cli_text(report: AstEditReport) -> str:
         )
     if report.limit_reached and report.limit is not None:
         summary += f"; stopped at the limit of {report.limit}"
-    parts.append(summary)
+    return summary
+
+
+def cli_text(report: AstEditReport) -> str:
+    """The whole CLI output for a finished report."""
+    parts = [cli_file_text(result, report.rewrite) for result in report.files]
+    parts.append(cli_summary(report))
     return "\n".join(parts)

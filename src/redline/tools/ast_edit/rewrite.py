@@ -8,6 +8,9 @@ land in a slot that binds tighter than they do. Only the matched span is replace
 from __future__ import annotations
 
 import bisect
+import io
+import re
+import tokenize
 
 import libcst as cst
 
@@ -41,6 +44,58 @@ def capture_span(capture: Capture, positions: Positions) -> Span | None:
     return positions.item(capture.nodes[0])[0], positions.item(capture.nodes[-1])[1]
 
 
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+
+
+class _Tokens:
+    """Significant tokens of the matched code (comments and line breaks skipped)."""
+
+    def __init__(self, code: str, span: Span) -> None:
+        begin = max(code.rfind("\n", 0, span[0]), code.rfind("\r", 0, span[0])) + 1
+        fragment = code[begin : span[1]]
+        rows = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", fragment)]
+        self.tokens: list[tuple[int, int, str]] = []
+        skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(fragment).readline):
+                if token.type in skip or token.type == tokenize.ENDMARKER:
+                    continue
+                lo = begin + rows[token.start[0] - 1] + token.start[1]
+                hi = begin + rows[token.end[0] - 1] + token.end[1]
+                self.tokens.append((lo, hi, token.string))
+        except (tokenize.TokenError, SyntaxError, IndexError):
+            self.tokens = []
+        self.starts = [token[0] for token in self.tokens]
+
+    def before(self, offset: int) -> tuple[int, int, str] | None:
+        index = bisect.bisect_right(self.starts, offset - 1) - 1
+        while index >= 0 and self.tokens[index][1] > offset:
+            index -= 1
+        return self.tokens[index] if index >= 0 else None
+
+    def after(self, offset: int) -> list[tuple[int, int, str]]:
+        index = bisect.bisect_left(self.starts, offset)
+        return self.tokens[index : index + 2]
+
+
+def _bracket_layout(tokens: _Tokens, lo: int, hi: int) -> Span:
+    """Widen a whole-list capture to its brackets: keeps line breaks, comments and a
+    trailing comma (``f(  # why\n    a,\n    b,\n)``)."""
+    opener = tokens.before(lo)
+    following = tokens.after(hi)
+    if following and following[0][2] == ",":
+        following = following[1:]
+    if (
+        opener is None
+        or opener[2] not in _OPENERS
+        or not following
+        or following[0][2] not in _CLOSERS
+    ):
+        return lo, hi
+    return opener[1], following[0][0]
+
+
 def _string_spans(capture: Capture, positions: Positions) -> list[Span]:
     spans: list[Span] = []
     stack = list(capture.nodes)
@@ -57,7 +112,7 @@ def _string_spans(capture: Capture, positions: Positions) -> list[Span]:
 
 def _reindent(text: str, start: int, source: str, target: str, strings: list[Span]) -> str:
     """Move continuation lines from indentation ``source`` to ``target``."""
-    if source == target or "\n" not in text and "\r" not in text:
+    if source == target or ("\n" not in text and "\r" not in text):
         return text
     lines = text.splitlines(keepends=True)
     out = [lines[0]]
@@ -121,6 +176,15 @@ def _empty_cut(template: CompiledTemplate, slot: TemplateSlot, floor: int) -> Sp
     return slot.start, slot.end
 
 
+def _inline_suite(template: CompiledTemplate, slot: TemplateSlot) -> bool:
+    """Whether the slot is the body written on its header's line (``def f(): $$$B``)."""
+    return template.text[: slot.start].rstrip(" \t").endswith(":")
+
+
+def _indent_step(inner: str, outer: str) -> str:
+    return inner[len(outer) :] if inner.startswith(outer) and inner != outer else "    "
+
+
 def render(
     template: CompiledTemplate,
     found: Found,
@@ -133,6 +197,7 @@ def render(
     line_starts = [0] + [i + 1 for i, c in enumerate(template.text) if c == "\n"]
     pieces: list[str] = []
     cursor = 0
+    tokens: _Tokens | None = None
     for slot in template.slots:
         capture = found.env[slot.name]
         cut = (slot.start, slot.end)
@@ -145,11 +210,40 @@ def render(
         captured = capture_span(capture, positions)
         if captured is None:
             continue
+        if (
+            capture.multi
+            and slot.start > 0
+            and template.text[slot.start - 1] in _OPENERS
+            and template.text[slot.end : slot.end + 1] in tuple(_CLOSERS)
+        ):
+            if tokens is None:
+                tokens = _Tokens(code, span)
+            captured = _bracket_layout(tokens, captured[0], captured[1])
         text = code[captured[0] : captured[1]]
         target = base + slot.line_indent
+        if (
+            capture.multi
+            and isinstance(capture.nodes[0], (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+            and _inline_suite(template, slot)
+            and ("\n" in text or "\r" in text)
+        ):
+            # Statements over several lines cannot follow `def f():` on its line: open an
+            # indented block, or the later statements would leave the body.
+            step = _indent_step(line_indent(code, captured[0]), line_indent(code, span[0]))
+            target = target + step
+            newline = "\r\n" if "\r\n" in code else "\n"
+            pieces.append(newline + target)
+            while pieces[-2].endswith(" "):
+                pieces[-2] = pieces[-2][:-1]
         if "\n" in text or "\r" in text:
             source = line_indent(code, captured[0])
             text = _reindent(text, captured[0], source, target, _string_spans(capture, positions))
+            if (
+                isinstance(slot.parent, cst.ImportAlias)
+                and template.text[slot.start - 1 : slot.start] not in _OPENERS
+            ):
+                # A name list over several lines needs the brackets it had.
+                text = f"({text})"
         if not capture.multi:
             parent, field = slot.parent, slot.field
             if parent is None:
@@ -166,8 +260,12 @@ def render(
         root is not None
         and not found.statements
         and not getattr(found.nodes[0], "lpar", None)
-        and not (isinstance(root, cst.Name) and template.slots and len(template.slots) == 1
-                 and template.slots[0].parent is None)
+        and not (
+            isinstance(root, cst.Name)
+            and template.slots
+            and len(template.slots) == 1
+            and template.slots[0].parent is None
+        )
         and needs_parens(root, found.parent, found.field)
     ):
         result = f"({result})"
