@@ -13,7 +13,7 @@ class Store:
     def add(self, item: Item, quantity: int = 0) -> None:
         self._items[item.sku] = item
         self._stock[item.sku] = self._stock.get(item.sku, 0) + quantity
-        print("added", item.sku, "quantity", quantity)
+        print(f"added {quantity} of {item.sku}")
 
     def remove(self, sku: str, quantity: int) -> None:
         if len(self._stock) == 0:
@@ -23,10 +23,7 @@ class Store:
             raise ValueError(f"only {available} of {sku} in stock")
         self._stock[sku] = available - quantity
         print(
-            "removed",
-            sku,  # the caller's SKU, as given
-            "quantity",
-            quantity,
+            f"removed {quantity} of {sku}",  # the SKU as the caller gave it
         )
 
     def quantity(self, sku: str) -> int:
