@@ -10,7 +10,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from redline.agent.events import Event, EventStream
 from redline.tools.pending_action import PendingAction, PendingActionStore
@@ -147,6 +147,17 @@ class FakeSession:
         self.resolutions.append((action, reason, action_id, by))
         pending = self.store.get(action_id) if action_id else self.store.peek()
         result = asyncio.run(resolve_pending(self.store, action, reason, action_id))
+        details = result.details if isinstance(result.details, dict) else {}
+        if result.is_error and details.get("action_id"):
+            # The real session reports refused and failed resolutions as a failed notice.
+            self.emit(
+                "notice",
+                message=result.text,
+                action_id=details["action_id"],
+                action=action,
+                by=by,
+                failed=True,
+            )
         if not result.is_error and pending is not None:
             self.emit(
                 "pending_resolved",
@@ -172,9 +183,14 @@ class FakeSession:
         old = self.store.get(action_id)
         if old is None:
             return ToolResult.error(f"no pending action {action_id}")
-        fresh = make_action(old.label, source=old.source_tool_name, new="a = 3\n")
+        preview = Preview([modify("src/app.py", "a = 1.5\n", "a = 3\n")])
+        fresh = PendingAction(
+            old.label, old.apply, source_tool_name=old.source_tool_name, preview=preview
+        )
         self.store.replace(action_id, fresh)
-        self.emit("pending_replaced", previous_action_id=action_id, new_action_id=fresh.id)
+        self.emit(
+            "pending_replaced", old_action_id=action_id, action_id=fresh.id, label=fresh.label
+        )
         return ToolResult.text_result(f"Re-previewed {old.label} as {fresh.id}.")
 
     def check_staleness(self, paths: set[str] | None = None) -> None:
@@ -197,7 +213,7 @@ class FakeSession:
 class FakeWatcher:
     """Stands in for the watchfiles watcher; tests call ``fire`` to report changed paths."""
 
-    instances: list[FakeWatcher] = []
+    instances: ClassVar[list[FakeWatcher]] = []
 
     def __init__(self, root: Path, on_change: Callable[[set[str]], None]) -> None:
         self.root = root

@@ -53,14 +53,17 @@ def resolution_block(
     verb: str,
     label: str,
     source: str,
-    reason: str,
+    reason: str | None,
     *,
     by: str = "",
     result: Any = None,
     failed: bool = False,
 ) -> list[Content]:
     if failed:
-        title = (" APPLY FAILED " if verb == "apply" else " DISCARD FAILED ", "bold $text-error on $error-muted")
+        title = (
+            " APPLY FAILED " if verb == "apply" else " DISCARD FAILED ",
+            "bold $text-error on $error-muted",
+        )
     elif verb == "apply":
         title = (" ✓ APPLIED ", "bold $text-success on $success-muted")
     else:
@@ -75,19 +78,22 @@ def resolution_block(
     if by:
         head.append((f"  by {by}", "$text-muted"))
     lines = [Content.assemble(*head)]
-    lines.append(
-        Content.assemble(("   reason: ", "$text-muted"), reason or "(none given)")
-    )
+    if reason is not None:
+        lines.append(Content.assemble(("   reason: ", "$text-muted"), reason or "(none given)"))
     text = result_text(result).strip()
     if failed and text:
         for line in text.splitlines()[:6]:
             lines.append(Content.styled(f"   {line}", "$text-error"))
     elif text:
-        lines.append(Content.styled(f"   {_short(text.splitlines()[0], ARGS_WIDTH)}", "$text-muted"))
+        lines.append(
+            Content.styled(f"   {_short(text.splitlines()[0], ARGS_WIDTH)}", "$text-muted")
+        )
     return lines
 
 
-def format_event(event_type: str, data: Mapping[str, Any], tool_names: dict[str, str]) -> list[Content]:
+def format_event(
+    event_type: str, data: Mapping[str, Any], tool_names: dict[str, str]
+) -> list[Content]:
     """Lines for one event (text deltas are streamed by the log itself, not formatted here)."""
     if event_type in QUIET:
         return []
@@ -104,9 +110,21 @@ def format_event(event_type: str, data: Mapping[str, Any], tool_names: dict[str,
             tool_names[call_id] = name
         args = data.get("args")
         shown = json.dumps(args, ensure_ascii=False, default=str) if args is not None else ""
-        return [Content.assemble(("→ ", "$text-accent"), (name, "bold"), " ", (_short(shown, ARGS_WIDTH), "$text-muted"))]
+        return [
+            Content.assemble(
+                ("→ ", "$text-accent"),
+                (name, "bold"),
+                " ",
+                (_short(shown, ARGS_WIDTH), "$text-muted"),
+            )
+        ]
     if event_type == "tool_update":
-        return [Content.styled(f"  … {_short(_first(data, 'text', 'message', 'progress'), ARGS_WIDTH)}", "$text-muted")]
+        return [
+            Content.styled(
+                f"  … {_short(_first(data, 'text', 'message', 'progress'), ARGS_WIDTH)}",
+                "$text-muted",
+            )
+        ]
     if event_type == "tool_end":
         name = tool_names.pop(_first(data, "tool_call_id"), "") or _first(data, "name") or "tool"
         result = data.get("result")
@@ -133,7 +151,10 @@ def format_event(event_type: str, data: Mapping[str, Any], tool_names: dict[str,
                 " ",
                 (_short(_first(data, "label"), LABEL_WIDTH), "bold"),
                 " ",
-                (f" {_first(data, 'source_tool_name') or 'custom_tool'} ", "$text-secondary on $secondary-muted"),
+                (
+                    f" {_first(data, 'source_tool_name') or 'custom_tool'} ",
+                    "$text-secondary on $secondary-muted",
+                ),
                 (stats, "$text-muted"),
             )
         ]
@@ -166,10 +187,11 @@ def format_event(event_type: str, data: Mapping[str, Any], tool_names: dict[str,
             )
         ]
     if event_type == "pending_replaced":
-        old = _first(data, "previous_action_id", "old_action_id", "action_id")
-        new = _first(data, "new_action_id", "replacement_id")
-        text = f"↻ re-previewed {old}" + (f" as {new}" if new else "")
-        return [Content.styled(text, "$text-accent")]
+        old = _first(data, "old_action_id", "previous_action_id")
+        new = _first(data, "new_action_id", "action_id") if old else ""
+        old = old or _first(data, "action_id")
+        replaced = f"↻ re-previewed {old}" + (f" as {new}" if new else "")
+        return [Content.styled(replaced, "$text-accent")]
     if event_type == "undone":
         label = _first(data, "label") or result_text(data.get("result")).strip() or "the last apply"
         return [Content.assemble(("↶ undone ", "bold $text-warning"), _short(label, LABEL_WIDTH))]
@@ -178,6 +200,17 @@ def format_event(event_type: str, data: Mapping[str, Any], tool_names: dict[str,
         return [Content.styled(f"⚙ plugin loaded: {name}", "$text-muted")]
     if event_type == "plugin_error":
         return plugin_error_lines(_first(data, "path", "source"), _first(data, "message", "error"))
+    if event_type == "notice" and data.get("failed"):
+        # A refused or failed resolution: the action stays pending and the text says why.
+        return resolution_block(
+            "apply" if _first(data, "action") == "apply" else "discard",
+            _first(data, "label") or _first(data, "action_id"),
+            _first(data, "source_tool_name") or "pending action",
+            str(data["reason"]) if "reason" in data else None,
+            by=_first(data, "by"),
+            result={"content": [{"type": "text", "text": _first(data, "message")}]},
+            failed=True,
+        )
     if event_type == "notice":
         return [Content.styled(f"ℹ {_first(data, 'message', 'text')}", "$text-muted")]
     if event_type == "error":
@@ -185,7 +218,9 @@ def format_event(event_type: str, data: Mapping[str, Any], tool_names: dict[str,
             Content.assemble((" ERROR ", "bold $text-error on $error-muted"), " ", line)
             if index == 0
             else Content.styled(f"        {line}", "$text-error")
-            for index, line in enumerate((_first(data, "message", "error") or "unknown error").splitlines())
+            for index, line in enumerate(
+                (_first(data, "message", "error") or "unknown error").splitlines()
+            )
         ]
     return []
 

@@ -12,9 +12,9 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path, PurePath
+from typing import Any, ClassVar, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -22,12 +22,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from redline.tools.pending_action import PendingAction
 from redline.tools.result import ToolResult
-from redline.tui.activity_format import format_event, plugin_error_lines, resolution_block
+from redline.tui.activity_format import format_event, plugin_error_lines
 from redline.tui.bridge import EventBridge
 from redline.tui.messages import (
     BatchFinished,
@@ -77,9 +78,10 @@ STATUS_STATE = {
     "error": "failed",
 }
 DEAD_RUN = -1
+_W = TypeVar("_W", bound=Widget)
 
 
-def _css_paths() -> list[str | Path]:
+def _css_paths() -> list[str | PurePath]:
     from redline.resources import styles_dir
 
     base = styles_dir()
@@ -97,7 +99,7 @@ class RedlineApp(App[int]):
     """The review dashboard for one session."""
 
     TITLE = "redline"
-    CSS_PATH: ClassVar[list[str | Path]] = _css_paths()  # type: ignore[misc]
+    CSS_PATH = _css_paths()
     AUTO_FOCUS = "#stack"
     ENABLE_COMMAND_PALETTE = True
 
@@ -107,9 +109,9 @@ class RedlineApp(App[int]):
         Binding("r", "focus_reason", "Reason"),
         Binding("p", "repreview", "Re-preview"),
         Binding("left_square_bracket", "step_file(-1)", "Prev file", key_display="["),
-        Binding("right_square_bracket", "step_file(1)", "Next file", key_display="]"),
+        Binding("right_square_bracket", "step_file(1)", "Next", key_display="]"),
         Binding("s", "toggle_split", "Split"),
-        Binding("plus,equals_sign", "context(True)", "More context", key_display="+"),
+        Binding("plus,equals_sign", "context(True)", "Context", key_display="+"),
         Binding("minus", "context(False)", "Less context", key_display="-", show=False),
         Binding("u", "undo", "Undo"),
         Binding("ctrl+x", "stop_agent", "Stop", priority=True),
@@ -140,8 +142,11 @@ class RedlineApp(App[int]):
         self._agent_thread: threading.Thread | None = None
         self._busy = False
         self._trust_asked = False
-        self._previewed: tuple[int, bool, str] | None = None
+        self._previewed: tuple[int, bool, str] | bool | None = False
         self._tool_names: dict[str, str] = {}
+        self._widgets: dict[type[Widget], Widget] = {}
+        self._panels: dict[str, Widget] = {}
+        self._binding_state: tuple[bool | None, ...] = ()
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -159,28 +164,47 @@ class RedlineApp(App[int]):
         with Vertical(id="activity-panel"):
             yield ActivityLog(id="activity")
             yield Input(placeholder="talk to the agent (Enter sends)", id="prompt")
-        yield Footer()
+        yield Footer(compact=True)
 
+    # Widgets are looked up once on the main screen: a modal on top must not hide them.
     @property
     def stack(self) -> PendingStack:
-        return self.query_one(PendingStack)
+        return self._widget(PendingStack)
 
     @property
     def preview(self) -> PreviewPanel:
-        return self.query_one(PreviewPanel)
+        return self._widget(PreviewPanel)
 
     @property
     def activity(self) -> ActivityLog:
-        return self.query_one(ActivityLog)
+        return self._widget(ActivityLog)
 
     @property
     def resolve_bar(self) -> ResolveBar:
-        return self.query_one(ResolveBar)
+        return self._widget(ResolveBar)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self._widget(StatusLine)
+
+    def _widget(self, kind: type[_W]) -> _W:
+        found = self._widgets.get(kind)
+        if found is None:
+            found = self.screen_stack[0].query_one(kind)
+            self._widgets[kind] = found
+        assert isinstance(found, kind)
+        return found
+
+    def _panel(self, panel_id: str) -> Widget:
+        found = self._panels.get(panel_id)
+        if found is None:
+            found = self._panels[panel_id] = self.screen_stack[0].query_one(f"#{panel_id}", Widget)
+        return found
 
     def on_mount(self) -> None:
-        self.query_one("#stack-panel").border_title = "Pending"
+        self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
-        self.query_one("#activity-panel").border_title = "Activity"
+        self._panel("activity-panel").border_title = "Activity"
         self.bridge.attach(self.session)
         self._refresh_stack()
         for notice in self.startup_notices:
@@ -227,7 +251,7 @@ class RedlineApp(App[int]):
     def on_events_available(self, _message: EventsAvailable) -> None:
         batch = self.bridge.drain()
         activity = self.activity
-        with activity.batch():
+        with activity.batch_writes():
             for stamped in batch:
                 event = stamped.event
                 if (
@@ -242,7 +266,16 @@ class RedlineApp(App[int]):
                 elif event.type == "message_end":
                     activity.end_text()
                 else:
+                    if event.type == "notice" and data.get("failed"):
+                        data = self._with_action_facts(data)
                     activity.write_lines(format_event(event.type, data, self._tool_names))
+
+    def _with_action_facts(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A failed resolution names only the action id; the action is still on the stack."""
+        action = self.session.store.get(str(data.get("action_id", "")))
+        if action is None:
+            return data
+        return {"label": action.label, "source_tool_name": action.source_tool_name, **data}
 
     def on_stack_changed(self, _message: StackChanged) -> None:
         self.bridge.stack_seen()
@@ -251,8 +284,8 @@ class RedlineApp(App[int]):
     def _refresh_stack(self) -> None:
         actions = self.session.store.snapshot()
         self.stack.update_actions(actions)
-        self.query_one(StatusLine).pending = len(actions)
-        self.query_one("#stack-panel").border_title = f"Pending ({len(actions)})"
+        self.status_line.pending = len(actions)
+        self._panel("stack-panel").border_title = f"Pending ({len(actions)})"
         self._show_selected()
         self._update_controls()
         self._maybe_resume()
@@ -271,7 +304,7 @@ class RedlineApp(App[int]):
     @on(PendingStack.Selected)
     def _stack_selected(self, _message: PendingStack.Selected) -> None:
         self._show_selected()
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
 
     def _update_controls(self) -> None:
         top = self.session.store.peek()
@@ -279,12 +312,12 @@ class RedlineApp(App[int]):
             apply=top is not None and not top.stale and not self._busy,
             discard=top is not None and not self._busy,
         )
-        self.refresh_bindings()
+        self._refresh_bindings_if_changed()
 
     def _set_state(self, state: str) -> None:
         self.agent_state = state
-        self.query_one(StatusLine).state = state
-        self.refresh_bindings()
+        self.status_line.state = state
+        self._refresh_bindings_if_changed()
 
     def _show_plugin_error(self, error: Any) -> None:
         where = str(getattr(error, "path", "") or getattr(error, "source", "") or "")
@@ -311,7 +344,9 @@ class RedlineApp(App[int]):
                 call = self.session.resume if text is None else lambda: self.session.prompt(text)
                 outcome["status"] = str(call())
             except Exception as exc:
-                outcome["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                outcome["error"] = (
+                    f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                )
 
         # A daemon thread: if a run ever ignores abort, quitting still cannot hang on it.
         thread = threading.Thread(target=target, name=f"redline-agent-{run_id}", daemon=True)
@@ -332,7 +367,11 @@ class RedlineApp(App[int]):
         self.bridge.run_id = 0
         if message.error:
             self.activity.write_lines(
-                [Content.assemble((" ERROR ", "bold $text-error on $error-muted"), " ", message.error)]
+                [
+                    Content.assemble(
+                        (" ERROR ", "bold $text-error on $error-muted"), " ", message.error
+                    )
+                ]
             )
             self._set_state("failed")
             return
@@ -419,18 +458,14 @@ class RedlineApp(App[int]):
             self.notify(result.text, title="Top changed", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {result.text}", "$text-warning")])
         else:
-            self._show_failure(message.verb, message.action_id, message.reason, result)
+            self._show_failure(message.verb, message.action_id, result)
         self._update_controls()
         self._maybe_resume()
 
-    def _show_failure(self, verb: str, action_id: str, reason: str, result: ToolResult) -> None:
-        action = self.session.store.get(action_id)
-        label = action.label if action else action_id
-        source = action.source_tool_name if action else "custom_tool"
+    def _show_failure(self, verb: str, action_id: str, result: ToolResult) -> None:
+        # The session logs the failure itself (a ``notice`` event with ``failed``); the toast
+        # makes sure the person who pressed the key sees it even with the log scrolled away.
         self.notify(result.text, title=f"{verb.capitalize()} failed", severity="error")
-        self.activity.write_lines(
-            resolution_block(verb, label, source, reason, by="human", result=result.to_dict(), failed=True)
-        )
 
     def action_apply_all(self) -> None:
         self._resolve_all("apply")
@@ -500,7 +535,9 @@ class RedlineApp(App[int]):
     def _command_worker(self, command: str, call: Callable[[], Any]) -> None:
         try:
             value = call()
-            result = value if isinstance(value, ToolResult) else ToolResult.text_result(str(value or ""))
+            result = (
+                value if isinstance(value, ToolResult) else ToolResult.text_result(str(value or ""))
+            )
         except Exception as exc:
             result = ToolResult.error(f"{command} failed: {exc}")
         self.post_message(CommandFinished(command, result))
@@ -525,7 +562,12 @@ class RedlineApp(App[int]):
             self.action_trust()
         else:
             self.activity.write_lines(
-                [Content.styled("ℹ project plugins not loaded (trust them with ctrl+p → Trust)", "$text-muted")]
+                [
+                    Content.styled(
+                        "ℹ project plugins not loaded (trust them with ctrl+p → Trust)",
+                        "$text-muted",
+                    )
+                ]
             )
         self._start_initial_prompt()
 
@@ -540,7 +582,7 @@ class RedlineApp(App[int]):
         self.preview.change_context(more)
 
     def action_focus_reason(self) -> None:
-        self.query_one(ReasonInput).focus()
+        self.resolve_bar.query_one(ReasonInput).focus()
 
     @on(ReasonInput.Done)
     def _reason_done(self) -> None:
@@ -550,19 +592,34 @@ class RedlineApp(App[int]):
         self.push_screen(HelpScreen())
 
     # -- what can act now ------------------------------------------------------------
+    GATED_ACTIONS: ClassVar[tuple[str, ...]] = (
+        "apply_top",
+        "discard_top",
+        "repreview",
+        "step_file",
+        "toggle_split",
+        "context",
+        "stop_agent",
+        "undo",
+    )
+
+    def _refresh_bindings_if_changed(self) -> None:
+        # The Footer recomposes on every refresh, so only refresh when a key's state flips.
+        state = tuple(self.check_action(name, ()) for name in self.GATED_ACTIONS)
+        if state != self._binding_state:
+            self._binding_state = state
+            self.refresh_bindings()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if not self.is_mounted or not isinstance(self.screen, Screen) or self.screen.is_modal:
+        if not self._widgets or self.screen.is_modal:
             return True
-        try:
-            top = self.session.store.peek()
-        except Exception:
-            return True
+        top = self.session.store.peek()
         if action == "apply_top":
             return None if top is None or top.stale or self._busy else True
         if action == "discard_top":
             return None if top is None or self._busy else True
         if action == "repreview":
-            selected = self._selected_action() if self.query(PendingStack) else None
+            selected = self._selected_action()
             return True if selected is not None and selected.stale else None
         if action == "step_file":
             return True if self.preview.file_count > 1 else None
@@ -577,15 +634,37 @@ class RedlineApp(App[int]):
     # -- command palette -------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield SystemCommand(
-            "Apply all", "Apply every pending action, top first; stops at the first stale or failing one", self.action_apply_all
+            "Apply all",
+            "Apply every pending action, top first; stops at the first stale or failing one",
+            self.action_apply_all,
         )
-        yield SystemCommand("Discard all", "Discard every pending action, top first", self.action_discard_all)
-        yield SystemCommand("Re-preview", "Recompute the selected stale action against the current files", self.action_repreview)
-        yield SystemCommand("Trust this workspace", "Load this workspace's project plugins", self.action_trust)
-        yield SystemCommand("Toggle split view", "Side-by-side or unified diff", self.action_toggle_split)
-        yield SystemCommand("More context", "Show more unchanged lines around changes", lambda: self.action_context(True))
-        yield SystemCommand("Less context", "Show fewer unchanged lines around changes", lambda: self.action_context(False))
-        yield SystemCommand("Undo last apply", "Restore the files of the last applied action", self.action_undo)
+        yield SystemCommand(
+            "Discard all", "Discard every pending action, top first", self.action_discard_all
+        )
+        yield SystemCommand(
+            "Re-preview",
+            "Recompute the selected stale action against the current files",
+            self.action_repreview,
+        )
+        yield SystemCommand(
+            "Trust this workspace", "Load this workspace's project plugins", self.action_trust
+        )
+        yield SystemCommand(
+            "Toggle split view", "Side-by-side or unified diff", self.action_toggle_split
+        )
+        yield SystemCommand(
+            "More context",
+            "Show more unchanged lines around changes",
+            lambda: self.action_context(True),
+        )
+        yield SystemCommand(
+            "Less context",
+            "Show fewer unchanged lines around changes",
+            lambda: self.action_context(False),
+        )
+        yield SystemCommand(
+            "Undo last apply", "Restore the files of the last applied action", self.action_undo
+        )
         yield SystemCommand("Stop agent", "Abort the running agent", self.action_stop_agent)
         yield from super().get_system_commands(screen)
 
@@ -595,7 +674,11 @@ class RedlineApp(App[int]):
         if count:
             noun = "action is" if count == 1 else "actions are"
             self.push_screen(
-                ConfirmScreen(f"{count} {noun} still pending and will not be applied. Quit anyway?", yes="Quit", no="Stay"),
+                ConfirmScreen(
+                    f"{count} {noun} still pending and will not be applied. Quit anyway?",
+                    yes="Quit",
+                    no="Stay",
+                ),
                 self._quit_answered,
             )
             return

@@ -132,9 +132,7 @@ def _match_middle(
         count_b[b[j]] = count_b.get(b[j], 0) + 1
         where_b[b[j]] = j
     anchors = [
-        (i, where_b[a[i]])
-        for i in range(alo, ahi)
-        if count_a[a[i]] == 1 and count_b.get(a[i]) == 1
+        (i, where_b[a[i]]) for i in range(alo, ahi) if count_a[a[i]] == 1 and count_b.get(a[i]) == 1
     ]
     if not anchors:
         if (ahi - alo) * (bhi - blo) <= _DIFFLIB_BUDGET:

@@ -38,9 +38,6 @@ class RunFinished(Message):
     status: str
     error: str = ""
 
-    def __post_init__(self) -> None:
-        super().__init__()
-
 
 @dataclass
 class ResolutionFinished(Message):
@@ -51,9 +48,6 @@ class ResolutionFinished(Message):
     reason: str
     result: ToolResult
 
-    def __post_init__(self) -> None:
-        super().__init__()
-
 
 @dataclass
 class BatchFinished(Message):
@@ -63,9 +57,6 @@ class BatchFinished(Message):
     done: int
     stopped_at: str = ""
 
-    def __post_init__(self) -> None:
-        super().__init__()
-
 
 @dataclass
 class CommandFinished(Message):
@@ -73,6 +64,3 @@ class CommandFinished(Message):
 
     command: str
     result: ToolResult
-
-    def __post_init__(self) -> None:
-        super().__init__()

@@ -76,7 +76,7 @@ class ActivityLog(ScrollView, can_focus=True):
         self._after_change()
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch_writes(self) -> Iterator[None]:
         """Write many lines, then update the scroll size and repaint once."""
         self._deferred = True
         try:

@@ -40,7 +40,7 @@ class DiffView(ScrollView, can_focus=True):
         self._split_rows: list[SplitRow] = []
         self._text_lines: list[Content] = []
         self._split = False
-        self._context = 3
+        self._context_lines = 3
         self._gutter = 1
         self._lexer_path = ""
         self._highlighted: dict[HighlightKey, Content] = {}
@@ -59,7 +59,7 @@ class DiffView(ScrollView, can_focus=True):
 
     @property
     def context(self) -> int:
-        return self._context
+        return self._context_lines
 
     @property
     def row_count(self) -> int:
@@ -69,14 +69,12 @@ class DiffView(ScrollView, can_focus=True):
 
     def show_change(self, change: FileChange, *, context: int, split: bool) -> None:
         self._change = change
-        self._context = context
+        self._context_lines = context
         self._split = split
         self._rows = unified_rows(change, context)
         self._split_rows = split_rows(self._rows) if split else []
         self._text_lines = []
-        largest = max(
-            (max(row.old_no or 0, row.new_no or 0) for row in self._rows), default=0
-        )
+        largest = max((max(row.old_no or 0, row.new_no or 0) for row in self._rows), default=0)
         self._gutter = len(str(largest))
         self._max_width = max((len(row.text) for row in self._rows), default=0)
         self._lexer_path = change.path

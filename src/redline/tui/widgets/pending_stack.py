@@ -7,8 +7,10 @@ three. Row facts (files, +/- lines) are computed once per action id and cached.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from textual.binding import Binding
+from textual import events
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
@@ -45,7 +47,7 @@ def _facts(action: PendingAction) -> tuple[tuple[str, ...], int, int]:
 class PendingStack(ScrollView, can_focus=True):
     """Every pending action; the top one (row 0) is the one resolve acts on."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j,down", "cursor_down", "Down", show=False),
         Binding("k,up", "cursor_up", "Up", show=False),
         Binding("home", "cursor_home", "Top", show=False),
@@ -155,10 +157,8 @@ class PendingStack(ScrollView, can_focus=True):
     def action_page_up(self) -> None:
         self.cursor -= max(1, self.size.height // ROW_HEIGHT)
 
-    def _on_click(self, event: object) -> None:
-        y = getattr(event, "y", None)
-        if isinstance(y, int):
-            self.cursor = (int(self.scroll_y) + y) // ROW_HEIGHT
+    def on_click(self, event: events.Click) -> None:
+        self.cursor = (int(self.scroll_y) + event.y) // ROW_HEIGHT
 
     # -- rendering ----------------------------------------------------------------
     def on_resize(self) -> None:

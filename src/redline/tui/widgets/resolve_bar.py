@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Input
@@ -12,7 +14,7 @@ from textual.widgets import Button, Input
 class ReasonInput(Input):
     """Enter or Escape hand focus back to the stack; the text stays for the next y/n."""
 
-    BINDINGS = [Binding("escape", "done", "Back to stack", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "done", "Back to stack", show=False)]
 
     class Done(Message):
         """The person finished typing a reason."""

@@ -35,7 +35,9 @@ class StatusLine(Widget):
 
     def render(self) -> Content:
         model = (
-            Content.assemble((self.model_label, "bold"), (" (scripted — no language model)", "$text-warning"))
+            Content.assemble(
+                (self.model_label, "bold"), (" (scripted — no language model)", "$text-warning")
+            )
             if self.scripted
             else Content.styled(self.model_label, "bold")
         )
