@@ -583,6 +583,9 @@ class AgentSession:
                     message=result.text,
                     action_id=details["action_id"],
                     action=action,
+                    reason=reason,
+                    label=details.get("label"),
+                    source_tool_name=details.get("source_tool_name"),
                     by=by,
                     failed=True,
                 )

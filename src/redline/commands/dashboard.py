@@ -73,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
         except (ProviderError, ValueError, OSError) as exc:
             print(f"redline: cannot start the agent with {model!r}: {exc}", file=sys.stderr)
             return 1
-        notices.extend(getattr(session, "recovery_messages", []))
     return launch(
         session,
         prompt=args.prompt if model else None,
@@ -89,7 +88,8 @@ def launch(session: object, *, prompt: str | None = None, notices: Sequence[str]
         app = RedlineApp(
             session,  # type: ignore[arg-type]
             initial_prompt=prompt,
-            startup_notices=notices,
+            # What crash recovery rolled back when the session opened the workspace.
+            startup_notices=[*getattr(session, "recovery_messages", ()), *notices],
         )
         code = app.run()
     finally:

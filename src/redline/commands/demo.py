@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"redline demo: {exc}", file=sys.stderr)
         return 2
     provider = ScriptedProvider(demo_plan_path(), wait_scale=0.0 if args.no_wait else None)
-    headless = args.headless or not _dashboard_available()
+    headless = args.headless
     resolver = args.resolver or ("agent" if headless else "human")
     session = create_agent_session(
         workspace,
@@ -91,16 +91,5 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STATUS.get(status, 1)
     from redline.commands.dashboard import launch
 
-    return launch(session, prompt=DEMO_PROMPT)
-
-
-def _dashboard_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("redline.tui.app") is not None and _has_launch()
-
-
-def _has_launch() -> bool:
-    from redline.commands import dashboard
-
-    return hasattr(dashboard, "launch")
+    notices = [f"Sample project copied to {workspace}; the demo works on that copy."]
+    return launch(session, prompt=DEMO_PROMPT, notices=notices)

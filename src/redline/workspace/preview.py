@@ -8,11 +8,12 @@ survive, and each change records the encoding it is written back with.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+from redline.workspace.diffing import grouped_opcodes, opcodes
 
 ChangeKind = Literal["modify", "create", "delete", "rename"]
 
@@ -115,13 +116,47 @@ def _split(text: str | None) -> list[str]:
 
 def _count(old: list[str], new: list[str]) -> LineStats:
     added = removed = 0
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(old, new):
         if tag in ("replace", "delete"):
             removed += i2 - i1
         if tag in ("replace", "insert"):
             added += j2 - j1
     return LineStats(added, removed)
+
+
+def line_stats(change: FileChange) -> LineStats:
+    return _count(old_lines(change), new_lines(change))
+
+
+def _range(start: int, length: int) -> str:
+    # The hunk header convention unified diffs (and difflib) use.
+    first = start + 1 if length else start
+    return str(first) if length == 1 else f"{first},{length}"
+
+
+def _line(prefix: str, text: str) -> str:
+    return (
+        prefix + text if text.endswith("\n") else f"{prefix}{text}\n\\ No newline at end of file\n"
+    )
+
+
+def _unified(old: list[str], new: list[str], from_file: str, to_file: str, context: int) -> str:
+    groups = grouped_opcodes(opcodes(old, new), context)
+    if not groups:
+        return ""
+    out = [f"--- {from_file}\n", f"+++ {to_file}\n"]
+    for group in groups:
+        first, last = group[0], group[-1]
+        out.append(
+            f"@@ -{_range(first[1], last[2] - first[1])} +{_range(first[3], last[4] - first[3])} @@\n"
+        )
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(_line(" ", line) for line in old[i1:i2])
+                continue
+            out.extend(_line("-", line) for line in old[i1:i2])
+            out.extend(_line("+", line) for line in new[j1:j2])
+    return "".join(out)
 
 
 def old_lines(change: FileChange) -> list[str]:
@@ -183,16 +218,13 @@ class Preview:
         to_file = "/dev/null" if isinstance(change, FileDelete) else f"b/{change.path}"
         if isinstance(change, FileDelete) and change.old_text is None:
             return f"--- {from_file}\n+++ {to_file}\nBinary file deleted\n"
-        out: list[str] = []
-        for line in difflib.unified_diff(old, new, from_file, to_file, n=context):
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-        return "".join(out)
+        return _unified(old, new, from_file, to_file, context)
 
     def diff(self, context: int = 3) -> str:
         return "".join(self.file_diff(change, context) for change in self.changes)
 
     def file_stats(self, change: FileChange) -> LineStats:
-        return _count(old_lines(change), new_lines(change))
+        return line_stats(change)
 
     def stats(self) -> LineStats:
         added = removed = 0

@@ -30,6 +30,8 @@ class ActivityLog(ScrollView, can_focus=True):
         self._max_width = 0
         self._deferred = False
         self._dirty = False
+        # Follow the newest line until the person scrolls up; scrolling back down resumes.
+        self._follow = True
 
     # -- writing -------------------------------------------------------------------
     def write_lines(self, lines: Iterable[Content]) -> None:
@@ -91,14 +93,22 @@ class ActivityLog(ScrollView, can_focus=True):
         if self._deferred:
             self._dirty = True
             return
-        follow = self.scroll_y >= self.max_scroll_y - 1
         if len(self.lines) > MAX_LINES:
             del self.lines[: len(self.lines) - TRIM_TO]
             self._strips.clear()
         self.virtual_size = Size(self._max_width, len(self.lines))
-        if follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        if self._follow:
+            # The new virtual size is only known to scrolling after the next layout.
+            self.call_after_refresh(self._scroll_to_newest)
         self.refresh()
+
+    def _scroll_to_newest(self) -> None:
+        if self._follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._follow = new_value >= self.max_scroll_y - 1
 
     def clear(self) -> None:
         self.lines.clear()

@@ -34,13 +34,12 @@ class StatusLine(Widget):
         return value
 
     def render(self) -> Content:
-        model = (
-            Content.assemble(
-                (self.model_label, "bold"), (" (scripted — no language model)", "$text-warning")
-            )
-            if self.scripted
-            else Content.styled(self.model_label, "bold")
-        )
+        model = Content.styled(self.model_label, "bold")
+        if self.scripted:
+            # The session's label may already carry the scripted note; show it once, in colour.
+            name, _, note = self.model_label.partition(" (")
+            note = f" ({note}" if note else " (scripted — no language model)"
+            model = Content.assemble((name, "bold"), (note, "$text-warning"))
         return Content.assemble(
             ("redline ", "bold $text-primary"),
             model,
