@@ -9,6 +9,7 @@ posts its outcome back, so the UI never waits on the agent.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import time
@@ -212,6 +213,10 @@ class RedlineApp(App[int]):
         for error in self.session.plugin_errors:
             self._show_plugin_error(error)
         self._start_watcher()
+        # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
+        # the app; moving it out of the collector's sight keeps full collections from
+        # stalling key presses for tens of milliseconds.
+        self.call_after_refresh(gc.freeze)
         if self.session.untrusted_plugin_dir is not None and not self._trust_asked:
             self._trust_asked = True
             self.push_screen(TrustScreen(self.session.untrusted_plugin_dir), self._trust_answered)
