@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         provider,
         resolver=resolver,
         tool_paths=[example_tools_dir() / "batch_rename_preview.py"],
+        watch_plugins=not headless,
     )
     if headless:
         from redline.agent.render import EventPrinter

@@ -55,6 +55,11 @@ class PluginManager:
         for loaded in result.tools:
             self._add(loaded)
         self.session.plugin_errors = list(result.errors)
+        # Recorded in the session log; clients that subscribe later read plugin_errors.
+        for error in result.errors:
+            self.session.events.emit(
+                "plugin_error", path=error.path, message=str(error), source=error.source
+            )
         self.session.untrusted_plugin_dir = result.untrusted_project_dir
         self.sources = dict(result.watch_sources)
         self.watch_paths = list(result.watch_paths)
