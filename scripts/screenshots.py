@@ -187,9 +187,7 @@ async def capture(name: str, scene: Scene, out_dir: Path, scratch: Path) -> Path
     )
     try:
         app = RedlineApp(
-            # AgentSession's read-only properties and Literal types do not match the
-            # protocol's plain attributes (same ignore as redline.commands.dashboard).
-            session,  # type: ignore[arg-type]
+            session,
             initial_prompt=DEMO_PROMPT,
             watcher_factory=NullWatcher,
             workspace_label=WORKSPACE_LABEL,

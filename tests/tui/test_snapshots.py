@@ -31,7 +31,7 @@ class _NoWatcher:
 
 
 def _app(session: FakeSession) -> RedlineApp:
-    return RedlineApp(session, watcher_factory=_NoWatcher)  # type: ignore[arg-type]
+    return RedlineApp(session, watcher_factory=_NoWatcher)
 
 
 async def _settle(pilot: Pilot[Any]) -> None:

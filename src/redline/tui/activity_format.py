@@ -67,7 +67,7 @@ def resolution_block(
     elif verb == "apply":
         title = (" ✓ APPLIED ", "bold $text-success on $success-muted")
     else:
-        title = (" ✗ DISCARDED ", "bold $text-warning on $warning-muted")
+        title = (" ✗ DISCARDED ", "bold $redline-text-warning on $warning-muted")
     head: list[tuple[str, str] | str] = [
         title,
         " ",
@@ -112,7 +112,7 @@ def format_event(
         shown = json.dumps(args, ensure_ascii=False, default=str) if args is not None else ""
         return [
             Content.assemble(
-                ("→ ", "$text-accent"),
+                ("→ ", "$redline-text-accent"),
                 (name, "bold"),
                 " ",
                 (_short(shown, ARGS_WIDTH), "$text-muted"),
@@ -146,7 +146,7 @@ def format_event(
             stats = f" +{preview.get('added', 0)} -{preview.get('removed', 0)}"
         return [
             Content.assemble(
-                ("⊕ queued ", "$text-accent"),
+                ("⊕ queued ", "$redline-text-accent"),
                 (_first(data, "action_id"), "$text-muted"),
                 " ",
                 (_short(_first(data, "label"), LABEL_WIDTH), "bold"),
@@ -191,10 +191,14 @@ def format_event(
         new = _first(data, "new_action_id", "action_id") if old else ""
         old = old or _first(data, "action_id")
         replaced = f"↻ re-previewed {old}" + (f" as {new}" if new else "")
-        return [Content.styled(replaced, "$text-accent")]
+        return [Content.styled(replaced, "$redline-text-accent")]
     if event_type == "undone":
         label = _first(data, "label") or result_text(data.get("result")).strip() or "the last apply"
-        return [Content.assemble(("↶ undone ", "bold $text-warning"), _short(label, LABEL_WIDTH))]
+        return [
+            Content.assemble(
+                ("↶ undone ", "bold $redline-text-warning"), _short(label, LABEL_WIDTH)
+            )
+        ]
     if event_type == "plugin_loaded":
         name = _first(data, "name", "tool", "path")
         return [Content.styled(f"⚙ plugin loaded: {name}", "$text-muted")]

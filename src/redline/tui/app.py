@@ -39,6 +39,7 @@ from redline.tui.messages import (
     RunFinished,
     StackChanged,
 )
+from redline.tui.palette import readable_variables
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
@@ -149,6 +150,11 @@ class RedlineApp(App[int]):
         self._panels: dict[str, Widget] = {}
         self._binding_state: tuple[bool | None, ...] = ()
 
+    def get_css_variables(self) -> dict[str, str]:
+        # Recomputed on every theme change, so the readable colours follow the theme.
+        variables = super().get_css_variables()
+        return {**variables, **readable_variables(variables)}
+
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusLine(
@@ -209,7 +215,7 @@ class RedlineApp(App[int]):
         self.bridge.attach(self.session)
         self._refresh_stack()
         for notice in self.startup_notices:
-            self.activity.write_lines([Content.styled(f"ℹ {notice}", "$text-warning")])
+            self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
         for error in self.session.plugin_errors:
             self._show_plugin_error(error)
         self._start_watcher()
@@ -242,7 +248,7 @@ class RedlineApp(App[int]):
         except Exception as exc:
             self._watcher = None
             self.activity.write_lines(
-                [Content.styled(f"ℹ live staleness checks are off: {exc}", "$text-warning")]
+                [Content.styled(f"ℹ live staleness checks are off: {exc}", "$redline-text-warning")]
             )
 
     def _files_changed(self, paths: set[str]) -> None:
@@ -401,7 +407,9 @@ class RedlineApp(App[int]):
         self._live_run = 0
         self.bridge.run_id = DEAD_RUN
         self._set_state("stopped")
-        self.activity.write_lines([Content.styled("■ agent stopped by you", "bold $text-warning")])
+        self.activity.write_lines(
+            [Content.styled("■ agent stopped by you", "bold $redline-text-warning")]
+        )
         threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
 
     def _abort_quietly(self) -> None:
@@ -419,7 +427,7 @@ class RedlineApp(App[int]):
             self.notify("The agent is still running: stop it first (ctrl+x).", severity="warning")
             return
         event.input.value = ""
-        self.activity.write_lines([Content.assemble(("you: ", "bold $text-accent"), text)])
+        self.activity.write_lines([Content.assemble(("you: ", "bold $redline-text-accent"), text)])
         self.stack.focus()
         self.start_run(text)
 
@@ -461,7 +469,7 @@ class RedlineApp(App[int]):
             self.resolve_bar.clear_reason()
         elif isinstance(result.details, dict) and "expected_action_id" in result.details:
             self.notify(result.text, title="Top changed", severity="warning")
-            self.activity.write_lines([Content.styled(f"ℹ {result.text}", "$text-warning")])
+            self.activity.write_lines([Content.styled(f"ℹ {result.text}", "$redline-text-warning")])
         else:
             self._show_failure(message.verb, message.action_id, result)
         self._update_controls()

@@ -8,21 +8,39 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from redline.agent.events import Event
 from redline.tools.pending_action import PendingAction, PendingActionStore
 from redline.tools.result import ToolResult
 
+# Who resolved an action, as the session records it (the dashboard only passes "human").
+ResolvedBy = Literal["agent", "human", "auto"]
+
 
 class SessionLike(Protocol):
-    store: PendingActionStore
-    model_label: str
-    scripted: bool
-    resolver: str
-    plugin_errors: list[Any]
-    untrusted_plugin_dir: Path | None
-    cwd: Path
+    # Read-only properties: the app never assigns them, and the real session computes some
+    # (``model_label``, ``scripted``) and narrows others (``resolver`` is a Literal).
+    @property
+    def store(self) -> PendingActionStore: ...
+
+    @property
+    def model_label(self) -> str: ...
+
+    @property
+    def scripted(self) -> bool: ...
+
+    @property
+    def resolver(self) -> str: ...
+
+    @property
+    def plugin_errors(self) -> list[Any]: ...
+
+    @property
+    def untrusted_plugin_dir(self) -> Path | None: ...
+
+    @property
+    def cwd(self) -> Path: ...
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]: ...
 
@@ -35,7 +53,7 @@ class SessionLike(Protocol):
         action: str,
         reason: str,
         action_id: str | None = None,
-        by: str = "human",
+        by: ResolvedBy = "human",
     ) -> ToolResult: ...
 
     def undo(self) -> ToolResult: ...
@@ -57,4 +75,4 @@ class WatcherLike(Protocol):
 
 WatcherFactory = Callable[[Path, Callable[[set[str]], None]], WatcherLike]
 
-__all__ = ["PendingAction", "SessionLike", "WatcherFactory", "WatcherLike"]
+__all__ = ["PendingAction", "ResolvedBy", "SessionLike", "WatcherFactory", "WatcherLike"]

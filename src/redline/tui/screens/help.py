@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Grid, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -44,15 +45,13 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
-def key_map_content() -> Content:
-    lines: list[Content] = []
+def key_map_cells() -> Iterator[Static]:
+    """The key map as grid cells: a heading spanning both columns, then key | description."""
     for title, keys in KEY_MAP:
-        lines.append(Content.styled(title, "bold $text-accent"))
+        yield Static(Content.styled(title, "bold $redline-text-accent"), classes="heading")
         for key, what in keys:
-            lines.append(Content.assemble((f"  {key:<8}", "bold"), what))
-        lines.append(Content(""))
-    lines.append(Content.styled("Escape or ? closes this help.", "$text-muted"))
-    return Content("\n").join(lines)
+            yield Static(Content.styled(key, "bold"), classes="key")
+            yield Static(what, classes="what")
 
 
 class HelpScreen(ModalScreen[None]):
@@ -61,7 +60,10 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("redline — keys", id="title")
-            yield Static(key_map_content(), id="keys")
+            # Two columns, so a wrapped description stays under its own text.
+            with Grid(id="keys"):
+                yield from key_map_cells()
+            yield Static("Escape or ? closes this help.", id="closing")
 
     def action_close(self) -> None:
         self.dismiss(None)

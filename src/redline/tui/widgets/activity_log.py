@@ -1,13 +1,16 @@
 """The agent's live activity: streamed text, tool calls, resolutions, errors.
 
-A Line-API log: lines are kept as ``Content`` and only visible ones are rendered, so
-thousands of events per second cost a list append each plus one repaint per frame.
+A Line-API log: only visible lines are rendered, so thousands of events per second cost
+a list append each plus one repaint per frame. Every entry is word-wrapped to the log's
+width (never scrolled sideways); a resize re-wraps them all, and the open paragraph of
+streamed text is re-wrapped as each delta arrives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from textual.content import Content
 from textual.geometry import Size
@@ -18,16 +21,53 @@ from redline.tui.render import content_strip, fit
 
 MAX_LINES = 20_000
 TRIM_TO = 15_000
-TEXT_PREFIX = ("▌ ", "$text-primary")
+TEXT_PREFIX = Content.styled("▌ ", "$text-primary")
+# Wrapped lines of an unindented entry hang under its text, clear of its marker.
+HANGING_INDENT = 2
+# Before the first layout the width is unknown; the first resize re-wraps at the real one.
+FALLBACK_WIDTH = 80
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One logical line: ``first`` starts its first row, ``rest`` every wrapped row."""
+
+    first: Content
+    body: Content
+    rest: Content
+
+    @property
+    def plain(self) -> str:
+        return self.first.plain + self.body.plain
+
+    def wrap(self, width: int) -> list[Content]:
+        if self.first.cell_length + self.body.cell_length <= width:
+            return [self.first + self.body]
+        indent = max(self.first.cell_length, self.rest.cell_length)
+        rows = self.body.wrap(max(width - indent, 1))
+        return [self.first + rows[0], *(self.rest + row for row in rows[1:])]
+
+
+def _text_entry(text: str) -> _Entry:
+    return _Entry(TEXT_PREFIX, Content(text), TEXT_PREFIX)
+
+
+def _line_entry(line: Content) -> _Entry:
+    plain = line.plain
+    lead = len(plain) - len(plain.lstrip(" "))
+    return _Entry(line[:lead], line[lead:], Content(" " * (lead or HANGING_INDENT)))
 
 
 class ActivityLog(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        # What was written (``_entries``) and the rows it wraps to (``lines``).
+        self._entries: list[_Entry] = []
+        self._heights: list[int] = []
         self.lines: list[Content] = []
         self._strips: dict[int, Strip] = {}
         self._open_text: str | None = None
-        self._max_width = 0
+        self._wrap_width = 0
         self._deferred = False
         self._dirty = False
         # Follow the newest line until the person scrolls up; scrolling back down resumes.
@@ -39,43 +79,65 @@ class ActivityLog(ScrollView, can_focus=True):
         new = list(lines)
         if not new:
             return
-        self._append(new)
+        for line in new:
+            self._push(_line_entry(line))
+        self._after_change()
 
     def stream_text(self, text: str) -> None:
-        """Append streamed assistant text, continuing the line that is open."""
+        """Append streamed assistant text, continuing the paragraph that is open."""
         if not text:
             return
         pieces = text.split("\n")
         if self._open_text is None:
-            self._open_text = ""
-            self.lines.append(Content(""))
-        self._open_text += pieces[0]
-        self._set_last(self._open_text)
+            self._open_text = pieces[0]
+            self._push(_text_entry(self._open_text))
+        else:
+            self._open_text += pieces[0]
+            self._replace_last(_text_entry(self._open_text))
         for piece in pieces[1:]:
             self._open_text = piece
-            self.lines.append(Content(""))
-            self._set_last(piece)
+            self._push(_text_entry(piece))
         self._after_change()
 
     def end_text(self) -> None:
         self._close_text()
 
     def _close_text(self) -> None:
-        if self._open_text is not None and not self._open_text and self.lines:
+        if self._open_text is not None and not self._open_text and self._entries:
             # A message that ended on a newline leaves an empty last line; drop it.
-            self.lines.pop()
+            self._drop_last()
         self._open_text = None
 
-    def _set_last(self, text: str) -> None:
-        index = len(self.lines) - 1
-        self.lines[index] = Content.assemble(TEXT_PREFIX, text)
-        self._strips.pop(index, None)
-        self._max_width = max(self._max_width, len(text) + 2)
+    def _width(self) -> int:
+        width = self.scrollable_content_region.width
+        return width if width > 0 else FALLBACK_WIDTH
 
-    def _append(self, new: list[Content]) -> None:
-        self.lines.extend(new)
-        self._max_width = max(self._max_width, *(line.cell_length for line in new))
-        self._after_change()
+    def _push(self, entry: _Entry) -> None:
+        rows = entry.wrap(self._width())
+        self._entries.append(entry)
+        self._heights.append(len(rows))
+        self.lines.extend(rows)
+
+    def _drop_last(self) -> None:
+        self._entries.pop()
+        start = len(self.lines) - self._heights.pop()
+        for index in range(start, len(self.lines)):
+            self._strips.pop(index, None)
+        del self.lines[start:]
+
+    def _replace_last(self, entry: _Entry) -> None:
+        self._drop_last()
+        self._push(entry)
+
+    def _rewrap(self) -> None:
+        width = self._width()
+        self.lines = []
+        self._heights = []
+        for entry in self._entries:
+            rows = entry.wrap(width)
+            self._heights.append(len(rows))
+            self.lines.extend(rows)
+        self._strips.clear()
 
     @contextmanager
     def batch_writes(self) -> Iterator[None]:
@@ -89,14 +151,23 @@ class ActivityLog(ScrollView, can_focus=True):
                 self._dirty = False
                 self._after_change()
 
+    def _trim(self) -> None:
+        dropped_entries = dropped_lines = 0
+        while len(self.lines) - dropped_lines > TRIM_TO:
+            dropped_lines += self._heights[dropped_entries]
+            dropped_entries += 1
+        del self._entries[:dropped_entries]
+        del self._heights[:dropped_entries]
+        del self.lines[:dropped_lines]
+        self._strips.clear()
+
     def _after_change(self) -> None:
         if self._deferred:
             self._dirty = True
             return
         if len(self.lines) > MAX_LINES:
-            del self.lines[: len(self.lines) - TRIM_TO]
-            self._strips.clear()
-        self.virtual_size = Size(self._max_width, len(self.lines))
+            self._trim()
+        self.virtual_size = Size(0, len(self.lines))
         if self._follow:
             # The new virtual size is only known to scrolling after the next layout.
             self.call_after_refresh(self._scroll_to_newest)
@@ -111,18 +182,27 @@ class ActivityLog(ScrollView, can_focus=True):
         self._follow = new_value >= self.max_scroll_y - 1
 
     def clear(self) -> None:
+        self._entries.clear()
+        self._heights.clear()
         self.lines.clear()
         self._strips.clear()
         self._open_text = None
-        self._max_width = 0
         self.virtual_size = Size(0, 0)
         self.refresh()
 
     @property
     def plain(self) -> str:
-        return "\n".join(line.plain for line in self.lines)
+        """Everything written, one logical line each (as written, not as wrapped)."""
+        return "\n".join(entry.plain for entry in self._entries)
 
     # -- rendering -------------------------------------------------------------------
+    def on_resize(self) -> None:
+        width = self._width()
+        if width != self._wrap_width:
+            self._wrap_width = width
+            self._rewrap()
+            self._after_change()
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
@@ -137,4 +217,4 @@ class ActivityLog(ScrollView, can_focus=True):
         if strip is None:
             strip = content_strip(self.lines[index], base, self.app.stylesheet.parse_style)
             self._strips[index] = strip
-        return fit(strip, int(self.scroll_x), width, base)
+        return fit(strip, 0, width, base)

@@ -21,7 +21,7 @@ from redline.workspace.preview import FileChange
 ROW_STYLE = {
     "add": "on $success-muted",
     "delete": "on $error-muted",
-    "hunk": "$text-accent",
+    "hunk": "$redline-text-accent",
     "meta": "italic $text-muted",
     "context": "",
 }
@@ -178,14 +178,16 @@ class DiffView(ScrollView, can_focus=True):
         if row is None:
             return Content(" " * width), True
         if row.kind in ("hunk", "meta"):
-            return Content.styled(row.text, ROW_STYLE[row.kind]).truncate(width, pad=True), True
+            return Content.styled(row.text, ROW_STYLE[row.kind]).truncate(
+                width, ellipsis=True, pad=True
+            ), True
         number = row.new_no if new_side else row.old_no
         code, complete = self._code(row)
         line = Content.assemble(
             (f"{number or '':>{self._gutter}} ", "$text-muted"),
             (SIGN[row.kind] + " ", "bold"),
             code,
-        ).truncate(width, pad=True)
+        ).truncate(width, ellipsis=True, pad=True)
         if ROW_STYLE[row.kind]:
             line = line.stylize_before(ROW_STYLE[row.kind])
         return line, complete

@@ -9,7 +9,12 @@ from textual.widgets.option_list import Option
 from redline.tui.diff_model import change_stats
 from redline.workspace.preview import FileChange, change_title
 
-KIND_STYLE = {"M": "$text-warning", "A": "$text-success", "D": "$text-error", "R": "$text-accent"}
+KIND_STYLE = {
+    "M": "$redline-text-warning",
+    "A": "$text-success",
+    "D": "$text-error",
+    "R": "$redline-text-accent",
+}
 
 
 class FileList(OptionList):

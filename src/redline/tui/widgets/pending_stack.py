@@ -184,13 +184,16 @@ class PendingStack(ScrollView, can_focus=True):
         if strip is None:
             selected = index == self.cursor
             row_base = base
-            if selected:
-                row_base = base + self.app.stylesheet.parse_style(
-                    "on $block-cursor-background"
-                    if self.has_focus
-                    else "on $block-hover-background"
-                )
-            content = self._line(self.rows[index], index, part)
+            content = self._line(self.rows[index], index, part, width)
+            if selected and self.has_focus:
+                # The pieces' own colours (muted, secondary) vanish on the cursor background.
+                row_base = base + self.app.stylesheet.parse_style("on $block-cursor-background")
+                # From the first letter on: an SVG run starting with spaces loses them in
+                # some renderers (rsvg), which would shift the exported row left.
+                indent = len(content.plain) - len(content.plain.lstrip(" "))
+                content = content.stylize("$block-cursor-foreground", indent)
+            elif selected:
+                row_base = base + self.app.stylesheet.parse_style("on $block-hover-background")
             strip = fit(
                 content_strip(content, row_base, self.app.stylesheet.parse_style),
                 0,
@@ -200,18 +203,16 @@ class PendingStack(ScrollView, can_focus=True):
             self._strips[key] = strip
         return strip
 
-    def _line(self, row: StackRow, index: int, part: int) -> Content:
+    def _line(self, row: StackRow, index: int, part: int, width: int) -> Content:
         if part == 0:
-            marker = ("▶ top ", "bold $text-accent") if index == 0 else ("      ", "")
-            pieces: list[tuple[str, str] | str] = [
-                marker,
-                (f"{row.action_id:<7}", "$text-muted"),
-                " ",
-                (row.label, "bold"),
-            ]
-            if row.stale:
-                pieces.extend(["  ", (" STALE ", "bold $text-error on $error-muted")])
-            return Content.assemble(*pieces)
+            marker = ("▶ top ", "bold $redline-text-accent") if index == 0 else ("      ", "")
+            head = Content.assemble(marker, (f"{row.action_id:<7}", "$text-muted"), " ")
+            badge = Content.assemble("  ", (" STALE ", "bold $text-error on $error-muted"))
+            tail = badge if row.stale else Content("")
+            # A long label gives way first, so the STALE badge stays in sight.
+            room = max(width - head.cell_length - tail.cell_length, 1)
+            label = Content.styled(row.label, "bold").truncate(room, ellipsis=True)
+            return Content.assemble(head, label, tail).truncate(width, ellipsis=True)
         files = ", ".join(row.files) if row.files else "no file changes"
         count = f"{len(row.files)} file{'s' if len(row.files) != 1 else ''}: " if row.files else ""
         return Content.assemble(
@@ -223,7 +224,11 @@ class PendingStack(ScrollView, can_focus=True):
             (f"-{row.removed}", "$text-error"),
             "  ",
             (count + files, "$text-muted"),
-        )
+        ).truncate(width, ellipsis=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
 
     def on_focus(self) -> None:
         self._strips.clear()

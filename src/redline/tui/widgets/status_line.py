@@ -7,10 +7,10 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 STATE_STYLE = {
-    "running": "bold $text-accent",
-    "waiting for review": "bold $text-warning",
+    "running": "bold $redline-text-accent",
+    "waiting for review": "bold $redline-text-warning",
     "idle": "$text-muted",
-    "stopped": "bold $text-warning",
+    "stopped": "bold $redline-text-warning",
     "failed": "bold $text-error",
 }
 AGENT_STATES = tuple(STATE_STYLE)
@@ -39,7 +39,7 @@ class StatusLine(Widget):
             # The session's label may already carry the scripted note; show it once, in colour.
             name, _, note = self.model_label.partition(" (")
             note = f" ({note}" if note else " (scripted — no language model)"
-            model = Content.assemble((name, "bold"), (note, "$text-warning"))
+            model = Content.assemble((name, "bold"), (note, "$redline-text-warning"))
         return Content.assemble(
             ("redline ", "bold $text-primary"),
             model,
