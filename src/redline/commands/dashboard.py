@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from redline.commands._common import (
     add_model_options,
     add_tool_options,
     add_workspace_option,
 )
+
+if TYPE_CHECKING:
+    from redline.agent.session import AgentSession
 
 NO_MODEL = (
     "No model is configured, so the agent cannot run. Pass --model (scripted:PLAN.json, "
@@ -46,33 +50,33 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 2
+    from redline.agent.providers import ModelSpecError
+    from redline.agent.providers.base import Provider, ProviderError
+    from redline.sdk import create_agent_session
+
     notices: list[str] = []
-    session: object
+    target: str | Provider = model or ""
     if not model:
-        from redline.tui.offline import OfflineSession
+        from redline.agent.providers.unconfigured import UnconfiguredProvider
 
-        session = OfflineSession(root, NO_MODEL)
+        target = UnconfiguredProvider(NO_MODEL)
         notices.append(NO_MODEL)
-    else:
-        from redline.agent.providers import ModelSpecError
-        from redline.agent.providers.base import ProviderError
-        from redline.sdk import create_agent_session
-
-        try:
-            session = create_agent_session(
-                root,
-                model,
-                resolver=args.resolver,
-                tool_paths=tuple(args.tool_paths),
-                trust=bool(args.trust),
-                base_url=args.base_url,
-            )
-        except ModelSpecError as exc:
-            print(f"redline: {exc}", file=sys.stderr)
-            return 2
-        except (ProviderError, ValueError, OSError) as exc:
-            print(f"redline: cannot start the agent with {model!r}: {exc}", file=sys.stderr)
-            return 1
+    try:
+        session = create_agent_session(
+            root,
+            target,
+            resolver=args.resolver,
+            tool_paths=tuple(args.tool_paths),
+            trust=bool(args.trust),
+            base_url=args.base_url,
+            watch_plugins=True,
+        )
+    except ModelSpecError as exc:
+        print(f"redline: {exc}", file=sys.stderr)
+        return 2
+    except (ProviderError, ValueError, OSError) as exc:
+        print(f"redline: cannot start the agent with {model!r}: {exc}", file=sys.stderr)
+        return 1
     return launch(
         session,
         prompt=args.prompt if model else None,
@@ -80,20 +84,18 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def launch(session: object, *, prompt: str | None = None, notices: Sequence[str] = ()) -> int:
+def launch(session: AgentSession, *, prompt: str | None = None, notices: Sequence[str] = ()) -> int:
     """Open the dashboard on an already-created session; closes the session afterwards."""
     from redline.tui.app import RedlineApp
 
     try:
         app = RedlineApp(
-            session,  # type: ignore[arg-type]
+            session,
             initial_prompt=prompt,
             # What crash recovery rolled back when the session opened the workspace.
-            startup_notices=[*getattr(session, "recovery_messages", ()), *notices],
+            startup_notices=[*session.recovery_messages, *notices],
         )
         code = app.run()
     finally:
-        close = getattr(session, "close", None)
-        if callable(close):
-            close()
+        session.close()
     return int(code or 0)
