@@ -344,6 +344,7 @@ async def test_apply_all_stops_at_stale() -> None:
     session.store.mark_stale("pa-2", "src/app.py changed")
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()  # let the first mount finish before driving actions directly
         app.action_apply_all()
         await wait_until(pilot, lambda: not app._busy and applied == ["c"])
         assert session.store.count == 2
