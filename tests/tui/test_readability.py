@@ -40,6 +40,8 @@ def test_readable_variables_leave_terminal_colours_alone() -> None:
     variables = {
         "text-warning": "ansi_yellow",
         "text-accent": "ansi_magenta",
+        "text-success": "ansi_green",
+        "text-error": "ansi_red",
         "surface": "transparent",
         "panel": "transparent",
         "foreground": "ansi_default",
@@ -47,6 +49,8 @@ def test_readable_variables_leave_terminal_colours_alone() -> None:
     assert readable_variables(variables) == {
         "redline-text-warning": "ansi_yellow",
         "redline-text-accent": "ansi_magenta",
+        "redline-text-success": "ansi_green",
+        "redline-text-error": "ansi_red",
     }
 
 

@@ -62,10 +62,10 @@ def resolution_block(
     if failed:
         title = (
             " APPLY FAILED " if verb == "apply" else " DISCARD FAILED ",
-            "bold $text-error on $error-muted",
+            "bold $redline-text-error on $error-muted",
         )
     elif verb == "apply":
-        title = (" ✓ APPLIED ", "bold $text-success on $success-muted")
+        title = (" ✓ APPLIED ", "bold $redline-text-success on $success-muted")
     else:
         title = (" ✗ DISCARDED ", "bold $redline-text-warning on $warning-muted")
     head: list[tuple[str, str] | str] = [
@@ -83,7 +83,7 @@ def resolution_block(
     text = result_text(result).strip()
     if failed and text:
         for line in text.splitlines()[:6]:
-            lines.append(Content.styled(f"   {line}", "$text-error"))
+            lines.append(Content.styled(f"   {line}", "$redline-text-error"))
     elif text:
         lines.append(
             Content.styled(f"   {_short(text.splitlines()[0], ARGS_WIDTH)}", "$text-muted")
@@ -101,7 +101,7 @@ def format_event(
         return [Content.styled("── agent started ──", "$text-muted")]
     if event_type == "agent_end":
         status = _first(data, "status") or "done"
-        style = "$text-error" if status in ("error", "aborted") else "$text-muted"
+        style = "$redline-text-error" if status in ("error", "aborted") else "$text-muted"
         return [Content.styled(f"── agent ended: {status.replace('_', ' ')} ──", style)]
     if event_type == "tool_start":
         name = _first(data, "name") or "tool"
@@ -133,10 +133,10 @@ def format_event(
         first = _short(text[0], ARGS_WIDTH) if text else "(no output)"
         return [
             Content.assemble(
-                ("← ", "$text-error" if error else "$text-success"),
+                ("← ", "$redline-text-error" if error else "$redline-text-success"),
                 (name, "bold"),
                 " ",
-                (first, "$text-error" if error else "$text-muted"),
+                (first, "$redline-text-error" if error else "$text-muted"),
             )
         ]
     if event_type == "pending_pushed":
@@ -179,7 +179,7 @@ def format_event(
     if event_type == "pending_stale":
         return [
             Content.assemble(
-                (" STALE ", "bold $text-error on $error-muted"),
+                (" STALE ", "bold $redline-text-error on $error-muted"),
                 " ",
                 (_first(data, "action_id"), "$text-muted"),
                 " ",
@@ -219,9 +219,9 @@ def format_event(
         return [Content.styled(f"ℹ {_first(data, 'message', 'text')}", "$text-muted")]
     if event_type == "error":
         return [
-            Content.assemble((" ERROR ", "bold $text-error on $error-muted"), " ", line)
+            Content.assemble((" ERROR ", "bold $redline-text-error on $error-muted"), " ", line)
             if index == 0
-            else Content.styled(f"        {line}", "$text-error")
+            else Content.styled(f"        {line}", "$redline-text-error")
             for index, line in enumerate(
                 (_first(data, "message", "error") or "unknown error").splitlines()
             )
@@ -231,6 +231,11 @@ def format_event(
 
 def plugin_error_lines(where: str, message: str) -> list[Content]:
     head = Content.assemble(
-        (" PLUGIN ERROR ", "bold $text-error on $error-muted"), " ", (where or "plugin", "bold")
+        (" PLUGIN ERROR ", "bold $redline-text-error on $error-muted"),
+        " ",
+        (where or "plugin", "bold"),
     )
-    return [head, *(Content.styled(f"   {line}", "$text-error") for line in message.splitlines())]
+    return [
+        head,
+        *(Content.styled(f"   {line}", "$redline-text-error") for line in message.splitlines()),
+    ]

@@ -380,7 +380,7 @@ class RedlineApp(App[int]):
             self.activity.write_lines(
                 [
                     Content.assemble(
-                        (" ERROR ", "bold $text-error on $error-muted"), " ", message.error
+                        (" ERROR ", "bold $redline-text-error on $error-muted"), " ", message.error
                     )
                 ]
             )
@@ -561,7 +561,7 @@ class RedlineApp(App[int]):
         result = message.result
         if result.is_error:
             self.notify(result.text, title=f"{message.command} failed", severity="error")
-            self.activity.write_lines([Content.styled(f"✗ {result.text}", "$text-error")])
+            self.activity.write_lines([Content.styled(f"✗ {result.text}", "$redline-text-error")])
         elif message.command == "undo":
             self.notify(result.text or "Undone.", title="Undo")
         elif message.command == "trust":

@@ -1,8 +1,8 @@
 """Warning and accent text colours that stay readable on the dashboard in every theme.
 
-Textual's ``$text-warning`` and ``$text-accent`` reach only about 3:1 on a light
-``$surface`` or ``$panel``. The app adds ``$redline-text-warning`` and
-``$redline-text-accent``: the same colours, moved toward the foreground just far enough
+Textual's ``$text-warning``, ``$text-accent`` and ``$text-success`` reach only about 3:1
+on a light ``$surface`` or ``$panel``. The app adds ``$redline-text-*`` variables for
+them (and for errors): the same colours, moved toward the foreground just far enough
 to reach 4.5:1 (WCAG AA) on both. Dark themes, which already pass, keep them unchanged.
 """
 
@@ -13,7 +13,12 @@ from collections.abc import Mapping
 from textual.color import Color, ColorParseError
 
 MIN_CONTRAST = 4.5
-READABLE = {"redline-text-warning": "text-warning", "redline-text-accent": "text-accent"}
+READABLE = {
+    "redline-text-warning": "text-warning",
+    "redline-text-accent": "text-accent",
+    "redline-text-success": "text-success",
+    "redline-text-error": "text-error",
+}
 BACKGROUNDS = ("surface", "panel")
 STEPS = 20
 

@@ -11,7 +11,7 @@ from redline.workspace.preview import FileChange, change_title
 
 KIND_STYLE = {
     "M": "$redline-text-warning",
-    "A": "$text-success",
+    "A": "$redline-text-success",
     "D": "$text-error",
     "R": "$redline-text-accent",
 }
@@ -31,7 +31,7 @@ class FileList(OptionList):
                 " ",
                 rest,
                 "  ",
-                (f"+{added}", "$text-success"),
+                (f"+{added}", "$redline-text-success"),
                 " ",
                 (f"-{removed}", "$text-error"),
             )

@@ -219,7 +219,7 @@ class PendingStack(ScrollView, can_focus=True):
             "      ",
             (f"[{row.source}]", "$text-secondary"),
             " ",
-            (f"+{row.added}", "$text-success"),
+            (f"+{row.added}", "$redline-text-success"),
             " ",
             (f"-{row.removed}", "$text-error"),
             "  ",
