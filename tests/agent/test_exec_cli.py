@@ -174,7 +174,9 @@ def test_bad_input_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     bad.write_text("{not json", encoding="utf-8")
     code, events = run_exec(capsys, "-C", str(ws), "--model", f"scripted:{bad}", "--prompt", "x")
     assert code == 2
-    assert events == [{"type": "error", "message": events[0]["message"]}]
+    assert len(events) == 1
+    assert {"type", "seq", "time", "session_id", "message"} == events[0].keys()
+    assert events[0]["type"] == "error"
     assert "invalid JSON" in events[0]["message"]
     code, events = run_exec(capsys, "-C", str(ws), "--prompt", "x")
     assert code == 2 and "no model configured" in events[0]["message"]
@@ -208,3 +210,31 @@ def test_readable_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "assistant: hello there" in out
     assert "== agent end: done" in out
+
+
+def test_plugin_errors_reach_the_json_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = workspace(tmp_path)
+    broken = tmp_path / "broken.py"
+    broken.write_text("import does_not_exist_anywhere\n", encoding="utf-8")
+    model = plan(tmp_path, [{"say": "hi"}])
+    code, events = run_exec(
+        capsys, "-C", str(ws), "--model", model, "--prompt", "x", "--tools", str(broken)
+    )
+    assert code == 0
+    errors = [e for e in events if e["type"] == "plugin_error"]
+    assert len(errors) == 1 and "broken.py" in errors[0]["message"]
+    assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+
+
+def test_unusable_state_folder_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = workspace(tmp_path)
+    (ws / ".redline").write_text("not a folder", encoding="utf-8")
+    code, events = run_exec(
+        capsys, "-C", str(ws), "--model", plan(tmp_path, [{"say": "hi"}]), "--prompt", "x"
+    )
+    assert code == 1
+    assert events[0]["type"] == "error" and ".redline" in events[0]["message"]

@@ -212,3 +212,11 @@ def test_overlapping_file_is_left_out_and_named(tmp_path: Path) -> None:
     assert "c.py: matches of operation 1 ('print($$$A)') and operation 2 ('f($X)') overlap" in (
         result.text
     )
+
+
+def test_rewriting_code_into_itself_is_no_replacement(tmp_path: Path) -> None:
+    from redline.tools.ast_edit import search
+
+    (tmp_path / "m.py").write_text("x = f(a)\n", encoding="utf-8")
+    report = search(tmp_path, [("f($A)", "f($A)")], ["."], None, None)
+    assert report.total_matches == 0

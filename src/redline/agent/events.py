@@ -90,9 +90,16 @@ class EventStream:
         self._seq = 0
         self._lock = threading.RLock()
         self._listeners: list[EventListener] = []
+        # Events from before the first run (plugin load errors, ...), for late subscribers.
+        self._startup: list[Event] | None = []
 
-    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+    def subscribe(self, listener: EventListener, *, replay: bool = False) -> Callable[[], None]:
+        """Listen from now on; with ``replay``, first receive the events sent before the
+        first run started (so a client that subscribes late still sees plugin errors)."""
         with self._lock:
+            if replay:
+                for event in self._startup or ():
+                    listener(event)
             self._listeners.append(listener)
 
         def unsubscribe() -> None:
@@ -108,6 +115,10 @@ class EventStream:
         with self._lock:
             self._seq += 1
             event = Event(type, self._seq, self._clock(), self.session_id, data)
+            if type == "agent_start":
+                self._startup = None
+            elif self._startup is not None:
+                self._startup.append(event)
             for listener in list(self._listeners):
                 try:
                     listener(event)

@@ -163,8 +163,9 @@ class AgentSession:
         """Every tool the model may call, ``resolve`` last (it is hidden from people)."""
         return [*self._current_tools(), self._resolve_tool]
 
-    def subscribe(self, listener: EventListener) -> Callable[[], None]:
-        return self.events.subscribe(listener)
+    def subscribe(self, listener: EventListener, *, replay: bool = False) -> Callable[[], None]:
+        """Receive every event; ``replay`` also delivers those sent before the first run."""
+        return self.events.subscribe(listener, replay=replay)
 
     def prompt(self, text: str) -> RunStatus:
         """Send ``text`` to the agent and block until the run ends; returns its status."""

@@ -70,11 +70,18 @@ def run(args: argparse.Namespace) -> int:
         compile_ops(pairs)
     except PatternError as exc:
         return _fail(str(exc))
-    if args.apply:
-        from redline.workspace import journal
+    # Searching reads files too: first make sure no interrupted apply left them torn.
+    from redline.workspace import journal
+    from redline.workspace.safe_apply import ApplyError
 
+    try:
         for message in journal.recover(root):
             print(f"redline ast-edit: {message}", file=sys.stderr)
+    except (ApplyError, OSError) as exc:
+        if args.apply:
+            print(f"redline ast-edit: {exc}", file=sys.stderr)
+            return 3
+        print(f"redline ast-edit: crash recovery skipped: {exc}", file=sys.stderr)
     rewrite = bool(rewrites)
 
     def show(result: FileResult) -> None:

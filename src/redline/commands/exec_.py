@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _error(args: argparse.Namespace, message: str, code: int) -> int:
     if args.json:
-        print(json.dumps({"type": "error", "message": message}), flush=True)
+        # No session exists yet: a complete event all the same, outside any session.
+        from redline.agent.events import Event
+
+        event = Event("error", 0, time.time(), "", {"message": message})
+        print(json.dumps(event.to_dict()), flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
 
@@ -95,19 +100,32 @@ def run(args: argparse.Namespace) -> int:
         )
     except ModelSpecError as exc:
         return _error(args, str(exc), 2)
-    except (ProviderError, ValueError) as exc:
+    except (ProviderError, ValueError, OSError) as exc:
         return _error(args, str(exc), 1)
 
-    def emit_json(event: Any) -> None:
-        print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+    printer = EventPrinter(sys.stdout)
+    reader_gone = False
 
-    listener = emit_json if args.json else EventPrinter(sys.stdout)
+    def listener(event: Any) -> None:
+        nonlocal reader_gone
+        if reader_gone:
+            return
+        try:
+            if args.json:
+                print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+            else:
+                printer(event)
+        except BrokenPipeError:
+            # Whoever read our output stopped (`| head`): stop the agent, quietly.
+            reader_gone = True
+            session.abort()
+
     with session:
         for message in session.recovery_messages:
             print(f"redline: {message}", file=sys.stderr)
         for error in session.plugin_errors:
             print(f"redline: plugin error: {error}", file=sys.stderr)
-        session.subscribe(listener)
+        session.subscribe(listener, replay=True)
         try:
             status = session.prompt(args.prompt)
         except KeyboardInterrupt:

@@ -145,6 +145,22 @@ def matches_gitignore(rel: str, is_dir: bool, patterns: list[str]) -> bool:
     return False
 
 
+def _listable(root: Path, rel: str) -> bool:
+    """A regular file (FIFOs and sockets would block a reader) that stays inside the root."""
+    path = root / rel
+    try:
+        if not path.is_file():
+            return False
+        if path.is_symlink():
+            real = path.resolve(strict=True)
+            return real.is_relative_to(root) and not PROTECTED_DIRS & set(
+                real.relative_to(root).parts
+            )
+    except (OSError, RuntimeError):
+        return False
+    return True
+
+
 def _walk(root: Path, start: Path) -> Iterator[str]:
     patterns = gitignore_patterns(root)
     for dirpath, dirnames, filenames in os.walk(start):
@@ -161,7 +177,7 @@ def _walk(root: Path, start: Path) -> Iterator[str]:
         dirnames[:] = kept
         for name in sorted(filenames):
             rel = name if rel_base == "." else f"{rel_base}/{name}"
-            if not matches_gitignore(rel, False, patterns):
+            if not matches_gitignore(rel, False, patterns) and _listable(root, rel):
                 yield rel
 
 
@@ -179,7 +195,7 @@ def iter_workspace_files(root: Path, under: Path | None = None) -> Iterator[str]
     start = root if under is None else (under if under.is_absolute() else root / under)
     if start.is_file():
         rel = relative_to_root(root, start)
-        if not _skipped(rel, root):
+        if not _skipped(rel, root) and _listable(root, rel):
             yield rel
         return
     if not start.is_dir():
@@ -190,5 +206,5 @@ def iter_workspace_files(root: Path, under: Path | None = None) -> Iterator[str]
         yield from sorted(_walk(root, start))
         return
     for rel in sorted(listed):
-        if not _skipped(rel, root) and (root / rel).is_file():
+        if not _skipped(rel, root) and _listable(root, rel):
             yield rel

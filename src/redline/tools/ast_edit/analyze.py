@@ -230,6 +230,8 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
                 edit = (start, end)
                 if rewrite and op.template is not None:
                     replacement = render(op.template, found, positions)
+                    if replacement == text[start:end]:
+                        continue  # rewriting code into itself is no replacement
                     if not replacement:
                         edit = _widen_deleted_line(text, start, end)
                 start_line, start_col = lines.at(start)
