@@ -13,7 +13,6 @@ entry is never mistaken for one that may have touched files.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.workspace import fsutil, paths
+from redline.workspace.preview import sha256_bytes
 from redline.workspace.state import aside_dir, journal_dir
 
 FORMAT_VERSION = 1
@@ -297,7 +297,7 @@ def _restore(root: Path, entry: Entry, op: PathOp, target: Path) -> None:
         fsutil.fsync_dir(target.parent)
         return
     data = entry.blob_path(op.before.sha256).read_bytes()
-    if hashlib.sha256(data).hexdigest() != op.before.sha256:
+    if sha256_bytes(data) != op.before.sha256:
         raise CorruptEntry("its saved old contents are damaged")
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = fsutil.temp_path_for(target, f"{entry.id}-restore")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from redline.workspace.preview import sha256_bytes
 
 # Bigger files are refused: apply keeps the old bytes in memory and in the journal.
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -79,7 +80,7 @@ def read_current(path: Path, limit: int | None = None) -> Current:
     return Current(
         "file",
         data=data,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=sha256_bytes(data),
         mode=mode,
         uid=st.st_uid,
         gid=st.st_gid,

@@ -10,7 +10,6 @@ itself not undoable: undoing again reverses the next older apply.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +26,7 @@ from redline.workspace.errors import (
     describe,
 )
 from redline.workspace.lock import workspace_lock
+from redline.workspace.preview import sha256_bytes
 from redline.workspace.state import ensure_state_dir, journal_dir
 
 __all__ = [
@@ -261,7 +261,7 @@ def _undo_plan(root: Path, entry: Entry) -> transaction.Plan:
                     f"cannot be read ({fsutil.os_error_text(exc)}). Nothing was changed.",
                     [(op.path, "saved old contents unreadable")],
                 ) from None
-            if hashlib.sha256(data).hexdigest() != op.before.sha256:
+            if sha256_bytes(data) != op.before.sha256:
                 raise UndoError(
                     f'Cannot undo "{entry.label}": the saved old contents of {op.path} are '
                     "damaged. Nothing was changed.",

@@ -7,7 +7,6 @@ anything outside the workspace root (see docs/safety.md).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from redline.workspace.preview import (
     Preview,
     change_title,
     encode_text,
+    sha256_bytes,
 )
 
 __all__ = [
@@ -176,10 +176,6 @@ def _encode(change: FileModify | FileCreate, checks: _Checks) -> bytes | None:
     return data
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _confine_all(root: Path, preview: Preview, checks: _Checks) -> None:
     for change in preview.changes:
         for rel in change.paths:
@@ -212,7 +208,9 @@ def _build(root: Path, preview: Preview, checks: _Checks, label: str) -> transac
             assert current.data is not None and current.sha256 and current.signature
             plan.ops.append(
                 PathOp(
-                    rel, FileState(current.sha256, current.mode), FileState(_sha(new), current.mode)
+                    rel,
+                    FileState(current.sha256, current.mode),
+                    FileState(sha256_bytes(new), current.mode),
                 )
             )
             plan.steps.append(Step("write", rel))
@@ -234,7 +232,7 @@ def _build(root: Path, preview: Preview, checks: _Checks, label: str) -> transac
             if new is None or missing is None:
                 continue
             dirs.update(dict.fromkeys(missing))
-            plan.ops.append(PathOp(rel, None, FileState(_sha(new), None)))
+            plan.ops.append(PathOp(rel, None, FileState(sha256_bytes(new), None)))
             plan.steps.append(Step("write", rel))
             plan.new_bytes[rel] = new
         elif isinstance(change, FileDelete):
