@@ -52,3 +52,33 @@ def test_symlinked_key_is_refused(tmp_path: Path) -> None:
     auth._cache.clear()
     with pytest.raises(auth.AuthError):
         auth.sign(tmp_path / "ws", b"x", purpose="journal")
+
+
+def test_state_dir_refuses_symlinked_components(tmp_path: Path) -> None:
+    from redline.workspace.state import StateFolderError, open_state_dir
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".redline").symlink_to(outside)
+    with pytest.raises(StateFolderError, match=r"\.redline is a symlink"):
+        open_state_dir(ws)
+    assert list(outside.iterdir()) == []
+
+    ws2 = tmp_path / "ws2"
+    (ws2 / ".redline").mkdir(parents=True)
+    (ws2 / ".redline" / "journal").symlink_to(outside)
+    with pytest.raises(StateFolderError, match=r"\.redline/journal is a symlink"):
+        open_state_dir(ws2, "journal")
+
+
+def test_state_dir_is_private(tmp_path: Path) -> None:
+    from redline.workspace.state import open_state_dir
+
+    (tmp_path / ".redline").mkdir(mode=0o755)
+    os.chmod(tmp_path / ".redline", 0o755)
+    os.close(open_state_dir(tmp_path, "queue"))
+    assert stat.S_IMODE((tmp_path / ".redline").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / ".redline" / "queue").stat().st_mode) == 0o700
+    assert (tmp_path / ".redline" / ".gitignore").read_text() == "*\n"

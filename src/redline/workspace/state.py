@@ -1,14 +1,45 @@
-"""The workspace's private state folder, ``.redline/``."""
+"""The workspace's private state folder, ``.redline/``.
+
+A repository can ship its own ``.redline/``, so no component of it is trusted because it
+exists: every folder below the workspace root is opened with ``O_NOFOLLOW | O_DIRECTORY``
+relative to its parent's descriptor, and a component that is a symlink, not a folder, or
+owned by another user is refused with :class:`StateFolderError` naming it. Folders redline
+creates are ``0700``; an existing ``.redline`` that others can read is tightened to ``0700``.
+
+Callers that write inside the state folder should work relative to the descriptor
+:func:`open_state_dir` returns (``dir_fd=``), so a folder swapped for a symlink after the
+check cannot redirect the write.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 STATE_DIR_NAME = ".redline"
 JOURNAL_DIR_NAME = "journal"
 ASIDE_DIR_NAME = "journal-aside"
 GITIGNORE_TEXT = "*\n"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class StateFolderError(OSError):
+    """A component of ``.redline/`` is unsafe (a symlink, not a folder, another user's)."""
+
+    def __init__(self, message: str, component: str) -> None:
+        super().__init__(errno.EPERM, message)
+        self.message = message
+        self.component = component
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def state_dir(root: Path) -> Path:
@@ -23,14 +54,109 @@ def aside_dir(root: Path) -> Path:
     return state_dir(root) / ASIDE_DIR_NAME
 
 
+def _open_child_dir(parent_fd: int, name: str, shown: str, create: bool) -> int:
+    """Open folder ``name`` below ``parent_fd`` without following a symlink; maybe create it."""
+    for _attempt in range(2):
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, DIR_MODE, dir_fd=parent_fd)
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                kind = "a symlink" if _is_link(parent_fd, name) else "not a folder"
+                raise StateFolderError(
+                    f"{shown} is {kind}; redline refuses to use it (it could redirect "
+                    f"redline's writes outside the workspace). Remove it and try again.",
+                    shown,
+                ) from None
+            raise
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid():
+            os.close(fd)
+            raise StateFolderError(
+                f"{shown} belongs to another user (uid {info.st_uid}); redline refuses "
+                "to use it. Remove it and try again.",
+                shown,
+            )
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, DIR_MODE)
+        return fd
+    raise FileNotFoundError(errno.ENOENT, f"{shown} could not be created", shown)
+
+
+def _is_link(parent_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def open_state_dir(root: Path, *parts: str, create: bool = True) -> int:
+    """A descriptor for ``.redline/<parts...>``, every component checked (see module doc).
+
+    The caller closes it. Raises :class:`StateFolderError` for an unsafe component,
+    ``FileNotFoundError`` when ``create`` is false and a component is missing, and other
+    ``OSError`` as the file system reports them.
+    """
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = _open_child_dir(root_fd, STATE_DIR_NAME, STATE_DIR_NAME, create)
+    finally:
+        os.close(root_fd)
+    if create:
+        _ensure_gitignore(fd)
+    shown = STATE_DIR_NAME
+    for part in parts:
+        if not part or "/" in part or part in (".", ".."):
+            os.close(fd)
+            raise ValueError(f"not a state folder name: {part!r}")
+        shown = f"{shown}/{part}"
+        try:
+            child = _open_child_dir(fd, part, shown, create)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+@contextlib.contextmanager
+def state_dir_fd(root: Path, *parts: str, create: bool = True) -> Iterator[int]:
+    """:func:`open_state_dir` as a context manager."""
+    fd = open_state_dir(root, *parts, create=create)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _ensure_gitignore(dir_fd: int) -> None:
+    """``.redline/.gitignore`` of ``*`` so the folder never lands in commits."""
+    try:
+        os.stat(".gitignore", dir_fd=dir_fd, follow_symlinks=False)
+        return
+    except FileNotFoundError:
+        pass
+    tmp = f".gitignore.{os.getpid()}.tmp"
+    fd = os.open(
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+        FILE_MODE,
+        dir_fd=dir_fd,
+    )
+    try:
+        os.write(fd, GITIGNORE_TEXT.encode("ascii"))
+    finally:
+        os.close(fd)
+    # Written beside then moved, so a crash never leaves an empty .gitignore behind.
+    os.replace(tmp, ".gitignore", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+
+
 def ensure_state_dir(root: Path) -> Path:
-    """Create ``.redline/`` with a ``.gitignore`` of ``*`` so it never lands in commits."""
-    folder = state_dir(root)
-    folder.mkdir(exist_ok=True)
-    gitignore = folder / ".gitignore"
-    if not gitignore.exists():
-        # Written beside then moved, so a crash never leaves an empty .gitignore behind.
-        tmp = folder / f".gitignore.{os.getpid()}.tmp"
-        tmp.write_text(GITIGNORE_TEXT, encoding="utf-8")
-        os.replace(tmp, gitignore)
-    return folder
+    """Create (or check) ``.redline/`` and return its path; unsafe components raise."""
+    os.close(open_state_dir(root))
+    return state_dir(root)
