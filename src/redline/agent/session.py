@@ -36,6 +36,8 @@ from redline.agent.providers.base import (
     ToolSpec,
 )
 from redline.agent.session_log import SessionLog
+from redline.extensibility.custom_tools import PluginError
+from redline.extensibility.plugins import PluginHost
 from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import ResolveTool, resolve_pending
@@ -89,6 +91,51 @@ class Resolution:
 
 
 class AgentSession:
+    """One agent working in one workspace, with its pending stack, tools and plugins.
+
+    Usually made by :func:`redline.sdk.create_agent_session`. Public methods are
+    synchronous and thread-safe; the loop runs on the session's own event loop thread.
+
+    Args:
+        cwd: the workspace root.
+        provider: the model.
+        tools: the built-in tools (plugins are added by :attr:`plugins`).
+        resolver: who resolves pending actions: ``agent``, ``human``, ``apply-all`` or
+            ``discard-all``.
+        store: the pending stack (a fresh one if omitted).
+        stream: the event stream everything is reported on.
+        system_prompt: replaces the default system prompt.
+        max_turns: model turns per run before it stops with ``max_turns``.
+        session_log: where events are recorded (none if omitted).
+        recovery_messages: what recovering the journal at start did, for people to read.
+
+    Raises:
+        ValueError: an unknown resolver.
+    """
+
+    #: The workspace root.
+    cwd: Path
+    #: The model.
+    provider: Provider
+    #: Who resolves pending actions.
+    resolver: Resolver
+    #: The pending stack.
+    store: PendingActionStore
+    #: The event stream (subscribe with :meth:`subscribe`).
+    events: EventStream
+    #: The stream's session id (also the session log's name).
+    session_id: str
+    #: Model turns per run before it stops with ``max_turns``.
+    max_turns: int
+    #: What recovering the journal at start did (rolled back or finished applies).
+    recovery_messages: list[str]
+    #: The custom tools: loading, hot reload, load errors and the untrusted folder.
+    plugins: PluginHost
+    #: Where the agent is: ``idle``, ``running``, ``awaiting_review``, ``stopped``, ``failed``.
+    status: str
+    #: How the last run ended (``None`` before the first run).
+    last_status: RunStatus | None
+
     def __init__(
         self,
         *,
@@ -101,6 +148,7 @@ class AgentSession:
         system_prompt: str | None = None,
         max_turns: int = 50,
         session_log: SessionLog | None = None,
+        recovery_messages: Sequence[str] = (),
     ) -> None:
         if resolver not in RESOLVERS:
             raise ValueError(
@@ -113,13 +161,16 @@ class AgentSession:
         self.events = stream
         self.session_id = stream.session_id
         self.max_turns = max_turns
-        self.plugin_errors: list[Any] = []
-        self.untrusted_plugin_dir: Path | None = None
-        self.recovery_messages: list[str] = []
-        # Set by redline.extensibility.plugins.attach_plugins; owns loading and reloading.
-        self.plugins: Any = None
-        self.status: str = "idle"
-        self.last_status: RunStatus | None = None
+        self.recovery_messages = list(recovery_messages)
+        self.plugins = PluginHost(
+            cwd=cwd,
+            store=self.store,
+            emit=self.events.emit,
+            add_tool=self.add_tool,
+            remove_tool=self.remove_tool,
+        )
+        self.status = "idle"
+        self.last_status = None
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             self._tools[tool.name] = tool
@@ -143,6 +194,16 @@ class AgentSession:
         self.store.subscribe(self._on_store_event)
 
     # -- public, thread-safe API ---------------------------------------------------
+    @property
+    def plugin_errors(self) -> list[PluginError]:
+        """Every plugin that failed to load or reload (also sent as ``plugin_error`` events)."""
+        return self.plugins.errors
+
+    @property
+    def untrusted_plugin_dir(self) -> Path | None:
+        """The project plugin folder left unloaded because the workspace is not trusted."""
+        return self.plugins.untrusted_dir
+
     @property
     def model_label(self) -> str:
         if self.provider.scripted:
@@ -264,31 +325,40 @@ class AgentSession:
         return marked
 
     def trust_workspace(self) -> list[str]:
-        """Trust this workspace's project plugins, remember it, and load them now."""
-        if self.plugins is None:
-            return []
-        messages: list[str] = self.plugins.trust_workspace()
-        return messages
+        """Trust this workspace's project plugins, remember it, and load them now.
+
+        Returns:
+            What was done, one line per step, for people to read.
+        """
+        return self.plugins.trust_workspace()
 
     def on_close(self, callback: Callable[[], None]) -> None:
         self._on_close.append(callback)
 
     def close(self) -> None:
+        """Stop the run, stop watching plugins, and release the model and the loop.
+
+        Returns within about two seconds even when plugin code never returns: a stuck
+        ``execute`` or ``apply`` is abandoned (it runs in a daemon thread).
+        """
         if self._closed:
             return
         self._closed = True
         self.abort()
-        self.wait(2.0)
+        stopped = self.wait(1.0)
+        self.plugins.stop_watching()
         for callback in self._on_close:
             try:
                 callback()
             except Exception:
                 log.exception("session close callback failed")
-        try:
-            self._loop.run(self.provider.aclose(), timeout=2.0)
-        except Exception:
-            log.debug("provider close failed", exc_info=True)
-        self._loop.close()
+        if stopped:
+            try:
+                self._loop.run(self.provider.aclose(), timeout=1.0)
+            except Exception:
+                log.debug("provider close failed", exc_info=True)
+        # A loop still busy in plugin code is left behind (its thread is a daemon).
+        self._loop.close(timeout=0.5 if stopped else 0.1)
         if self._log is not None:
             self._log.close()
 
@@ -351,7 +421,8 @@ class AgentSession:
             status = "aborted"
         except ProviderError as exc:
             status, error = "error", str(exc)
-        except Exception as exc:  # a bug must end the run visibly, never kill the thread
+        except BaseException as exc:  # a bug (or a plugin's SystemExit) must end the run
+            # visibly, never kill the loop thread and leave prompt() waiting forever.
             log.exception("agent run failed")
             status, error = "error", f"{type(exc).__name__}: {exc}"
         if error is not None:
@@ -553,13 +624,13 @@ class AgentSession:
             return await tool.execute(params, ctx)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a plugin tool
             log.debug("tool %s failed", call.name, exc_info=True)
-            return ToolResult.error(
-                f"{call.name} failed: {exc}"
-                if str(exc)
-                else f"{call.name} failed: {type(exc).__name__}"
-            )
+            if not str(exc):
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}")
+            if not isinstance(exc, Exception):
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+            return ToolResult.error(f"{call.name} failed: {exc}")
 
     async def _auto_resolve(self) -> bool:
         action = "apply" if self.resolver == "apply-all" else "discard"
@@ -575,7 +646,15 @@ class AgentSession:
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
     ) -> ToolResult:
-        result = await resolve_pending(self.store, action, reason, action_id)
+        try:
+            result = await resolve_pending(self.store, action, reason, action_id)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # an action's callback that escaped its isolation
+            log.debug("resolving failed", exc_info=True)
+            detail = str(exc)
+            cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            return ToolResult.error(f"Resolving failed: {cause}. The action is still pending.")
         details = result.details if isinstance(result.details, dict) else {}
         if result.is_error:
             if details.get("action_id"):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from redline.commands._common import (
     add_model_options,
@@ -28,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="who resolves pending actions (default: agent)",
     )
     add_tool_options(parser)
+    add_plugin_timeout_option(parser)
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
     parser.add_argument(
         "--replay", metavar="FILE", default=None, help="print a session log back as events"
@@ -35,13 +39,76 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-turns", type=int, default=50, metavar="N", help=argparse.SUPPRESS)
 
 
-def _error(args: argparse.Namespace, message: str, code: int) -> int:
+def add_plugin_timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin-timeout",
+        dest="plugin_timeout",
+        metavar="SECONDS",
+        default=None,
+        help="seconds each plugin may take to load before it is skipped "
+        "(default: $REDLINE_PLUGIN_TIMEOUT, else 10)",
+    )
+
+
+def resolve_plugin_timeout(raw: str | None) -> float:
+    """The ``--plugin-timeout`` value, else the environment's; raises PluginTimeoutError."""
+    from redline.extensibility.custom_tools.loader import parse_plugin_timeout, plugin_timeout
+
+    if raw is None:
+        return plugin_timeout()
+    return parse_plugin_timeout(raw, "--plugin-timeout")
+
+
+@contextmanager
+def _json_stdout() -> Iterator[TextIO]:
+    """The stream for ``--json`` lines, with nothing else able to reach it.
+
+    When stdout is the real file descriptor 1, the JSON goes to a duplicate of it and
+    fd 1 itself points at stderr for the run: whatever else writes to stdout (a plugin's
+    thread, a C extension, a child process) lands on stderr instead of between the JSON
+    lines. (Plugin ``print()`` is captured before it gets that far.)
+    """
+    from redline.extensibility.isolation import unwrap
+
+    stream = unwrap(sys.stdout)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    if fd != 1:
+        yield stream  # not the process's stdout (a test's capture): nothing else reaches it
+        return
+    stream.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        yield stream
+        return
+    out = os.fdopen(saved, "w", encoding="utf-8", errors="backslashreplace")
+    try:
+        yield out
+    finally:
+        try:
+            out.flush()
+            stream.flush()  # stray output written meanwhile still goes to stderr
+        except (OSError, ValueError):
+            pass
+        try:
+            os.dup2(saved, 1)
+        finally:
+            with suppress(OSError):
+                out.close()
+
+
+def _error(args: argparse.Namespace, message: str, code: int, out: TextIO | None = None) -> int:
     if args.json:
         # No session exists yet: a complete event all the same, outside any session.
         from redline.agent.events import Event
 
         event = Event("error", 0, time.time(), "", {"message": message})
-        print(json.dumps(event.to_dict()), flush=True)
+        print(json.dumps(event.to_dict()), file=out or sys.stdout, flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
 
@@ -66,17 +133,20 @@ def _replay(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
-    from redline.agent.providers import ModelSpecError, default_model
-    from redline.agent.providers.base import ProviderError
-    from redline.agent.render import EventPrinter
+    from redline.agent.providers import default_model
     from redline.config import ConfigError
-    from redline.sdk import create_agent_session
 
     cwd = Path(args.cwd)
     if not cwd.is_dir():
         return _error(args, f"workspace {cwd}: not a folder", 2)
     if not args.prompt or not args.prompt.strip():
         return _error(args, "--prompt TEXT is required", 2)
+    from redline.extensibility.custom_tools.loader import PluginTimeoutError
+
+    try:
+        timeout = resolve_plugin_timeout(args.plugin_timeout)
+    except PluginTimeoutError as exc:
+        return _error(args, str(exc), 2)
     try:
         model = args.model or default_model(cwd)
     except ConfigError as exc:
@@ -88,6 +158,21 @@ def run(args: argparse.Namespace) -> int:
             "or set REDLINE_MODEL; try `redline demo` for an offline run",
             2,
         )
+    if args.json:
+        with _json_stdout() as out:
+            return _run_session(args, cwd, model, timeout, out)
+    return _run_session(args, cwd, model, timeout, sys.stdout)
+
+
+def _run_session(
+    args: argparse.Namespace, cwd: Path, model: str, plugin_timeout: float, out: TextIO
+) -> int:
+    from redline.agent.providers import ModelSpecError
+    from redline.agent.providers.base import ProviderError
+    from redline.agent.render import EventPrinter
+    from redline.extensibility.isolation import arm_exit_watchdog
+    from redline.sdk import create_agent_session
+
     try:
         session = create_agent_session(
             cwd,
@@ -97,13 +182,14 @@ def run(args: argparse.Namespace) -> int:
             trust=args.trust,
             base_url=args.base_url,
             max_turns=args.max_turns,
+            plugin_timeout=plugin_timeout,
         )
     except ModelSpecError as exc:
-        return _error(args, str(exc), 2)
+        return _error(args, str(exc), 2, out)
     except (ProviderError, ValueError, OSError) as exc:
-        return _error(args, str(exc), 1)
+        return _error(args, str(exc), 1, out)
 
-    printer = EventPrinter(sys.stdout)
+    printer = EventPrinter(out)
     reader_gone = False
 
     def listener(event: Any) -> None:
@@ -112,7 +198,8 @@ def run(args: argparse.Namespace) -> int:
             return
         try:
             if args.json:
-                print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+                out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+                out.flush()
             else:
                 printer(event)
         except BrokenPipeError:
@@ -123,13 +210,15 @@ def run(args: argparse.Namespace) -> int:
     with session:
         for message in session.recovery_messages:
             print(f"redline: {message}", file=sys.stderr)
-        for error in session.plugin_errors:
-            print(f"redline: plugin error: {error}", file=sys.stderr)
+        # Plugin errors are events (replayed here): printed once, with the rest.
         session.subscribe(listener, replay=True)
         try:
             status = session.prompt(args.prompt)
         except KeyboardInterrupt:
+            # A real Ctrl-C: stop now. Plugin code that never returns is abandoned, and
+            # should it hold the process anyway, the watchdog ends it shortly.
+            arm_exit_watchdog(code=130)
             session.abort()
-            session.wait(2.0)
+            session.wait(1.0)
             status = "aborted"
     return EXIT_STATUS.get(status, 1)

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace_option(parser)
     add_tool_options(parser)
+    from redline.commands.exec_ import add_plugin_timeout_option
+
+    add_plugin_timeout_option(parser)
 
 
 def _builtin_tools() -> list[Tool]:
@@ -50,8 +53,21 @@ def run(args: argparse.Namespace) -> int:
             return 2
     root = root.resolve()
 
+    from redline.commands.exec_ import resolve_plugin_timeout
     from redline.extensibility.custom_tools import load_custom_tools
+    from redline.extensibility.custom_tools.loader import PluginTimeoutError
     from redline.tools.pending_action import PendingActionStore
+
+    try:
+        timeout = resolve_plugin_timeout(args.plugin_timeout)
+    except PluginTimeoutError as exc:
+        print(f"redline tools: {exc}", file=sys.stderr)
+        return 2
+
+    def plugin_output(origin: str, stream: str, text: str) -> None:
+        # Never mixed into the listing: what a plugin prints while loading goes to stderr.
+        for line in text.splitlines():
+            print(f"redline: {origin} ({stream}): {line}", file=sys.stderr)
 
     builtins = _builtin_tools()
     result = load_custom_tools(
@@ -60,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         tool_paths=args.tool_paths,
         trust=args.trust,
         reserved_names=[tool.name for tool in builtins],
+        timeout=timeout,
+        output=plugin_output,
     )
     width = max([len(tool.name) for tool in builtins] + [len(t.name) for t in result.tools] + [4])
 
