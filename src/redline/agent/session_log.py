@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.agent.events import Event
+from redline.redaction import redact_urls
 
 SCHEMA_VERSION = 1
 _KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -30,7 +31,7 @@ def _redact(text: str) -> str:
         secret = os.environ.get(name)
         if secret and len(secret) >= 8:
             text = text.replace(secret, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+    return redact_urls(_KEY_SHAPES.sub("[redacted]", text))
 
 
 class SessionLog:
