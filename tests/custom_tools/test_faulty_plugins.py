@@ -486,3 +486,20 @@ def test_the_session_declares_its_plugin_state(workspace: Path, tmp_path: Path) 
         assert session.plugin_errors == [] and session.untrusted_plugin_dir is None
         with pytest.raises(AttributeError):
             session.plugin_errors = []  # type: ignore[misc]
+
+
+def test_a_plugin_printing_in_a_loop_cannot_flood_the_events(
+    workspace: Path, tmp_path: Path, write_plugin: PluginWriter
+) -> None:
+    from redline.extensibility.isolation import MAX_LINES
+
+    path = write_plugin(
+        tmp_path, "flood.py", faulty_tool(execute="for i in range(1000):\n            print(i)")
+    )
+    model = plan(tmp_path, [{"call": [{"tool": "faulty", "args": {}}]}, {"say": "ok"}])
+    session, recorder = session_for(workspace, model, [path])
+    with session:
+        assert session.prompt("go") == "done"
+    lines = [line for event in recorder.of("plugin_output") for line in event["text"].splitlines()]
+    assert lines[:MAX_LINES] == [str(i) for i in range(MAX_LINES)]
+    assert lines[MAX_LINES:] == [f"({1000 - MAX_LINES} more lines of output not kept)"]

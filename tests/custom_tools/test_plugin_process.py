@@ -6,6 +6,7 @@ timeout); none measures how long anything took.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -227,10 +228,8 @@ def test_a_real_ctrl_c_during_plugin_load_stops_the_run(
         for _ in range(int(HANG_GUARD / 0.05)):
             if marker.exists() or process.poll() is not None:
                 break
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(0.05)
-            except subprocess.TimeoutExpired:
-                pass
         assert marker.exists()
         process.send_signal(signal.SIGINT)
         try:

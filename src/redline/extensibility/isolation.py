@@ -43,6 +43,11 @@ T = TypeVar("T")
 #: ``sink(origin, stream, text)``: receives what a plugin printed, whole lines at a time.
 OutputSink = Callable[[str, str, str], None]
 
+#: Lines of output kept per plugin call (the rest is counted, not kept), and characters
+#: per line: a plugin printing in a loop must not flood the activity or the session log.
+MAX_LINES = 200
+MAX_LINE_CHARS = 2000
+
 #: How long the process may take to exit once it is shutting down with plugin code
 #: still running, before the watchdog ends it.
 EXIT_GRACE = 1.5
@@ -58,7 +63,7 @@ class PluginCrash(Exception):
 
     def __init__(self, original: BaseException) -> None:
         self.original = original
-        detail = str(original)
+        detail = safe_str(original)
         super().__init__(
             f"{type(original).__name__}: {detail}" if detail else type(original).__name__
         )
@@ -66,6 +71,14 @@ class PluginCrash(Exception):
 
 class PluginTimeout(Exception):
     """Plugin code did not finish within its time; it was abandoned (left running)."""
+
+
+def safe_str(value: object) -> str:
+    """``str(value)`` for an object plugin code made: a ``__str__`` that raises gives ``''``."""
+    try:
+        return str(value)
+    except BaseException:
+        return ""
 
 
 def contain(exc: BaseException) -> Exception:
@@ -87,22 +100,38 @@ class Capture:
         self.origin = origin
         self.sink = sink
         self._parts: dict[str, str] = {}
+        self._lines = 0
+        self._dropped = 0
         self._lock = threading.Lock()
 
     def write(self, stream: str, text: str) -> None:
         with self._lock:
             buffered = self._parts.get(stream, "") + text
             head, newline, tail = buffered.rpartition("\n")
-            self._parts[stream] = tail
+            # An endless line is cut rather than kept growing.
+            self._parts[stream] = tail[-MAX_LINE_CHARS:]
         if newline:
-            self._deliver(stream, head)
+            self._keep(stream, head)
 
     def flush(self) -> None:
         with self._lock:
             parts, self._parts = self._parts, {}
+            dropped, self._dropped = self._dropped, 0
         for stream, text in parts.items():
             if text:
-                self._deliver(stream, text)
+                self._keep(stream, text)
+        if dropped:
+            self._deliver("stderr", f"({dropped} more lines of output not kept)")
+
+    def _keep(self, stream: str, text: str) -> None:
+        lines = text.split("\n")
+        with self._lock:
+            room = max(0, MAX_LINES - self._lines)
+            kept = lines[:room]
+            self._lines += len(kept)
+            self._dropped += len(lines) - len(kept)
+        if kept:
+            self._deliver(stream, "\n".join(line[:MAX_LINE_CHARS] for line in kept))
 
     def _deliver(self, stream: str, text: str) -> None:
         # Output that redline itself produces while delivering (a listener printing the
@@ -132,16 +161,26 @@ class _Router(io.TextIOBase):
         self.target = target
         self.stream = stream
 
+    def _out(self) -> TextIO:
+        # The stream replaced may have been closed since (a test harness's capture): fall
+        # back to the interpreter's own.
+        target = self.target
+        if getattr(target, "closed", False):
+            fallback = sys.__stdout__ if self.stream == "stdout" else sys.__stderr__
+            if fallback is not None:
+                return fallback
+        return target
+
     def write(self, text: str) -> int:
         capture = _CAPTURE.get()
         if capture is None:
-            return self.target.write(text)
-        capture.write(self.stream, str(text))
+            return self._out().write(text)
+        capture.write(self.stream, safe_str(text))
         return len(text)
 
     def flush(self) -> None:
         if _CAPTURE.get() is None:
-            self.target.flush()
+            self._out().flush()
 
     def writable(self) -> bool:
         return True
@@ -387,5 +426,6 @@ __all__ = [
     "contain",
     "not_capturing",
     "running_plugin_threads",
+    "safe_str",
     "unwrap",
 ]

@@ -40,6 +40,7 @@ from redline.extensibility.isolation import (
     PluginCrash,
     PluginTimeout,
     call_in_thread,
+    safe_str,
 )
 from redline.extensibility.trust import is_trusted
 from redline.tools.base import Tool
@@ -223,7 +224,8 @@ def describe_exception(exc: BaseException, path: Path | None = None) -> str:
     if isinstance(exc, SyntaxError):
         where = f" (line {exc.lineno})" if exc.lineno else ""
         return f"{type(exc).__name__}: {exc.msg}{where}"
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    detail = safe_str(exc)
+    text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     if path is not None:
         lines = [
             frame.lineno

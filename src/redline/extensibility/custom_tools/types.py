@@ -29,6 +29,7 @@ from redline.extensibility.isolation import (
     await_in_thread,
     await_plugin,
     not_capturing,
+    safe_str,
 )
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
 from redline.tools.pending_action import (
@@ -387,7 +388,7 @@ class CustomToolAdapter(Tool):
         except PluginCrash as exc:
             return ToolResult.error(f"{self.name} failed: {exc}")
         except Exception as exc:
-            cause = str(exc) or "(no message)"
+            cause = safe_str(exc) or "(no message)"
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {cause}")
         finally:
             _PUSHED_IDS.reset(token)
