@@ -503,3 +503,27 @@ def test_a_plugin_printing_in_a_loop_cannot_flood_the_events(
     lines = [line for event in recorder.of("plugin_output") for line in event["text"].splitlines()]
     assert lines[:MAX_LINES] == [str(i) for i in range(MAX_LINES)]
     assert lines[MAX_LINES:] == [f"({1000 - MAX_LINES} more lines of output not kept)"]
+
+
+def test_closing_ends_a_persons_resolve_stuck_in_apply(
+    workspace: Path, tmp_path: Path, write_plugin: PluginWriter
+) -> None:
+    apply = "while True:\n        time.sleep(0.05)"
+    path = write_plugin(tmp_path, "faulty.py", faulty_tool(execute=PUSH, apply=apply))
+    model = plan(tmp_path, [{"call": [{"tool": "faulty", "args": {}}]}])
+    session, _recorder = session_for(workspace, model, [path], resolver="human")
+    assert session.prompt("go") == "awaiting_review"
+    box: dict[str, Any] = {}
+    resolver = threading.Thread(
+        target=lambda: box.update(result=session.resolve("apply", "looks good")), daemon=True
+    )
+    resolver.start()
+    # The apply has started once the resolution lock is held.
+    for _ in range(int(HANG_GUARD / 0.01)):
+        if session.store.resolution_lock.locked():
+            break
+        threading.Event().wait(0.01)
+    session.close()
+    resolver.join(HANG_GUARD)
+    assert not resolver.is_alive()
+    assert box["result"].is_error and "closed" in box["result"].text

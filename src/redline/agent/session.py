@@ -10,6 +10,7 @@ which calls :func:`redline.tools.resolve.resolve_pending`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import json
 import logging
@@ -206,16 +207,19 @@ class AgentSession:
 
     @property
     def model_label(self) -> str:
+        """The model as people see it (credentials in a base URL are never shown)."""
         if self.provider.scripted:
             return f"{self.provider.label} (scripted run — calls no language model)"
         return self.provider.label
 
     @property
     def scripted(self) -> bool:
+        """Whether the model is a scripted plan (no language model is called)."""
         return self.provider.scripted
 
     @property
     def running(self) -> bool:
+        """Whether a run is active."""
         with self._state_lock:
             return self._run_future is not None and not self._run_future.done()
 
@@ -225,17 +229,45 @@ class AgentSession:
         return [*self._current_tools(), self._resolve_tool]
 
     def subscribe(self, listener: EventListener, *, replay: bool = False) -> Callable[[], None]:
-        """Receive every event; ``replay`` also delivers those sent before the first run."""
+        """Receive every event from now on.
+
+        Args:
+            listener: called with each :class:`Event`, in order, from the emitting thread.
+            replay: first deliver the events sent before the first run started (plugin
+                load errors and output), so a late subscriber misses nothing.
+
+        Returns:
+            A function that unsubscribes ``listener``.
+        """
         return self.events.subscribe(listener, replay=replay)
 
     def prompt(self, text: str) -> RunStatus:
-        """Send ``text`` to the agent and block until the run ends; returns its status."""
+        """Send ``text`` to the agent and block until the run ends.
+
+        Args:
+            text: the task or follow-up message.
+
+        Returns:
+            How the run ended: ``done``, ``awaiting_review``, ``aborted``, ``error`` or
+            ``max_turns``.
+
+        Raises:
+            ValueError: ``text`` is empty.
+            SessionError: a run is already active, or the session is closed.
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the prompt must be a non-empty string")
         return self._start_run(text)
 
     def resume(self) -> RunStatus:
-        """Continue a run that ended awaiting review, once every action is resolved."""
+        """Continue a run that ended awaiting review, once every action is resolved.
+
+        Returns:
+            ``awaiting_review`` at once while actions are pending, else the new run's status.
+
+        Raises:
+            SessionError: the last run did not end awaiting review.
+        """
         if self.store.has_pending:
             return "awaiting_review"
         if self.last_status != "awaiting_review":
@@ -249,8 +281,27 @@ class AgentSession:
         action_id: str | None = None,
         by: ResolvedBy = "human",
     ) -> ToolResult:
-        """Apply or discard the top action (the same path the model's resolve call takes)."""
-        return self._loop.run(self._resolve(action, reason, action_id, by))
+        """Apply or discard the top action (the same path the model's resolve call takes).
+
+        Args:
+            action: ``apply`` or ``discard``.
+            reason: why; shown to people and the agent, passed to the action's callback.
+            action_id: the action the caller was looking at; refused if the top differs.
+            by: who decided (``human``, ``agent`` or ``auto``), for the event.
+
+        Returns:
+            The result; an error result (nothing changed) when refused or when the
+            callback failed. Closing the session while a callback never returns ends
+            the wait with an error result (the callback is abandoned).
+        """
+        if self._closed:
+            return ToolResult.error("The session is closed; nothing was applied or discarded.")
+        try:
+            return self._loop.run(self._resolve(action, reason, action_id, by))
+        except concurrent.futures.CancelledError:
+            return ToolResult.error(
+                "The session closed before the action was resolved; its callback was abandoned."
+            )
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; the agent is told."""
@@ -270,7 +321,10 @@ class AgentSession:
         return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
 
     def abort(self) -> None:
-        """Stop the running turn within a second (the model stream is closed)."""
+        """Stop the running turn within a second (the model stream is closed).
+
+        A tool call or apply that does not return is abandoned, not waited for.
+        """
         with self._state_lock:
             self._abort_requested = True
             task = self._run_task
@@ -278,7 +332,14 @@ class AgentSession:
             self._loop.loop.call_soon_threadsafe(task.cancel)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the current run to end; False on timeout."""
+        """Wait for the current run to end.
+
+        Args:
+            timeout: seconds to wait at most (``None``: no limit).
+
+        Returns:
+            ``False`` if the run is still going after ``timeout``, else ``True``.
+        """
         with self._state_lock:
             future = self._run_future
         if future is None:
@@ -292,7 +353,15 @@ class AgentSession:
         return True
 
     def repreview(self, action_id: str) -> ToolResult:
-        """Recompute a pending action against the current files, in place on the stack."""
+        """Recompute a pending action against the current files, in place on the stack.
+
+        Args:
+            action_id: the pending action to recompute.
+
+        Returns:
+            What happened; an error result when the action is unknown, cannot be
+            re-previewed, or was resolved meanwhile.
+        """
         action = self.store.get(action_id)
         if action is None:
             return ToolResult.error(f"No pending action {action_id}.")
@@ -311,7 +380,14 @@ class AgentSession:
         return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
 
     def check_staleness(self, paths: set[str] | None = None) -> list[str]:
-        """Mark pending previews whose files changed; returns the ids marked stale."""
+        """Mark pending previews whose files changed.
+
+        Args:
+            paths: only check previews touching these workspace paths (``None``: all).
+
+        Returns:
+            The ids of the actions marked stale by this call.
+        """
         from redline.workspace.safe_apply import check_preview
 
         marked = []
@@ -333,6 +409,7 @@ class AgentSession:
         return self.plugins.trust_workspace()
 
     def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the session closes (errors are logged, not raised)."""
         self._on_close.append(callback)
 
     def close(self) -> None:
@@ -346,6 +423,8 @@ class AgentSession:
         self._closed = True
         self.abort()
         stopped = self.wait(1.0)
+        # Resolutions waiting on a callback that never returns end too (see resolve()).
+        self._loop.loop.call_soon_threadsafe(_cancel_all_tasks, self._loop.loop)
         self.plugins.stop_watching()
         for callback in self._on_close:
             try:
@@ -370,10 +449,12 @@ class AgentSession:
 
     # -- tools ----------------------------------------------------------------------
     def add_tool(self, tool: Tool) -> None:
+        """Offer ``tool`` to the model from the next turn on (replaces one of its name)."""
         with self._state_lock:
             self._tools[tool.name] = tool
 
     def remove_tool(self, name: str) -> None:
+        """Stop offering the tool called ``name``; unknown names are ignored."""
         with self._state_lock:
             self._tools.pop(name, None)
 
@@ -717,6 +798,11 @@ def _pending_fields(action: PendingAction) -> dict[str, Any]:
         "source_tool_name": action.source_tool_name,
         "preview": action.preview.summary() if action.preview is not None else None,
     }
+
+
+def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
 
 
 def _choice_name(choice: ToolChoice) -> str:
