@@ -366,6 +366,14 @@ def _register_exit_watchdog() -> None:
     atexit.register(_at_exit)
 
 
+def disable_exit_watchdog() -> None:
+    """Never arm the exit watchdog in this process (for hosts such as a test runner that
+    leave plugin threads behind on purpose and must keep their own exit status)."""
+    global _watchdog_armed
+    with _watchdog_lock:
+        _watchdog_armed = True
+
+
 def _at_exit() -> None:
     if running_plugin_threads():
         arm_exit_watchdog(EXIT_GRACE, code=None)
@@ -424,6 +432,7 @@ __all__ = [
     "call_in_thread",
     "capturing",
     "contain",
+    "disable_exit_watchdog",
     "not_capturing",
     "running_plugin_threads",
     "safe_str",
