@@ -527,3 +527,19 @@ def test_closing_ends_a_persons_resolve_stuck_in_apply(
     resolver.join(HANG_GUARD)
     assert not resolver.is_alive()
     assert box["result"].is_error and "closed" in box["result"].text
+
+
+@pytest.mark.parametrize("exc", sorted(RAISERS))
+def test_a_reload_raising_base_exceptions_is_reported(
+    workspace: Path, tmp_path: Path, write_plugin: PluginWriter, exc: str
+) -> None:
+    path = write_plugin(tmp_path, "echoer.py", echo_plugin("echoer"))
+    session, recorder = session_for(workspace, plan(tmp_path, [{"say": "hi"}]), [path])
+    with session:
+        assert "echoer" in [tool.name for tool in session.tools]
+        write_plugin(tmp_path, "echoer.py", RAISERS[exc] + "\n")
+        session.plugins.reload(path)
+        assert "echoer" not in [tool.name for tool in session.tools]
+        [error] = session.plugin_errors
+        assert error.path == str(path.resolve()) and exc in error.message
+        assert [e["path"] for e in recorder.of("plugin_error")] == [str(path.resolve())]
