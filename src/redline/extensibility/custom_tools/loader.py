@@ -23,6 +23,7 @@ import threading
 import traceback
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Literal, TypeVar
@@ -472,7 +473,7 @@ class _Collector:
         self.seen_files.add(resolved)
         origin = str(resolved)
         file_api = api if api is not None else self.api_for(resolved.stem)
-        self.build(lambda: _build_file(resolved, origin, file_api), origin, source, origin)
+        self.build(partial(_build_file, resolved, origin, file_api), origin, source, origin)
 
     def load_folder(self, folder: Path, source: ToolSource) -> None:
         for path in plugin_files(folder):
@@ -489,29 +490,17 @@ class _Collector:
             origin = f"custom_tools[{index}]"
             api = self.api_for(origin)
             if looks_like_tool(item):
-                self.build(
-                    lambda item=item, origin=origin, api=api: _build_candidates(  # type: ignore[misc]
-                        [item], origin, api
-                    ),
-                    origin,
-                    "inline",
-                    origin,
-                )
+                build = partial(_build_candidates, [item], origin, api)
             elif callable(item):
-                self.build(
-                    lambda item=item, origin=origin, api=api: _build_factories(  # type: ignore[misc]
-                        [item], origin, api, None
-                    ),
-                    origin,
-                    "inline",
-                    origin,
-                )
+                build = partial(_build_factories, [item], origin, api, None)
             else:
                 self.error(
                     origin,
                     f"expected a tool or a factory function, got {type(item).__name__}",
                     "inline",
                 )
+                continue
+            self.build(build, origin, "inline", origin)
 
     def load_entry_points(self) -> None:
         try:
@@ -522,14 +511,8 @@ class _Collector:
         for entry_point in entry_points:
             where = f"entry point {entry_point.name} ({entry_point.value})"
             api = self.api_for(entry_point.name)
-            self.build(
-                lambda entry_point=entry_point, api=api: _build_entry_point(  # type: ignore[misc]
-                    entry_point, api
-                ),
-                where,
-                "entry_point",
-                entry_point.name,
-            )
+            build = partial(_build_entry_point, entry_point, api)
+            self.build(build, where, "entry_point", entry_point.name)
 
 
 # -- public entry points -------------------------------------------------------------------
