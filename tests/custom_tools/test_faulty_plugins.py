@@ -543,3 +543,34 @@ def test_a_reload_raising_base_exceptions_is_reported(
         [error] = session.plugin_errors
         assert error.path == str(path.resolve()) and exc in error.message
         assert [e["path"] for e in recorder.of("plugin_error")] == [str(path.resolve())]
+
+
+def test_ctrl_c_reaches_the_main_thread_when_another_thread_receives_it() -> None:
+    # The kernel may hand SIGINT to any thread, e.g. one spinning in plugin code; the main
+    # thread waiting for the run must still raise KeyboardInterrupt.
+    import concurrent.futures
+    import signal
+
+    from redline.extensibility.isolation import wait_interruptibly
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is handled by someone else in this test process")
+    future: concurrent.futures.Future[str] = concurrent.futures.Future()
+    release = threading.Event()
+    bystander = threading.Thread(target=release.wait, daemon=True)
+    bystander.start()
+    # Hang guard: should the wait not be interruptible, it ends with a value instead.
+    guard = threading.Timer(HANG_GUARD, lambda: future.set_result("never interrupted"))
+    guard.start()
+    ident = bystander.ident
+    assert ident is not None
+    # Sent from yet another thread, to the bystander, while this one waits.
+    sender = threading.Timer(0.3, signal.pthread_kill, (ident, signal.SIGINT))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sender.start()
+            wait_interruptibly(future)
+    finally:
+        sender.cancel()
+        guard.cancel()
+        release.set()

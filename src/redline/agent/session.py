@@ -38,6 +38,7 @@ from redline.agent.providers.base import (
 )
 from redline.agent.session_log import SessionLog
 from redline.extensibility.custom_tools import PluginError
+from redline.extensibility.isolation import wait_interruptibly
 from redline.extensibility.plugins import PluginHost
 from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
@@ -486,7 +487,7 @@ class AgentSession:
             self.status = "running"
             self._run_future = self._loop.submit(self._run(text))
             future = self._run_future
-        return future.result()  # type: ignore[no-any-return]
+        return wait_interruptibly(future)
 
     async def _run(self, text: str | None) -> RunStatus:
         with self._state_lock:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import contextvars
 import faulthandler
@@ -31,6 +32,7 @@ import logging
 import os
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -289,12 +291,41 @@ def call_in_thread(
             done.set()
 
     _start(main, name)
-    if not done.wait(timeout):
-        raise PluginTimeout(f"did not finish within {timeout:g} s")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not done.wait(_slice(deadline)):
+        if deadline is not None and time.monotonic() >= deadline:
+            raise PluginTimeout(f"did not finish within {timeout:g} s")
     if "error" in box:
         raise box["error"]
     value: T = box["value"]
     return value
+
+
+# Waits in the main thread wake up this often: a signal (Ctrl-C) that the kernel hands to
+# another thread only sets a flag, which the main thread acts on once it runs again; an
+# untimed lock wait would never notice it.
+WAKE_INTERVAL = 0.2
+
+
+def _slice(deadline: float | None) -> float:
+    if deadline is None:
+        return WAKE_INTERVAL
+    return max(0.0, min(WAKE_INTERVAL, deadline - time.monotonic()))
+
+
+def wait_interruptibly(future: concurrent.futures.Future[T]) -> T:
+    """``future.result()`` that a real Ctrl-C always interrupts.
+
+    Python runs signal handlers in the main thread, but the kernel may deliver ``SIGINT``
+    to any thread, for example one busy in plugin code; an untimed wait in the main thread
+    would then never wake up to raise ``KeyboardInterrupt``. Waiting in short slices
+    lets it.
+    """
+    while True:
+        try:
+            return future.result(WAKE_INTERVAL)
+        except concurrent.futures.TimeoutError:
+            continue
 
 
 def _captured_call(capture: Capture | None, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
@@ -411,10 +442,13 @@ def arm_exit_watchdog(grace: float = EXIT_GRACE, code: int | None = 1) -> None:
         pass
 
     def expire() -> None:
-        import time
-
         time.sleep(grace)
         _flush_all()
+        with contextlib.suppress(Exception):
+            stderr = sys.__stderr__
+            if stderr is not None:
+                stderr.write("redline: plugin code did not stop; ending the process\n")
+                stderr.flush()
         os._exit(status)
 
     threading.Thread(target=expire, name="redline-exit-watchdog", daemon=True).start()
@@ -437,4 +471,5 @@ __all__ = [
     "running_plugin_threads",
     "safe_str",
     "unwrap",
+    "wait_interruptibly",
 ]
