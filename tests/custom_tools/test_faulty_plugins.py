@@ -559,8 +559,15 @@ def test_ctrl_c_reaches_the_main_thread_when_another_thread_receives_it() -> Non
     release = threading.Event()
     bystander = threading.Thread(target=release.wait, daemon=True)
     bystander.start()
-    # Hang guard: should the wait not be interruptible, it ends with a value instead.
-    guard = threading.Timer(HANG_GUARD, lambda: future.set_result("never interrupted"))
+    # Hang guard: should the wait not notice the signal, the guard ends it (an untimed
+    # wait then raises only once woken by the guard, which the assert below catches).
+    guard_fired = threading.Event()
+
+    def guard_ends_the_wait() -> None:
+        guard_fired.set()
+        future.set_result("never interrupted")
+
+    guard = threading.Timer(HANG_GUARD, guard_ends_the_wait)
     guard.start()
     ident = bystander.ident
     assert ident is not None
@@ -574,3 +581,4 @@ def test_ctrl_c_reaches_the_main_thread_when_another_thread_receives_it() -> Non
         sender.cancel()
         guard.cancel()
         release.set()
+    assert not guard_fired.is_set()
