@@ -582,3 +582,44 @@ def test_ctrl_c_reaches_the_main_thread_when_another_thread_receives_it() -> Non
         guard.cancel()
         release.set()
     assert not guard_fired.is_set()
+
+
+TOOL_SUBCLASS = """
+from pydantic import BaseModel
+
+from redline.tools.base import Tool
+
+
+class Params(BaseModel):
+    pass
+
+
+class Native(Tool):
+    name = "native"
+    label = "Native"
+    description = "A plugin's own Tool subclass"
+    parameters = Params
+
+    async def execute(self, params, ctx):
+        print("native speaking")
+        raise SystemExit(5)
+
+
+def factory(api):
+    return Native()
+"""
+
+
+def test_a_plugins_own_tool_subclass_is_isolated_too(
+    workspace: Path, tmp_path: Path, write_plugin: PluginWriter
+) -> None:
+    path = write_plugin(tmp_path, "native.py", TOOL_SUBCLASS)
+    model = plan(tmp_path, [{"call": [{"tool": "native", "args": {}}]}, {"say": "fine"}])
+    session, recorder = session_for(workspace, model, [path])
+    with session:
+        assert session.prompt("go") == "done"
+    [end] = [e for e in recorder.of("tool_end") if e["name"] == "native"]
+    assert end["is_error"] and "native failed: SystemExit: 5" in end["result"]["content"][0]["text"]
+    assert [(e["stream"], e["text"]) for e in recorder.of("plugin_output")] == [
+        ("stdout", "native speaking")
+    ]

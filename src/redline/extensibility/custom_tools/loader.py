@@ -32,6 +32,7 @@ from redline.config import user_config_dir
 from redline.extensibility.custom_tools.types import (
     CustomToolAdapter,
     CustomToolAPI,
+    GuardedTool,
     InvalidCustomTool,
     tool_attr,
 )
@@ -309,7 +310,7 @@ def looks_like_tool(value: object) -> bool:
 
 def _adapt(candidate: object, origin: str, output: OutputSink | None) -> Tool:
     if isinstance(candidate, Tool):
-        return candidate
+        return GuardedTool(candidate, origin=origin, output=output)
     return CustomToolAdapter(candidate, origin=origin, output=output)
 
 

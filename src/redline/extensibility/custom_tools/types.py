@@ -416,3 +416,33 @@ class CustomToolAdapter(Tool):
         if inspect.isawaitable(value):
             value = await await_plugin(value, capture)
         return value
+
+
+class GuardedTool(Tool):
+    """A plugin's own :class:`Tool` subclass, run like every other plugin code: what it
+    prints is captured and whatever it raises (``SystemExit`` included) is its error."""
+
+    def __init__(self, inner: Tool, *, origin: str, output: OutputSink | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.label = inner.label
+        self.description = inner.description
+        self.parameters = inner.parameters
+        self.deferrable = inner.deferrable
+        self.hidden = inner.hidden
+        self.origin = origin
+        self.output = output
+
+    def __repr__(self) -> str:
+        return f"GuardedTool({self.name!r})"
+
+    def parameters_schema(self) -> dict[str, Any]:
+        return self.inner.parameters_schema()
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        capture = Capture(self.origin, self.output)
+        try:
+            result: ToolResult = await await_plugin(self.inner.execute(params, ctx), capture)
+        except PluginCrash as exc:
+            return ToolResult.error(f"{self.name} failed: {exc}")
+        return result
