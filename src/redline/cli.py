@@ -48,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_BAD_INPUT
     command = importlib.import_module(f"redline.commands.{args._module}")
+    for stream in (sys.stdout, sys.stderr):
+        # File names that are not UTF-8 print as \udcXX instead of crashing (docs/safety.md).
+        if getattr(stream, "errors", "") == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return int(command.run(args))
     except KeyboardInterrupt:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from redline.commands._common import (
     add_tool_options,
     add_workspace_option,
 )
+from redline.workspace.names import json_dumps
 
 EXIT_STATUS = {"done": 0, "awaiting_review": 3, "aborted": 1, "error": 1, "max_turns": 1}
 
@@ -41,7 +41,7 @@ def _error(args: argparse.Namespace, message: str, code: int) -> int:
         from redline.agent.events import Event
 
         event = Event("error", 0, time.time(), "", {"message": message})
-        print(json.dumps(event.to_dict()), flush=True)
+        print(json_dumps(event.to_dict(), ensure_ascii=True), flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
 
@@ -57,7 +57,7 @@ def _replay(args: argparse.Namespace) -> int:
     printer = EventPrinter(sys.stdout)
     for event in events:
         if args.json:
-            print(json.dumps(event.to_dict(), ensure_ascii=False))
+            print(json_dumps(event.to_dict()))
         else:
             printer(event)
     return 0
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             return
         try:
             if args.json:
-                print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+                print(json_dumps(event.to_dict()), flush=True)
             else:
                 printer(event)
         except BrokenPipeError:
