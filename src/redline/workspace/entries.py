@@ -43,7 +43,7 @@ BLOBS_DIR = "blobs"
 DONE_FILE = "done"
 TMP_PREFIX = ".tmp-"
 FOREIGN = "foreign"
-_ID_RE = re.compile(r"^[0-9]{6,12}$")
+ID_RE = re.compile(r"^[0-9]{6,12}$")
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -203,7 +203,7 @@ def entry_from_dict(data: Any, folder: Path) -> Entry:
         raise CorruptEntry(f"entry.json lacks a required field ({exc})") from None
     if kind not in ("apply", "undo"):
         raise CorruptEntry(f"unknown entry kind {kind!r}")
-    if not _ID_RE.match(entry_id) or entry_id != folder.name:
+    if not ID_RE.match(entry_id) or entry_id != folder.name:
         raise CorruptEntry(f"entry id {entry_id!r} does not match its folder {folder.name}")
     op_paths = set()
     for op in ops:
@@ -341,6 +341,27 @@ def is_done(root: Path, name: str) -> bool:
             os.close(efd)
 
 
+def done_names(root: Path, names: list[str]) -> set[str]:
+    """Which of the entry folders ``names`` carry their commit marker (one folder open)."""
+    out: set[str] = set()
+    if not names:
+        return out
+    with state_dir_fd(root, JOURNAL_DIR_NAME, create=False) as jfd:
+        for name in names:
+            if not ID_RE.match(name):
+                continue
+            try:
+                efd = os.open(name, _DIR_FLAGS, dir_fd=jfd)
+            except OSError:
+                continue
+            try:
+                if _is_file_at(efd, DONE_FILE):
+                    out.add(name)
+            finally:
+                os.close(efd)
+    return out
+
+
 def journal_names(root: Path) -> list[str]:
     """Every name in ``.redline/journal/``, sorted ([] when there is no journal yet)."""
     try:
@@ -353,7 +374,7 @@ def journal_names(root: Path) -> list[str]:
 def entry_folders(root: Path) -> list[Path]:
     """Entry folders (not temporaries), oldest first."""
     folder = journal_dir(root)
-    return [folder / n for n in journal_names(root) if _ID_RE.match(n)]
+    return [folder / n for n in journal_names(root) if ID_RE.match(n)]
 
 
 def read_blob(entry: Entry, sha256: str) -> bytes:

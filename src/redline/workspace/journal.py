@@ -119,14 +119,21 @@ def _label(entry: Entry) -> str:
     return f'interrupted {what} "{entry.label}" (journal entry {entry.id})'
 
 
-def recover_locked(root: Path) -> list[str]:
-    """:func:`recover` for a caller that already holds the workspace lock."""
+def recover_locked(root: Path, *, full: bool = True) -> list[str]:
+    """:func:`recover` for a caller that already holds the workspace lock.
+
+    ``full=False`` (every apply) skips complete entries: a foreign complete entry is
+    never acted on anyway and is reported by the next full recovery or undo.
+    """
     messages: list[str] = []
     try:
         names = entries.journal_names(root)
     except OSError as exc:
         return [f"Recovery could not read the journal: {exc}"]
+    done = set() if full else entries.done_names(root, names)
     for name in names:
+        if name in done:
+            continue
         try:
             messages.extend(_recover_one(root, name))
         except OSError as exc:
@@ -517,6 +524,8 @@ def remove_foreign(root: Path, name: str) -> Path:
 
 def prune(root: Path, keep: int = KEEP_APPLIES) -> None:
     """Drop the oldest complete entries beyond ``keep`` applies (their undos go with them)."""
+    if len(entries.entry_folders(root)) <= keep:
+        return  # cheap: fewer entries than applies to keep
     good, _ = _complete_entries(root)
     applies = [e for e in good if e.kind == "apply"]
     if len(applies) <= keep:

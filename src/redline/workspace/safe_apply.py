@@ -371,7 +371,7 @@ def apply_preview(
     if not preview.changes:
         return ApplyReceipt(entry_id="", files=[], label=label)
     with workspace_lock(resolved):
-        recovered = journal.recover_locked(resolved)
+        recovered = journal.recover_locked(resolved, full=False)
         checks = _Checks()
         _confine_all(resolved, preview, checks)
         _raise_for(checks)
