@@ -155,4 +155,6 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
     # files to restore) and after the commit point.
     assert outcomes.count("old") > 50 and outcomes.count("new") >= 1
     assert sum(restored for _, restored in results) >= 20
-    assert elapsed < 60, f"{len(plan)} kill runs took {elapsed:.1f} s"
+    # A hang guard only (ten times the usual run), never a speed check: a busy machine
+    # must not fail this test.
+    assert elapsed < 600, f"{len(plan)} kill runs took {elapsed:.1f} s: something hangs"
