@@ -412,3 +412,23 @@ async def test_apply_preview_receipt_counts_as_success(ws: Path) -> None:
     assert "made.txt" in result.text
     assert (ws / "made.txt").read_text() == "made\n"
     assert not store.has_pending
+
+
+def test_non_utf8_names_in_json_output_and_session_logs(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redline.agent.session_log import SessionLog, read_log
+    from redline.cli import main
+
+    name = os.fsdecode(b"caf\xe9.py")
+    (ws / name).write_bytes(b"x = 1\n")
+    assert main(["ast-edit", "-C", str(ws), "--json", "--pattern", "x = $A", "."]) == 0
+    out = capsys.readouterr().out
+    assert '"path": "caf\\udce9.py"' in out
+    assert os.fsencode(json.loads(out)["files"][0]["path"]) == b"caf\xe9.py"
+    log = SessionLog(ws / ".redline" / "sessions" / "s.jsonl", {"session_id": "s", "cwd": name})
+    log.close()
+    raw = (ws / ".redline" / "sessions" / "s.jsonl").read_bytes()
+    assert b"caf\\udce9.py" in raw
+    header, _ = read_log(ws / ".redline" / "sessions" / "s.jsonl")
+    assert os.fsencode(header["cwd"]) == b"caf\xe9.py"
