@@ -432,3 +432,25 @@ def test_non_utf8_names_in_json_output_and_session_logs(
     assert b"caf\\udce9.py" in raw
     header, _ = read_log(ws / ".redline" / "sessions" / "s.jsonl")
     assert os.fsencode(header["cwd"]) == b"caf\xe9.py"
+
+
+def test_state_files_are_read_and_written_without_following_symlinks(
+    ws: Path, outside: Path
+) -> None:
+    from redline.workspace.state import read_state_file, write_state_file
+
+    assert read_state_file(ws, "config.toml") is None
+    write_state_file(ws, "record.json", b"{}", "queue")
+    assert read_state_file(ws, "record.json", "queue") == b"{}"
+    assert stat.S_IMODE((ws / ".redline/queue/record.json").stat().st_mode) == 0o600
+    os.symlink(outside / "precious.txt", ws / ".redline" / "config.toml")
+    with pytest.raises(StateFolderError, match=r"\.redline/config\.toml is a symlink"):
+        read_state_file(ws, "config.toml")
+    # A symlink at the name is replaced, never written through.
+    write_state_file(ws, "config.toml", b"model = 'x'\n")
+    assert (outside / "precious.txt").read_text() == "the user's data\n"
+    assert not (ws / ".redline" / "config.toml").is_symlink()
+    os.symlink(outside, ws / ".redline" / "queue2")
+    with pytest.raises(StateFolderError):
+        write_state_file(ws, "r", b"x", "queue2")
+    assert tree(outside) == {"precious.txt": b"the user's data\n mode=644"}
