@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.providers.fake_openai import FakeOpenAI
 
 from redline import __version__
 from redline.cli import main
 from redline.config import ConfigError, Settings, find_workspace_root, load_settings
 from redline.extensibility import trust as trust_store
-from tests.providers.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
