@@ -299,3 +299,32 @@ def test_unreadable_user_config_is_a_clear_error(isolated_user_config: Path) -> 
     with pytest.raises(ConfigError, match="folder"):
         load_settings(None)
     os.rmdir(path)
+
+
+def test_dashboard_reads_the_same_settings(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redline.agent.session import AgentSession
+    from redline.commands import dashboard
+
+    opened: list[tuple[AgentSession, list[str]]] = []
+
+    def fake_launch(session: AgentSession, *, prompt: str | None, notices: list[str]) -> int:
+        opened.append((session, list(notices)))
+        session.close()
+        return 0
+
+    monkeypatch.setattr(dashboard, "launch", fake_launch)
+    path = workspace_config(ws, 'resolver = "apply-all"\nmax_turns = 7\ncolour = "red"\n')
+    trust_store.trust(ws)
+    sub = ws / "deep"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    assert main([]) == 0
+    session, notices = opened[0]
+    assert session.cwd == ws.resolve()
+    assert session.resolver == "human" and session.max_turns == 7
+    assert any(str(path) in n and "'colour'" in n for n in notices)
+    assert any("resolver 'apply-all' is for redline exec" in n for n in notices)
+    err = capsys.readouterr().err
+    assert "unknown key 'colour'" in err
