@@ -11,12 +11,10 @@ Standard library only (the CLI imports this before ``--help`` answers).
 
 from __future__ import annotations
 
-import difflib
 import errno
 import math
 import os
 import stat
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +171,8 @@ UNTRUSTED_NEVER = {
 
 # -- reading files -----------------------------------------------------------------
 def _parse(raw: bytes, shown: str) -> dict[str, Any]:
+    import tomllib
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -256,6 +256,8 @@ def read_workspace_config(root: Path) -> tuple[dict[str, Any], str]:
 
 # -- merging -------------------------------------------------------------------------
 def _unknown(shown: str, key: str, known: tuple[str, ...]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"{shown}: unknown key {key!r} ignored{hint}"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from redline.config import Settings
 
 
@@ -101,6 +102,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 def workspace_root(args: argparse.Namespace) -> Path:
     """The workspace the command works on: ``-C``, else found upwards (see cli.main)."""
+    from pathlib import Path
+
     from redline.config import find_workspace_root
 
     if getattr(args, "cwd", None) is None:
