@@ -328,3 +328,10 @@ def test_dashboard_reads_the_same_settings(
     assert any("resolver 'apply-all' is for redline exec" in n for n in notices)
     err = capsys.readouterr().err
     assert "unknown key 'colour'" in err
+
+
+def test_a_fifo_as_workspace_config_is_an_error_not_a_hang(ws: Path) -> None:
+    (ws / ".redline").mkdir(mode=0o700)
+    os.mkfifo(ws / ".redline" / "config.toml")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_settings(ws, trusted=True)
