@@ -37,6 +37,7 @@ def create_agent_session(
     max_turns: int = 50,
     base_url: str | None = None,
     timeout: float = 60.0,
+    api_key_env: str | None = None,
     clock: Callable[[], float] | None = None,
     session_id: str | None = None,
     log_session: bool = True,
@@ -58,6 +59,8 @@ def create_agent_session(
         max_turns: model turns per run.
         base_url: an OpenAI-compatible server for ``openai:`` models.
         timeout: seconds per model request.
+        api_key_env: the environment variable holding the API key (default
+            ``OPENAI_API_KEY`` or ``ANTHROPIC_API_KEY``).
         clock: the time source for events and actions (tests).
         session_id: names the session log (default: time and a random suffix).
         log_session: record events under ``.redline/sessions/``.
@@ -84,7 +87,9 @@ def create_agent_session(
     if plugin_timeout is not None and not plugin_timeout > 0:
         raise ValueError("plugin_timeout must be a positive number of seconds")
     if isinstance(model, str):
-        provider = create_provider(model, cwd=root, base_url=base_url, timeout=timeout)
+        provider = create_provider(
+            model, cwd=root, base_url=base_url, timeout=timeout, api_key_env=api_key_env
+        )
     elif isinstance(model, Provider):
         provider = model
     else:

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from redline.commands._common import (
     add_model_options,
     add_tool_options,
     add_workspace_option,
+    command_settings,
+    workspace_root,
 )
+from redline.workspace.names import json_dumps
+
+if TYPE_CHECKING:
+    from redline.config import Settings
 
 EXIT_STATUS = {"done": 0, "awaiting_review": 3, "aborted": 1, "error": 1, "max_turns": 1}
 
@@ -27,8 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resolver",
         choices=("agent", "human", "apply-all", "discard-all"),
-        default="agent",
-        help="who resolves pending actions (default: agent)",
+        default=None,
+        help="who resolves pending actions (default: resolver in the config files, else agent)",
     )
     add_tool_options(parser)
     add_plugin_timeout_option(parser)
@@ -36,7 +41,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replay", metavar="FILE", default=None, help="print a session log back as events"
     )
-    parser.add_argument("--max-turns", type=int, default=50, metavar="N", help=argparse.SUPPRESS)
 
 
 def add_plugin_timeout_option(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +112,7 @@ def _error(args: argparse.Namespace, message: str, code: int, out: TextIO | None
         from redline.agent.events import Event
 
         event = Event("error", 0, time.time(), "", {"message": message})
-        print(json.dumps(event.to_dict()), file=out or sys.stdout, flush=True)
+        print(json_dumps(event.to_dict(), ensure_ascii=True), file=out or sys.stdout, flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
 
@@ -124,7 +128,7 @@ def _replay(args: argparse.Namespace) -> int:
     printer = EventPrinter(sys.stdout)
     for event in events:
         if args.json:
-            print(json.dumps(event.to_dict(), ensure_ascii=False))
+            print(json_dumps(event.to_dict()))
         else:
             printer(event)
     return 0
@@ -133,10 +137,9 @@ def _replay(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
-    from redline.agent.providers import default_model
     from redline.config import ConfigError
 
-    cwd = Path(args.cwd)
+    cwd = workspace_root(args)
     if not cwd.is_dir():
         return _error(args, f"workspace {cwd}: not a folder", 2)
     if not args.prompt or not args.prompt.strip():
@@ -148,24 +151,33 @@ def run(args: argparse.Namespace) -> int:
     except PluginTimeoutError as exc:
         return _error(args, str(exc), 2)
     try:
-        model = args.model or default_model(cwd)
+        settings = command_settings(args, cwd, {"resolver": "agent"})
     except ConfigError as exc:
         return _error(args, str(exc), 2)
+    for warning in settings.warnings:
+        print(f"redline: warning: {warning}", file=sys.stderr)
+    model = settings.model
     if not model:
         return _error(
             args,
-            "no model configured: pass --model (scripted:PLAN.json, openai:MODEL, anthropic:MODEL) "
-            "or set REDLINE_MODEL; try `redline demo` for an offline run",
+            "no model configured: pass --model (scripted:PLAN.json, openai:MODEL, anthropic:MODEL), "
+            "set REDLINE_MODEL or model in a config file (see docs/configuration.md); "
+            "try `redline demo` for an offline run",
             2,
         )
     if args.json:
         with _json_stdout() as out:
-            return _run_session(args, cwd, model, timeout, out)
-    return _run_session(args, cwd, model, timeout, sys.stdout)
+            return _run_session(args, cwd, settings, model, timeout, out)
+    return _run_session(args, cwd, settings, model, timeout, sys.stdout)
 
 
 def _run_session(
-    args: argparse.Namespace, cwd: Path, model: str, plugin_timeout: float, out: TextIO
+    args: argparse.Namespace,
+    cwd: Path,
+    settings: Settings,
+    model: str,
+    plugin_timeout: float,
+    out: TextIO,
 ) -> int:
     from redline.agent.providers import ModelSpecError
     from redline.agent.providers.base import ProviderError
@@ -177,11 +189,13 @@ def _run_session(
         session = create_agent_session(
             cwd,
             model,
-            resolver=args.resolver,
+            resolver=settings.resolver,
             tool_paths=args.tool_paths,
             trust=args.trust,
-            base_url=args.base_url,
-            max_turns=args.max_turns,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            timeout=settings.timeout,
+            max_turns=settings.max_turns,
             plugin_timeout=plugin_timeout,
         )
     except ModelSpecError as exc:
@@ -198,7 +212,7 @@ def _run_session(
             return
         try:
             if args.json:
-                out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+                out.write(json_dumps(event.to_dict()) + "\n")
                 out.flush()
             else:
                 printer(event)
