@@ -96,7 +96,12 @@ def contain(exc: BaseException) -> Exception:
 
 
 class Capture:
-    """Collects one plugin call's output and hands complete lines to ``sink``."""
+    """Collects a plugin call's output and hands complete lines to ``sink``.
+
+    At most :data:`MAX_LINES` lines per call are kept (each cut to
+    :data:`MAX_LINE_CHARS`); :meth:`flush`, at the end of the call, reports how many
+    were not.
+    """
 
     def __init__(self, origin: str, sink: OutputSink | None) -> None:
         self.origin = origin
@@ -119,6 +124,7 @@ class Capture:
         with self._lock:
             parts, self._parts = self._parts, {}
             dropped, self._dropped = self._dropped, 0
+            self._lines = 0  # the cap is per call (an apply may be retried)
         for stream, text in parts.items():
             if text:
                 self._keep(stream, text)
