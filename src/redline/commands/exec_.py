@@ -168,7 +168,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         with _json_stdout() as out:
             return _run_session(args, cwd, settings, model, timeout, out)
-    return _run_session(args, cwd, settings, model, timeout, sys.stdout)
+    from redline.extensibility.isolation import unwrap
+
+    # Never the capture router: redline's own lines must not count as a plugin's output.
+    return _run_session(args, cwd, settings, model, timeout, unwrap(sys.stdout))
 
 
 def _run_session(
