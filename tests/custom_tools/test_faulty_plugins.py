@@ -252,10 +252,34 @@ def test_the_plugin_timeout_comes_from_the_environment(
 
 
 def test_bad_plugin_timeout_argument_is_exit_2(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert main(["tools", "-C", str(workspace), "--plugin-timeout", "-1"]) == 2
     assert "--plugin-timeout: '-1' must be a positive number" in capsys.readouterr().err
+    monkeypatch.setenv("REDLINE_PLUGIN_TIMEOUT", "soon")
+    assert main(["tools", "-C", str(workspace)]) == 2
+    assert "$REDLINE_PLUGIN_TIMEOUT: expected a number of seconds" in capsys.readouterr().err
+
+
+def test_the_plugin_timeout_comes_from_the_config_files(
+    workspace: Path,
+    tmp_path: Path,
+    write_plugin: PluginWriter,
+    isolated_user_config: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    stuck = write_plugin(tmp_path, "stuck.py", LOOP_FOREVER)
+    (isolated_user_config / "config.toml").write_text("plugin_timeout = 0.4\n", "utf-8")
+    # An untrusted workspace may lower it (stricter), never raise it.
+    (workspace / ".redline").mkdir()
+    (workspace / ".redline" / "config.toml").write_text("plugin_timeout = 30\n", "utf-8")
+    assert main(["tools", "-C", str(workspace), "--tools", str(stuck)]) == 0
+    captured = capsys.readouterr()
+    assert "did not finish loading within 0.4 s" in captured.out
+    assert "plugin_timeout skipped: this workspace is not trusted" in captured.err
+    (workspace / ".redline" / "config.toml").write_text("plugin_timeout = 0.3\n", "utf-8")
+    assert main(["tools", "-C", str(workspace), "--tools", str(stuck)]) == 0
+    assert "did not finish loading within 0.3 s" in capsys.readouterr().out
 
 
 # -- defect 5: BaseException from execute, apply and reject -----------------------------------

@@ -43,24 +43,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{raw!r} must be a positive number of seconds")
+    return value
+
+
 def add_plugin_timeout_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plugin-timeout",
         dest="plugin_timeout",
         metavar="SECONDS",
+        type=_seconds,
         default=None,
         help="seconds each plugin may take to load before it is skipped "
-        "(default: $REDLINE_PLUGIN_TIMEOUT, else 10)",
+        "(default: $REDLINE_PLUGIN_TIMEOUT, then plugin_timeout in the config files, else 10)",
     )
-
-
-def resolve_plugin_timeout(raw: str | None) -> float:
-    """The ``--plugin-timeout`` value, else the environment's; raises PluginTimeoutError."""
-    from redline.extensibility.custom_tools.loader import parse_plugin_timeout, plugin_timeout
-
-    if raw is None:
-        return plugin_timeout()
-    return parse_plugin_timeout(raw, "--plugin-timeout")
 
 
 @contextmanager
@@ -144,12 +146,6 @@ def run(args: argparse.Namespace) -> int:
         return _error(args, f"workspace {cwd}: not a folder", 2)
     if not args.prompt or not args.prompt.strip():
         return _error(args, "--prompt TEXT is required", 2)
-    from redline.extensibility.custom_tools.loader import PluginTimeoutError
-
-    try:
-        timeout = resolve_plugin_timeout(args.plugin_timeout)
-    except PluginTimeoutError as exc:
-        return _error(args, str(exc), 2)
     try:
         settings = command_settings(args, cwd, {"resolver": "agent"})
     except ConfigError as exc:
@@ -167,11 +163,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.json:
         with _json_stdout() as out:
-            return _run_session(args, cwd, settings, model, timeout, out)
+            return _run_session(args, cwd, settings, model, out)
     from redline.extensibility.isolation import unwrap
 
     # Never the capture router: redline's own lines must not count as a plugin's output.
-    return _run_session(args, cwd, settings, model, timeout, unwrap(sys.stdout))
+    return _run_session(args, cwd, settings, model, unwrap(sys.stdout))
 
 
 def _run_session(
@@ -179,7 +175,6 @@ def _run_session(
     cwd: Path,
     settings: Settings,
     model: str,
-    plugin_timeout: float,
     out: TextIO,
 ) -> int:
     from redline.agent.providers import ModelSpecError
@@ -199,7 +194,7 @@ def _run_session(
             api_key_env=settings.api_key_env,
             timeout=settings.timeout,
             max_turns=settings.max_turns,
-            plugin_timeout=plugin_timeout,
+            plugin_timeout=settings.plugin_timeout,
         )
     except ModelSpecError as exc:
         return _error(args, str(exc), 2, out)

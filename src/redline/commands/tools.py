@@ -53,16 +53,18 @@ def run(args: argparse.Namespace) -> int:
             return 2
     root = root.resolve()
 
-    from redline.commands.exec_ import resolve_plugin_timeout
+    from redline.commands._common import command_settings
+    from redline.config import ConfigError
     from redline.extensibility.custom_tools import load_custom_tools
-    from redline.extensibility.custom_tools.loader import PluginTimeoutError
     from redline.tools.pending_action import PendingActionStore
 
     try:
-        timeout = resolve_plugin_timeout(args.plugin_timeout)
-    except PluginTimeoutError as exc:
+        settings = command_settings(args, root)
+    except ConfigError as exc:
         print(f"redline tools: {exc}", file=sys.stderr)
         return 2
+    for warning in settings.warnings:
+        print(f"redline: warning: {warning}", file=sys.stderr)
 
     def plugin_output(origin: str, stream: str, text: str) -> None:
         # Never mixed into the listing: what a plugin prints while loading goes to stderr.
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         tool_paths=args.tool_paths,
         trust=args.trust,
         reserved_names=[tool.name for tool in builtins],
-        timeout=timeout,
+        timeout=settings.plugin_timeout,
         output=plugin_output,
     )
     width = max([len(tool.name) for tool in builtins] + [len(t.name) for t in result.tools] + [4])

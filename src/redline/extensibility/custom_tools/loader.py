@@ -28,7 +28,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Literal, TypeVar
 
-from redline.config import user_config_dir
+from redline.config import PLUGIN_TIMEOUT_ENV, user_config_dir
 from redline.extensibility.custom_tools.types import (
     CustomToolAdapter,
     CustomToolAPI,
@@ -56,7 +56,6 @@ FACTORY_TIMEOUT = 30.0
 #: Seconds one plugin (its import and its factories) may take to load before it is
 #: reported and skipped; ``REDLINE_PLUGIN_TIMEOUT`` overrides it.
 DEFAULT_PLUGIN_TIMEOUT = 10.0
-PLUGIN_TIMEOUT_ENV = "REDLINE_PLUGIN_TIMEOUT"
 
 _T = TypeVar("_T")
 
