@@ -97,7 +97,10 @@ async def _resolve_here(
                 action_id=record.id,
             )
         except StaleError as exc:
-            claim.back_to_pending(stale_reason=str(exc))
+            claim.back_to_pending(
+                stale_reason="; ".join(f"{path} ({cause})" for path, cause in exc.problems)
+                or str(exc)
+            )
             raise
         except Exception:
             claim.back_to_pending()
