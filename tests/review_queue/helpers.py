@@ -8,7 +8,9 @@ from redline.workspace.preview import FileCreate, FileModify, Preview, sha256_by
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
 
-def edit_draft(root: Path, name: str = "a.txt", new: str | None = None, **kw: object) -> ActionDraft:
+def edit_draft(
+    root: Path, name: str = "a.txt", new: str | None = None, **kw: object
+) -> ActionDraft:
     old = (root / name).read_text()
     new = new if new is not None else old + "more\n"
     preview = Preview([FileModify(name, sha256_bytes(old.encode()), old, new)])

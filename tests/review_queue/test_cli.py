@@ -81,7 +81,9 @@ def test_apply_then_show_the_resolution(ws: Path, capfd: pytest.CaptureFixture[s
     assert journal.undo_history(ws)[0].action_id == "pa-1"
 
 
-def test_discard_reports_the_reason_as_resolve_does(ws: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_discard_reports_the_reason_as_resolve_does(
+    ws: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     WorkspaceQueue(ws).push(edit_draft(ws, label="Add more"))
     code, out, _ = run(capfd, "-C", str(ws), "discard", "pa-1", "--reason", "not needed")
     assert code == 0 and out.strip() == "Discarded: Add more. Reason: not needed"
@@ -110,9 +112,13 @@ def test_bad_input_and_gone(ws: Path, capfd: pytest.CaptureFixture[str]) -> None
     assert run(capfd, "-C", str(ws), "frobnicate")[0] == 2
 
 
-def test_orphaned_owner_action_can_only_be_discarded(ws: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_orphaned_owner_action_can_only_be_discarded(
+    ws: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     dead = Source("acp", "gemini via ACP", "s9", pid=2**22 + 4321, pid_start=7)
-    WorkspaceQueue(ws).push(ActionDraft(label="Run tests", source=dead, source_tool_name="acp:execute"))
+    WorkspaceQueue(ws).push(
+        ActionDraft(label="Run tests", source=dead, source_tool_name="acp:execute")
+    )
     code, out, _ = run(capfd, "-C", str(ws), "list", "--json")
     assert json.loads(out)["actions"][0]["orphaned"] is True
     code, out, _ = run(capfd, "-C", str(ws), "list")
@@ -136,7 +142,9 @@ def test_clear_discards_newest_first(ws: Path, capfd: pytest.CaptureFixture[str]
     assert WorkspaceQueue(ws).list() == []
 
 
-def test_bad_record_is_reported_and_the_rest_listed(ws: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_bad_record_is_reported_and_the_rest_listed(
+    ws: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     queue = WorkspaceQueue(ws)
     queue.push(edit_draft(ws))
     queue.push(edit_draft(ws))
@@ -146,7 +154,9 @@ def test_bad_record_is_reported_and_the_rest_listed(ws: Path, capfd: pytest.Capt
     assert "queue record pa-1" in err and "truncated" in err
 
 
-def test_names_that_are_not_utf8_use_surrogate_escapes(ws: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_names_that_are_not_utf8_use_surrogate_escapes(
+    ws: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     name = os.fsdecode(b"caf\xe9.txt")
     WorkspaceQueue(ws).push(
         ActionDraft(

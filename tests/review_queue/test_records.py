@@ -79,7 +79,11 @@ def test_claim_excludes_a_second_claimant(ws: Path) -> None:
     queue = WorkspaceQueue(ws)
     queue.push(edit_draft(ws))
     other = WorkspaceQueue(ws)
-    with queue.claim("pa-1"), pytest.raises(ActionBusy, match="being resolved"), other.claim("pa-1"):
+    with (
+        queue.claim("pa-1"),
+        pytest.raises(ActionBusy, match="being resolved"),
+        other.claim("pa-1"),
+    ):
         pass
     with other.claim("pa-1") as claim:  # released again
         claim.finish(Resolution("pa-1", "discard"))
@@ -98,7 +102,9 @@ def test_session_view_sees_only_its_own_actions(ws: Path) -> None:
     assert not queue.session_view("c").has_pending
 
 
-def test_resolved_log_is_bounded_and_contents_collected(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resolved_log_is_bounded_and_contents_collected(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(core, "KEEP_RESOLUTIONS", 5)
     monkeypatch.setattr(core, "PRUNE_EVERY", 10)
     monkeypatch.setattr(core, "BLOB_GRACE_SECONDS", -1.0)
@@ -141,7 +147,9 @@ def _damage(ws: Path, action_id: str, data: bytes) -> None:
 
 
 def _outer(ws: Path, action_id: str) -> dict[str, object]:
-    data: dict[str, object] = json.loads((ws / f".redline/queue/actions/{action_id}.json").read_text())
+    data: dict[str, object] = json.loads(
+        (ws / f".redline/queue/actions/{action_id}.json").read_text()
+    )
     return data
 
 
@@ -197,7 +205,9 @@ def test_record_whose_contents_were_deleted(ws: Path) -> None:
         (ws / ".redline/queue/contents" / name).unlink()
     record = queue.get("pa-1")
     assert record is not None
-    with pytest.raises(QueueRecordError, match=r"queue record pa-1: its stored contents .* missing"):
+    with pytest.raises(
+        QueueRecordError, match=r"queue record pa-1: its stored contents .* missing"
+    ):
         queue.preview(record)
     assert ids(queue) == ["pa-2", "pa-1"]  # listing needs no contents
 
