@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     queue = WorkspaceQueue(root)
     try:
         try:
-            queue.list()  # reconciles once; problems are reported by each command
+            records = queue.list()  # reconciles once (crash leftovers) and reads every record
         except QueueError as exc:
             _out(f"redline pending: {exc}", err=True)
             return EXIT_FAILED
@@ -61,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
             _out(f"redline: {message}", err=True)
         command = args.pending_command
         if command == "list":
-            return _list(queue, args.json)
+            return _list(queue, records, args.json)
         if command == "show":
             return _show(queue, args.id, args.json)
         if command == "clear":
-            return _clear(queue, args.reason)
+            return _clear(queue, records, args.reason)
         return _resolve(queue, args.id, command, args.reason)
     finally:
         queue.close()
@@ -109,10 +109,9 @@ def _dump(data: Any) -> str:
     return json.dumps(data, ensure_ascii=True, indent=None)
 
 
-def _list(queue: WorkspaceQueue, as_json: bool) -> int:
+def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
     from redline.workspace.queue import ORPHANED_REASON
 
-    records = queue.list()
     _problems(queue)
     cache: dict[str, str | None] = {}
     if as_json:
@@ -240,12 +239,11 @@ def _resolve(queue: WorkspaceQueue, action_id: str, decision: str, reason: str) 
     return EXIT_OK
 
 
-def _clear(queue: WorkspaceQueue, reason: str) -> int:
+def _clear(queue: WorkspaceQueue, records: list[QueueRecord], reason: str) -> int:
     import asyncio
 
     from redline.tools.queue_resolve import resolve_queued
 
-    records = queue.list()
     _problems(queue)
     if not records:
         _out(f"No pending actions in {queue.root}.")

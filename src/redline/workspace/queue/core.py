@@ -166,6 +166,10 @@ class WorkspaceQueue:
         self._fds: dict[str, int] = {}
         self._lock = threading.RLock()
         self._pushed = 0
+        self._workspace_key: bytes | None = None
+        self._last_load: (
+            tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]] | None
+        ) = None
         self._reconciled = not reconcile
         self.problems: builtins.list[QueueRecordError] = []
         self.messages: builtins.list[str] = []
@@ -205,21 +209,33 @@ class WorkspaceQueue:
         with contextlib.suppress(Exception):
             self.close()
 
+    def _key(self) -> bytes:
+        if self._workspace_key is None:
+            from redline.workspace import auth
+
+            try:
+                self._workspace_key = auth.workspace_key(self.root)
+            except auth.AuthError as exc:
+                raise QueueUnavailable(f"The review queue cannot be used: {exc}") from None
+        return self._workspace_key
+
     @property
     def path(self) -> Path:
         return self.root / ".redline" / "queue"
 
     def _records(self) -> storage.Signed:
-        return storage.Signed(self.root, self._fd(ACTIONS), PURPOSE_RECORD, "queue record", ACTIONS)
+        return storage.Signed(
+            self.root, self._fd(ACTIONS), PURPOSE_RECORD, "queue record", ACTIONS, self._key()
+        )
 
     def _resolved(self) -> storage.Signed:
         return storage.Signed(
-            self.root, self._fd(RESOLVED), PURPOSE_RESOLVED, "resolution", RESOLVED
+            self.root, self._fd(RESOLVED), PURPOSE_RESOLVED, "resolution", RESOLVED, self._key()
         )
 
     def _requests(self) -> storage.Signed:
         return storage.Signed(
-            self.root, self._fd(REQUESTS), PURPOSE_REQUEST, "owner request", REQUESTS
+            self.root, self._fd(REQUESTS), PURPOSE_REQUEST, "owner request", REQUESTS, self._key()
         )
 
     def _blobs(self) -> storage.Blobs:
@@ -389,10 +405,16 @@ class WorkspaceQueue:
     # -- reading -------------------------------------------------------------------
     def list(self) -> builtins.list[QueueRecord]:
         """Every pending action, top first; unusable records go to :attr:`problems`."""
-        self._ensure_reconciled()
-        records, problems = self._load_all()
+        loaded = None
+        if not self._reconciled:
+            self._reconciled = True
+            messages = self.reconcile()
+            self.messages.extend(messages)
+            if not messages:
+                loaded = self._last_load  # nothing changed: no need to read it all again
+        records, problems = loaded if loaded is not None else self._load_all()
         self.problems = problems
-        return records
+        return list(records)
 
     def _load_all(self) -> tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]]:
         records: builtins.list[QueueRecord] = []
@@ -669,11 +691,28 @@ class WorkspaceQueue:
             self.messages.extend(self.reconcile())
 
     def reconcile(self) -> builtins.list[str]:
-        """Settle what a crash left behind (see the module doc); returns what was done."""
+        """Settle what a crash left behind (see the module doc); returns what was done.
+
+        Cheap when nothing is left over: one listing of the resolved log and one pass over
+        the journal; only records that need settling are claimed.
+        """
         messages: builtins.list[str] = []
-        records, _ = self._load_all()
+        records, _problems = self._last_load = self._load_all()
+        if not records:
+            return messages
         ids = {r.id for r in records}
+        resolved = {n.removesuffix(".json") for n in os.listdir(self._fd(RESOLVED))}
+        applied = self._journal_applies(min(r.created_at for r in records))
         for record in records:
+            when = applied.get(record.id)
+            needs = (
+                record.id in resolved
+                or record.state != "pending"
+                or (record.replaces is not None and record.replaces in ids)
+                or (when is not None and when >= record.created_at - 0.01)
+            )
+            if not needs:
+                continue
             try:
                 messages.extend(self._reconcile_one(record, ids))
             except ActionBusy:
@@ -681,6 +720,37 @@ class WorkspaceQueue:
             except QueueError as exc:
                 messages.append(str(exc))
         return messages
+
+    def _journal_applies(self, since: float) -> dict[str, float]:
+        """action id -> time of the newest complete journal apply that names it.
+
+        Skipped when the journal folder has not changed since ``since`` (the oldest
+        record's creation): no apply of any of those records can be in it then.
+        """
+        from redline.workspace.state import journal_dir
+
+        try:
+            if journal_dir(self.root).stat().st_mtime < since - 1.0:
+                return {}
+        except OSError:
+            return {}
+        from redline.workspace import entries
+
+        found: dict[str, float] = {}
+        try:
+            for _folder, loaded in entries.iter_entries(self.root):
+                if (
+                    isinstance(loaded, entries.Entry)
+                    and loaded.complete
+                    and loaded.kind == "apply"
+                    and loaded.action_id
+                ):
+                    found[loaded.action_id] = max(
+                        found.get(loaded.action_id, 0.0), loaded.when.timestamp()
+                    )
+        except OSError:
+            pass
+        return found
 
     def _reconcile_one(self, record: QueueRecord, ids: set[str]) -> builtins.list[str]:
         resolved = None
