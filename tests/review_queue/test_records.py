@@ -146,11 +146,14 @@ def _damage(ws: Path, action_id: str, data: bytes) -> None:
     (ws / f".redline/queue/actions/{action_id}.json").write_bytes(data)
 
 
-def _outer(ws: Path, action_id: str) -> dict[str, object]:
-    data: dict[str, object] = json.loads(
-        (ws / f".redline/queue/actions/{action_id}.json").read_text()
-    )
-    return data
+def _parts(ws: Path, action_id: str) -> tuple[dict[str, object], dict[str, object]]:
+    """A record file is a header line (version, tag) and the signed JSON record."""
+    header, record = (ws / f".redline/queue/actions/{action_id}.json").read_text().split("\n")[:2]
+    return json.loads(header), json.loads(record)
+
+
+def _join(header: dict[str, object], record: dict[str, object]) -> bytes:
+    return (json.dumps(header) + "\n" + json.dumps(record) + "\n").encode()
 
 
 @pytest.mark.parametrize(
@@ -158,7 +161,8 @@ def _outer(ws: Path, action_id: str) -> dict[str, object]:
     [
         (lambda raw: raw[: len(raw) // 2], "damaged or truncated"),
         (lambda raw: b"", "empty file"),
-        (lambda raw: b"[1, 2]", "holds no record"),
+        (lambda raw: b"[1, 2]", "no valid header line"),
+        (lambda raw: raw.split(b"\n")[0] + b"\n[1, 2]\n", "does not carry"),
     ],
 )
 def test_corrupt_or_truncated_record(ws: Path, damage, expected: str) -> None:  # type: ignore[no-untyped-def]
@@ -176,11 +180,9 @@ def test_corrupt_or_truncated_record(ws: Path, damage, expected: str) -> None:  
 def test_tampered_record_is_never_acted_on(ws: Path) -> None:
     queue = WorkspaceQueue(ws)
     queue.push(edit_draft(ws))
-    outer = _outer(ws, "pa-1")
-    record = outer["record"]
-    assert isinstance(record, dict)
+    header, record = _parts(ws, "pa-1")
     record["label"] = "something else"
-    _damage(ws, "pa-1", json.dumps(outer).encode())
+    _damage(ws, "pa-1", _join(header, record))
     assert ids(queue) == []
     assert "does not carry this user's signature" in str(queue.problems[0])
     with pytest.raises(QueueRecordError, match="pa-1"):
@@ -190,9 +192,9 @@ def test_tampered_record_is_never_acted_on(ws: Path) -> None:
 def test_newer_version_is_refused_clearly(ws: Path) -> None:
     queue = WorkspaceQueue(ws)
     queue.push(edit_draft(ws))
-    outer = _outer(ws, "pa-1")
-    outer["version"] = 99
-    _damage(ws, "pa-1", json.dumps(outer).encode())
+    header, record = _parts(ws, "pa-1")
+    header["version"] = 99
+    _damage(ws, "pa-1", _join(header, record))
     assert ids(queue) == []
     assert "newer redline (format version 99" in str(queue.problems[0])
 
@@ -253,3 +255,14 @@ def test_write_failure_names_the_record(ws: Path, monkeypatch: pytest.MonkeyPatc
         with pytest.raises(QueueUnavailable, match=r"record pa-3 .*EACCES"):
             queue.push(ActionDraft(label="no contents", source=Source.current()))
     assert ids(queue) == ["pa-1"]
+
+
+def test_cached_key_tag_matches_auth_sign(ws: Path) -> None:
+    from redline.workspace import auth
+    from redline.workspace.queue import storage
+
+    payload = b'{"id":"pa-1"}'
+    tag = storage.tag_for(auth.workspace_key(ws), payload, "queue")
+    assert tag == auth.sign(ws, payload, purpose="queue")
+    assert auth.verify(ws, payload, tag, purpose="queue")
+    assert not auth.verify(ws, payload, tag, purpose="queue-resolved")

@@ -697,6 +697,7 @@ class WorkspaceQueue:
         the journal; only records that need settling are claimed.
         """
         messages: builtins.list[str] = []
+        self._sweep_temporaries()
         records, _problems = self._last_load = self._load_all()
         if not records:
             return messages
@@ -720,6 +721,21 @@ class WorkspaceQueue:
             except QueueError as exc:
                 messages.append(str(exc))
         return messages
+
+    def _sweep_temporaries(self) -> None:
+        """Remove temporary files left by writers that were killed mid-write."""
+        from redline.workspace.queue.procs import is_alive
+
+        for folder in (ACTIONS, CONTENTS, RESOLVED, REQUESTS):
+            fd = self._fd(folder)
+            for name in os.listdir(fd):
+                if not (name.startswith(".") and name.endswith(".tmp")):
+                    continue
+                parts = name.rsplit(".", 3)  # ".NAME", PID, HEX, "tmp"
+                if len(parts) == 4 and parts[1].isdigit() and is_alive(int(parts[1]), None):
+                    continue  # its writer is still at work
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
 
     def _journal_applies(self, since: float) -> dict[str, float]:
         """action id -> time of the newest complete journal apply that names it.

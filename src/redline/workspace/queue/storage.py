@@ -192,27 +192,24 @@ class Signed:
                 "use it; it is left untouched.",
             )
         payload = payload.rstrip(b"\n")
-        tag = header["tag"]
-        if len(tag) != 64 or not hmac.compare_digest(tag_for(self.key, payload, self.purpose), tag):
-            if not payload:
-                raise QueueRecordError(
-                    shown,
-                    f"{self.what} {shown} ({where}) is damaged or truncated: no record after "
-                    "its header. It is left out; the rest of the queue is unaffected.",
-                )
-            raise QueueRecordError(
-                shown,
-                f"{self.what} {shown} ({where}) does not carry this user's signature for this "
-                "workspace (edited by hand, copied from elsewhere, truncated, or written by "
-                "someone else). It is never acted on; discard it with `redline pending "
-                f"discard {shown}` or delete the file.",
-            )
         try:
             record = json.loads(payload)
         except ValueError as exc:
+            cause = "nothing after its header" if not payload else f"not valid JSON ({exc})"
             raise QueueRecordError(
-                shown, f"{self.what} {shown} ({where}) is damaged: not valid JSON ({exc})."
+                shown,
+                f"{self.what} {shown} ({where}) is damaged or truncated: {cause}. It is left "
+                "out; the rest of the queue is unaffected.",
             ) from None
+        tag = header["tag"]
+        if len(tag) != 64 or not hmac.compare_digest(tag_for(self.key, payload, self.purpose), tag):
+            raise QueueRecordError(
+                shown,
+                f"{self.what} {shown} ({where}) does not carry this user's signature for this "
+                "workspace (edited by hand, copied from elsewhere, or written by someone "
+                "else). It is never acted on; discard it with `redline pending discard "
+                f"{shown}` or delete the file.",
+            )
         if not isinstance(record, dict):
             raise QueueRecordError(
                 shown, f"{self.what} {shown} ({where}) is damaged: it holds no record object."
