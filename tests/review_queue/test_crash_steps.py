@@ -160,3 +160,38 @@ def test_push_stopped_at_every_step(tmp_path: Path) -> None:
         assert queue.problems == [] and _no_temp_files(root)
         # an id is burnt, never reused
         assert queue.push(edit_draft(root)).id == "pa-2"
+
+
+def test_an_apply_committed_by_the_journal_leaves_the_queue_on_open(tmp_path: Path) -> None:
+    # A session applied through its own callback and died before it could log the result.
+    from redline.workspace.safe_apply import apply_preview
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text(OLD)
+    queue = WorkspaceQueue(root)
+    record = queue.push(edit_draft(root))
+    preview = queue.preview(record)
+    assert preview is not None
+    apply_preview(root, preview, label=record.label, action_id=record.id)
+    reopened = WorkspaceQueue(root)
+    assert ids(reopened) == []
+    assert any("had been applied" in m for m in reopened.messages)
+    resolution = reopened.resolution("pa-1")
+    assert resolution is not None and resolution.decision == "apply"
+    assert resolution.resolved_by == "recovery"
+
+
+def test_an_older_journal_entry_with_the_same_id_is_not_taken_for_this_action(
+    tmp_path: Path,
+) -> None:
+    # Before the queue, ids were per process: an old journal may name pa-1 too.
+    from redline.workspace.preview import FileCreate, Preview
+    from redline.workspace.safe_apply import apply_preview
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text(OLD)
+    apply_preview(root, Preview([FileCreate("old.txt", "x\n")]), action_id="pa-1")
+    WorkspaceQueue(root).push(edit_draft(root))
+    assert ids(WorkspaceQueue(root)) == ["pa-1"]
