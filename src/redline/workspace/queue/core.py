@@ -167,6 +167,7 @@ class WorkspaceQueue:
         self._lock = threading.RLock()
         self._pushed = 0
         self._workspace_key: bytes | None = None
+        self._signers: dict[str, storage.Signed] = {}
         self._last_load: (
             tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]] | None
         ) = None
@@ -198,6 +199,7 @@ class WorkspaceQueue:
                 with contextlib.suppress(OSError):
                     os.close(fd)
             self._fds.clear()
+            self._signers.clear()
 
     def __enter__(self) -> WorkspaceQueue:
         return self
@@ -223,20 +225,24 @@ class WorkspaceQueue:
     def path(self) -> Path:
         return self.root / ".redline" / "queue"
 
+    def _signed(self, folder: str, purpose: str, what: str) -> storage.Signed:
+        with self._lock:
+            signed = self._signers.get(folder)
+            if signed is None:
+                signed = storage.Signed(
+                    self.root, self._fd(folder), purpose, what, folder, self._key()
+                )
+                self._signers[folder] = signed
+            return signed
+
     def _records(self) -> storage.Signed:
-        return storage.Signed(
-            self.root, self._fd(ACTIONS), PURPOSE_RECORD, "queue record", ACTIONS, self._key()
-        )
+        return self._signed(ACTIONS, PURPOSE_RECORD, "queue record")
 
     def _resolved(self) -> storage.Signed:
-        return storage.Signed(
-            self.root, self._fd(RESOLVED), PURPOSE_RESOLVED, "resolution", RESOLVED, self._key()
-        )
+        return self._signed(RESOLVED, PURPOSE_RESOLVED, "resolution")
 
     def _requests(self) -> storage.Signed:
-        return storage.Signed(
-            self.root, self._fd(REQUESTS), PURPOSE_REQUEST, "owner request", REQUESTS, self._key()
-        )
+        return self._signed(REQUESTS, PURPOSE_REQUEST, "owner request")
 
     def _blobs(self) -> storage.Blobs:
         return storage.Blobs(self._fd(CONTENTS))
