@@ -169,3 +169,22 @@ def test_names_that_are_not_utf8_use_surrogate_escapes(
     code, out, _ = run(capfd, "-C", str(ws), "list", "--json")
     assert code == 0 and '"caf\\udce9.txt"' in out
     assert os.fsencode(json.loads(out)["actions"][0]["files"][0]) == b"caf\xe9.txt"
+
+
+def test_an_unusable_record_can_be_discarded(ws: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    queue = WorkspaceQueue(ws)
+    queue.push(edit_draft(ws))
+    queue.push(create_draft("b.txt", "only here\n"))
+    (ws / ".redline/queue/actions/pa-1.json").write_text("garbage")
+    code, _, err = run(capfd, "-C", str(ws), "apply", "pa-1")
+    assert code == 1 and "queue record pa-1" in err and "damaged" in err
+    code, out, _ = run(capfd, "-C", str(ws), "discard", "pa-1")
+    assert code == 0 and "Removed the unusable queue record pa-1" in out
+    # contents missing: cannot apply, can discard
+    for name in os.listdir(ws / ".redline/queue/contents"):
+        (ws / ".redline/queue/contents" / name).unlink()
+    code, _, err = run(capfd, "-C", str(ws), "apply", "pa-2")
+    assert code == 1 and "stored contents" in err
+    code, out, _ = run(capfd, "-C", str(ws), "discard", "pa-2", "--reason", "gone")
+    assert code == 0 and out.strip() == "Discarded: Create b.txt. Reason: gone"
+    assert WorkspaceQueue(ws).list() == []

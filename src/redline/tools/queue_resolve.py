@@ -24,6 +24,7 @@ from redline.workspace.queue import (
     ActionGone,
     Claim,
     QueueError,
+    QueueRecordError,
     Resolution,
     WorkspaceQueue,
 )
@@ -66,6 +67,15 @@ async def resolve_queued(
         if isinstance(exc, ActionGone) and exc.replaced_by:
             details["replaced_by"] = exc.replaced_by
         return ToolResult.error(str(exc), details=details)
+    except QueueRecordError as exc:
+        if decision == "discard":
+            # An unusable record (damaged, unsigned, newer format) is never acted on, but a
+            # person may always remove it.
+            try:
+                return ToolResult.text_result(queue.drop_unusable(action_id, reason))
+            except QueueError as again:
+                return ToolResult.error(str(again), details={"action_id": action_id})
+        return ToolResult.error(str(exc), details={"action_id": action_id})
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id})
     assert ask_owner
@@ -81,7 +91,12 @@ async def _resolve_here(
     rule: str | None,
 ) -> ToolResult:
     record = claim.record
-    preview = queue.preview(record)  # QueueRecordError: a clear message naming the record
+    try:
+        preview = queue.preview(record)
+    except QueueRecordError:
+        if decision == "apply":
+            raise  # a clear message naming the record; nothing is written
+        preview = None  # discarding needs no contents
 
     def apply(_reason: str) -> ToolResult:
         from redline.workspace.safe_apply import StaleError, apply_preview

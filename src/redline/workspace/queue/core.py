@@ -608,6 +608,38 @@ class WorkspaceQueue:
             with contextlib.suppress(OSError, QueueError):
                 self.prune()
 
+    def drop_unusable(self, action_id: str, reason: str = "") -> str:
+        """Remove a record that cannot be read or verified (never acted on); say what was done."""
+        check_id(action_id)
+        folder = self._fd(CLAIMS)
+        fd = os.open(
+            f"{action_id}.lock",
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=folder,
+        )
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ActionBusy(
+                    f"{action_id} is being resolved by another redline process right now."
+                ) from None
+            if not storage.exists(self._fd(ACTIONS), _record_name(action_id)):
+                raise self._gone(action_id)
+            self._log_resolution(
+                Resolution(
+                    action_id,
+                    "discard",
+                    reason,
+                    result_text=f"Removed the unusable queue record {action_id}.",
+                )
+            )
+            self._remove_record(action_id)
+        finally:
+            os.close(fd)
+        return f"Removed the unusable queue record {action_id}; nothing was applied."
+
     def discard_record(
         self,
         claim: Claim,
