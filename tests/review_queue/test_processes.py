@@ -59,13 +59,10 @@ def _load(ws: Path, per_process: int) -> None:
     assert len({e.action_id for e in applied}) == len(applied)  # no action applied twice
 
 
-def test_four_pushers_and_two_resolvers(ws: Path) -> None:
-    _load(ws, 12)
-
-
 @pytest.mark.stress
-def test_four_pushers_and_two_resolvers_full_size(ws: Path) -> None:
-    _load(ws, 250)
+def test_four_pushers_and_two_resolvers(ws: Path, stress: bool) -> None:
+    # In full: four processes push 250 actions each (1,000 ids) while two resolve.
+    _load(ws, 250 if stress else 12)
 
 
 def _kill_run(base: Path, seed: int) -> None:
@@ -111,14 +108,10 @@ def _kill_run(base: Path, seed: int) -> None:
         return
 
 
-def test_kill_during_push_and_resolve_seeded_handful(tmp_path: Path) -> None:
-    for seed in range(4):
-        _kill_run(tmp_path, seed)
-
-
 @pytest.mark.stress
-def test_kill_during_push_and_resolve_many(tmp_path: Path) -> None:
-    for seed in range(100, 220):
+def test_kill_during_push_and_resolve(tmp_path: Path, stress: bool) -> None:
+    # In full: 120 seeded kill points; by default a seeded handful.
+    for seed in range(100, 220) if stress else range(4):
         _kill_run(tmp_path, seed)
 
 

@@ -32,13 +32,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _out(text: str, *, err: bool = False) -> None:
-    """Print ``text``; file names that are not UTF-8 go out as their original bytes."""
+    """Print ``text``; bytes of file names that are not UTF-8 show as ``\\udcXX``."""
     import sys
 
-    stream = sys.stderr if err else sys.stdout
-    stream.flush()
-    stream.buffer.write((text + "\n").encode("utf-8", "surrogateescape"))
-    stream.flush()
+    from redline.workspace.names import shown
+
+    print(shown(text), file=sys.stderr if err else sys.stdout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,10 +102,10 @@ def action_json(
 
 
 def _dump(data: Any) -> str:
-    import json
+    from redline.workspace.names import json_dumps
 
-    # ensure_ascii: names that are not UTF-8 are lone surrogates, written as \udcXX.
-    return json.dumps(data, ensure_ascii=True, indent=None)
+    # The workspace's one escape: bytes of names that are not UTF-8 as \udcXX.
+    return json_dumps(data)
 
 
 def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
