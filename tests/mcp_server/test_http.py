@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from mcp import Client
+from mcp.types import Implementation
 
 HANG = 60.0
 
@@ -107,7 +108,8 @@ async def test_a_real_client_with_the_token(served: tuple[Path, str]) -> None:
     root, url = served
 
     async def run() -> str:
-        async with Client(url, read_timeout_seconds=HANG) as client:
+        info = Implementation(name="first", version="1")
+        async with Client(url, read_timeout_seconds=HANG, client_info=info) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert "propose_edit" in tools
             result = await client.call_tool(
@@ -119,3 +121,13 @@ async def test_a_real_client_with_the_token(served: tuple[Path, str]) -> None:
     answer = await asyncio.wait_for(run(), HANG)
     assert answer.startswith("Queued pa-")
     assert (root / "notes.txt").read_text() == "alpha\n"
+
+    async def status_of_another_client() -> str:
+        info = Implementation(name="second", version="1")
+        async with Client(url, read_timeout_seconds=HANG, client_info=info) as client:
+            result = await client.call_tool("review_status", {})
+            return "\n".join(getattr(item, "text", "") for item in result.content)
+
+    # Each HTTP session is its own client: the first one's proposal is not listed here.
+    other = await asyncio.wait_for(status_of_another_client(), HANG)
+    assert other == "No pending actions proposed by this client."

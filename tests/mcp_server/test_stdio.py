@@ -72,7 +72,14 @@ def workspace(tmp_path: Path) -> Path:
 async def test_tools_and_schemas(workspace: Path) -> None:
     async with connect(workspace) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"propose_edit", "propose_write", "ast_edit", "review_status", "await_review"}
+    assert set(tools) == {
+        "propose_edit",
+        "propose_write",
+        "ast_edit",
+        "review_status",
+        "await_review",
+    }
+
     def props(name: str) -> dict[str, Any]:
         schema: dict[str, Any] = tools[name].input_schema
         return schema
@@ -171,11 +178,9 @@ async def test_write_replace_and_ast_edit(workspace: Path) -> None:
         )
         assert not ast.is_error, text(ast)
         assert text(ast).startswith("Queued pa-")
-        assert "+    log(\"hi\")" in text(ast)
+        assert '+    log("hi")' in text(ast)
         ast_id = text(ast).split()[1]
-        nothing = await call(
-            client, "ast_edit", {"ops": [{"pat": "nomatch($A)", "out": "x($A)"}]}
-        )
+        nothing = await call(client, "ast_edit", {"ops": [{"pat": "nomatch($A)", "out": "x($A)"}]})
         assert not nothing.is_error
         assert "Nothing was queued" in text(nothing)
     listed = {a["id"]: a for a in pending(workspace)}

@@ -74,6 +74,7 @@ class Proposals:
         self.queue.close()
 
     def session_for(self, connection: str) -> str:
+        """The queue session id of one client connection (made on its first call)."""
         with self._lock:
             found = self._sessions.get(connection)
             if found is None:
@@ -82,7 +83,9 @@ class Proposals:
             return found
 
     # -- propose -------------------------------------------------------------------
-    async def propose_edit(self, client: str, session: str, path: str, old: str, new: str) -> Outcome:
+    async def propose_edit(
+        self, client: str, session: str, path: str, old: str, new: str
+    ) -> Outcome:
         from redline.tools.files._common import FileToolError
         from redline.tools.files.edit import EditRequest, build_edit_action
 
@@ -153,9 +156,7 @@ class Proposals:
         action = build_action(self.root, params, report)
         return await self._push(action, "mcp:ast_edit", client, session)
 
-    async def _push(
-        self, action: PendingAction, tool: str, client: str, session: str
-    ) -> Outcome:
+    async def _push(self, action: PendingAction, tool: str, client: str, session: str) -> Outcome:
         assert action.preview is not None
         source = Source.current("mcp", name=client or "MCP client", session_id=session)
         draft = ActionDraft(

@@ -43,10 +43,24 @@ def _client_name(ctx: "Context[Any, Any]") -> str:
 
 
 def _connection(ctx: "Context[Any, Any]") -> str:
+    """Which client a request comes from: its HTTP session, else its name.
+
+    Over stdio every request comes from the one client that started this process. Over
+    HTTP a client with an ``Mcp-Session-Id`` is one client; stateless requests (the
+    2026 protocol) are told apart by the client's name only.
+    """
+    request = None
     try:
-        return ctx.request_context.session_id or "stdio"
+        request = ctx.request_context.request
     except Exception:
+        request = None
+    headers = getattr(request, "headers", None)
+    if headers is None:
         return "stdio"
+    session = headers.get("mcp-session-id")
+    if session:
+        return f"http-session:{session}"
+    return f"http-client:{_client_name(ctx)}"
 
 
 def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
