@@ -39,6 +39,11 @@ class ProposalError(Exception):
     """Bad input or an unusable queue: the tool answers with an error and queues nothing."""
 
 
+def _refused(cause: object, prefix: str = "") -> ProposalError:
+    text = f"{prefix}{cause}".rstrip().rstrip(".")
+    return ProposalError(f"{text}. Nothing was queued.")
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A propose tool's answer: ``text`` for the model, the queued id when one was queued."""
@@ -96,7 +101,7 @@ class Proposals:
                 build_edit_action, EditRequest(self.root, path, old, new)
             )
         except FileToolError as exc:
-            raise ProposalError(f"{exc}. Nothing was queued.") from None
+            raise _refused(exc) from None
         return await self._push(action, "mcp:propose_edit", client, session)
 
     async def propose_write(self, client: str, session: str, path: str, content: str) -> Outcome:
@@ -109,7 +114,7 @@ class Proposals:
                 build_write_action, WriteRequest(self.root, path, content)
             )
         except FileToolError as exc:
-            raise ProposalError(f"{exc}. Nothing was queued.") from None
+            raise _refused(exc) from None
         except NothingToWrite as exc:
             return Outcome(str(exc))
         return await self._push(action, "mcp:propose_write", client, session)
@@ -141,16 +146,16 @@ class Proposals:
                 f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
                 for err in exc.errors()
             )
-            raise ProposalError(f"Invalid ast_edit parameters: {problems}.") from None
+            raise _refused(problems, "Invalid ast_edit parameters: ") from None
         for op in params.ops:
             _check_text("ops.out", op.out)
         try:
             compile_ops([(op.pat, op.out) for op in params.ops])
             report = await asyncio.to_thread(run_preview, self.root, params)
         except PatternError as exc:
-            raise ProposalError(f"Invalid ast_edit operation: {exc}. Nothing was queued.") from None
+            raise _refused(exc, "Invalid ast_edit operation: ") from None
         except (TargetError, ConfinementError) as exc:
-            raise ProposalError(f"Invalid ast_edit path: {exc}. Nothing was queued.") from None
+            raise _refused(exc, "Invalid ast_edit path: ") from None
         if not report.files:
             return Outcome(preview_text(report, None) + "\nNothing was queued.")
         action = build_action(self.root, params, report)
