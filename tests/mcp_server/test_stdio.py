@@ -22,14 +22,19 @@ HANG = 60.0  # generous guard for every client round trip
 
 
 @asynccontextmanager
-async def connect(root: Path, name: str = "test-agent") -> AsyncIterator[Client]:
+async def connect(
+    root: Path, name: str = "test-agent", mode: str = "auto"
+) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "redline.cli", "mcp", "-C", str(root)],
         env=dict(os.environ),
     )
     async with Client(
-        params, client_info=Implementation(name=name, version="1.0"), read_timeout_seconds=HANG
+        params,
+        client_info=Implementation(name=name, version="1.0"),
+        read_timeout_seconds=HANG,
+        mode=mode,
     ) as client:
         yield client
 
@@ -236,7 +241,11 @@ async def test_content_over_the_limit(workspace: Path) -> None:
 
 
 async def test_two_clients_on_one_workspace(workspace: Path) -> None:
-    async with connect(workspace, "one") as first, connect(workspace, "two") as second:
+    # The second client uses the initialize handshake of clients before the 2026 protocol.
+    async with (
+        connect(workspace, "one") as first,
+        connect(workspace, "two", mode="legacy") as second,
+    ):
         a, b = await asyncio.gather(
             call(first, "propose_write", {"path": "a.txt", "content": "a\n"}),
             call(second, "propose_write", {"path": "b.txt", "content": "b\n"}),
