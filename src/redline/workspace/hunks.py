@@ -46,7 +46,6 @@ __all__ = [
     "SelectionError",
     "Unit",
     "UnitKind",
-    "compose",
     "edit_file",
     "hunk_units",
     "line_range",
@@ -215,17 +214,23 @@ def _parse_value(value: str, files: Mapping[str, list[Unit]], shown: str) -> lis
     while start < len(pieces):
         # The longest run of comma-separated pieces that names something wins, so a file
         # name containing commas (or a whole value naming one item) is read as one item.
-        for stop in range(len(pieces), start, -1):
-            item = ",".join(pieces[start:stop]).strip()
-            found = _item(item, files) if item else None
+        for stop in range(len(pieces), start + 1, -1):
+            try:
+                found = _item(",".join(pieces[start:stop]).strip(), files)
+            except SelectionError:
+                continue  # a shorter run may still name something; its error is clearer
             if found is not None:
                 out.extend(found)
                 start = stop
                 break
         else:
             item = pieces[start].strip()
+            start += 1
             if not item:
-                start += 1
+                continue
+            found = _item(item, files)  # raises the error about this one item
+            if found is not None:
+                out.extend(found)
                 continue
             raise SelectionError(
                 f"{item!r} names no file of this action; it touches {shown}. "
@@ -444,26 +449,6 @@ def split_for_discard(preview: Preview, selection: Iterable[Unit]) -> PartialDis
     kept = {unit.key for unit in units} - keys
     taken, _ = _split(preview, kept)
     return PartialDiscard(preview, Preview(taken), chosen, len(units))
-
-
-def compose(first: Preview, then: Preview) -> dict[str, str | None]:
-    """The text each path has after applying ``first`` and then ``then`` (None: absent).
-
-    Only paths the two previews touch are listed. A test helper and a sanity check for
-    callers: for any split, ``compose(split.selected, split.remaining)`` equals the text
-    the original preview writes.
-    """
-    state: dict[str, str | None] = {}
-    for preview in (first, then):
-        for change in preview.changes:
-            if isinstance(change, (FileModify, FileCreate)):
-                state[change.path] = change.new_text
-            elif isinstance(change, FileDelete):
-                state[change.path] = None
-            else:
-                state[change.new_path] = state.get(change.old_path, "")
-                state[change.old_path] = None
-    return state
 
 
 # -- edits --------------------------------------------------------------------
