@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,47 @@ def test_a_preview_on_another_base_conflicts(ws: Path) -> None:
 
 def test_rebased_activity_text() -> None:
     assert rebased_text("pa-4", "pa-9", "pa-6") == "rebased pa-4 as pa-9 onto pa-6"
+
+
+def _random_edit(rng: random.Random, lines: list[str], lo: int, hi: int, tag: str) -> list[str]:
+    """``lines`` with a few changes (unique new lines) inside ``[lo, hi)`` only."""
+    out = list(lines)
+    spots = sorted(rng.sample(range(lo, hi), k=min(hi - lo, rng.randint(1, 3))), reverse=True)
+    for n, at in enumerate(spots):
+        op = rng.choice(("replace", "insert", "delete"))
+        fresh = [f"{tag} {at} {n} {k}\n" for k in range(rng.randint(1, 3))]
+        if op == "replace":
+            out[at : at + 1] = fresh
+        elif op == "insert":
+            out[at:at] = fresh
+        else:
+            del out[at]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_disjoint_random_edits_always_merge_to_both(seed: int) -> None:
+    rng = random.Random(seed)
+    base = [f"base {n}\n" for n in range(rng.randint(6, 40))]
+    cut = rng.randint(2, len(base) - 3)
+    # Changes stay two untouched lines apart: [0, cut - 1) and [cut + 1, n).
+    ours = _random_edit(rng, base, 0, cut - 1, "ours")
+    theirs = _random_edit(rng, base, cut + 1, len(base), "theirs")
+    if rng.random() < 0.5:
+        ours, theirs = theirs, ours
+    text = "".join(base)
+    sha = sha256_bytes(text.encode())
+    written = Preview([FileModify("f", sha, text, "".join(ours))])
+    pending = Preview([FileModify("f", sha, text, "".join(theirs))])
+    result = rebase_preview(pending, written)
+    assert result.status == "rebased", result.describe()
+    (change,) = result.preview.changes
+    assert isinstance(change, FileModify)
+    assert change.old_text == "".join(ours)
+    # Both edits, each in its own region.
+    mine = {line for line in ours if not line.startswith("base")}
+    other = {line for line in theirs if not line.startswith("base")}
+    merged = change.new_text.splitlines(keepends=True)
+    assert mine | other == {line for line in merged if not line.startswith("base")}
+    kept = [line for line in base if line in ours and line in theirs]
+    assert [line for line in merged if line.startswith("base")] == kept

@@ -313,18 +313,20 @@ class Origin:
         return cls(label, len(hunk_units(preview)))
 
 
-def _take(change: FileModify, keys: set[tuple[int, int | None]], index: int) -> str:
-    """``change``'s old text with only the hunks in ``keys`` applied."""
+def _take(change: FileModify, units: Sequence[Unit], keys: set[tuple[int, int | None]]) -> str:
+    """``change``'s old text with only the hunks (``units``, in order) in ``keys`` applied."""
     old = _lines(change.old_text)
     new = _lines(change.new_text)
     out: list[str] = []
-    number = 0
-    for tag, i1, i2, j1, j2 in opcodes(old, new):
-        if tag == "equal":
-            out.extend(old[i1:i2])
-            continue
-        number += 1
-        out.extend(new[j1:j2] if (index, number) in keys else old[i1:i2])
+    at = 0
+    for unit in units:
+        out.extend(old[at : unit.old_start])
+        if unit.key in keys:
+            out.extend(new[unit.new_start : unit.new_end])
+        else:
+            out.extend(old[unit.old_start : unit.old_end])
+        at = unit.old_end
+    out.extend(old[at:])
     return "".join(out)
 
 
@@ -380,9 +382,8 @@ class PartialDiscard:
 
 
 def _checked(
-    preview: Preview, selection: Iterable[Unit]
+    units: Sequence[Unit], selection: Iterable[Unit]
 ) -> tuple[tuple[Unit, ...], set[tuple[int, int | None]]]:
-    units = hunk_units(preview)
     known = {unit.key: unit for unit in units}
     keys: set[tuple[int, int | None]] = set()
     for unit in selection:
@@ -398,13 +399,16 @@ def _checked(
 
 
 def _split(
-    preview: Preview, keys: set[tuple[int, int | None]]
+    preview: Preview, all_units: Sequence[Unit], keys: set[tuple[int, int | None]]
 ) -> tuple[list[FileChange], list[FileChange]]:
     """(changes writing exactly ``keys`` from the base, changes doing the rest afterwards)."""
     taken: list[FileChange] = []
     rest: list[FileChange] = []
+    per_change: dict[int, list[Unit]] = {}
+    for unit in all_units:
+        per_change.setdefault(unit.change_index, []).append(unit)
     for index, change in enumerate(preview.changes):
-        units = _file_units(index, change)
+        units = per_change[index]
         chosen = [unit for unit in units if unit.key in keys]
         if len(chosen) == len(units):
             taken.append(change)
@@ -412,7 +416,7 @@ def _split(
             rest.append(change)
         else:
             assert isinstance(change, FileModify)
-            middle = _take(change, keys, index)
+            middle = _take(change, units, keys)
             data = _encoded(middle, change.encoding, change.path)
             taken.append(
                 FileModify(change.path, change.old_sha256, change.old_text, middle, change.encoding)
@@ -432,22 +436,23 @@ def split_for_apply(preview: Preview, selection: Iterable[Unit]) -> PartialApply
     ``remaining``), so it equals the whole apply. Raises :class:`HunkError` when a unit
     is not one of ``preview``'s or a partially applied text cannot be encoded.
     """
-    chosen, keys = _checked(preview, selection)
-    total = len(hunk_units(preview))
+    units = hunk_units(preview)
+    chosen, keys = _checked(units, selection)
+    total = len(units)
     if len(chosen) == total:
         return PartialApply(preview, preview, Preview(), chosen, total)
-    taken, rest = _split(preview, keys)
+    taken, rest = _split(preview, units, keys)
     return PartialApply(preview, Preview(taken), Preview(rest), chosen, total)
 
 
 def split_for_discard(preview: Preview, selection: Iterable[Unit]) -> PartialDiscard:
     """Drop ``selection``; the rest stays pending against the unchanged base."""
-    chosen, keys = _checked(preview, selection)
     units = hunk_units(preview)
+    chosen, keys = _checked(units, selection)
     if len(chosen) == len(units):
         return PartialDiscard(preview, Preview(), chosen, len(units))
     kept = {unit.key for unit in units} - keys
-    taken, _ = _split(preview, kept)
+    taken, _ = _split(preview, units, kept)
     return PartialDiscard(preview, Preview(taken), chosen, len(units))
 
 
