@@ -398,3 +398,19 @@ def test_origin_round_trips_and_rejects_bad_records() -> None:
     ):
         with pytest.raises(ValueError, match="origin"):
             Origin.from_dict(bad)
+
+
+def test_selection_of_names_with_spaces() -> None:
+    preview = _preview(" lead.py", "mid dle.py")
+    assert _addresses(preview, " lead.py#1") == [" lead.py#1"]
+    assert _addresses(preview, "mid dle.py#2, mid dle.py#3") == ["mid dle.py#2", "mid dle.py#3"]
+
+
+def test_python_warning_ignores_syntax_warnings() -> None:
+    preview = Preview([create("r.py", "x = 1\n")])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        edited = edit_file(preview, "r.py", 'pattern = "\\d+"\n')
+    assert edited.changed and edited.warnings == ()

@@ -211,3 +211,16 @@ def test_disjoint_random_edits_always_merge_to_both(seed: int) -> None:
     assert mine | other == {line for line in merged if not line.startswith("base")}
     kept = [line for line in base if line in ours and line in theirs]
     assert [line for line in merged if line.startswith("base")] == kept
+
+
+def test_a_change_already_written_is_absorbed(ws: Path) -> None:
+    write(ws, "a.py", BASE)
+    write(ws, "b.py", BASE)
+    same = edit(BASE, l4="FOUR\n")
+    written = Preview([modify(ws, "a.py", same)])
+    twin = rebase_preview(Preview([modify(ws, "a.py", same)]), written)
+    assert twin.status == "absorbed" and twin.preview == Preview()
+    both = Preview([modify(ws, "a.py", same), modify(ws, "b.py", "b\n")])
+    partly = rebase_preview(both, written)
+    assert partly.status == "rebased"
+    assert [change.path for change in partly.preview.changes] == ["b.py"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -158,7 +159,7 @@ def hunk_units(preview: Preview) -> tuple[Unit, ...]:
 
 # -- selections ---------------------------------------------------------------
 
-_NUMBERS = re.compile(r"(\d+)(?:-(\d+))?")
+_NUMBERS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 
 def _by_path(units: Sequence[Unit]) -> dict[str, list[Unit]]:
@@ -172,32 +173,37 @@ def _by_path(units: Sequence[Unit]) -> dict[str, list[Unit]]:
 
 def _item(text: str, files: Mapping[str, list[Unit]]) -> list[Unit] | None:
     """The units one selection item names, None if it names nothing; raises on a bad number."""
-    path = text.removeprefix("./")
-    if path in files:
-        return list(files[path])
-    path, sep, numbers = path.rpartition("#")
-    if not sep or path not in files:
+    candidates = list(dict.fromkeys((text, text.strip(), text.strip().removeprefix("./"))))
+    for candidate in candidates:
+        if candidate in files:
+            return list(files[candidate])
+    for candidate in candidates:
+        path, sep, numbers = candidate.rpartition("#")
+        if sep and path in files:
+            break
+    else:
         return None
+    shown = text.strip()
     match = _NUMBERS.fullmatch(numbers)
     units = files[path]
     if match is None:
         raise SelectionError(
-            f"{text!r}: after '#' comes a hunk number (or a range such as 2-5), not {numbers!r}."
+            f"{shown!r}: after '#' comes a hunk number (or a range such as 2-5), not {numbers!r}."
         )
     hunks = [unit for unit in units if unit.number is not None]
     if not hunks:
         raise SelectionError(
-            f"{text!r}: {units[0].describe()} is taken or left as a whole; "
+            f"{shown!r}: {units[0].describe()} is taken or left as a whole; "
             f"select it as {path!r}, without a hunk number."
         )
     first = int(match.group(1))
     last = int(match.group(2)) if match.group(2) else first
     if first > last:
-        raise SelectionError(f"{text!r}: the range {first}-{last} runs backwards.")
+        raise SelectionError(f"{shown!r}: the range {first}-{last} runs backwards.")
     if first < 1 or last > len(hunks):
         missing = first if first < 1 or first > len(hunks) else last
         raise SelectionError(
-            f"{text!r}: {path} has {_count(len(hunks))} (1–{len(hunks)}); "
+            f"{shown!r}: {path} has {_count(len(hunks))} (1–{len(hunks)}); "
             f"there is no hunk {missing}."
         )
     return hunks[first - 1 : last]
@@ -216,7 +222,7 @@ def _parse_value(value: str, files: Mapping[str, list[Unit]], shown: str) -> lis
         # name containing commas (or a whole value naming one item) is read as one item.
         for stop in range(len(pieces), start + 1, -1):
             try:
-                found = _item(",".join(pieces[start:stop]).strip(), files)
+                found = _item(",".join(pieces[start:stop]), files)
             except SelectionError:
                 continue  # a shorter run may still name something; its error is clearer
             if found is not None:
@@ -224,16 +230,16 @@ def _parse_value(value: str, files: Mapping[str, list[Unit]], shown: str) -> lis
                 start = stop
                 break
         else:
-            item = pieces[start].strip()
+            item = pieces[start]
             start += 1
-            if not item:
+            if not item.strip():
                 continue
             found = _item(item, files)  # raises the error about this one item
             if found is not None:
                 out.extend(found)
                 continue
             raise SelectionError(
-                f"{item!r} names no file of this action; it touches {shown}. "
+                f"{item.strip()!r} names no file of this action; it touches {shown}. "
                 "Select a whole file as PATH or one hunk as PATH#N."
             )
     return out
@@ -484,7 +490,9 @@ def python_warning(path: str, text: str) -> str | None:
     if not path.endswith((".py", ".pyi")):
         return None
     try:
-        ast.parse(text, filename=path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. SyntaxWarning for "\d"; not our concern
+            ast.parse(text, filename=path)
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         return (

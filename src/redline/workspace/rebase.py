@@ -36,7 +36,7 @@ from redline.workspace.preview import (
 
 __all__ = ["FileConflict", "RebaseResult", "RebaseStatus", "rebase_preview"]
 
-RebaseStatus = Literal["unaffected", "rebased", "conflict"]
+RebaseStatus = Literal["unaffected", "rebased", "absorbed", "conflict"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,14 @@ class FileConflict:
 
 @dataclass(frozen=True)
 class RebaseResult:
-    """``unaffected`` (``preview`` is the input), ``rebased`` or ``conflict``."""
+    """How a preview fares on top of a write.
+
+    ``unaffected``: none of its files were written (``preview`` is the input).
+    ``rebased``: ``preview`` is based on the files now; a file whose whole change was
+    already written is left out. ``absorbed``: everything it proposes is already written
+    (``preview`` is empty). ``conflict``: ``conflicts`` name the files and hunks
+    (``preview`` is the input).
+    """
 
     status: RebaseStatus
     preview: Preview
@@ -86,6 +93,13 @@ class _SharedDiffMatcher:
         ]
         blocks.append((len(self._a), len(self._b), 0))
         return blocks
+
+
+class _Absorbed:
+    """A change whose whole effect the written action already had: left out of the rebase."""
+
+
+_ABSORBED = _Absorbed()
 
 
 @dataclass(frozen=True)
@@ -126,7 +140,8 @@ def _overlapping(units: Sequence[Unit], start: int, end: int) -> list[Unit]:
 
 def _merge(
     change: FileModify, after: _After, units: Sequence[Unit], onto: str
-) -> FileChange | FileConflict:
+) -> FileChange | FileConflict | None:
+    """The merged change, a conflict, or None when nothing is left to write to the file."""
     assert after.text is not None and after.sha256 is not None
     base = change.old_text.splitlines(keepends=True)
     ours = after.text.splitlines(keepends=True)
@@ -160,12 +175,14 @@ def _merge(
             f"the merged text cannot be written as {change.encoding}",
             hunks=tuple(units),
         )
+    if sha256_bytes(encode_text(merged, change.encoding)) == after.sha256:
+        return None  # everything it proposes for this file is already written
     return FileModify(change.path, after.sha256, after.text, merged, change.encoding)
 
 
 def _carry(
     change: FileChange, states: dict[str, _After], units: Sequence[Unit], onto: str
-) -> FileChange | FileConflict | None:
+) -> FileChange | FileConflict | _Absorbed | None:
     """The change re-based on ``states``, a conflict, or None when it is not affected."""
     if isinstance(change, FileModify):
         after = states.get(change.path)
@@ -181,7 +198,8 @@ def _carry(
                 f"computed against another version of {change.path} than the one {onto} changed",
                 hunks=tuple(units),
             )
-        return _merge(change, after, units, onto)
+        merged = _merge(change, after, units, onto)
+        return _ABSORBED if merged is None else merged
     if isinstance(change, FileCreate):
         after = states.get(change.path)
         if after is not None and after.exists:
@@ -227,6 +245,8 @@ def rebase_preview(
         carried = _carry(change, states, mine, onto)
         if carried is None:
             changes.append(change)
+        elif isinstance(carried, _Absorbed):
+            touched = True
         elif isinstance(carried, FileConflict):
             conflicts.append(carried)
         else:
@@ -236,4 +256,6 @@ def rebase_preview(
         return RebaseResult("conflict", preview, tuple(conflicts))
     if not touched:
         return RebaseResult("unaffected", preview)
+    if not changes:
+        return RebaseResult("absorbed", Preview())
     return RebaseResult("rebased", Preview(changes))
