@@ -10,6 +10,8 @@ from redline.tools.resolve_texts import (
     applied_edited_text,
     applied_partial_text,
     discarded_partial_text,
+    partial_apply_text,
+    partial_discard_text,
     remaining_label,
 )
 from redline.workspace.hunks import (
@@ -360,7 +362,18 @@ def test_exact_texts(ws: Path) -> None:
         "Still pending as pa-9: src/app.py hunk 1 (lines 4–5)\n"
         "Still pending as pa-9: src/app.py hunk 2 (lines 7–8)"
     )
+    assert partial_apply_text(split, origin.label, "looks right", "pa-9") == applied_partial_text(
+        origin.label,
+        "looks right",
+        len(split.selected_units),
+        split.total,
+        "pa-9",
+        split.remaining_units,
+    )
     dropped = split_for_discard(preview, parse_selection(preview, ["src/app.py#2-3"]))
+    assert partial_discard_text(dropped, origin.label, "x") == discarded_partial_text(
+        origin.label, "x", dropped.discarded_units, dropped.total
+    )
     assert discarded_partial_text(
         origin.label, "not these", dropped.discarded_units, dropped.total
     ) == (

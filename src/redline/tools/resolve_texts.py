@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from redline.workspace.hunks import Unit
+from redline.workspace.hunks import PartialApply, PartialDiscard, Unit
 from redline.workspace.preview import FileCreate, FileModify, Preview
 from redline.workspace.rebase import RebaseResult
 
@@ -19,6 +19,8 @@ __all__ = [
     "conflict_reason",
     "discarded_partial_text",
     "edit_diff",
+    "partial_apply_text",
+    "partial_discard_text",
     "rebased_text",
     "remaining_label",
 ]
@@ -56,6 +58,18 @@ def discarded_partial_text(label: str, reason: str, discarded: Sequence[Unit], t
     lines = [f"Discarded {len(discarded)} of {total} hunks: {label}. Reason: {reason}"]
     lines.extend(unit.describe() for unit in discarded)
     return "\n".join(lines)
+
+
+def partial_apply_text(split: PartialApply, label: str, reason: str, remaining_id: str) -> str:
+    """:func:`applied_partial_text` for a split whose remaining action is ``remaining_id``."""
+    return applied_partial_text(
+        label, reason, len(split.selected_units), split.total, remaining_id, split.remaining_units
+    )
+
+
+def partial_discard_text(split: PartialDiscard, label: str, reason: str) -> str:
+    """:func:`discarded_partial_text` for a split."""
+    return discarded_partial_text(label, reason, split.discarded_units, split.total)
 
 
 def _texts(preview: Preview) -> dict[str, str]:

@@ -162,21 +162,28 @@ def hunk_units(preview: Preview) -> tuple[Unit, ...]:
 _NUMBERS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 
-def _by_path(units: Sequence[Unit]) -> dict[str, list[Unit]]:
-    out: dict[str, list[Unit]] = {}
+_Files = Mapping[str, tuple[list[Unit], list[Unit]]]
+
+
+def _by_path(units: Sequence[Unit]) -> _Files:
+    """Each path (both ends of a rename) with (its units, its numbered hunks)."""
+    out: dict[str, tuple[list[Unit], list[Unit]]] = {}
     for unit in units:
-        out.setdefault(unit.path, []).append(unit)
-        if unit.old_path is not None:
-            out.setdefault(unit.old_path, []).append(unit)
+        for path in (unit.path, unit.old_path):
+            if path is not None:
+                every, hunks = out.setdefault(path, ([], []))
+                every.append(unit)
+                if unit.number is not None:
+                    hunks.append(unit)
     return out
 
 
-def _item(text: str, files: Mapping[str, list[Unit]]) -> list[Unit] | None:
+def _item(text: str, files: _Files) -> list[Unit] | None:
     """The units one selection item names, None if it names nothing; raises on a bad number."""
     candidates = list(dict.fromkeys((text, text.strip(), text.strip().removeprefix("./"))))
     for candidate in candidates:
         if candidate in files:
-            return list(files[candidate])
+            return list(files[candidate][0])
     for candidate in candidates:
         path, sep, numbers = candidate.rpartition("#")
         if sep and path in files:
@@ -185,12 +192,11 @@ def _item(text: str, files: Mapping[str, list[Unit]]) -> list[Unit] | None:
         return None
     shown = text.strip()
     match = _NUMBERS.fullmatch(numbers)
-    units = files[path]
+    units, hunks = files[path]
     if match is None:
         raise SelectionError(
             f"{shown!r}: after '#' comes a hunk number (or a range such as 2-5), not {numbers!r}."
         )
-    hunks = [unit for unit in units if unit.number is not None]
     if not hunks:
         raise SelectionError(
             f"{shown!r}: {units[0].describe()} is taken or left as a whole; "
@@ -213,7 +219,7 @@ def _count(n: int) -> str:
     return f"{n} hunk" if n == 1 else f"{n} hunks"
 
 
-def _parse_value(value: str, files: Mapping[str, list[Unit]], shown: str) -> list[Unit]:
+def _parse_value(value: str, files: _Files, shown: str) -> list[Unit]:
     pieces = value.split(",")
     out: list[Unit] = []
     start = 0
