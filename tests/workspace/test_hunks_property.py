@@ -6,12 +6,16 @@ discarding a selection leaves what selecting the complement would write.
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from redline.workspace.hunks import hunk_units, split_for_apply, split_for_discard
 from redline.workspace.preview import FileModify, Preview, encode_text, sha256_bytes
+from redline.workspace.safe_apply import apply_preview, check_preview
 
 ENDINGS = ("\n", "\r\n", "")
 WORDS = ("a", "b", "c", "d", "é", "")
@@ -104,3 +108,32 @@ def test_any_subset_then_the_rest_stress(request: pytest.FixtureRequest) -> None
         _check(*case, picks)
 
     run()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_on_disk_any_subset_then_the_rest(ws: Path, seed: int) -> None:
+    """Through safe apply: the part, then the rest, is byte for byte the proposal."""
+    rng = random.Random(seed)
+    encoding = rng.choice(("utf-8", "utf-8-sig", "latin-1"))
+    ending = rng.choice(("\n", "\r\n"))
+    old_lines = [rng.choice(("a", "b", "c", "é", "")) + ending for _ in range(rng.randint(3, 20))]
+    new_lines = list(old_lines)
+    for _ in range(rng.randint(1, 5)):
+        at = rng.randrange(len(new_lines) + 1)
+        if rng.random() < 0.5:
+            new_lines.insert(at, f"new {at}{ending}")
+        elif at < len(new_lines):
+            new_lines[at] = f"changed {at}{ending}"
+    old, new = "".join(old_lines), "".join(new_lines)
+    data = encode_text(old, encoding)
+    (ws / "f.txt").write_bytes(data)
+    preview = Preview([FileModify("f.txt", sha256_bytes(data), old, new, encoding)])
+    units = hunk_units(preview)
+    if not units[0].is_hunk:
+        return
+    chosen = [unit for unit in units if rng.random() < 0.5] or [units[-1]]
+    split = split_for_apply(preview, chosen)
+    apply_preview(ws, split.selected)
+    assert check_preview(ws, split.remaining) == []
+    apply_preview(ws, split.remaining)
+    assert (ws / "f.txt").read_bytes() == encode_text(new, encoding)
