@@ -13,6 +13,7 @@ from redline.tools.resolve_texts import (
     partial_apply_text,
     partial_discard_text,
     remaining_label,
+    whole_only_text,
 )
 from redline.workspace.hunks import (
     EditError,
@@ -341,6 +342,13 @@ def test_edit_errors_name_the_file(ws: Path) -> None:
 # -- texts and origins --------------------------------------------------------
 
 
+def test_whole_only_text() -> None:
+    assert whole_only_text("pa-3", "Run migrations") == (
+        "pa-3 (Run migrations) has no preview of file changes; it can only be applied or "
+        "discarded as a whole. Nothing was applied or discarded."
+    )
+
+
 def test_exact_texts(ws: Path) -> None:
     write(ws, "src/app.py", OLD)
     preview = Preview([modify(ws, "src/app.py", NEW)])
@@ -402,7 +410,11 @@ def test_origin_round_trips_and_rejects_bad_records() -> None:
     proposal = Preview([create("a", "1\n")])
     origin = Origin("label", 3, proposal)
     assert origin.edited and Origin.from_dict(origin.to_dict()) == origin
-    assert not Origin.of("x", proposal).edited
+    plain = Origin.of("x", proposal)
+    assert not plain.edited and plain.total == 1
+    edited = plain.with_proposal(proposal)
+    assert edited.proposal is proposal
+    assert edited.with_proposal(Preview()).proposal is proposal  # the model's, kept
     for bad in (
         {"label": "", "total": 1},
         {"label": "x", "total": -1},

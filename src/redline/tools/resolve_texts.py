@@ -23,6 +23,7 @@ __all__ = [
     "partial_discard_text",
     "rebased_text",
     "remaining_label",
+    "whole_only_text",
 ]
 
 
@@ -112,3 +113,11 @@ def rebased_text(old_id: str, new_id: str, onto_id: str) -> str:
 def conflict_reason(result: RebaseResult) -> str:
     """The stale reason of an action that could not be re-based (conflicting hunks named)."""
     return f"conflicts with a change applied out of order: {result.describe()}"
+
+
+def whole_only_text(action_id: str, label: str) -> str:
+    """Why a selection is refused for an action without a preview (its apply is code)."""
+    return (
+        f"{action_id} ({label}) has no preview of file changes; it can only be applied or "
+        "discarded as a whole. Nothing was applied or discarded."
+    )

@@ -319,6 +319,10 @@ class Origin:
             raise ValueError("an action origin's 'proposal' must be a preview or null")
         return cls(label, total, None if proposal is None else Preview.from_dict(proposal))
 
+    def with_proposal(self, proposal: Preview) -> Origin:
+        """This origin once a person edits: the model's proposal is kept from the first edit."""
+        return self if self.proposal is not None else Origin(self.label, self.total, proposal)
+
     @classmethod
     def of(cls, label: str, preview: Preview) -> Origin:
         """The origin of an action proposed by the model (or a tool) as it stands."""
