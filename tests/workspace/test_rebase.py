@@ -224,3 +224,12 @@ def test_a_change_already_written_is_absorbed(ws: Path) -> None:
     partly = rebase_preview(both, written)
     assert partly.status == "rebased"
     assert [change.path for change in partly.preview.changes] == ["b.py"]
+
+
+def test_a_written_text_its_encoding_cannot_hold_is_a_conflict_not_a_crash(ws: Path) -> None:
+    write(ws, "a.txt", "x\n")
+    broken = Preview([FileModify("a.txt", sha256_bytes(b"x\n"), "x\n", "\u20ac\n", "latin-1")])
+    pending = Preview([modify(ws, "a.txt", "y\n")])
+    result = rebase_preview(pending, broken, onto="pa-1")
+    assert result.status == "conflict"
+    assert "another version of a.txt" in result.describe()

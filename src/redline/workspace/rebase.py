@@ -116,9 +116,13 @@ def _after_states(written: Preview) -> dict[str, _After]:
     states: dict[str, _After] = {}
     for change in written.changes:
         if isinstance(change, (FileModify, FileCreate)):
-            data = encode_text(change.new_text, change.encoding)
             base = change.old_sha256 if isinstance(change, FileModify) else None
-            states[change.path] = _After(change.new_text, sha256_bytes(data), base, True)
+            try:
+                sha = sha256_bytes(encode_text(change.new_text, change.encoding))
+            except (LookupError, UnicodeError):  # safe apply refuses such a change
+                states[change.path] = _After(None, None, base, True)
+                continue
+            states[change.path] = _After(change.new_text, sha, base, True)
         elif isinstance(change, FileDelete):
             states[change.path] = _After(None, None, change.old_sha256, False)
         else:
