@@ -98,16 +98,10 @@ def test_any_subset_then_the_rest_is_the_whole_proposal(
 
 
 @pytest.mark.stress
-def test_any_subset_then_the_rest_stress(request: pytest.FixtureRequest) -> None:
-    if "stress" not in str(request.config.getoption("markexpr") or ""):
-        pytest.skip("the long run goes with -m stress")
-
-    @settings(max_examples=5000, database=None, deadline=None)
-    @given(files(), st.lists(st.booleans(), min_size=12, max_size=12))
-    def run(case: tuple[str, str, str], picks: list[bool]) -> None:
-        _check(*case, picks)
-
-    run()
+@settings(max_examples=5000, database=None, deadline=None)
+@given(files(), st.lists(st.booleans(), min_size=12, max_size=12))
+def test_any_subset_then_the_rest_stress(case: tuple[str, str, str], picks: list[bool]) -> None:
+    _check(*case, picks)
 
 
 @pytest.mark.parametrize("seed", range(12))
