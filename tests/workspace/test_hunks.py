@@ -439,3 +439,34 @@ def test_python_warning_ignores_syntax_warnings() -> None:
         warnings.simplefilter("error")
         edited = edit_file(preview, "r.py", 'pattern = "\\d+"\n')
     assert edited.changed and edited.warnings == ()
+
+
+def test_labels_stay_flat_over_repeated_partial_applies(ws: Path) -> None:
+    write(ws, "a.py", OLD)
+    preview = Preview([modify(ws, "a.py", NEW)])
+    origin = Origin.of("Tidy a.py", preview)
+    first = split_for_apply(preview, [hunk_units(preview)[0]])
+    second = split_for_apply(first.remaining, [first.remaining_units[-1]])
+    assert (
+        origin.remaining_label(len(first.remaining_units)) == "Tidy a.py (remaining: 3 of 4 hunks)"
+    )
+    assert origin.remaining_label(len(second.remaining_units)) == (
+        "Tidy a.py (remaining: 2 of 4 hunks)"
+    )
+    apply_preview(ws, first.selected)
+    apply_preview(ws, second.selected)
+    apply_preview(ws, second.remaining)
+    assert texts(ws)["a.py"] == NEW
+
+
+def test_a_last_line_without_newline(ws: Path) -> None:
+    write(ws, "a.txt", "one\ntwo\nthree")
+    preview = Preview([modify(ws, "a.txt", "ONE\ntwo\nthree\nfour")])
+    _, last = hunk_units(preview)
+    assert last.describe() == "a.txt hunk 2 (lines 3–3)"
+    split = split_for_apply(preview, [last])
+    apply_preview(ws, split.selected)
+    assert (ws / "a.txt").read_bytes() == b"one\ntwo\nthree\nfour"
+    assert [unit.describe() for unit in split.remaining_units] == ["a.txt hunk 1 (lines 1–1)"]
+    apply_preview(ws, split.remaining)
+    assert (ws / "a.txt").read_bytes() == b"ONE\ntwo\nthree\nfour"

@@ -233,3 +233,21 @@ def test_a_written_text_its_encoding_cannot_hold_is_a_conflict_not_a_crash(ws: P
     result = rebase_preview(pending, broken, onto="pa-1")
     assert result.status == "conflict"
     assert "another version of a.txt" in result.describe()
+
+
+def test_three_actions_applied_bottom_first_all_land(ws: Path) -> None:
+    write(ws, "a.py", BASE)
+    actions = {
+        "pa-1": Preview([modify(ws, "a.py", edit(BASE, l2="ONE\n"))]),
+        "pa-2": Preview([modify(ws, "a.py", edit(BASE, l9="TWO\n"))]),
+        "pa-3": Preview([modify(ws, "a.py", edit(BASE, l16="THREE\n"))]),
+    }
+    for applied in ("pa-1", "pa-3", "pa-2"):
+        written = actions.pop(applied)
+        apply_preview(ws, written)
+        for other, preview in list(actions.items()):
+            result = rebase_preview(preview, written, onto=applied)
+            assert result.status == "rebased", result.describe()
+            assert check_preview(ws, result.preview) == []
+            actions[other] = result.preview
+    assert (ws / "a.py").read_text() == edit(BASE, l2="ONE\n", l9="TWO\n", l16="THREE\n")
