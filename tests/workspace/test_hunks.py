@@ -78,6 +78,25 @@ def test_units_are_change_blocks_numbered_per_file(ws: Path) -> None:
     ]
 
 
+def test_unit_to_dict(ws: Path) -> None:
+    write(ws, "a.py", OLD)
+    write(ws, "old.txt", "y\n")
+    preview = Preview([modify(ws, "a.py", NEW), rename(ws, "old.txt", "new.txt")])
+    hunk, *_, moved = hunk_units(preview)
+    assert hunk.to_dict() == {
+        "address": "a.py#1",
+        "path": "a.py",
+        "hunk": 1,
+        "kind": "hunk",
+        "lines": "2–2",
+        "old_path": None,
+        "removed": 1,
+        "added": 1,
+    }
+    assert moved.to_dict()["address"] == "new.txt"
+    assert moved.to_dict()["old_path"] == "old.txt" and moved.to_dict()["lines"] is None
+
+
 def test_insertions_at_the_edges_name_the_lines_around_them() -> None:
     old = "a\nb\n"
     preview = Preview([FileModify("f", sha256_bytes(old.encode()), old, "top\na\nb\nend\n")])

@@ -102,6 +102,19 @@ class Unit:
     def is_hunk(self) -> bool:
         return self.number is not None
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able view for lists and events: address, kind, 1-based line range."""
+        return {
+            "address": self.address,
+            "path": self.path,
+            "hunk": self.number,
+            "kind": self.kind,
+            "lines": line_range(self) if self.number is not None else None,
+            "old_path": self.old_path,
+            "removed": self.old_end - self.old_start,
+            "added": self.new_end - self.new_start,
+        }
+
     def describe(self) -> str:
         """How the model reads this unit: ``a.py hunk 2 (lines 4–6)``, ``b.py (new file)``."""
         if self.number is not None:
