@@ -98,10 +98,21 @@ def test_any_subset_then_the_rest_is_the_whole_proposal(
 
 
 @pytest.mark.stress
-@settings(max_examples=5000, database=None, deadline=None)
-@given(files(), st.lists(st.booleans(), min_size=12, max_size=12))
-def test_any_subset_then_the_rest_stress(case: tuple[str, str, str], picks: list[bool]) -> None:
-    _check(*case, picks)
+def test_any_subset_then_the_rest_stress(stress: bool) -> None:
+    """5,000 random cases under ``-m stress``; a seeded 40 otherwise."""
+
+    @settings(
+        max_examples=5000 if stress else 40,
+        derandomize=not stress,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(files(), st.lists(st.booleans(), min_size=12, max_size=12))
+    def run(case: tuple[str, str, str], picks: list[bool]) -> None:
+        _check(*case, picks)
+
+    run()
 
 
 @pytest.mark.parametrize("seed", range(12))
