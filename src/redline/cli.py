@@ -19,7 +19,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("ast-edit", "ast_edit", "structural search and rewrite of Python code"),
     ("tools", "tools", "list available tools and plugin load errors"),
     ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
-    ("undo", "undo", "undo the most recently applied action in a workspace"),
+    ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
 )
 
 
