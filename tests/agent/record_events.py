@@ -119,9 +119,7 @@ def record() -> list[dict[str, Any]]:
                     usage=usage,
                 ),
                 ModelResponse(
-                    tool_calls=(
-                        _call("c5", "write", path="notes.md", content="hello\n"),
-                    ),
+                    tool_calls=(_call("c5", "write", path="notes.md", content="hello\n"),),
                 ),
             ]
         )

@@ -11,6 +11,7 @@ from tests.agent.helpers import ProgrammableProvider, call, reply
 
 import redline
 from redline import create_agent_session
+from redline.agent.events import ToolEnd
 from redline.agent.providers.base import ModelRequest
 
 
@@ -101,8 +102,8 @@ def test_plugin_errors_and_inline_custom_tools(tmp_path: Path) -> None:
         assert session.prompt("greet") == "done"
         assert len(session.plugin_errors) == 1
         assert "broken.py" in str(session.plugin_errors[0])
-    end = next(e for e in events if e.type == "tool_end")
-    assert end["result"]["content"][0]["text"] == "hello bob"
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.result.text == "hello bob"
 
 
 def test_bad_workspace_and_resolver(tmp_path: Path) -> None:

@@ -38,9 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _error(args: argparse.Namespace, message: str, code: int) -> int:
     if args.json:
         # No session exists yet: a complete event all the same, outside any session.
-        from redline.agent.events import Event
+        from redline.agent.events import ErrorEvent
 
-        event = Event("error", 0, time.time(), "", {"message": message})
+        event = ErrorEvent(message=message, time=time.time())
         print(json.dumps(event.to_dict()), flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from redline.agent.events import PluginFailed, PluginLoaded
 from redline.extensibility.custom_tools import (
     CustomToolAPI,
     LoadedTool,
@@ -58,7 +59,7 @@ class PluginManager:
         # Recorded in the session log; clients that subscribe later read plugin_errors.
         for error in result.errors:
             self.session.events.emit(
-                "plugin_error", path=error.path, message=str(error), source=error.source
+                PluginFailed(path=error.path, message=str(error), source=error.source)
             )
         self.session.untrusted_plugin_dir = result.untrusted_project_dir
         self.sources = dict(result.watch_sources)
@@ -118,15 +119,12 @@ class PluginManager:
             ] + list(errors)
         events = self.session.events
         for error in errors:
-            events.emit("plugin_error", path=error.path, message=str(error), source=error.source)
+            events.emit(PluginFailed(path=error.path, message=str(error), source=error.source))
         if tools or not errors:
             names = [loaded.name for loaded in tools]
             what = ", ".join(names) if names else "no tools (file removed or empty)"
             events.emit(
-                "plugin_loaded",
-                path=origin,
-                tools=names,
-                message=f"reloaded {path.name}: {what}",
+                PluginLoaded(path=origin, tools=names, message=f"reloaded {path.name}: {what}")
             )
 
     # -- trust ------------------------------------------------------------------------------
