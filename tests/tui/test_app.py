@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from tests.tui.conftest import wait_until
@@ -16,6 +15,7 @@ from tests.tui.fakes import (
     wait_for_abort_script,
 )
 
+from redline.agent.events import MessageDelta, PluginFailed, ToolStart
 from redline.tui.app import RedlineApp
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
@@ -169,7 +169,7 @@ async def test_stop_agent_drops_late_events() -> None:
         await pilot.press("ctrl+x")
         assert app.agent_state == "stopped"
         await wait_until(pilot, lambda: session.aborted.is_set())
-        session.emit("message_delta", text="LATE TEXT")
+        session.emit(MessageDelta(text="LATE TEXT"))
         await pilot.pause(0.05)
         assert "LATE TEXT" not in app.activity.plain
         assert app.agent_state == "stopped"
@@ -195,13 +195,12 @@ async def test_quit_never_hangs_on_a_stuck_agent() -> None:
 
     session = FakeSession(script=stuck)
     app = app_for(session, initial_prompt="go")
-    started = time.monotonic()
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: session.running)
         await pilot.press("ctrl+q")
-        await wait_until(pilot, lambda: not app.is_running, timeout=4)
+        # The app waits two seconds for the run, then leaves; this bound is a hang guard.
+        await wait_until(pilot, lambda: not app.is_running, timeout=20)
     release.set()
-    assert time.monotonic() - started < 5
 
 
 async def test_quit_with_pending_asks_first() -> None:
@@ -247,18 +246,18 @@ async def test_plugin_errors_are_shown() -> None:
     async with app.run_test(size=SIZE) as pilot:
         assert "PLUGIN ERROR" in app.activity.plain
         assert "bad.py" in app.activity.plain and "SyntaxError" in app.activity.plain
-        session.emit("plugin_error", path="tools/other.py", message="no factory")
+        session.emit(PluginFailed(path="tools/other.py", message="no factory", source="path"))
         await wait_until(pilot, lambda: "no factory" in app.activity.plain)
 
 
 async def test_human_resolver_resumes_when_stack_empties() -> None:
     def propose(session: FakeSession, _text: str | None) -> str:
-        session.emit("message_delta", text="Proposing a change.\n")
+        session.emit(MessageDelta(text="Proposing a change.\n"))
         session.push(make_action("proposal"))
         return "awaiting_review"
 
     def finish(session: FakeSession, _text: str | None) -> str:
-        session.emit("message_delta", text="All done.")
+        session.emit(MessageDelta(text="All done."))
         return "done"
 
     session = FakeSession(script=propose, resume_script=finish)
@@ -290,10 +289,7 @@ async def test_event_flood_is_batched() -> None:
         def flood() -> None:
             for index in range(3000):
                 session.emit(
-                    "tool_start",
-                    tool_call_id=f"c{index}",
-                    name="read",
-                    args={"path": f"f{index}.py"},
+                    ToolStart(tool_call_id=f"c{index}", name="read", args={"path": f"f{index}.py"})
                 )
 
         thread = threading.Thread(target=flood)
