@@ -17,9 +17,11 @@ from tests.tui.fakes import (
 
 from redline.agent.events import MessageDelta, PluginFailed, ToolStart
 from redline.tui.app import RedlineApp
+from redline.tui.messages import StackChanged
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
+from redline.tui.widgets.pending_stack import PendingStack
 from redline.tui.widgets.resolve_bar import ReasonInput
 
 SIZE = (140, 40)
@@ -346,3 +348,44 @@ async def test_apply_all_stops_at_stale() -> None:
         assert session.store.count == 2
         app.action_discard_all()
         await wait_until(pilot, lambda: not session.store.has_pending)
+
+
+async def test_late_selection_after_shutdown_is_ignored() -> None:
+    # A PendingStack.Selected still queued when the screens are gone must not raise
+    # ScreenStackError from check_action (seen as a flaky failure at test shutdown).
+    session = stacked("a", "b")
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.exit(0)
+        assert app.check_action("apply_top", ()) is False
+        app._stack_selected(PendingStack.Selected("pa-1"))
+    assert app.screen_stack == []
+    assert app.check_action("apply_top", ()) is False
+    app._stack_selected(PendingStack.Selected("pa-1"))
+    app.on_stack_changed(StackChanged())
+
+
+async def test_refused_undo_is_logged_once() -> None:
+    session = FakeSession()
+    session.undo_refusal = "Nothing to undo in /workspace/demo."
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("u")
+        # The session's notice arrives before the command's outcome clears the busy flag.
+        await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
+        await pilot.pause()
+        assert app.activity.plain.count("Nothing to undo") == 1
+
+
+async def test_keys_follow_reactive_state() -> None:
+    session = stacked("only")
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.controls.has_top and app.check_action("apply_top", ()) is True
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not session.store.has_pending and not app._busy)
+        assert not app.controls.has_top
+        assert app.check_action("apply_top", ()) is None
+        assert app.check_action("stop_agent", ()) is None

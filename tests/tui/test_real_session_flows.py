@@ -140,3 +140,21 @@ async def test_no_model_configured_still_opens_and_explains(
         await pilot.press(*"hello", "enter")
         await wait_until(pilot, lambda: app.agent_state == "failed", timeout=10)
         assert app.activity.plain.count("No model is configured") >= 2
+
+
+async def test_second_undo_says_nothing_to_undo_once(
+    tmp_path: Path, workspace: Path, sessions: list[AgentSession]
+) -> None:
+    session = open_session(sessions, workspace, scripted(tmp_path, [EDIT, {"say": "ok"}]))
+    app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=10)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=10)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: "undone" in app.activity.plain and not app._busy)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
+        await pilot.pause()
+        assert app.activity.plain.count("Nothing to undo") == 1
+    assert (workspace / "a.py").read_text(encoding="utf-8") == "x = 1\n"
