@@ -9,6 +9,7 @@ from redline.agent import describe
 from redline.agent.events import (
     AgentEnd,
     AgentStart,
+    AgentState,
     ErrorEvent,
     Event,
     MessageDelta,
@@ -64,7 +65,8 @@ class EventPrinter:
             case AgentStart(model=model, resolver=resolver):
                 self._line(f"== agent start: {model} (resolver: {resolver})")
             case AgentEnd(status=status, pending=pending):
-                self._line(f"== agent end: {status} ({pending} pending)")
+                state = AgentState.after(status)
+                self._line(f"== agent end: {status} ({pending} pending); agent {state}")
             case ToolStart(name=name, args=args):
                 self._line(f"-> {name} {_short(args)}")
             case ToolUpdate(name=name, text=text):
