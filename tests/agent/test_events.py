@@ -62,13 +62,14 @@ def test_emit_stamps_seq_time_and_session() -> None:
     stream = EventStream("s-1", clock=lambda: 12.5)
     seen: list[ev.Event] = []
     stream.subscribe(seen.append)
-    sent = Notice(message="hello")
-    first = stream.emit(sent)
+    first = stream.emit(Notice(message="hello"))
     second = stream.emit(Notice(message="again"))
     assert (first.seq, first.time, first.session_id) == (1, 12.5, "s-1")
     assert second.seq == 2
-    assert sent.seq == 0  # the producer's object is not changed
-    assert seen == [first, second]
+    # Sending a delivered event again sends a stamped copy; the first one never changes.
+    again = stream.emit(first)
+    assert (again.seq, first.seq) == (3, 1) and again.message == "hello"
+    assert seen == [first, second, again]
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.message = "changed"  # type: ignore[misc]
 

@@ -433,12 +433,25 @@ class EventStream:
         return unsubscribe
 
     def emit(self, event: E) -> E:
-        """Stamp ``event`` with the next ``seq``, the time and the session; deliver it."""
+        """Stamp ``event`` with the next ``seq``, the time and the session; deliver it.
+
+        Returns the stamped event: ``event`` itself when it was fresh (``seq`` 0), else a
+        stamped copy, so an event already delivered never changes.
+        """
         with self._lock:
             self._seq += 1
-            stamped = dataclasses.replace(
-                event, seq=self._seq, time=self._clock(), session_id=self.session_id
-            )
+            if event.seq:
+                # Already sent once (here or on another stream): send a stamped copy.
+                stamped = dataclasses.replace(
+                    event, seq=self._seq, time=self._clock(), session_id=self.session_id
+                )
+            else:
+                # A fresh event is stamped in place before anyone else sees it (cheap:
+                # thousands of text deltas a second pass through here).
+                stamped = event
+                object.__setattr__(stamped, "seq", self._seq)
+                object.__setattr__(stamped, "time", self._clock())
+                object.__setattr__(stamped, "session_id", self.session_id)
             if isinstance(stamped, AgentStart):
                 self._startup = None
             elif self._startup is not None:
