@@ -45,6 +45,11 @@ def replaced(old_action_id: str, action_id: str) -> str:
     return f"re-previewed {old_action_id} as {action_id}"
 
 
+def plugin_name(path: str) -> str:
+    """A plugin's file name without its folder (``plugin`` when unknown)."""
+    return path.rsplit("/", 1)[-1] or "plugin"
+
+
 def reason_text(reason: str) -> str:
     return reason or "(none given)"
 
@@ -53,6 +58,7 @@ __all__ = [
     "UNKNOWN_SOURCE",
     "badge",
     "first_line",
+    "plugin_name",
     "preview_stats",
     "reason_text",
     "replaced",

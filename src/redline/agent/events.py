@@ -281,6 +281,18 @@ class PluginFailed(Event):
 
 @register
 @dataclass(frozen=True)
+class PluginOutput(Event):
+    """What a plugin printed (``stream`` is ``stdout`` or ``stderr``); never mixed into
+    redline's own output."""
+
+    TYPE: ClassVar[str] = "plugin_output"
+    path: str
+    stream: str
+    text: str
+
+
+@register
+@dataclass(frozen=True)
 class Notice(Event):
     TYPE: ClassVar[str] = "notice"
     message: str
@@ -484,6 +496,7 @@ __all__ = [
     "PendingStale",
     "PluginFailed",
     "PluginLoaded",
+    "PluginOutput",
     "PreviewSummary",
     "ResolutionFailed",
     "ResolveVerb",

@@ -21,6 +21,7 @@ from redline.agent.events import (
     PendingStale,
     PluginFailed,
     PluginLoaded,
+    PluginOutput,
     ResolutionFailed,
     ToolEnd,
     ToolStart,
@@ -93,6 +94,10 @@ class EventPrinter:
                 self._line(f"[undone] {label}: {', '.join(files)}")
             case PluginFailed(message=message) | ErrorEvent(message=message):
                 self._line(f"error: {message}")
+            case PluginOutput(path=path, stream=stream, text=text):
+                where = describe.plugin_name(path)
+                for line in text.splitlines() or [""]:
+                    self._line(f"[{where} {stream}] {line}")
             case ResolutionFailed(message=message):
                 # Today's wording: a failed resolution is a notice with the model-facing text.
                 self._line(f"note: {message}")

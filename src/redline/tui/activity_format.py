@@ -23,6 +23,7 @@ from redline.agent.events import (
     PendingStale,
     PluginFailed,
     PluginLoaded,
+    PluginOutput,
     ResolutionFailed,
     ResolveVerb,
     ToolEnd,
@@ -181,6 +182,12 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
             return [Content.styled(f"⚙ plugin {message}", "$text-muted")]
         case PluginFailed(path=path, message=message):
             return plugin_error_lines(path, message)
+        case PluginOutput(path=path, stream=stream, text=text):
+            where = f"{describe.plugin_name(path)} {stream}"
+            return [
+                Content.assemble((f"⚙ {where}: ", "$text-muted"), line)
+                for line in text.splitlines() or [""]
+            ]
         case Notice(message=message):
             return [Content.styled(f"ℹ {message}", "$text-muted")]
         case ErrorEvent(message=message):
