@@ -14,7 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from redline.agent.events import Event, EventFormatError, UnknownEvent, event_from_dict
+from redline.agent.events import (
+    EVENT_TYPES,
+    Event,
+    EventFormatError,
+    UnknownEvent,
+    event_from_dict,
+)
 
 SCHEMA_VERSION = 1
 _KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -86,13 +92,8 @@ def read_log(path: Path) -> tuple[dict[str, Any], Iterator[Event]]:
                 yield event_from_dict(raw)
             except EventFormatError:
                 # A type a newer redline added is passed through; a broken record is skipped.
-                if isinstance(raw, dict) and isinstance(raw.get("type"), str) and _unknown(raw):
+                kind = raw.get("type") if isinstance(raw, dict) else None
+                if isinstance(kind, str) and kind not in EVENT_TYPES:
                     yield UnknownEvent(raw=raw)
 
     return header, events()
-
-
-def _unknown(raw: dict[str, Any]) -> bool:
-    from redline.agent.events import EVENT_TYPES
-
-    return raw["type"] not in EVENT_TYPES
