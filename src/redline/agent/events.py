@@ -341,7 +341,13 @@ RUN_SCOPED: tuple[type[Event], ...] = (
     ErrorEvent,
 )
 
+# The built-in wire types; ``is_event_type`` also knows types registered later.
 EVENT_TYPES: frozenset[str] = frozenset(_REGISTRY)
+
+
+def is_event_type(name: str) -> bool:
+    """Whether ``name`` is the wire ``type`` of a registered event class."""
+    return name in _REGISTRY
 
 
 @dataclass(frozen=True)
@@ -511,5 +517,6 @@ __all__ = [
     "Undone",
     "UnknownEvent",
     "event_from_dict",
+    "is_event_type",
     "register",
 ]

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from redline.agent.events import (
-    EVENT_TYPES,
     Event,
     EventFormatError,
     UnknownEvent,
     event_from_dict,
+    is_event_type,
 )
 
 SCHEMA_VERSION = 1
@@ -93,7 +93,7 @@ def read_log(path: Path) -> tuple[dict[str, Any], Iterator[Event]]:
             except EventFormatError:
                 # A type a newer redline added is passed through; a broken record is skipped.
                 kind = raw.get("type") if isinstance(raw, dict) else None
-                if isinstance(kind, str) and kind not in EVENT_TYPES:
+                if isinstance(kind, str) and not is_event_type(kind):
                     yield UnknownEvent(raw=raw)
 
     return header, events()
