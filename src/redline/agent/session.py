@@ -38,6 +38,8 @@ from redline.agent.events import (
     PendingReplaced,
     PendingResolved,
     PendingStale,
+    PluginFailed,
+    PluginLoaded,
     ResolutionFailed,
     ResolvedBy,
     RunStatus,
@@ -363,6 +365,15 @@ class AgentSession:
             return []
         messages: list[str] = self.plugins.trust_workspace()
         return messages
+
+    def report_plugin_error(self, path: str, message: str, source: str) -> None:
+        """Emit a ``plugin_error`` event (the plugin manager reports through the session,
+        so ``extensibility/`` never imports the agent layer's event classes)."""
+        self.events.emit(PluginFailed(path=path, message=message, source=source))
+
+    def report_plugin_loaded(self, path: str, tools: list[str], message: str) -> None:
+        """Emit a ``plugin_loaded`` event for a (re)loaded plugin file."""
+        self.events.emit(PluginLoaded(path=path, tools=tools, message=message))
 
     def on_close(self, callback: Callable[[], None]) -> None:
         self._on_close.append(callback)

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from redline.agent.events import PluginFailed, PluginLoaded
 from redline.extensibility.custom_tools import (
     CustomToolAPI,
     LoadedTool,
@@ -58,9 +57,7 @@ class PluginManager:
         self.session.plugin_errors = list(result.errors)
         # Recorded in the session log; clients that subscribe later read plugin_errors.
         for error in result.errors:
-            self.session.events.emit(
-                PluginFailed(path=error.path, message=str(error), source=error.source)
-            )
+            self.session.report_plugin_error(error.path, str(error), error.source)
         self.session.untrusted_plugin_dir = result.untrusted_project_dir
         self.sources = dict(result.watch_sources)
         self.watch_paths = list(result.watch_paths)
@@ -117,15 +114,12 @@ class PluginManager:
             self.session.plugin_errors = [
                 e for e in self.session.plugin_errors if e.path != origin
             ] + list(errors)
-        events = self.session.events
         for error in errors:
-            events.emit(PluginFailed(path=error.path, message=str(error), source=error.source))
+            self.session.report_plugin_error(error.path, str(error), error.source)
         if tools or not errors:
             names = [loaded.name for loaded in tools]
             what = ", ".join(names) if names else "no tools (file removed or empty)"
-            events.emit(
-                PluginLoaded(path=origin, tools=names, message=f"reloaded {path.name}: {what}")
-            )
+            self.session.report_plugin_loaded(origin, names, f"reloaded {path.name}: {what}")
 
     # -- trust ------------------------------------------------------------------------------
     def trust_workspace(self) -> list[str]:
