@@ -64,7 +64,7 @@ class ResolveOutcome:
     def top_changed(self) -> bool:
         return self.kind == "top_changed"
 
-    def details(self) -> dict[str, Any] | None:
+    def tool_details(self) -> dict[str, Any] | None:
         """The details dict of the tool result (the wire shape of ``tool_end`` events)."""
         if self.kind == "top_changed":
             return {
@@ -83,7 +83,9 @@ class ResolveOutcome:
         }
 
     def to_tool_result(self) -> ToolResult:
-        return ToolResult.text_result(self.text, details=self.details(), is_error=self.is_error)
+        return ToolResult.text_result(
+            self.text, details=self.tool_details(), is_error=self.is_error
+        )
 
 
 def _invalid(text: str) -> ResolveOutcome:
