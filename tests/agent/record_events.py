@@ -53,6 +53,7 @@ class Shout:
 
 
 def factory(api):
+    print("shout is ready")
     return Shout(api)
 """
 

@@ -23,6 +23,7 @@ from redline.agent.events import (
     event_from_dict,
     is_event_type,
 )
+from redline.redaction import redact_urls
 
 SCHEMA_VERSION = 1
 _KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -38,7 +39,7 @@ def _redact(text: str) -> str:
         secret = os.environ.get(name)
         if secret and len(secret) >= 8:
             text = text.replace(secret, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+    return redact_urls(_KEY_SHAPES.sub("[redacted]", text))
 
 
 def _open_log(path: Path) -> Any:

@@ -183,10 +183,10 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
         case PluginFailed(path=path, message=message):
             return plugin_error_lines(path, message)
         case PluginOutput(path=path, stream=stream, text=text):
-            where = f"{describe.plugin_name(path)} {stream}"
+            where = describe.plugin_name(path)
             return [
-                Content.assemble((f"⚙ {where}: ", "$text-muted"), line)
-                for line in text.splitlines() or [""]
+                Content.styled(f"⚙ {where} ({stream or 'stdout'}): {line}", "$text-muted")
+                for line in text.splitlines()
             ]
         case Notice(message=message):
             return [Content.styled(f"ℹ {message}", "$text-muted")]
