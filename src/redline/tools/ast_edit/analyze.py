@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -28,6 +28,8 @@ _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
 
 _TOO_DEEP = ("too many nested", "too complex", "too many statically nested")
 _MAX_FALLBACK_DEPTH = 400
+# Past this many candidate statements in a file, parse it whole instead.
+_MAX_UNITS = 200
 
 
 def _bracket_depth(text: str) -> int:
@@ -125,8 +127,13 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
     starts = locator.starts
     by_index = {op.index: op for op in ops}
     newline = "\r\n" if "\r\n" in text[: starts[1] if len(starts) > 1 else 0] else "\n"
+    located = locator.units()
+    covered = sum(starts[min(u.last, len(starts) - 1)] - starts[u.first - 1] for u in located)
+    if len(located) > _MAX_UNITS or (len(located) > 16 and 2 * covered > len(text)):
+        # Many small pieces: one parse of the whole file costs less than one per piece.
+        return [_Unit(_libcst_parse(text), 0, 0, ops, len(text))], True
     units: list[_Unit] = []
-    for unit in locator.units():
+    for unit in located:
         lo = starts[unit.first - 1]
         hi = starts[min(unit.last, len(starts) - 1)]
         snippet = text[lo:hi]
@@ -153,7 +160,7 @@ def _parses(text: str, with_ast: bool, line_shift: int = 0) -> str | None:
     """None if ``text`` parses, else why not (``line_shift`` maps lines back to the file)."""
     if with_ast:
         try:
-            ast.parse(text)
+            compile(text, "<rewritten>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
             return None
         except SyntaxError as exc:
             if exc.lineno is not None:
@@ -270,30 +277,33 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     return FileResult("", tuple(matches), old_text=text, new_text=new_text)
 
 
+# Past this many rewritten statements, one check of the whole file is cheaper.
+_MAX_UNIT_CHECKS = 64
+
+
 def _check_units(
     text: str, units: list[_Unit], matches: list[Match], ast_ok: bool, lines: _Lines
 ) -> str | None:
-    """Parse each rewritten statement rather than the whole rewritten file: the rest of
-    the file is unchanged, and parsing is most of the cost."""
+    """Whether the rewritten file still parses: each rewritten statement on its own when
+    there are few (the rest of the file is unchanged, and parsing is most of the cost),
+    else the whole new text once with ``compile`` — linear in the number of matches."""
+    if ast_ok and len(units) > _MAX_UNIT_CHECKS:
+        return _parses(splice(text, tuple(matches)), ast_ok)
+    ordered = sorted(matches, key=lambda m: m.edit_start)
+    edit_starts = [m.edit_start for m in ordered]
     for unit in units:
-        inside = tuple(
-            Match(
-                m.op,
-                m.start,
-                m.end,
-                0,
-                0,
-                0,
-                0,
-                "",
-                m.replacement,
-                m.edit_start - unit.offset,
-                m.edit_end - unit.offset,
-            )
-            for m in matches
-            if unit.offset <= m.edit_start and m.edit_end <= unit.end
-        )
-        snippet = splice(text[unit.offset : unit.end], inside)
+        first = bisect.bisect_left(edit_starts, unit.offset)
+        inside: list[Match] = []
+        for m in ordered[first:]:
+            if m.edit_start >= unit.end:
+                break
+            if m.edit_end <= unit.end:
+                inside.append(
+                    replace(
+                        m, edit_start=m.edit_start - unit.offset, edit_end=m.edit_end - unit.offset
+                    )
+                )
+        snippet = splice(text[unit.offset : unit.end], tuple(inside))
         if not any(
             line.strip() and not line.lstrip().startswith("#") for line in snippet.splitlines()
         ):

@@ -52,7 +52,12 @@ class _Tokens:
     """Significant tokens of the matched code (comments and line breaks skipped)."""
 
     def __init__(self, code: str, span: Span) -> None:
-        begin = max(code.rfind("\n", 0, span[0]), code.rfind("\r", 0, span[0])) + 1
+        # Only the match is tokenized (never the code before it on its line: a line of
+        # thousands of matches must not be read once per match). Indentation before it
+        # is kept, so statement blocks inside the span still dedent consistently.
+        line_start = max(code.rfind("\n", 0, span[0]), code.rfind("\r", 0, span[0])) + 1
+        prefix = code[line_start : span[0]]
+        begin = line_start if not prefix.strip(" \t\f") else span[0]
         fragment = code[begin : span[1]]
         rows = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", fragment)]
         self.tokens: list[tuple[int, int, str]] = []
