@@ -88,8 +88,21 @@ def _libcst_parse(text: str) -> cst.Module:
         raise FileFailure("parse", f"does not parse: {exc}") from None
 
 
-def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
-    """Parsed pieces of the file and whether `ast` could parse it."""
+Regions = list[tuple[int, int]]
+
+
+def _top_regions(tree: ast.Module) -> Regions:
+    return [(_stmt_first(s), s.end_lineno or s.lineno) for s in tree.body]
+
+
+def _stmt_first(statement: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", None) or []
+    return min([statement.lineno, *(d.lineno for d in decorators)])
+
+
+def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | None, Regions]:
+    """Parsed pieces of the file, its `ast` tree (None if `ast` cannot parse it), and
+    the line ranges of the statements each rewrite is checked in."""
     ast_error: str | None = None
     try:
         tree: ast.Module | None = ast.parse(text)
@@ -112,7 +125,7 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
         except FileFailure as failure:
             # Python's own message is the one people know.
             raise FileFailure(failure.kind, ast_error or failure.message) from None
-        return [_Unit(module, 0, 0, ops, len(text))], tree is not None
+        return [_Unit(module, 0, 0, ops, len(text))], tree, _top_regions(tree) if tree else []
     assert tree is not None
     locator = Locator(
         text,
@@ -131,7 +144,8 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
     covered = sum(starts[min(u.last, len(starts) - 1)] - starts[u.first - 1] for u in located)
     if len(located) > _MAX_UNITS or (len(located) > 16 and 2 * covered > len(text)):
         # Many small pieces: one parse of the whole file costs less than one per piece.
-        return [_Unit(_libcst_parse(text), 0, 0, ops, len(text))], True
+        regions = [(u.first, u.last) for u in located]
+        return [_Unit(_libcst_parse(text), 0, 0, ops, len(text))], tree, regions
     units: list[_Unit] = []
     for unit in located:
         lo = starts[unit.first - 1]
@@ -142,7 +156,7 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
         units.append(
             _Unit(module, len(header), lo, [by_index[i] for i in sorted(unit.ops)], hi, header)
         )
-    return units, True
+    return units, tree, [(u.first, u.last) for u in located]
 
 
 def _find(unit: _Unit, op: CompiledOp, nested: bool) -> list[Found]:
@@ -216,15 +230,14 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     active = [op for op in ops if text_has_words(text, op.pattern.words)]
     if not active:
         return FileResult("")
-    units, ast_ok = _units(text, active)
+    units, tree, regions = _units(text, active)
+    ast_ok = tree is not None
     lines = _Lines(text)
     matches: list[Match] = []
-    touched: list[_Unit] = []
     for unit in units:
         found_by_op = [(op, _find(unit, op, nested=not rewrite)) for op in unit.ops]
         if not any(found for _, found in found_by_op):
             continue
-        touched.append(unit)
         positions = Positions.of_module(
             unit.module, unit.header_text + text[unit.offset : unit.end]
         )
@@ -266,55 +279,136 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     overlap = _overlap(matches, ops)
     if overlap is not None:
         return FileResult("", error=overlap, error_kind="overlap")
-    new_text = splice(text, tuple(matches))
-    problem = _check_units(text, touched, matches, ast_ok, lines)
+    if tree is not None:
+        matches = _keep_blocks(text, tree, matches, lines)
+    kept, skipped = _check_regions(text, regions if ast_ok else [], matches, ast_ok, lines)
+    if not kept:
+        reason = skipped[0].split("would not parse: ", 1)[-1]
+        return FileResult(
+            "",
+            error=f"the rewritten file would not parse ({reason}); file left out",
+            error_kind="rewrite",
+        )
+    new_text = splice(text, tuple(kept))
+    problem = _parses(new_text, ast_ok)
     if problem is not None:
         return FileResult(
             "",
             error=f"the rewritten file would not parse ({problem}); file left out",
             error_kind="rewrite",
         )
-    return FileResult("", tuple(matches), old_text=text, new_text=new_text)
+    return FileResult("", tuple(kept), old_text=text, new_text=new_text, skipped=tuple(skipped))
 
 
-# Past this many rewritten statements, one check of the whole file is cheaper.
-_MAX_UNIT_CHECKS = 64
+def _offset(text: str, lines: _Lines, line: int, column: int) -> int:
+    """Character offset of an `ast` position (its columns count UTF-8 bytes)."""
+    start = lines.starts[line - 1]
+    end = lines.starts[min(line, len(lines.starts) - 1)]
+    chunk = text[start:end]
+    if chunk.isascii():
+        return start + column
+    return start + len(chunk.encode("utf-8")[:column].decode("utf-8", "replace"))
 
 
-def _check_units(
-    text: str, units: list[_Unit], matches: list[Match], ast_ok: bool, lines: _Lines
-) -> str | None:
-    """Whether the rewritten file still parses: each rewritten statement on its own when
-    there are few (the rest of the file is unchanged, and parsing is most of the cost),
-    else the whole new text once with ``compile`` — linear in the number of matches."""
-    if ast_ok and len(units) > _MAX_UNIT_CHECKS:
-        return _parses(splice(text, tuple(matches)), ast_ok)
+def _blocks(tree: ast.Module) -> list[list[ast.stmt]]:
+    """Every block of statements below the module (the module may end up empty)."""
+    found: list[list[ast.stmt]] = []
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.stmt) and not isinstance(node, ast.excepthandler):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(node, name, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                found.append(value)
+                stack.extend(value)
+        for holder in getattr(node, "handlers", ()) or ():
+            stack.append(holder)
+        for case in getattr(node, "cases", ()) or ():
+            found.append(case.body)
+            stack.extend(case.body)
+    return found
+
+
+def _keep_blocks(text: str, tree: ast.Module, matches: list[Match], lines: _Lines) -> list[Match]:
+    """A rewrite that deletes every statement of a block writes ``pass`` in the last one's
+    place, so the block stays valid Python."""
+    deleted = sorted((m for m in matches if m.replacement == ""), key=lambda m: m.start)
+    if not deleted:
+        return matches
+    starts = [m.start for m in deleted]
+
+    def covering(statement: ast.stmt) -> Match | None:
+        lo = _offset(text, lines, statement.lineno, statement.col_offset)
+        decorators: list[ast.expr] = getattr(statement, "decorator_list", None) or []
+        if decorators:
+            # The decorator's expression starts after its `@`.
+            lo = _offset(text, lines, decorators[0].lineno, decorators[0].col_offset) - 1
+        hi = _offset(
+            text, lines, statement.end_lineno or statement.lineno, statement.end_col_offset or 0
+        )
+        index = bisect.bisect_right(starts, lo) - 1
+        if index >= 0 and deleted[index].end >= hi:
+            return deleted[index]
+        return None
+
+    replaced: dict[int, Match] = {}
+    for block in _blocks(tree):
+        last = covering(block[-1])
+        if last is None or not all(covering(statement) for statement in block[:-1]):
+            continue
+        replaced[id(last)] = replace(
+            last, replacement="pass", edit_start=last.start, edit_end=last.end
+        )
+    if not replaced:
+        return matches
+    return [replaced.get(id(m), m) for m in matches]
+
+
+def _check_regions(
+    text: str, regions: Regions, matches: list[Match], ast_ok: bool, lines: _Lines
+) -> tuple[list[Match], list[str]]:
+    """Check each rewritten statement on its own (the rest of the file is unchanged, and
+    parsing is most of the cost); a statement whose rewrite would not parse keeps its
+    original text, and its matches are reported instead. Linear in the matches: they are
+    sorted, and each region finds its own by binary search."""
+    if not regions:
+        problem = _parses(splice(text, tuple(matches)), ast_ok)
+        return (list(matches), []) if problem is None else ([], [problem])
     ordered = sorted(matches, key=lambda m: m.edit_start)
     edit_starts = [m.edit_start for m in ordered]
-    for unit in units:
-        first = bisect.bisect_left(edit_starts, unit.offset)
+    newline = "\r\n" if "\r\n" in text[: lines.starts[1] if len(lines.starts) > 1 else 0] else "\n"
+    dropped: set[int] = set()
+    skipped: list[str] = []
+    for first, last in sorted(regions):
+        lo = lines.starts[first - 1]
+        hi = lines.starts[min(last, len(lines.starts) - 1)]
+        index = bisect.bisect_left(edit_starts, lo)
         inside: list[Match] = []
-        for m in ordered[first:]:
-            if m.edit_start >= unit.end:
+        for m in ordered[index:]:
+            if m.edit_start >= hi:
                 break
-            if m.edit_end <= unit.end:
-                inside.append(
-                    replace(
-                        m, edit_start=m.edit_start - unit.offset, edit_end=m.edit_end - unit.offset
-                    )
-                )
-        snippet = splice(text[unit.offset : unit.end], tuple(inside))
+            if m.edit_end <= hi:
+                inside.append(replace(m, edit_start=m.edit_start - lo, edit_end=m.edit_end - lo))
+        if not inside:
+            continue
+        snippet = splice(text[lo:hi], tuple(inside))
         if not any(
             line.strip() and not line.lstrip().startswith("#") for line in snippet.splitlines()
         ):
-            # Deleted statements may leave their block empty: only the whole file tells.
-            return _parses(splice(text, tuple(matches)), ast_ok)
-        first_line = lines.at(unit.offset)[0]
-        header_lines = unit.header_text.count("\n")
-        problem = _parses(unit.header_text + snippet, ast_ok, first_line - 1 - header_lines)
+            continue  # deleted whole; blocks that would be left empty got `pass`
+        header = f"if 1:{newline}" if snippet[:1] in (" ", "\t", "\f") else ""
+        problem = _parses(header + snippet, ast_ok, first - 1 - (1 if header else 0))
         if problem is not None:
-            return problem
-    return None
+            dropped.update(m.edit_start + lo for m in inside)
+            for m in inside:
+                skipped.append(
+                    f"line {lines.at(m.edit_start + lo)[0]}: left unchanged, the rewrite "
+                    f"would not parse: {problem}"
+                )
+    kept = [m for m in matches if m.edit_start not in dropped]
+    return kept, skipped
 
 
 def _overlap(matches: list[Match], ops: list[CompiledOp]) -> str | None:

@@ -214,6 +214,18 @@ def _check_kinds(sub: Substituted, what: str) -> dict[str, Meta]:
     return bound
 
 
+def _yield_expression(tree: cst.CSTNode) -> cst.CSTNode:
+    """``yield $A`` parses only as a statement, but is an expression: it matches (and is
+    rewritten) wherever it stands, as in ``x = yield $A`` or ``return (yield from $A)``."""
+    if isinstance(tree, cst.Module) and len(tree.body) == 1:
+        line = tree.body[0]
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            statement = line.body[0]
+            if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Yield):
+                return statement.value
+    return tree
+
+
 def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
     source = _normalize(text)
     if not source:
@@ -229,6 +241,7 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
                 f"{what}: {meta.spelled} can only stand for items of a list "
                 "(call arguments, elements, parameters or statements)"
             )
+    tree = _yield_expression(tree)
     if isinstance(tree, cst.BaseExpression):
         return CompiledPattern(source, tree, (), _words(rendered), bound, compound_types=None)
     assert isinstance(tree, cst.Module)
@@ -303,7 +316,8 @@ def compile_template(
                 region[0], region[1], occ.meta.name, occ.meta.multi, parent, field, indent, own_line
             )
         )
-    root = tree if isinstance(tree, cst.BaseExpression) else None
+    yielded = _yield_expression(tree)
+    root = yielded if isinstance(yielded, cst.BaseExpression) else None
     return CompiledTemplate(source, rendered, tuple(slots), root, _string_lines(rendered))
 
 
