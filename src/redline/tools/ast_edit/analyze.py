@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from redline.tools.ast_edit.locate import Locator, line_starts, word_regex
+from redline.tools.ast_edit.locate import KIND_PREFIX, Locator, line_starts, word_regex
 from redline.tools.ast_edit.match import (
     Found,
     find_expression_matches,
@@ -100,6 +100,39 @@ def _stmt_first(statement: ast.stmt) -> int:
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
+def _kind_key(op: CompiledOp) -> str:
+    return f"{KIND_PREFIX}{op.index}"
+
+
+def _line_starts_of(text: str) -> list[int]:
+    return line_starts(text)
+
+
+def _kind_offsets(
+    tree: ast.Module, starts: list[int], ops: list[CompiledOp]
+) -> dict[str, list[int]]:
+    """For each op, the start offsets of the lines where a node of its kind begins (a
+    statement holding such a line may hold a match; the others cannot)."""
+    wanted: dict[type[ast.AST], list[tuple[str, type[ast.AST] | None]]] = {}
+    found: dict[str, set[int]] = {}
+    for op in ops:
+        key = _kind_key(op)
+        found[key] = set()
+        for kind, operator in op.pattern.kinds or ():
+            wanted.setdefault(kind, []).append((key, operator))
+    for node in ast.walk(tree):
+        entries = wanted.get(type(node))
+        if entries is None:
+            continue
+        line = getattr(node, "lineno", None)
+        if line is None:
+            continue
+        for key, operator in entries:
+            if operator is None or type(getattr(node, "op", None)) is operator:
+                found[key].add(starts[min(line - 1, len(starts) - 1)])
+    return {key: sorted(lines) for key, lines in found.items()}
+
+
 def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | None, Regions]:
     """Parsed pieces of the file, its `ast` tree (None if `ast` cannot parse it), and
     the line ranges of the statements each rewrite is checked in."""
@@ -118,7 +151,23 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | 
         # libcst's native parser overflows the C stack (a crash, not an exception) on
         # input nested far deeper than Python itself accepts; never hand it such a file.
         raise FileFailure("parse", _RECURSION)
-    whole = tree is None or any(op.pattern.whole_file or not op.pattern.words for op in ops)
+    op_words: dict[int, frozenset[str]] = {op.index: op.pattern.words for op in ops}
+    given: dict[str, list[int]] = {}
+    if tree is not None:
+        kinded = [op for op in ops if op.pattern.kinds and not op.pattern.whole_file]
+        if kinded:
+            given = _kind_offsets(tree, _line_starts_of(text), kinded)
+            for op in kinded:
+                key = _kind_key(op)
+                if not given[key]:
+                    # No node of the pattern's kind: no match, nothing to parse.
+                    ops = [other for other in ops if other is not op]
+                    op_words.pop(op.index)
+                else:
+                    op_words[op.index] = op.pattern.words | {key}
+            if not ops:
+                return [], tree, []
+    whole = tree is None or any(op.pattern.whole_file or not op_words[op.index] for op in ops)
     if whole:
         try:
             module = _libcst_parse(text)
@@ -130,12 +179,13 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | 
     locator = Locator(
         text,
         tree,
-        {op.index: op.pattern.words for op in ops},
+        op_words,
         {
             op.index: op.pattern.compound_types
             for op in ops
             if op.pattern.compound_types is not None
         },
+        given,
     )
     starts = locator.starts
     by_index = {op.index: op for op in ops}
