@@ -22,6 +22,7 @@ from redline.tools.ast_edit.pattern import CompiledOp
 from redline.tools.ast_edit.positions import Positions
 from redline.tools.ast_edit.results import FileResult, Match, splice
 from redline.tools.ast_edit.rewrite import match_span, render
+from redline.tools.ast_edit.shape import fits
 
 _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
 
@@ -113,13 +114,13 @@ def _kind_offsets(
 ) -> dict[str, list[int]]:
     """For each op, the start offsets of the lines where a node of its kind begins (a
     statement holding such a line may hold a match; the others cannot)."""
-    wanted: dict[type[ast.AST], list[tuple[str, type[ast.AST] | None]]] = {}
+    wanted: dict[type[ast.AST], list[tuple[str, type[ast.AST] | None, ast.expr | None]]] = {}
     found: dict[str, set[int]] = {}
     for op in ops:
         key = _kind_key(op)
         found[key] = set()
         for kind, operator in op.pattern.kinds or ():
-            wanted.setdefault(kind, []).append((key, operator))
+            wanted.setdefault(kind, []).append((key, operator, op.pattern.shape))
     for node in ast.walk(tree):
         entries = wanted.get(type(node))
         if entries is None:
@@ -127,9 +128,12 @@ def _kind_offsets(
         line = getattr(node, "lineno", None)
         if line is None:
             continue
-        for key, operator in entries:
-            if operator is None or type(getattr(node, "op", None)) is operator:
-                found[key].add(starts[min(line - 1, len(starts) - 1)])
+        for key, operator, shape in entries:
+            if operator is not None and type(getattr(node, "op", None)) is not operator:
+                continue
+            if shape is not None and not fits(shape, node):
+                continue
+            found[key].add(starts[min(line - 1, len(starts) - 1)])
     return {key: sorted(lines) for key, lines in found.items()}
 
 

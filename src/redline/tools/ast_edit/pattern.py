@@ -34,6 +34,7 @@ from redline.tools.ast_edit.nodes import (
     parameter_items,
 )
 from redline.tools.ast_edit.positions import Positions
+from redline.tools.ast_edit.shape import pattern_shape
 
 _MAX_VARIANT_SLOTS = 6
 
@@ -121,6 +122,8 @@ class CompiledPattern:
     compound_types: tuple[type[ast.AST], ...] | None
     # The `ast` node kinds (and binary operator) a match must be, when known.
     kinds: tuple[tuple[type[ast.AST], type[ast.AST] | None], ...] | None = None
+    # An expression pattern's own `ast`, for the coarse shape test (shape.fits).
+    shape: ast.expr | None = None
 
     @property
     def whole_file(self) -> bool:
@@ -306,7 +309,14 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
     tree = _yield_expression(tree)
     if isinstance(tree, cst.BaseExpression):
         return CompiledPattern(
-            source, tree, (), _words(rendered), bound, compound_types=None, kinds=_kinds(tree)
+            source,
+            tree,
+            (),
+            _words(rendered),
+            bound,
+            compound_types=None,
+            kinds=_kinds(tree),
+            shape=pattern_shape(rendered),
         )
     assert isinstance(tree, cst.Module)
     items = tuple(block_items(tree))
