@@ -9,7 +9,13 @@ is one file analysed in this process; the rewritten text is checked with ``compi
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
+
+# bench/ holds scripts whose names may shadow standard modules (bench/queue.py):
+# never import from the script's own folder.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 SHAPES = {
     "top-level statements": lambda n: "".join(f"print(x{i})\n" for i in range(n)),

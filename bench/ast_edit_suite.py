@@ -18,6 +18,7 @@ comes from the dev dependency ast-grep-cli.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -28,10 +29,26 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# bench/ holds scripts whose names may shadow standard modules (bench/queue.py):
+# never import from the script's own folder.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from ast_edit_vs_ast_grep import MemorySampler, find_ast_grep
+
+def _sibling(name: str) -> ModuleType:
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_vs = _sibling("ast_edit_vs_ast_grep")
+MemorySampler = _vs.MemorySampler
+find_ast_grep = _vs.find_ast_grep
 
 SUITE: list[tuple[str, str]] = [
     ("print($$$A)", "logger.info($$$A)"),

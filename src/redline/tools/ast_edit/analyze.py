@@ -420,6 +420,9 @@ def _keep_blocks(text: str, tree: ast.Module, matches: list[Match], lines: _Line
     return [replaced.get(id(m), m) for m in matches]
 
 
+_MANY_REGIONS = 64
+
+
 def _check_regions(
     text: str, regions: Regions, matches: list[Match], ast_ok: bool, lines: _Lines
 ) -> tuple[list[Match], list[str]]:
@@ -427,9 +430,14 @@ def _check_regions(
     parsing is most of the cost); a statement whose rewrite would not parse keeps its
     original text, and its matches are reported instead. Linear in the matches: they are
     sorted, and each region finds its own by binary search."""
-    if not regions:
+    if not regions or len(regions) > _MANY_REGIONS:
+        # One check of the whole new text is cheaper than many small ones; only when it
+        # fails are the statements checked one by one to find the culprits.
         problem = _parses(splice(text, tuple(matches)), ast_ok)
-        return (list(matches), []) if problem is None else ([], [problem])
+        if problem is None:
+            return list(matches), []
+        if not regions:
+            return [], [problem]
     ordered = sorted(matches, key=lambda m: m.edit_start)
     edit_starts = [m.edit_start for m in ordered]
     newline = "\r\n" if "\r\n" in text[: lines.starts[1] if len(lines.starts) > 1 else 0] else "\n"
