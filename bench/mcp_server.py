@@ -16,9 +16,6 @@ import tempfile
 import time
 from pathlib import Path
 
-# bench/queue.py would shadow the standard library's queue module that anyio imports.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
-
 
 async def main(rounds: int) -> None:
     from mcp import Client, StdioServerParameters
