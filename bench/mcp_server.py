@@ -57,7 +57,9 @@ async def main(rounds: int) -> None:
             queue.close()
 
     def ms(values: list[float]) -> str:
-        return f"median {statistics.median(values) * 1000:.1f} ms, worst {max(values) * 1000:.1f} ms"
+        return (
+            f"median {statistics.median(values) * 1000:.1f} ms, worst {max(values) * 1000:.1f} ms"
+        )
 
     print(f"server start to tools listed: {ready * 1000:.0f} ms")
     print(f"propose_edit round trip ({rounds} calls): {ms(proposes)}")

@@ -255,7 +255,8 @@ class Proposals:
             resolution = self.queue.resolution(action_id)
             if resolution is not None:
                 text = outcome_line(resolution)
-                if resolution.result_text and resolution.decision in ("apply", "discard"):
+                # Whatever the resolver told the model (a partial or edited apply included).
+                if resolution.result_text:
                     text += "\n" + resolution.result_text
                 return text
             if self.queue.get(action_id) is None:
