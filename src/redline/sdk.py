@@ -83,6 +83,9 @@ def create_agent_session(
             {"session_id": sid, "model": provider.label, "cwd": str(root), "resolver": resolver},
         )
     tools = builtin_tools()
+    from redline.rules import RuleSet
+
+    rules = RuleSet(root, trusted=True if trust else None)
     session = AgentSession(
         cwd=root,
         provider=provider,
@@ -93,10 +96,23 @@ def create_agent_session(
         system_prompt=system_prompt,
         max_turns=max_turns,
         session_log=session_log,
+        rules=rules,
     )
+    _announce_rules(session, rules)
     session.recovery_messages = list(recovery_messages)
     _load_plugins(session, custom_tools, tool_paths, trust, watch_plugins)
     return session
+
+
+def _announce_rules(session: AgentSession, rules: Any) -> None:
+    """Rules-file errors and an ignored workspace rules file reach the activity log."""
+
+    def announce(snapshot: Any) -> None:
+        for note in snapshot.notes:
+            session.events.emit("notice", message=f"Review rules: {note}")
+
+    rules.on_notes_changed(announce)
+    rules.snapshot()
 
 
 def _load_plugins(

@@ -73,7 +73,7 @@ class EventPrinter:
             verb = "applied" if data.get("action") == "apply" else "discarded"
             self._line(
                 f"[{verb}] {data.get('action_id')} {data.get('label')} "
-                f"[{data.get('source_tool_name')}] by {data.get('by')}: {data.get('reason')}"
+                f"[{data.get('source_tool_name')}] by {resolver_name(data)}: {data.get('reason')}"
             )
         elif kind == "pending_stale":
             self._line(f"[stale] {data.get('action_id')} {data.get('label')}: {data.get('reason')}")
@@ -87,3 +87,10 @@ class EventPrinter:
             self._line(f"error: {data.get('message')}")
         elif kind in ("plugin_loaded", "notice"):
             self._line(f"note: {data.get('message')}")
+
+
+def resolver_name(data: Any) -> str:
+    """Who resolved: ``person``/``agent``/``auto``, or ``rule <name>`` for a review rule."""
+    by = str(data.get("by") or "")
+    rule = data.get("rule")
+    return f"rule {rule}" if by == "rule" and rule else by

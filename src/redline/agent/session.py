@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -41,10 +41,13 @@ from redline.tools.pending_action import PendingAction, PendingActionStore, Stor
 from redline.tools.resolve import ResolveTool, resolve_pending
 from redline.tools.result import ToolResult
 
+if TYPE_CHECKING:
+    from redline.rules import Decision, RuleSet
+
 log = logging.getLogger(__name__)
 
 Resolver = Literal["agent", "human", "apply-all", "discard-all"]
-ResolvedBy = Literal["agent", "human", "auto"]
+ResolvedBy = Literal["agent", "human", "auto", "rule"]
 RESOLVERS: tuple[str, ...] = ("agent", "human", "apply-all", "discard-all")
 
 PREVIEW_REMINDER = (
@@ -101,6 +104,7 @@ class AgentSession:
         system_prompt: str | None = None,
         max_turns: int = 50,
         session_log: SessionLog | None = None,
+        rules: RuleSet | None = None,
     ) -> None:
         if resolver not in RESOLVERS:
             raise ValueError(
@@ -110,6 +114,8 @@ class AgentSession:
         self.provider = provider
         self.resolver: Resolver = resolver
         self.store = store if store is not None else PendingActionStore()
+        # Review rules decide freshly pushed actions first (redline.rules); None: no rules.
+        self.rules = rules
         self.events = stream
         self.session_id = stream.session_id
         self.max_turns = max_turns
@@ -528,7 +534,9 @@ class AgentSession:
             elif call.name == "resolve":
                 result = await self._resolve_call(call)
             else:
+                before = {a.id for a in self.store.snapshot()}
                 result = await self._execute(call)
+                result = await self._run_rules(result, before)
             self.events.emit(
                 "tool_end",
                 tool_call_id=call.id,
@@ -606,11 +614,76 @@ class AgentSession:
                 return False
         return True
 
+    # -- review rules -------------------------------------------------------------------
+    async def _run_rules(self, result: ToolResult, before: set[str]) -> ToolResult:
+        """Let the rules decide the actions this tool call pushed (top first).
+
+        ``apply-all``/``discard-all`` decide everything themselves: rules do not run there.
+        Rules stop at the first action they leave for review (only the top is resolvable).
+        """
+        if self.rules is None or self.resolver in AUTO_REASONS:
+            return result
+        pushed = [a for a in self.store.snapshot() if a.id not in before]
+        if not pushed:
+            return result
+        from redline.rules import run_rules
+
+        texts: list[str] = []
+        decided: list[dict[str, Any]] = []
+        for action in pushed:
+            if self.store.peek() is not action:
+                break
+            try:
+                outcome = await run_rules(self.rules, action, self._rule_resolve)
+            except Exception as exc:  # a broken rule must never lose the action
+                log.exception("review rules failed")
+                self.events.emit("notice", message=f"Review rules failed: {exc}")
+                break
+            if outcome is None:
+                break
+            texts.append(outcome.text)
+            decided.append(
+                {"action_id": outcome.action_id, "resolved": outcome.resolved}
+                | outcome.decision.to_dict()
+            )
+            if not outcome.resolved:
+                break
+        if not texts:
+            return result
+        details = dict(result.details) if isinstance(result.details, dict) else {}
+        details["rules"] = decided
+        if len(decided) == len(pushed) and all(d["resolved"] for d in decided):
+            return ToolResult.text_result("\n\n".join(texts), details=details)
+        return ToolResult.text_result(
+            "\n\n".join([result.text, *texts]), details=details, is_error=result.is_error
+        )
+
+    async def _rule_resolve(
+        self, verb: str, reason: str, action_id: str, decision: Decision
+    ) -> tuple[bool, str]:
+        store: Any = self.store
+        queued = hasattr(store, "resolved_rule")  # the durable queue logs who resolved
+        if queued:
+            store.resolved_by, store.resolved_rule = "rule", decision.rule
+        try:
+            result = await self._resolve(verb, reason, action_id, "rule", rule=decision.rule)
+        finally:
+            if queued:
+                store.resolved_by, store.resolved_rule = "person", None
+        return not result.is_error, result.text
+
     # -- the one resolution path ------------------------------------------------------
     async def _resolve(
-        self, action: str, reason: str, action_id: str | None, by: ResolvedBy
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None,
+        by: ResolvedBy,
+        *,
+        rule: str | None = None,
     ) -> ToolResult:
         result = await resolve_pending(self.store, action, reason, action_id)
+        by_rule = {"rule": rule} if rule is not None else {}
         details = result.details if isinstance(result.details, dict) else {}
         if result.is_error:
             if details.get("action_id"):
@@ -624,6 +697,7 @@ class AgentSession:
                     source_tool_name=details.get("source_tool_name"),
                     by=by,
                     failed=True,
+                    **by_rule,
                 )
             self.check_staleness(set())  # the checks that waited for this resolution
             return result
@@ -636,8 +710,9 @@ class AgentSession:
             label=details.get("label"),
             source_tool_name=details.get("source_tool_name"),
             result=result.to_dict(),
+            **by_rule,
         )
-        if by != "agent":
+        if by not in ("agent", "rule"):  # the model reads those in its tool result
             verb = "applied" if action == "apply" else "discarded"
             with self._state_lock:
                 self._unreported.append(

@@ -12,6 +12,8 @@ from typing import Any
 
 from textual.content import Content
 
+from redline.agent.render import resolver_name
+
 LABEL_WIDTH = 72
 ARGS_WIDTH = 100
 
@@ -172,7 +174,7 @@ def format_event(
             label or _first(data, "action_id"),
             source or "custom_tool",
             _first(data, "reason"),
-            by=_first(data, "by"),
+            by=resolver_name(data),
             result=result,
             failed=_is_error(result),
         )
@@ -211,7 +213,7 @@ def format_event(
             _first(data, "label") or _first(data, "action_id"),
             _first(data, "source_tool_name") or "pending action",
             str(data["reason"]) if "reason" in data else None,
-            by=_first(data, "by"),
+            by=resolver_name(data),
             result={"content": [{"type": "text", "text": _first(data, "message")}]},
             failed=True,
         )

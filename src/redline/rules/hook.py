@@ -1,0 +1,77 @@
+"""The one hook every push path calls: decide a freshly pushed action by the rules.
+
+:func:`run_rules` evaluates the rules for one action and, when a rule says ``apply`` or
+``discard``, resolves it through the caller's normal resolution path (``resolve``), so
+the stale check, safe apply, journal and undo are the same as for a person's decision.
+It returns what the model should read instead of the preview banner.
+
+The built-in agent session calls it from ``AgentSession._execute`` path with
+``AgentSession._resolve(..., by="rule")``; the workspace queue, ACP and MCP push paths
+call it the same way with their own resolver (for the queue:
+``redline.tools.queue_resolve.resolve_queued(queue, id, verb, reason,
+resolved_by="rule", rule=name)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from redline.rules.model import ActionFacts, Decision
+from redline.rules.ruleset import RuleSet
+from redline.tools.pending_action import PendingAction
+
+# (verb, reason, action_id, decision) -> (succeeded, the resolution's result text)
+RuleResolver = Callable[[str, str, str, Decision], Awaitable[tuple[bool, str]]]
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """What a rule did to one action."""
+
+    decision: Decision
+    action_id: str
+    label: str
+    resolved: bool
+    result_text: str
+    text: str
+
+
+def applied_text(rule: str, label: str, result_text: str) -> str:
+    head = f"Applied by rule {rule}: {label.rstrip('.')}."
+    result_text = result_text.strip()
+    return f"{head}\n{result_text}" if result_text else head
+
+
+def discarded_text(rule: str, label: str, reason: str) -> str:
+    return f"Discarded by rule {rule}: {label.rstrip('.')}. Reason: {reason}"
+
+
+def failed_text(rule: str, verb: str, label: str, result_text: str) -> str:
+    return (
+        f"Rule {rule} would {verb} {label.rstrip('.')}, but that failed: "
+        f"{result_text.strip()} It waits for review."
+    )
+
+
+async def run_rules(
+    rules: RuleSet,
+    action: PendingAction,
+    resolve: RuleResolver,
+    *,
+    source_kind: str = "agent",
+) -> RuleOutcome | None:
+    """Decide ``action`` by ``rules``; None when the rules leave it for review (``ask``)."""
+    decision = rules.decide(ActionFacts.of(action, source_kind))
+    if not decision.resolves or decision.rule is None:
+        return None
+    verb = decision.decision
+    reason = decision.reason or f"by rule {decision.rule}"
+    ok, result_text = await resolve(verb, reason, action.id, decision)
+    if not ok:
+        text = failed_text(decision.rule, verb, action.label, result_text)
+    elif verb == "apply":
+        text = applied_text(decision.rule, action.label, result_text)
+    else:
+        text = discarded_text(decision.rule, action.label, decision.reason)
+    return RuleOutcome(decision, action.id, action.label, ok, result_text, text)
