@@ -10,7 +10,7 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import pathspec
@@ -147,6 +147,37 @@ class ActionFacts:
             has_preview=True,
             stale=action.stale,
             label=action.label,
+        )
+
+    @classmethod
+    def of_record(cls, record: Any, *, stale: bool | None = None) -> ActionFacts:
+        """The facts of a workspace-queue record (``redline.workspace.queue.QueueRecord``):
+        its Preview dict's changes, +/- counts and source. ``stale`` overrides the record's
+        own flag (a listing checks hashes against the disk)."""
+        preview = record.preview
+        files: list[FileFact] = []
+        if isinstance(preview, dict):
+            for change in preview.get("changes") or ():
+                if not isinstance(change, dict):
+                    continue
+                kind = change.get("kind")
+                paths: tuple[str, ...]
+                if kind == "rename":
+                    paths = (str(change.get("old_path")), str(change.get("new_path")))
+                else:
+                    paths = (str(change.get("path")),)
+                if kind in KINDS:
+                    files.append(FileFact(paths, kind))
+        source = getattr(record, "source", None)
+        return cls(
+            source_tool_name=str(record.source_tool_name),
+            source_kind=str(getattr(source, "kind", "agent") or "agent"),
+            files=tuple(files),
+            added=int(record.added or 0),
+            removed=int(record.removed or 0),
+            has_preview=preview is not None,
+            stale=bool(record.stale) if stale is None else stale,
+            label=str(record.label),
         )
 
 
