@@ -150,3 +150,21 @@ def test_facts_of_a_pending_action() -> None:
     assert (got.added, got.removed, got.has_preview, got.stale) == (3, 1, True, False)
     bare = ActionFacts.of(PendingAction(label="Run", apply=lambda r: None, source_tool_name="sh"))
     assert bare.kinds == ("permission",) and not bare.has_preview and bare.files == ()
+
+
+def test_the_session_rule_offered_for_an_action() -> None:
+    from redline.rules import session_rule_for
+
+    offered = session_rule_for(facts("tests/unit/a.py", "tests/unit/deep/b.py"))
+    assert offered is not None
+    assert offered.name == "always apply edit changes under tests/unit/**"
+    assert (offered.tools, offered.paths, offered.origin) == (
+        ("edit",),
+        ("tests/unit/**",),
+        "session",
+    )
+    assert decide([offered], facts("tests/unit/x/y.py")).decision == "apply"
+    assert decide([offered], facts("tests/other.py")).rule is None
+    top = session_rule_for(facts("a.py", tool="write"))
+    assert top is not None and top.paths == ("**",)
+    assert session_rule_for(ActionFacts("sh", has_preview=False)) is None

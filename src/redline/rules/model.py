@@ -301,3 +301,26 @@ def decide(rules: Iterable[Rule], facts: ActionFacts) -> Decision:
             where=rule.where,
         )
     return Decision("ask", why=NO_MATCH)
+
+
+def session_rule_for(facts: ActionFacts) -> Rule | None:
+    """The rule the dashboard offers for an action: "always apply ``<tool>`` changes under
+    ``<folder>/**`` for this session" (the folder holding every file it touches).
+
+    None for an action without files (a bare permission is never generalised).
+    """
+    import posixpath
+
+    paths = facts.all_paths
+    if not facts.has_preview or not paths or facts.outside_workspace:
+        return None
+    folder = posixpath.commonpath([posixpath.dirname(p) for p in paths])
+    pattern = f"{folder}/**" if folder else "**"
+    tool = facts.source_tool_name
+    return Rule(
+        name=f"always apply {tool} changes under {pattern}",
+        decision="apply",
+        tools=(tool,),
+        paths=(pattern,),
+        origin="session",
+    )
