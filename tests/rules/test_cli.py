@@ -142,3 +142,29 @@ def test_check_without_a_queue(
     monkeypatch.setattr(rules_command, "pending_facts", lambda root: None)
     assert main(["rules", "-C", str(tmp_path), "check"]) == 0
     assert "no workspace queue" in capsys.readouterr().out
+
+
+def test_check_reads_the_workspace_queue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.review_queue.helpers import create_draft, edit_draft
+
+    from redline.workspace.queue import WorkspaceQueue
+
+    write_user(RULES)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "t.py").write_text("a = 1\n", encoding="utf-8")
+    with WorkspaceQueue(tmp_path) as queue:
+        first = queue.push(create_draft("migrations/1.py", "x\n"))
+        second = queue.push(edit_draft(tmp_path, "tests/t.py"))
+        third = queue.push(edit_draft(tmp_path, "tests/t.py", "a = 3\n"))
+    (tmp_path / "tests" / "t.py").write_text("a = 2\n", encoding="utf-8")  # both edits stale
+    assert main(["rules", "-C", str(tmp_path), "check", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    got = [(a["id"], a["decision"], a["rule"]) for a in data["actions"]]
+    assert got == [
+        (third.id, "ask", "tests"),
+        (second.id, "ask", "tests"),
+        (first.id, "discard", "migrations"),
+    ]
+    assert "stale" in data["actions"][0]["why"]

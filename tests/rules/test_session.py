@@ -253,3 +253,44 @@ def test_a_rule_never_applies_a_stale_action(tmp_path: Path, how: str) -> None:
     if how == "disk":  # the rule tried; safe apply refused the changed file
         assert "Rule tests would apply Edit: tests/t.py, but that failed" in text
         assert text.endswith("It waits for review.")
+
+
+def test_a_queue_backed_session_logs_the_rule_in_the_resolved_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redline.agent.events import EventStream
+    from redline.agent.session import AgentSession
+    from redline.cli import main
+    from redline.rules import RuleSet
+    from redline.tools.pending_action import PendingActionStore
+    from redline.tools.registry import builtin_tools
+    from redline.workspace.queue import WorkspaceQueue
+
+    write_rules()
+    provider = ProgrammableProvider(
+        [reply(call("write", path="migrations/9.py", content="x\n")), reply(text="ok")]
+    )
+    with WorkspaceQueue(tmp_path) as queue:
+        store = PendingActionStore(queue=queue)
+        session = AgentSession(
+            cwd=tmp_path,
+            provider=provider,
+            tools=builtin_tools(),
+            resolver="human",
+            store=store,
+            stream=EventStream("s"),
+            rules=RuleSet(tmp_path),
+        )
+        with session:
+            assert session.prompt("go") == "done"
+        assert queue.list() == []
+        resolution = queue.resolution("pa-1")
+        assert resolution is not None
+        assert (resolution.decision, resolution.resolved_by, resolution.rule) == (
+            "discard",
+            "rule",
+            "migrations",
+        )
+        assert store.resolved_by == "person" and store.resolved_rule is None
+    assert main(["pending", "-C", str(tmp_path), "show", "pa-1"]) == 0
+    assert "resolved: discard by rule migrations" in capsys.readouterr().out

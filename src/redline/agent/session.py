@@ -807,15 +807,14 @@ class AgentSession:
     async def _rule_resolve(
         self, verb: str, reason: str, action_id: str, decision: Decision
     ) -> tuple[bool, str]:
-        store: Any = self.store
-        queued = hasattr(store, "resolved_rule")  # the durable queue logs who resolved
-        if queued:
-            store.resolved_by, store.resolved_rule = "rule", decision.rule
+        store = self.store
+        # A queue-backed store logs who resolved in the workspace's resolved log.
+        before = store.resolved_by, store.resolved_rule
+        store.resolved_by, store.resolved_rule = "rule", decision.rule
         try:
             result = await self._resolve(verb, reason, action_id, "rule", rule=decision.rule)
         finally:
-            if queued:
-                store.resolved_by, store.resolved_rule = "person", None
+            store.resolved_by, store.resolved_rule = before
         return not result.is_error, result.text
 
     # -- the one resolution path ------------------------------------------------------

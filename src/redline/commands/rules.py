@@ -109,17 +109,12 @@ def _list(snapshot: RulesSnapshot, as_json: bool) -> int:
 def pending_facts(root: Path) -> list[tuple[str, ActionFacts]] | None:
     """``(id, facts)`` of every pending action of the workspace queue, top first.
 
-    None when this build has no workspace queue (``redline.workspace.queue``).
+    Stale is checked against the disk (by hash), as ``redline pending list`` does.
     """
-    import importlib
-
     from redline.rules import ActionFacts
+    from redline.workspace.queue import WorkspaceQueue
 
-    try:
-        queue_module: Any = importlib.import_module("redline.workspace.queue")
-    except ModuleNotFoundError:
-        return None
-    queue = queue_module.WorkspaceQueue(root)
+    queue = WorkspaceQueue(root)
     try:
         records = queue.list()
         cache: dict[str, str | None] = {}
