@@ -6,7 +6,13 @@ workspace when trusted, user); :func:`run_rules` is the hook a push path calls.
 
 from __future__ import annotations
 
-from redline.rules.hook import RuleOutcome, RuleResolver, run_rules
+from redline.rules.hook import (
+    RuleOutcome,
+    RuleResolver,
+    decide_and_resolve,
+    queue_resolver,
+    run_rules,
+)
 from redline.rules.model import ActionFacts, Decision, FileFact, Rule, decide, session_rule_for
 from redline.rules.parse import RulesFileError, parse_rules
 from redline.rules.ruleset import RuleSet, RulesSnapshot, user_rules_file, workspace_rules_file
@@ -22,7 +28,9 @@ __all__ = [
     "RulesFileError",
     "RulesSnapshot",
     "decide",
+    "decide_and_resolve",
     "parse_rules",
+    "queue_resolver",
     "run_rules",
     "session_rule_for",
     "user_rules_file",

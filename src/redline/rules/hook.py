@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from redline.rules.model import ActionFacts, Decision
 from redline.rules.ruleset import RuleSet
 from redline.tools.pending_action import PendingAction
+
+if TYPE_CHECKING:
+    from redline.workspace.queue import WorkspaceQueue
 
 # (verb, reason, action_id, decision) -> (succeeded, the resolution's result text)
 RuleResolver = Callable[[str, str, str, Decision], Awaitable[tuple[bool, str]]]
@@ -62,16 +66,47 @@ async def run_rules(
     source_kind: str = "agent",
 ) -> RuleOutcome | None:
     """Decide ``action`` by ``rules``; None when the rules leave it for review (``ask``)."""
-    decision = rules.decide(ActionFacts.of(action, source_kind))
+    return await decide_and_resolve(
+        rules, ActionFacts.of(action, source_kind), action.id, action.label, resolve
+    )
+
+
+async def decide_and_resolve(
+    rules: RuleSet,
+    facts: ActionFacts,
+    action_id: str,
+    label: str,
+    resolve: RuleResolver,
+) -> RuleOutcome | None:
+    """:func:`run_rules` for a push path that has facts rather than a PendingAction (for
+    example a workspace-queue record: ``ActionFacts.of_record(record)``)."""
+    decision = rules.decide(facts)
     if not decision.resolves or decision.rule is None:
         return None
     verb = decision.decision
     reason = decision.reason or f"by rule {decision.rule}"
-    ok, result_text = await resolve(verb, reason, action.id, decision)
+    ok, result_text = await resolve(verb, reason, action_id, decision)
     if not ok:
-        text = failed_text(decision.rule, verb, action.label, result_text)
+        text = failed_text(decision.rule, verb, label, result_text)
     elif verb == "apply":
-        text = applied_text(decision.rule, action.label, result_text)
+        text = applied_text(decision.rule, label, result_text)
     else:
-        text = discarded_text(decision.rule, action.label, decision.reason)
-    return RuleOutcome(decision, action.id, action.label, ok, result_text, text)
+        text = discarded_text(decision.rule, label, decision.reason)
+    return RuleOutcome(decision, action_id, label, ok, result_text, text)
+
+
+def queue_resolver(queue: WorkspaceQueue) -> RuleResolver:
+    """A :data:`RuleResolver` that resolves by id in the workspace queue, logged as
+    ``resolved_by="rule"`` with the rule's name (for push paths without a session)."""
+
+    async def resolve(
+        verb: str, reason: str, action_id: str, decision: Decision
+    ) -> tuple[bool, str]:
+        from redline.tools.queue_resolve import resolve_queued
+
+        result = await resolve_queued(
+            queue, action_id, verb, reason, resolved_by="rule", rule=decision.rule
+        )
+        return not result.is_error, result.text
+
+    return resolve
