@@ -46,7 +46,7 @@ from redline.tools.resolve import ResolveTool, resolve_pending
 from redline.tools.result import ToolResult
 
 if TYPE_CHECKING:
-    from redline.rules import Decision, RuleSet
+    from redline.rules import Decision, RuleOutcome, RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -761,6 +761,52 @@ class AgentSession:
         return True
 
     # -- review rules -------------------------------------------------------------------
+    def apply_rules(self) -> list[str]:
+        """Let the rules decide the pending actions now, top first (after a session rule was
+        added, say); stops at the first action they leave. The model hears of each decision
+        at its next turn, as of a person's. Returns what each rule did, in words."""
+        if self.rules is None or self.resolver in AUTO_REASONS:
+            return []
+        outcomes = self._loop.run(self._decide_top(None))
+        with self._state_lock:
+            for outcome in outcomes:
+                if outcome.resolved:
+                    verb = "applied" if outcome.decision.decision == "apply" else "discarded"
+                    self._unreported.append(
+                        Resolution(
+                            f"{verb} by rule {outcome.decision.rule}",
+                            outcome.action_id,
+                            outcome.label,
+                            outcome.decision.reason,
+                            outcome.result_text,
+                        )
+                    )
+        return [outcome.text for outcome in outcomes]
+
+    async def _decide_top(self, only: set[str] | None) -> list[RuleOutcome]:
+        """Rules decide the top action while they resolve it (and it is one of ``only``)."""
+        from redline.rules import run_rules
+
+        assert self.rules is not None
+        outcomes: list[RuleOutcome] = []
+        seen: set[str] = set()
+        while True:
+            top = self.store.peek()
+            if top is None or top.id in seen or (only is not None and top.id not in only):
+                return outcomes
+            seen.add(top.id)
+            try:
+                outcome = await run_rules(self.rules, top, self._rule_resolve)
+            except Exception as exc:  # a broken rule must never lose the action
+                log.exception("review rules failed")
+                self.events.emit("notice", message=f"Review rules failed: {exc}")
+                return outcomes
+            if outcome is None:
+                return outcomes
+            outcomes.append(outcome)
+            if not outcome.resolved:
+                return outcomes
+
     async def _run_rules(self, result: ToolResult, before: set[str]) -> ToolResult:
         """Let the rules decide the actions this tool call pushed (top first).
 
@@ -769,36 +815,20 @@ class AgentSession:
         """
         if self.rules is None or self.resolver in AUTO_REASONS:
             return result
-        pushed = [a for a in self.store.snapshot() if a.id not in before]
+        pushed = [a.id for a in self.store.snapshot() if a.id not in before]
         if not pushed:
             return result
-        from redline.rules import run_rules
-
-        texts: list[str] = []
-        decided: list[dict[str, Any]] = []
-        for action in pushed:
-            if self.store.peek() is not action:
-                break
-            try:
-                outcome = await run_rules(self.rules, action, self._rule_resolve)
-            except Exception as exc:  # a broken rule must never lose the action
-                log.exception("review rules failed")
-                self.events.emit("notice", message=f"Review rules failed: {exc}")
-                break
-            if outcome is None:
-                break
-            texts.append(outcome.text)
-            decided.append(
-                {"action_id": outcome.action_id, "resolved": outcome.resolved}
-                | outcome.decision.to_dict()
-            )
-            if not outcome.resolved:
-                break
-        if not texts:
+        outcomes = await self._decide_top(set(pushed))
+        if not outcomes:
             return result
+        texts = [outcome.text for outcome in outcomes]
+        decided = [
+            {"action_id": o.action_id, "resolved": o.resolved} | o.decision.to_dict()
+            for o in outcomes
+        ]
         details = dict(result.details) if isinstance(result.details, dict) else {}
         details["rules"] = decided
-        if len(decided) == len(pushed) and all(d["resolved"] for d in decided):
+        if len(outcomes) == len(pushed) and all(o.resolved for o in outcomes):
             return ToolResult.text_result("\n\n".join(texts), details=details)
         return ToolResult.text_result(
             "\n\n".join([result.text, *texts]), details=details, is_error=result.is_error

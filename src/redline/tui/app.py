@@ -9,6 +9,7 @@ posts its outcome back, so the UI never waits on the agent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import threading
@@ -110,6 +111,7 @@ class RedlineApp(App[int]):
         Binding("n", "discard_top", "Discard"),
         Binding("r", "focus_reason", "Reason"),
         Binding("p", "repreview", "Re-preview"),
+        Binding("a", "always_apply", "Always apply", show=False),
         Binding("left_square_bracket", "step_file(-1)", "Prev file", key_display="["),
         Binding("right_square_bracket", "step_file(1)", "Next", key_display="]"),
         Binding("s", "toggle_split", "Split"),
@@ -541,6 +543,42 @@ class RedlineApp(App[int]):
         action_id = action.id
         self._command_worker("repreview", lambda: self.session.repreview(action_id))
 
+    def action_always_apply(self) -> None:
+        """Offer a session rule: always apply this tool's changes under this folder."""
+        from redline.rules import ActionFacts, session_rule_for
+
+        action = self._selected_action()
+        rules = getattr(self.session, "rules", None)
+        if action is None or rules is None:
+            return
+        rule = session_rule_for(ActionFacts.of(action))
+        if rule is None:
+            self.notify("Only changes to files can get a session rule.", title="Always apply")
+            return
+        folder = rule.paths[0] if rule.paths else "**"
+        tool = rule.tools[0] if rule.tools else action.source_tool_name
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            with contextlib.suppress(ValueError):  # the same rule is already in force
+                rules.add_session_rule(rule)
+            apply_rules = getattr(self.session, "apply_rules", None)
+            self.activity.write_lines(
+                [Content.styled(f"ℹ session rule: {rule.name}", "$text-muted")]
+            )
+            if apply_rules is not None:
+                self._command_worker("rules", lambda: "\n".join(apply_rules()))
+
+        self.push_screen(
+            ConfirmScreen(
+                f"Always apply {tool} changes under {folder} for this session?",
+                yes="Always apply",
+                no="Cancel",
+            ),
+            answered,
+        )
+
     def action_trust(self) -> None:
         self._command_worker("trust", self.session.trust_workspace)
 
@@ -634,6 +672,10 @@ class RedlineApp(App[int]):
         if action == "repreview":
             selected = self._selected_action()
             return True if selected is not None and selected.stale else None
+        if action == "always_apply":
+            selected = self._selected_action()
+            has_rules = getattr(self.session, "rules", None) is not None
+            return True if has_rules and selected is not None and selected.preview else None
         if action == "step_file":
             return True if self.preview.file_count > 1 else None
         if action in ("toggle_split", "context"):
