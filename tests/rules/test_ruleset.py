@@ -114,3 +114,10 @@ def test_a_symlinked_workspace_rules_file_is_not_followed(tmp_path: Path) -> Non
     snapshot = RuleSet(tmp_path, trusted=True).snapshot()
     assert snapshot.rules == ()
     assert "symlink" in snapshot.errors[0]
+
+
+def test_a_redline_file_instead_of_a_folder_is_named(tmp_path: Path) -> None:
+    (tmp_path / ".redline").write_text("not a folder", encoding="utf-8")
+    snapshot = RuleSet(tmp_path, trusted=True).snapshot()
+    assert snapshot.rules == ()
+    assert ".redline is not a folder" in snapshot.errors[0]

@@ -81,6 +81,8 @@ def _read_workspace_file(root: Path) -> tuple[bytes | None, str]:
         return read_state_file(root, RULES_FILE_NAME, limit=MAX_RULES_BYTES), shown
     except StateFolderError as exc:
         raise RulesFileError(shown, 0, "", str(exc)) from None
+    except NotADirectoryError:
+        return None, shown  # no usable .redline/ folder: opening the session refuses it
     except OSError as exc:
         raise RulesFileError(shown, 0, "", f"cannot read: {exc.strerror or exc}") from None
 
