@@ -47,3 +47,26 @@ async def test_always_apply_adds_a_session_rule_that_decides(tmp_path: Path) -> 
         assert (root / "tests" / "b.py").read_text(encoding="utf-8") == "y = 2\n"
     finally:
         session.close()
+
+
+async def test_the_dashboard_says_an_untrusted_workspace_has_ignored_rules(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    (root / ".redline").mkdir(parents=True, mode=0o700)
+    (root / ".redline" / "rules.toml").write_text(
+        '[[rule]]\nname = "repo"\ndecision = "apply"\n', encoding="utf-8"
+    )
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"name": "a", "steps": [{"say": "hi"}]}))
+    session = create_agent_session(
+        root, ScriptedProvider(plan, wait_scale=0), resolver="human", log_session=False
+    )
+    try:
+        app = RedlineApp(session, watcher_factory=FakeWatcher)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_until(pilot, lambda: "not trusted" in app.activity.plain)
+            assert "Review rules:" in app.activity.plain
+            assert "rules.toml: ignored" in app.activity.plain
+    finally:
+        session.close()

@@ -220,6 +220,11 @@ class RedlineApp(App[int]):
             self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
         for error in self.session.plugin_errors:
             self._show_plugin_error(error)
+        rules = getattr(self.session, "rules", None)
+        if rules is not None:  # broken rules files, an untrusted workspace's ignored rules
+            for note in rules.snapshot().notes:
+                line = f"ℹ Review rules: {note}"
+                self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
         self._start_watcher()
         # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
         # the app; moving it out of the collector's sight keeps full collections from
