@@ -84,7 +84,7 @@ async def decide_and_resolve(
     if not decision.resolves or decision.rule is None:
         return None
     verb = decision.decision
-    reason = decision.reason or f"by rule {decision.rule}"
+    reason = decision.reason  # an apply rule may have none; the event names the rule
     ok, result_text = await resolve(verb, reason, action_id, decision)
     if not ok:
         text = failed_text(decision.rule, verb, label, result_text)
