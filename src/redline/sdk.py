@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from redline.agent.events import EventStream
+from redline.agent.events import EventStream, Notice
 from redline.agent.providers import ModelSpecError, create_provider
 from redline.agent.providers.base import Provider
 from redline.agent.session import RESOLVERS, AgentSession, Resolver
@@ -151,7 +151,7 @@ def _announce_rules(session: AgentSession, rules: Any) -> None:
 
     def announce(snapshot: Any) -> None:
         for note in snapshot.notes:
-            session.events.emit("notice", message=f"Review rules: {note}")
+            session.events.emit(Notice(message=f"Review rules: {note}"))
 
     rules.on_notes_changed(announce)
     rules.snapshot()

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from tests.agent.helpers import ProgrammableProvider, call, reply
 
 from redline import create_agent_session
+from redline.agent.events import Notice, PendingResolved, ResolutionFailed, ToolEnd
 from redline.agent.providers.base import ModelRequest
 from redline.rules import user_rules_file
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
@@ -75,14 +76,14 @@ def test_three_rules_decide_and_the_model_reads_what_happened(tmp_path: Path) ->
     assert (tmp_path / "tests" / "test_new.py").exists()
     assert not (tmp_path / "migrations" / "0002.py").exists()
     assert not (tmp_path / "src" / "app.py").exists()
-    resolved = [e.to_dict() for e in events if e.type == "pending_resolved"]
-    assert [(e["by"], e["rule"], e["action"]) for e in resolved] == [
+    resolved = [e for e in events if isinstance(e, PendingResolved)]
+    assert [(e.by, e.rule, e.action) for e in resolved] == [
         ("rule", "tests", "apply"),
         ("rule", "migrations", "discard"),
     ]
-    assert resolved[1]["reason"] == "migrations are written by hand"
-    results = [e.to_dict()["result"] for e in events if e.type == "tool_end"]
-    applied, discarded, asked = (r["content"][0]["text"] for r in results)
+    assert resolved[1].reason == "migrations are written by hand"
+    results = [e.result for e in events if isinstance(e, ToolEnd)]
+    applied, discarded, asked = (r.text for r in results)
     assert applied.startswith("Applied by rule tests: Write: tests/test_new.py.\n")
     assert PREVIEW_BANNER not in applied
     assert discarded == (
@@ -90,7 +91,7 @@ def test_three_rules_decide_and_the_model_reads_what_happened(tmp_path: Path) ->
         "Reason: migrations are written by hand"
     )
     assert asked.startswith(PREVIEW_BANNER)
-    assert results[0]["details"]["rules"][0]["rule"] == "tests"
+    assert results[0].details["rules"][0]["rule"] == "tests"
 
 
 def test_a_discard_reason_reaches_the_model_under_the_agent_resolver(tmp_path: Path) -> None:
@@ -133,8 +134,8 @@ def test_a_scripted_plan_sees_rules_decide(tmp_path: Path) -> None:
         events: list[Any] = []
         session.subscribe(events.append)
         assert session.prompt("go") == "done"
-    end = next(e.to_dict() for e in events if e.type == "tool_end")
-    assert end["result"]["content"][0]["text"].endswith("Reason: migrations are written by hand")
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.result.text.endswith("Reason: migrations are written by hand")
 
 
 def test_a_rule_applied_change_can_be_undone(tmp_path: Path) -> None:
@@ -179,7 +180,7 @@ def test_untrusted_workspace_rules_are_ignored_and_the_session_says_so(tmp_path:
         session.subscribe(notices.append, replay=True)
         assert session.prompt("go") == "awaiting_review"
         assert session.store.count == 1
-    texts = [e.to_dict()["message"] for e in notices if e.type == "notice"]
+    texts = [e.message for e in notices if isinstance(e, Notice)]
     assert any("rules.toml: ignored, this workspace is not trusted" in t for t in texts)
     # trusted for this run (--trust), the same file counts
     provider = ProgrammableProvider([reply(call("write", path="b.py", content="x\n"))])
@@ -196,7 +197,7 @@ def test_apply_all_and_discard_all_are_unchanged(tmp_path: Path) -> None:
         session.subscribe(events.append)
         assert session.prompt("go") == "done"
     assert (tmp_path / "a.py").exists()
-    assert [e.to_dict()["by"] for e in events if e.type == "pending_resolved"] == ["auto"]
+    assert [(e.by, e.rule) for e in events if isinstance(e, PendingResolved)] == [("auto", None)]
 
 
 class StaleParams(BaseModel):
@@ -247,8 +248,11 @@ def test_a_rule_never_applies_a_stale_action(tmp_path: Path, how: str) -> None:
         assert session.store.count == 1
     expected = "original\n" if how == "flag" else "someone else\n"
     assert (tmp_path / "tests" / "t.py").read_text(encoding="utf-8") == expected
-    assert not any(e.type == "pending_resolved" for e in events)
-    text = next(e.to_dict() for e in events if e.type == "tool_end")["result"]["content"][0]["text"]
+    assert not any(isinstance(e, PendingResolved) for e in events)
+    failed = [e for e in events if isinstance(e, ResolutionFailed)]
+    if how == "disk":  # the rule's refused apply is logged as by that rule
+        assert [(e.by, e.rule) for e in failed] == [("rule", "tests")]
+    text = next(e for e in events if isinstance(e, ToolEnd)).result.text
     assert text.startswith(PREVIEW_BANNER)
     if how == "disk":  # the rule tried; safe apply refused the changed file
         assert "Rule tests would apply Edit: tests/t.py, but that failed" in text
@@ -294,3 +298,41 @@ def test_a_queue_backed_session_logs_the_rule_in_the_resolved_log(
         assert store.resolved_by == "person" and store.resolved_rule is None
     assert main(["pending", "-C", str(tmp_path), "show", "pa-1"]) == 0
     assert "resolved: discard by rule migrations" in capsys.readouterr().out
+
+
+async def test_who_resolved_is_credited_per_call_not_per_store(tmp_path: Path) -> None:
+    """A rule's resolution waiting for the lock never credits a person's resolution that
+    holds it (and the other way round)."""
+    import asyncio
+
+    from redline.tools.pending_action import PendingAction, PendingActionStore
+    from redline.tools.resolve import resolve_pending
+    from redline.workspace.queue import WorkspaceQueue
+
+    started, gate = asyncio.Event(), asyncio.Event()
+
+    async def slow_apply(reason: str) -> str:
+        started.set()
+        await gate.wait()
+        return "applied"
+
+    with WorkspaceQueue(tmp_path) as queue:
+        store = PendingActionStore(queue=queue)
+        below = store.push(PendingAction("below", apply=lambda reason: "ok"))
+        top = store.push(PendingAction("top", apply=slow_apply))
+        by_person = asyncio.create_task(resolve_pending(store, "apply", "", top.id))
+        await asyncio.wait_for(started.wait(), 10)
+        by_rule = asyncio.create_task(
+            resolve_pending(store, "discard", "no", below.id, resolved_by="rule", rule="r")
+        )
+        await asyncio.sleep(0)  # let the rule's call start waiting for the lock
+        gate.set()
+        person_outcome, rule_outcome = await asyncio.wait_for(
+            asyncio.gather(by_person, by_rule), 10
+        )
+        assert (person_outcome.kind, rule_outcome.kind) == ("applied", "discarded")
+        first, second = queue.resolution(top.id), queue.resolution(below.id)
+        assert first is not None and second is not None
+        assert (first.resolved_by, first.rule) == ("person", None)
+        assert (second.resolved_by, second.rule) == ("rule", "r")
+        assert store.resolved_by == "person" and store.resolved_rule is None
