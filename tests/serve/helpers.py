@@ -33,9 +33,11 @@ class Served:
 
 
 @contextmanager
-def serve(args: Sequence[str], cwd: str | None = None) -> Iterator[Served]:
+def serve(
+    args: Sequence[str], cwd: str | None = None, env: dict[str, str] | None = None
+) -> Iterator[Served]:
     """``redline serve --port 0 ARGS``; stopped (SIGTERM, like Ctrl+C) afterwards."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "redline", "serve", "--port", "0", *args],
         stdin=subprocess.DEVNULL,

@@ -64,12 +64,22 @@ class GuardedServer(Server):
     def __init__(self, command: str, *, host: str, port: int, title: str) -> None:
         super().__init__(command, host=host, port=port, title=title)
         self.guard: ServeGuard | None = None  # set once the port is bound
+        self._connections: set[asyncio.Task[Any]] = set()
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
         app.middlewares.append(self._guard_middleware)
         app.on_response_prepare.append(self._add_headers)
+        app.on_shutdown.append(self._quit_dashboards)
         return app
+
+    async def _quit_dashboards(self, app: web.Application) -> None:
+        """On stop, end every websocket now: textual-serve then tells its dashboard to quit
+        (instead of aiohttp waiting out its shutdown timeout first)."""
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.wait(list(self._connections), timeout=30.0)
 
     async def on_startup(self, app: web.Application) -> None:
         """textual-serve prints a banner naming the command here; serve() prints the URL."""
@@ -88,7 +98,14 @@ class GuardedServer(Server):
         if not verdict.ok:
             log.warning("refused %s %s: %s", request.method, request.path, verdict.reason)
             return web.Response(status=403, text=f"redline serve: {verdict.reason}\n")
-        response = await handler(request)
+        task = asyncio.current_task()
+        if request.path == "/ws" and task is not None:
+            self._connections.add(task)
+        try:
+            response = await handler(request)
+        finally:
+            if task is not None:
+                self._connections.discard(task)
         if verdict.set_cookie and not response.prepared:
             response.set_cookie(
                 guard.cookie_name, guard.token, httponly=True, samesite="Strict", path="/"
