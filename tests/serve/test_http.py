@@ -81,6 +81,7 @@ def test_right_token_gets_the_page_and_a_cookie(server: Served) -> None:
     assert status == 200
     assert "textual-terminal" in body and f"ws://127.0.0.1:{server.port}/ws" in body
     assert "fonts.googleapis.com" not in body  # the page loads nothing from elsewhere
+    assert "/static/css/xterm.css" in body and "/static/js/textual.js" in body
     cookie = headers["set-cookie"]
     assert cookie.startswith(f"redline-serve-{server.port}={server.token};")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
