@@ -26,6 +26,11 @@ def _port(text: str) -> int:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "Prints a URL holding a secret token; only requests with it (and with this server's "
+        "Host and Origin) get through. Every browser tab runs its own dashboard. "
+        "See docs/serve.md."
+    )
     dashboard.configure(parser)
     parser.add_argument(
         "--host",
