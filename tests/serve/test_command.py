@@ -19,7 +19,7 @@ def test_dashboard_options_pass_through(tmp_path: Path, monkeypatch: pytest.Monk
             "--model",
             "scripted:plan.json",
             "--prompt",
-            "tidy up; rm -rf /",
+            "-n tidy up; rm -rf /",
             "--tools",
             "tools/a.py",
             "--tools",
@@ -39,15 +39,21 @@ def test_dashboard_options_pass_through(tmp_path: Path, monkeypatch: pytest.Monk
     assert argv[:3] == [sys.executable, "-m", "redline"]
     rest = argv[3:]
     assert rest[:2] == ["-C", "/work space"]
-    assert "--trust" in rest
-    assert rest.count("--tools") == 2
-    assert str(tmp_path / "tools" / "a.py") in rest and str(tmp_path / "b.py") in rest
-    assert "tidy up; rm -rf /" in rest  # one argument, quoted by shlex.join later
-    assert "--host" not in rest and "--port" not in rest
-    assert rest[rest.index("--model") + 1] == "scripted:plan.json"
-    assert rest[rest.index("--prompt") + 1] == "tidy up; rm -rf /"
-    assert rest[rest.index("--max-turns") + 1] == "3"
-    assert rest[rest.index("--resolver") + 1] == "agent"
+    assert sorted(rest[2:]) == sorted(
+        [
+            "--model=scripted:plan.json",
+            "--prompt=-n tidy up; rm -rf /",  # one argument; shlex.join quotes it later
+            f"--tools={tmp_path / 'tools' / 'a.py'}",
+            f"--tools={tmp_path / 'b.py'}",
+            "--trust",
+            "--max-turns=3",
+            "--resolver=agent",
+        ]
+    )
+    # The child reads them back as given, even the prompt that starts with "-".
+    again = build_parser().parse_args(rest)
+    assert again.prompt == "-n tidy up; rm -rf /" and again.max_turns == 3
+    assert again.tool_paths == [str(tmp_path / "tools" / "a.py"), str(tmp_path / "b.py")]
 
 
 def test_demo_runs_the_demo_command() -> None:

@@ -77,15 +77,16 @@ def _dashboard_argv(args: argparse.Namespace, root: str) -> list[str]:
         elif isinstance(action, argparse._AppendAction):
             for item in value:
                 item = os.path.abspath(item) if action.dest == "tool_paths" else item
-                argv += [option, str(item)]
+                argv.append(f"{option}={item}")
         else:
-            argv += [option, str(value)]
+            # --option=value, so a value starting with "-" is not read as an option.
+            argv.append(f"{option}={value}")
     return argv
 
 
 def _given_dashboard_options(args: argparse.Namespace) -> list[str]:
     argv = _dashboard_argv(args, "")
-    return [item for item in argv[2:] if item.startswith("--")]
+    return [item.split("=", 1)[0] for item in argv[2:]]
 
 
 def child_command(args: argparse.Namespace, root: str) -> list[str]:
