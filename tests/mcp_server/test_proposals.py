@@ -93,3 +93,31 @@ async def test_refusals_end_cleanly(proposals: Proposals) -> None:
     with pytest.raises(ProposalError, match="timeout_s"):
         await proposals.await_review("pa-1", -1)
     assert proposals.queue.list() == []
+
+
+async def test_review_rules_decide_at_push(tmp_path: Path) -> None:
+    import os
+
+    config = Path(os.environ["REDLINE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "rules.toml").write_text(
+        '[[rule]]\nname = "docs"\ndecision = "apply"\npaths = ["docs/**"]\n\n'
+        '[[rule]]\nname = "no-secrets"\ndecision = "discard"\npaths = ["secrets/**"]\n'
+        'reason = "never touch secrets"\n'
+    )
+    work = Proposals(tmp_path)
+    try:
+        session = work.session_for("stdio")
+        applied = await work.propose_write("x", session, "docs/a.md", "hello\n")
+        assert applied.text.startswith("Applied by rule docs: Write: docs/a.md.")
+        assert (tmp_path / "docs" / "a.md").read_text() == "hello\n"
+        dropped = await work.propose_write("x", session, "secrets/k.txt", "k\n")
+        assert dropped.text == (
+            "Discarded by rule no-secrets: Write: secrets/k.txt. Reason: never touch secrets"
+        )
+        assert not (tmp_path / "secrets").exists()
+        waits = await work.propose_write("x", session, "src/b.py", "b = 1\n")
+        assert waits.text.startswith("Queued ")
+        assert [r.id for r in work.queue.list()] == [waits.action_id]
+    finally:
+        work.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 import uuid
@@ -27,6 +28,8 @@ from redline.workspace.queue import (
     WorkspaceQueue,
     check_id,
 )
+
+log = logging.getLogger(__name__)
 
 # Largest `new` / `content` a propose tool accepts, in UTF-8 bytes (see docs/mcp.md).
 MAX_CONTENT_BYTES = 5 * 1024 * 1024
@@ -74,6 +77,7 @@ class Proposals:
         # One session id per connected client (stdio: one; HTTP: one per MCP session).
         self._sessions: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._rules: Any = None  # redline.rules.RuleSet, made on the first push
 
     def close(self) -> None:
         self.queue.close()
@@ -188,8 +192,28 @@ class Proposals:
         )
 
     async def _apply_rules(self, record: QueueRecord) -> str | None:
-        """Review rules are not on this branch yet: every action waits for a person."""
-        return None
+        """Review rules decide at push (docs/rules.md): the text that replaces the
+        ``Queued`` answer, or None when the action waits for a person."""
+        from redline.rules import ActionFacts, RuleSet, decide_and_resolve, queue_resolver
+
+        try:
+            if self._rules is None:
+                self._rules = RuleSet(self.root)
+            outcome = await decide_and_resolve(
+                self._rules,
+                ActionFacts.of_record(record),
+                record.id,
+                record.label,
+                queue_resolver(self.queue),
+            )
+        except Exception:  # a broken rule never loses the proposal: it waits for review
+            log.exception("review rules could not decide %s", record.id)
+            return None
+        if outcome is None:
+            return None
+        if outcome.resolved:
+            return outcome.text
+        return f"{outcome.text}\nQueued {record.id} for review: {record.label}."
 
     # -- review --------------------------------------------------------------------
     def status(self, session: str, action_id: str | None) -> str:
