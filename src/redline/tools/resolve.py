@@ -186,6 +186,12 @@ def _gone(
     store: PendingActionStore, action_id: str, verb: ResolveAction, reason: str
 ) -> ResolveOutcome:
     replaced = store.replaced_by(action_id) or ""
+    if not replaced and store.queue is not None:
+        try:
+            resolution = store.queue.resolution(action_id)
+            replaced = (resolution.replaced_by or "") if resolution is not None else ""
+        except Exception:  # an unreadable log only loses the hint
+            replaced = ""
     if replaced:
         current = store.get(replaced)
         what = f"it was replaced by {replaced}" + (f" ({current.label})" if current else "")
@@ -444,3 +450,86 @@ class ResolveTool(Tool):
             return ToolResult.error(STORE_UNAVAILABLE)
         outcome = await resolve_pending(ctx.store, params.action, params.reason)
         return outcome.to_tool_result()
+
+
+EditKind = Literal["edited", "unchanged", "gone", "invalid"]
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What a person's edit of one file of a pending action did.
+
+    ``edited``: the action was replaced by ``new_action_id`` (its diff now against the
+    person's text; ``warnings`` say e.g. that a ``.py`` file no longer parses).
+    ``unchanged``: the text equals the proposal, nothing happened. ``gone``: the action is
+    no longer pending (``new_action_id`` names its replacement when known). ``invalid``:
+    the action or path cannot be edited (``text`` says why).
+    """
+
+    kind: EditKind
+    text: str
+    action_id: str
+    new_action_id: str = ""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.kind in ("gone", "invalid")
+
+
+async def edit_pending(
+    store: PendingActionStore, action_id: str, path: str, text: str
+) -> EditOutcome:
+    """Replace ``path``'s proposed content in ``action_id`` with ``text`` (a person's edit)."""
+    from redline.tools.files.pending import file_action
+    from redline.tools.pending_rebase import _is_preview_apply
+    from redline.workspace.hunks import edit_file
+
+    await _acquire(store)
+    try:
+        pending = store.get(action_id)
+        if pending is None:
+            gone = _gone(store, action_id, "apply", "")
+            return EditOutcome(
+                "gone",
+                gone.text.replace("applied or discarded", "edited"),
+                action_id,
+                gone.top_action_id,
+            )
+        if pending.preview is None or pending.root is None or not _is_preview_apply(pending):
+            return EditOutcome(
+                "invalid",
+                f"{action_id} ({pending.label}) has no preview of file changes that safe "
+                "apply writes; it cannot be edited. Nothing was changed.",
+                action_id,
+            )
+        try:
+            edited = edit_file(pending.preview, path, text)
+        except HunkError as exc:
+            return EditOutcome("invalid", str(exc), action_id)
+        if not edited.changed:
+            return EditOutcome(
+                "unchanged", f"{path} is unchanged; {action_id} stays as it was.", action_id
+            )
+        origin = pending.origin_or_own()
+        assert origin is not None
+        new = file_action(
+            pending.root,
+            edited.preview,
+            label=pending.label,
+            source_tool_name=pending.source_tool_name,
+            applied_text=pending.applied_text,
+            repreview=None,
+            details=pending.details,
+            origin=origin.with_proposal(pending.preview),
+        )
+        try:
+            store.replace(pending.id, new)
+        except Exception as exc:
+            return EditOutcome(
+                "invalid", f"Cannot replace {action_id} with the edit: {exc}", action_id
+            )
+        lines = [*edited.warnings, f"Edited {path}: {action_id} is now {new.id} (edited)."]
+        return EditOutcome("edited", "\n".join(lines), action_id, new.id, edited.warnings)
+    finally:
+        store.resolution_lock.release()
