@@ -8,6 +8,7 @@ a person names any action by id and may select hunks of its Preview (``only``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import Sequence
@@ -144,6 +145,9 @@ async def resolve_pending(
     reason: str,
     action_id: str | None = None,
     only: Sequence[str] | None = None,
+    *,
+    resolved_by: str | None = None,
+    rule: str | None = None,
 ) -> ResolveOutcome:
     """Apply or discard an action; it leaves the stack only if its callback succeeded.
 
@@ -151,6 +155,8 @@ async def resolve_pending(
     wherever it is; if it is no longer pending nothing runs and the outcome names what
     replaced it. ``only`` selects ``PATH#N`` / ``PATH`` parts of its Preview: those are
     applied (or dropped) and the rest stays pending as a new action in the same place.
+    ``resolved_by`` (and ``rule``) is who a queue-backed store logs this one resolution as;
+    None keeps the store's default.
     """
     if action not in ("apply", "discard"):
         return _invalid(f"Invalid resolve action {action!r}: expected 'apply' or 'discard'.")
@@ -173,11 +179,17 @@ async def resolve_pending(
                 return _invalid(NOTHING_PENDING)
             if pending is None:
                 return _gone(store, action_id, verb, reason)
-        if only is not None:
-            return await _resolve_part(store, pending, verb, reason, only)
-        if action == "apply":
-            return await _apply(store, pending, reason)
-        return await _discard(store, pending, reason)
+        credit = (
+            store.credited(pending.id, resolved_by, rule)
+            if resolved_by is not None
+            else contextlib.nullcontext()
+        )
+        with credit:
+            if only is not None:
+                return await _resolve_part(store, pending, verb, reason, only)
+            if action == "apply":
+                return await _apply(store, pending, reason)
+            return await _discard(store, pending, reason)
     finally:
         store.resolution_lock.release()
 
