@@ -155,3 +155,15 @@ def test_edit_with_editor_then_apply(
     assert (ws12 / "a.txt").read_text() == BASE.replace("line 2\n", "Z 2\n")
     assert not any(p.name.startswith("redline-edit") for p in ws12.iterdir())
     assert os.environ["EDITOR"]
+
+
+def test_selecting_every_hunk_is_the_whole_apply(
+    ws12: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 6)))
+    code, out, err = run(capfd, "-C", str(ws12), "apply", "pa-1", "--only", "a.txt")
+    assert code == 0, err
+    assert out.strip() == "Applied: Edit a.txt."
+    assert (ws12 / "a.txt").read_text() == changed(2, 6)
+    code, out, _ = run(capfd, "-C", str(ws12), "list", "--json")
+    assert json.loads(out)["actions"] == []

@@ -262,8 +262,11 @@ def _resolve_part(
     reason: str,
     resolved_by: str,
     only: Sequence[str],
-) -> tuple[ToolResult, Preview | None]:
-    """Apply or discard a selection of the claimed record; (result, what was written)."""
+) -> tuple[ToolResult | None, Preview | None]:
+    """Apply or discard a selection of the claimed record; (result, what was written).
+
+    ``(None, None)``: the selection is every hunk of an apply; apply the whole action.
+    """
     from redline.workspace.safe_apply import StaleError, apply_preview
 
     record = claim.record
@@ -297,10 +300,7 @@ def _resolve_part(
         ), None
     split = split_for_apply(preview, units)
     if split.covers_all:
-        return ToolResult.error(
-            "The selection is every hunk of the action: apply it without --only.",
-            details={"action_id": record.id},
-        ), None
+        return None, None  # every hunk: the whole apply
     claim.mark_applying()
     try:
         receipt = apply_preview(
