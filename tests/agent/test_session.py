@@ -170,7 +170,7 @@ def test_human_resolver_never_offers_resolve_and_reports_resolutions(tmp_path: P
         first = session.resolve("apply", "b looks right")
         assert not first.is_error and note.applied == [("b", "b looks right")]
         stale_guard = session.resolve("discard", "nope", action_id="pa-2")
-        assert stale_guard.is_error and "top pending action changed" in stale_guard.text
+        assert stale_guard.is_error and "pa-2 is no longer pending" in stale_guard.text
         assert note.discarded == []
         assert not session.resolve("discard", "a is not needed", action_id="pa-1").is_error
         assert session.resume() == "done"

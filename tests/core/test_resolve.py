@@ -149,20 +149,23 @@ def test_is_error_results_keep_the_action(action: str) -> None:
     assert store.count == 1
 
 
-def test_action_id_mismatch_runs_nothing() -> None:
+def test_action_id_targets_any_action_and_a_gone_one_runs_nothing() -> None:
     store = PendingActionStore()
     ran: list[str] = []
     store.push(PendingAction(label="old", apply=lambda r: ran.append("old")))
     store.push(PendingAction(label="new top", apply=lambda r: ran.append("new")))
+    # A person may resolve any action, not only the top.
+    assert not run(resolve_pending(store, "apply", "r", action_id="pa-1")).is_error
+    assert ran == ["old"] and store.count == 1
     result = run(resolve_pending(store, "apply", "r", action_id="pa-1"))
-    assert result.is_error
-    assert "top pending action changed" in result.text
-    assert "pa-2" in result.text
-    assert result.top_changed
-    assert (result.expected_action_id, result.top_action_id) == ("pa-1", "pa-2")
-    assert ran == [] and store.count == 2
-    assert not run(resolve_pending(store, "apply", "r", action_id="pa-2")).is_error
-    assert ran == ["new"]
+    assert result.is_error and result.top_changed
+    assert "pa-1 is no longer pending" in result.text
+    assert ran == ["old"] and store.count == 1
+    store.replace("pa-2", PendingAction(label="newer", apply=lambda r: ran.append("newer")))
+    result = run(resolve_pending(store, "apply", "r", action_id="pa-2"))
+    assert result.top_changed and "replaced by pa-3 (newer)" in result.text
+    assert (result.expected_action_id, result.top_action_id) == ("pa-2", "pa-3")
+    assert ran == ["old"]
 
 
 def test_invalid_action_is_refused() -> None:

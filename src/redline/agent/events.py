@@ -261,6 +261,24 @@ class PendingReplaced(Event):
 
 @register
 @dataclass(frozen=True)
+class PendingRebased(Event):
+    """``rebased pa-4 as pa-9 onto pa-6``: an action carried over an out-of-order apply.
+
+    Followed by the ``pending_replaced`` event of the same replacement.
+    """
+
+    TYPE: ClassVar[str] = "pending_rebased"
+    old_action_id: str
+    action_id: str
+    onto: str
+
+    @property
+    def text(self) -> str:
+        return f"rebased {self.old_action_id} as {self.action_id} onto {self.onto}"
+
+
+@register
+@dataclass(frozen=True)
 class Undone(Event):
     TYPE: ClassVar[str] = "undone"
     entry_id: str
@@ -507,6 +525,7 @@ __all__ = [
     "MessageStart",
     "Notice",
     "PendingPushed",
+    "PendingRebased",
     "PendingReplaced",
     "PendingResolved",
     "PendingStale",

@@ -16,6 +16,7 @@ from redline.agent.events import (
     MessageEnd,
     Notice,
     PendingPushed,
+    PendingRebased,
     PendingReplaced,
     PendingResolved,
     PendingStale,
@@ -89,6 +90,8 @@ class EventPrinter:
                 )
             case PendingStale(action_id=action_id, label=label, reason=reason):
                 self._line(f"[stale] {action_id} {label}: {reason}")
+            case PendingRebased():
+                self._line(f"[rebased] {event.text}")
             case PendingReplaced(old_action_id=old, action_id=new, label=label):
                 self._line(f"[replaced] {old} -> {new} {label}")
             case Undone(label=label, files=files):

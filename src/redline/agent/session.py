@@ -35,6 +35,7 @@ from redline.agent.events import (
     MessageStart,
     Notice,
     PendingPushed,
+    PendingRebased,
     PendingReplaced,
     PendingResolved,
     PendingStale,
@@ -69,7 +70,13 @@ from redline.extensibility.isolation import wait_interruptibly
 from redline.extensibility.plugins import PluginHost
 from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
-from redline.tools.resolve import ResolveOutcome, ResolveTool, resolve_pending
+from redline.tools.resolve import (
+    EditOutcome,
+    ResolveOutcome,
+    ResolveTool,
+    edit_pending,
+    resolve_pending,
+)
 from redline.tools.result import ToolResult
 
 if TYPE_CHECKING:
@@ -329,14 +336,18 @@ class AgentSession:
         reason: str,
         action_id: str | None = None,
         by: ResolvedBy = "human",
+        only: Sequence[str] | None = None,
     ) -> ResolveOutcome:
-        """Apply or discard the top action (the same path the model's resolve call takes).
+        """Apply or discard an action, or part of it (the path the model's resolve call takes).
 
         Args:
             action: ``apply`` or ``discard``.
             reason: why; shown to people and the agent, passed to the action's callback.
-            action_id: the action the caller was looking at; refused if the top differs.
+            action_id: the action to resolve, anywhere on the stack (default: the top). If
+                it is no longer pending nothing runs and the outcome names its replacement.
             by: who decided (``human``, ``agent`` or ``auto``), for the event.
+            only: ``PATH#N`` / ``PATH`` parts of its Preview; the rest stays pending as a
+                new action in the same place.
 
         Returns:
             A :class:`~redline.tools.resolve.ResolveOutcome`: ``outcome.kind`` says whether
@@ -350,12 +361,24 @@ class AgentSession:
                 "invalid", "The session is closed; nothing was applied or discarded."
             )
         try:
-            return self._loop.run(self._resolve(action, reason, action_id, by))
+            return self._loop.run(self._resolve(action, reason, action_id, by, only))
         except concurrent.futures.CancelledError:
             return ResolveOutcome(
                 "failed",
                 "The session closed before the action was resolved; its callback was abandoned.",
             )
+
+    def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
+        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``.
+
+        Saving text equal to the proposal changes nothing (``unchanged``). Otherwise the
+        action is replaced by an edited one (new id, ``edited``); applying it tells the
+        model the diff from its proposal to what was written. A ``.py`` file that no longer
+        parses is allowed; ``outcome.warnings`` says so.
+        """
+        if self._closed:
+            return EditOutcome("invalid", "The session is closed; nothing was edited.", action_id)
+        return self._loop.run(edit_pending(self.store, action_id, path, text))
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; the agent is told."""
@@ -891,6 +914,7 @@ class AgentSession:
         reason: str,
         action_id: str | None,
         by: ResolvedBy,
+        only: Sequence[str] | None = None,
         *,
         rule: str | None = None,
     ) -> ResolveOutcome:
@@ -902,6 +926,7 @@ class AgentSession:
                 action,
                 reason,
                 action_id,
+                only,
                 resolved_by="rule" if by == "rule" else None,
                 rule=rule,
             )
@@ -946,6 +971,12 @@ class AgentSession:
                 )
             )
         elif event.kind == "replace" and action is not None and event.previous is not None:
+            if event.onto:
+                self.events.emit(
+                    PendingRebased(
+                        old_action_id=event.previous.id, action_id=action.id, onto=event.onto
+                    )
+                )
             self.events.emit(
                 PendingReplaced(
                     old_action_id=event.previous.id,

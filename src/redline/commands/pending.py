@@ -27,6 +27,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         child = sub.add_parser(name, help=text)
         child.add_argument("id", metavar="ID")
         child.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
+        child.add_argument(
+            "--only",
+            action="append",
+            metavar="PATH#N",
+            help="only these hunks (PATH#N) or files (PATH); repeatable, or comma-separated; "
+            "the rest stays pending under a new id",
+        )
+    edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
+    edit.add_argument("id", metavar="ID")
+    edit.add_argument("--file", metavar="PATH", help="which file (needed when it has several)")
     clear = sub.add_parser("clear", help="discard every pending action, newest first")
     clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
 
@@ -65,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
             return _show(queue, args.id, args.json)
         if command == "clear":
             return _clear(queue, records, args.reason)
-        return _resolve(queue, args.id, command, args.reason)
+        if command == "edit":
+            return _edit(queue, args.id, args.file)
+        return _resolve(queue, args.id, command, args.reason, args.only)
     finally:
         queue.close()
 
@@ -98,6 +110,7 @@ def action_json(
         "stale": stale,
         "orphaned": pending and record.orphaned(),
         "created_at": iso_utc(record.created_at),
+        "edited": record.edited,
     }
 
 
@@ -168,9 +181,17 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
             _out(f"redline pending: no pending or recently resolved action {action_id}", err=True)
             return EXIT_FAILED
         data = action_json(queue, record, pending=resolution is None)
+        hunks: list[dict[str, Any]] = []
+        described: list[str] = []
         try:
             preview = queue.preview(record)
             diff = preview.diff() if preview is not None else ""
+            if preview is not None:
+                from redline.workspace.hunks import hunk_units
+
+                units = hunk_units(preview)
+                hunks = [unit.to_dict() for unit in units]
+                described = [unit.describe() for unit in units]
         except QueueRecordError as exc:
             if resolution is None:
                 raise
@@ -180,6 +201,7 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
     data["diff"] = diff
+    data["hunks"] = hunks
     if resolution is not None:
         data["resolution"] = resolution.public()
     if as_json:
@@ -195,6 +217,13 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         f"  applied by: {record.applied_by}",
         f"  files:   {', '.join(record.files) or '(none)'} (+{record.added} -{record.removed})",
     ]
+    if record.edited:
+        lines.append("  edited:  yes (the diff is against the reviewer's text)")
+    if hunks:
+        lines.append(f"  hunks:   {len(hunks)} (select with --only PATH#N)")
+        lines.extend(
+            f"    {item['address']}  {text}" for item, text in zip(hunks, described, strict=True)
+        )
     if data["stale"]:
         reasons = record.stale_reason or "; ".join(queue.stale_reasons(record))
         lines.append(f"  stale:   {reasons}")
@@ -219,22 +248,142 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
     return EXIT_OK
 
 
-def _resolve(queue: WorkspaceQueue, action_id: str, decision: str, reason: str) -> int:
+def _split_only(values: list[str] | None) -> list[str] | None:
+    """``--only`` values, comma-separated lists split (a value is never empty)."""
+    if values is None:
+        return None
+    out: list[str] = []
+    for value in values:
+        parts = [part.strip() for part in value.split(",")]
+        if not all(parts):
+            raise ValueError(f"--only {value!r}: an empty PATH or PATH#N in the list")
+        out.extend(parts)
+    return out
+
+
+def _resolve(
+    queue: WorkspaceQueue,
+    action_id: str,
+    decision: str,
+    reason: str,
+    only: list[str] | None = None,
+) -> int:
     import asyncio
 
     from redline.tools.queue_resolve import resolve_queued
+    from redline.workspace.hunks import HunkError, parse_selection
     from redline.workspace.queue import QueueError, check_id
+
+    try:
+        check_id(action_id)
+        selection = _split_only(only)
+    except (QueueError, ValueError) as exc:
+        _out(f"redline pending: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    if selection is not None:
+        # A selection that does not name parts of the action is bad input: check it first.
+        try:
+            record = queue.get(action_id)
+            preview = queue.preview(record) if record is not None else None
+        except QueueError as exc:
+            _out(f"redline pending: {exc}", err=True)
+            return EXIT_FAILED
+        if preview is not None:
+            try:
+                parse_selection(preview, selection)
+            except HunkError as exc:
+                _out(f"redline pending: --only: {exc}", err=True)
+                return EXIT_BAD_INPUT
+    result = asyncio.run(resolve_queued(queue, action_id, decision, reason, only=selection))
+    if result.is_error:
+        _out(f"redline pending: {result.text}", err=True)
+        return EXIT_FAILED
+    _out(result.text)
+    return EXIT_OK
+
+
+def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
+    from redline.commands._editor import EditorError, edit_text
+    from redline.workspace.hunks import HunkError, edit_file
+    from redline.workspace.preview import FileCreate, FileModify
+    from redline.workspace.queue import ActionDraft, QueueError, check_id
 
     try:
         check_id(action_id)
     except QueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_BAD_INPUT
-    result = asyncio.run(resolve_queued(queue, action_id, decision, reason))
-    if result.is_error:
-        _out(f"redline pending: {result.text}", err=True)
+    try:
+        with queue.claim(action_id) as claim:
+            record = claim.record
+            preview = queue.preview(record) if record.applied_by == "preview" else None
+            if preview is None:
+                _out(
+                    f"redline pending: {action_id} ({record.label}) has no preview of file "
+                    "changes; it cannot be edited.",
+                    err=True,
+                )
+                return EXIT_FAILED
+            editable = [
+                change.path
+                for change in preview.changes
+                if isinstance(change, (FileModify, FileCreate))
+            ]
+            if path is None:
+                if len(editable) != 1:
+                    shown = ", ".join(editable) or "none"
+                    _out(
+                        f"redline pending: {action_id} changes several files ({shown}); "
+                        "name one with --file PATH",
+                        err=True,
+                    )
+                    return EXIT_BAD_INPUT
+                path = editable[0]
+            change = next((c for c in preview.changes if c.path == path), None)
+            if not isinstance(change, (FileModify, FileCreate)):
+                try:
+                    edit_file(preview, path, "")  # the clear reason (unknown, deleted, ...)
+                except HunkError as exc:
+                    _out(f"redline pending: {exc}", err=True)
+                return EXIT_BAD_INPUT
+            try:
+                text = edit_text(change.new_text, suffix=path.rsplit("/", 1)[-1])
+            except EditorError as exc:
+                _out(f"redline pending: {exc}", err=True)
+                return EXIT_FAILED
+            if text is None:
+                _out(f"Editor cancelled; {action_id} is unchanged.")
+                return EXIT_OK
+            try:
+                edited = edit_file(preview, path, text)
+            except HunkError as exc:
+                _out(f"redline pending: {exc}", err=True)
+                return EXIT_FAILED
+            if not edited.changed:
+                _out(f"{path} is unchanged; {action_id} stays as it was.")
+                return EXIT_OK
+            for warning in edited.warnings:
+                _out(f"redline pending: warning: {warning}", err=True)
+            from redline.workspace.hunks import Origin
+
+            origin = queue.origin(record) or Origin.of(record.label, preview)
+            new = claim.replace(
+                ActionDraft(
+                    label=record.label,
+                    source=record.source,
+                    source_tool_name=record.source_tool_name,
+                    preview=edited.preview,
+                    details=record.details,
+                    applied_by="preview",
+                    applied_text=record.applied_text,
+                    origin=origin.with_proposal(preview),
+                ),
+                resolved_by="person",
+            )
+    except QueueError as exc:
+        _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
-    _out(result.text)
+    _out(f"Edited {path}: {action_id} is now {new.id} (edited).")
     return EXIT_OK
 
 

@@ -11,9 +11,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,10 @@ class PendingAction:
     ToolResult, a note-shaped dict or a plain string (``reject`` may also return None).
     ``repreview()`` returns a fresh action computed against the current files.
     ``id`` and ``created_at`` are filled in by the store on push.
+    ``origin`` is what a derived action (remaining part, rebased, edited) keeps of the
+    model's proposal; None means the action is the proposal as it was made. ``root`` and
+    ``applied_text`` are set for actions whose apply is the Preview's safe apply, so a part
+    of it can be applied and the rest carried over.
     """
 
     label: str
@@ -44,6 +51,22 @@ class PendingAction:
     created_at: float = 0.0
     stale: bool = False
     stale_reason: str = ""
+    origin: Origin | None = None
+    root: Path | None = None
+    applied_text: str = ""
+
+    @property
+    def edited(self) -> bool:
+        """A person edited the proposal before it landed."""
+        return self.origin is not None and self.origin.edited
+
+    def origin_or_own(self) -> Origin | None:
+        """The action's origin, or its own when it is the proposal as made (None: no preview)."""
+        if self.origin is not None:
+            return self.origin
+        if self.preview is None:
+            return None
+        return Origin.of(self.label, self.preview)
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label.strip():
@@ -61,6 +84,7 @@ class PendingAction:
             "source_tool_name": self.source_tool_name,
             "preview": self.preview.summary() if self.preview is not None else None,
             "stale": self.stale,
+            "edited": self.edited,
         }
 
 
@@ -73,6 +97,7 @@ class StoreEvent:
     action: PendingAction | None = None
     previous: PendingAction | None = None
     removed: tuple[PendingAction, ...] = field(default=())
+    onto: str = ""  # a replace that re-based the action onto this applied action's id
 
 
 StoreListener: TypeAlias = Callable[[StoreEvent], None]
@@ -113,6 +138,7 @@ class PendingActionStore:
         # Per action, who resolves it in the resolution running now (see ``credited``).
         self._credits: dict[str, tuple[str, str | None]] = {}
         self._serving: set[str] = set()
+        self._replaced: dict[str, str] = {}
         # Held for the whole of one resolution, so an action never runs twice.
         self.resolution_lock = threading.Lock()
 
@@ -179,8 +205,13 @@ class PendingActionStore:
                     return action
             return None
 
-    def replace(self, action_id: str, new_action: PendingAction) -> PendingAction:
-        """Put ``new_action`` where ``action_id`` was; it gets a new id, the stack keeps its order."""
+    def replace(
+        self, action_id: str, new_action: PendingAction, *, onto: str = ""
+    ) -> PendingAction:
+        """Put ``new_action`` where ``action_id`` was; it gets a new id, the stack keeps its order.
+
+        ``onto`` names the applied action a rebase carried it over (for the event).
+        """
         with self._lock:
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
@@ -195,7 +226,8 @@ class PendingActionStore:
                     else:
                         self._stamp(new_action)
                     self._stack[index] = new_action
-                    self._emit(StoreEvent("replace", new_action, previous=action))
+                    self._replaced[action_id] = new_action.id
+                    self._emit(StoreEvent("replace", new_action, previous=action, onto=onto))
                     return new_action
             raise KeyError(f"no pending action with id {action_id!r}")
 
@@ -213,6 +245,16 @@ class PendingActionStore:
                     log.exception("could not mark %s stale in the workspace queue", action_id)
             self._emit(StoreEvent("stale", action))
             return action
+
+    def replaced_by(self, action_id: str) -> str | None:
+        """The id of the action that replaced ``action_id`` here (following a chain), if any."""
+        with self._lock:
+            seen: set[str] = set()
+            current = self._replaced.get(action_id)
+            while current is not None and current in self._replaced and current not in seen:
+                seen.add(current)
+                current = self._replaced[current]
+            return current
 
     def get(self, action_id: str) -> PendingAction | None:
         with self._lock:
@@ -301,6 +343,7 @@ class PendingActionStore:
             applied_by=applied_by,
             stale=action.stale,
             stale_reason=action.stale_reason,
+            origin=action.origin,
         )
 
     def _guard(self, action: PendingAction) -> None:

@@ -18,6 +18,7 @@ from redline.agent.events import (
     Event,
     Notice,
     PendingPushed,
+    PendingRebased,
     PendingReplaced,
     PendingResolved,
     PendingStale,
@@ -169,6 +170,8 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
                     _short(reason, ARGS_WIDTH),
                 )
             ]
+        case PendingRebased():
+            return [Content.styled(f"↻ {event.text}", "$redline-text-accent")]
         case PendingReplaced(old_action_id=old, action_id=new):
             return [Content.styled(f"↻ {describe.replaced(old, new)}", "$redline-text-accent")]
         case Undone(label=label):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from redline.tools.base import PREVIEW_BANNER
 from redline.tools.pending_action import PendingAction
+from redline.tools.resolve_texts import applied_edited_text
 from redline.tools.result import ToolResult
+from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 
 STORE_UNAVAILABLE = "Pending action store unavailable in this runtime; nothing can be previewed."
@@ -24,10 +26,15 @@ def file_action(
     label: str,
     source_tool_name: str,
     applied_text: str,
-    repreview: Callable[[], PendingAction],
+    repreview: Callable[[], PendingAction | Awaitable[PendingAction]] | None,
     details: object = None,
+    origin: Origin | None = None,
 ) -> PendingAction:
-    """A PendingAction whose apply writes ``preview`` through safe apply, and nothing else."""
+    """A PendingAction whose apply writes ``preview`` through safe apply, and nothing else.
+
+    ``origin`` is set for derived actions (a remaining part, a rebase, a person's edit).
+    Applying an edited action tells the model the diff from its proposal to what was written.
+    """
 
     def apply(reason: str) -> ToolResult:
         # Imported here: safe apply is only needed once something is actually written.
@@ -42,8 +49,11 @@ def file_action(
             source_tool_name=source_tool_name,
             action_id=action.id or None,
         )
+        text = applied_text
+        if origin is not None and origin.proposal is not None:
+            text = applied_edited_text(label, reason, origin.proposal, preview)
         return ToolResult.text_result(
-            applied_text,
+            text,
             details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
         )
 
@@ -55,8 +65,11 @@ def file_action(
         apply=apply,
         source_tool_name=source_tool_name,
         preview=preview,
-        repreview=repreview,
+        repreview=repreview if origin is None or origin.proposal is None else None,
         details=details,
+        origin=origin,
+        root=root,
+        applied_text=applied_text,
     )
     return action
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 from redline.workspace.queue import storage
 from redline.workspace.queue.records import (
@@ -105,6 +106,8 @@ class ActionDraft:
     applied_text: str | None = None
     stale: bool = False
     stale_reason: str = ""
+    # What a derived action (remaining, rebased, edited) keeps of the model's proposal.
+    origin: Origin | None = None
 
 
 def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
@@ -152,6 +155,19 @@ class Claim:
         _step(f"{resolution.decision}: record removed")
         self.finished = True
         return resolution
+
+    def replace(self, draft: ActionDraft, *, resolved_by: str = "agent") -> QueueRecord:
+        """Put a new action in this one's place (same position, new id) and finish the claim."""
+        queue = self.queue
+        number = queue._allocate()
+        record = queue._new_record(draft, number, self.record.position)
+        record.replaces = self.record.id
+        queue._write_record(record)
+        _step("replace: new record written")
+        self.finish(
+            Resolution(self.record.id, "replaced", resolved_by=resolved_by, replaced_by=record.id)
+        )
+        return record
 
 
 class WorkspaceQueue:
@@ -346,6 +362,11 @@ class WorkspaceQueue:
             summary = draft.preview.summary()
             files = list(draft.preview.paths)
             added, removed = int(summary["added"]), int(summary["removed"])
+        origin_data = None
+        if draft.origin is not None:
+            origin_data = draft.origin.to_dict()
+            if draft.origin.proposal is not None:
+                origin_data["proposal"] = self._store_preview(draft.origin.proposal, number)
         applied_by = draft.applied_by or ("preview" if draft.preview is not None else "owner")
         if applied_by not in ("preview", "owner"):
             raise ValueError(f"applied_by must be 'preview' or 'owner', not {applied_by!r}")
@@ -373,6 +394,7 @@ class WorkspaceQueue:
             stale=draft.stale,
             stale_reason=draft.stale_reason,
             applied_text=draft.applied_text,
+            origin=origin_data,
         )
 
     def push(self, draft: ActionDraft) -> QueueRecord:
@@ -391,15 +413,7 @@ class WorkspaceQueue:
     ) -> QueueRecord:
         """Put a new action in ``action_id``'s place (same position, new id)."""
         with self.claim(action_id) as claim:
-            number = self._allocate()
-            record = self._new_record(draft, number, claim.record.position)
-            record.replaces = action_id
-            self._write_record(record)
-            _step("replace: new record written")
-            claim.finish(
-                Resolution(action_id, "replaced", resolved_by=resolved_by, replaced_by=record.id)
-            )
-            return record
+            return claim.replace(draft, resolved_by=resolved_by)
 
     def update(self, action_id: str, *, stale: bool, stale_reason: str = "") -> QueueRecord | None:
         """Set an action's stale flag (e.g. the pushing session saw its files change)."""
@@ -448,28 +462,58 @@ class WorkspaceQueue:
         """The pending action ``action_id``, or None; QueueRecordError if unusable."""
         return self._read_record(check_id(action_id))
 
+    def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:
+        blobs = self._blobs()
+        try:
+            data = _to_blobs(preview.to_dict(), lambda text: blobs.put(text)[0])
+            blobs.sync()
+        except OSError as exc:
+            raise QueueUnavailable(
+                f"Cannot store the contents of pa-{number} in .redline/queue/{CONTENTS}: "
+                f"{storage.error_text(exc)}. Nothing was queued."
+            ) from None
+        return dict(data)
+
+    def origin(self, record: QueueRecord) -> Origin | None:
+        """The record's origin (label, hunk count, the model's proposal once edited)."""
+        if record.origin is None:
+            return None
+        data = dict(record.origin)
+        proposal = data.get("proposal")
+        if isinstance(proposal, dict):
+            data["proposal"] = self._unblob(proposal, record.id).to_dict()
+        try:
+            return Origin.from_dict(data)
+        except ValueError as exc:
+            raise QueueRecordError(
+                record.id, f"queue record {record.id}: bad origin: {exc}"
+            ) from None
+
     def preview(self, record: QueueRecord) -> Preview | None:
         """The record's Preview with its texts read back from the content store."""
         if record.preview is None:
             return None
+        return self._unblob(record.preview, record.id)
+
+    def _unblob(self, stored: dict[str, Any], action_id: str) -> Preview:
         blobs = self._blobs()
         changes = []
-        for change in record.preview.get("changes", []):
+        for change in stored.get("changes", []):
             if not isinstance(change, dict):
                 raise QueueRecordError(
-                    record.id, f"queue record {record.id}: a change is not an object"
+                    action_id, f"queue record {action_id}: a change is not an object"
                 )
             item = dict(change)
             for key in ("old_text", "new_text"):
                 ref = item.get(key)
                 if isinstance(ref, dict):
-                    item[key] = blobs.get(str(ref.get("blob", "")), record.id)
+                    item[key] = blobs.get(str(ref.get("blob", "")), action_id)
             changes.append(item)
         try:
             return Preview.from_dict({"changes": changes})
         except ValueError as exc:
             raise QueueRecordError(
-                record.id, f"queue record {record.id}: bad preview: {exc}"
+                action_id, f"queue record {action_id}: bad preview: {exc}"
             ) from None
 
     def resolution(self, action_id: str) -> Resolution | None:

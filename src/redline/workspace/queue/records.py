@@ -149,6 +149,13 @@ class QueueRecord:
     replaces: str | None = None
     applied_text: str | None = None
     version: int = FORMAT_VERSION
+    # Origin.to_dict() with the proposal's texts as {"blob": sha} (derived actions only).
+    origin: dict[str, Any] | None = None
+
+    @property
+    def edited(self) -> bool:
+        """A person edited the proposal (the origin keeps the model's own)."""
+        return self.origin is not None and self.origin.get("proposal") is not None
 
     @property
     def has_preview(self) -> bool:
@@ -178,6 +185,7 @@ class QueueRecord:
             "stale_reason": self.stale_reason,
             "replaces": self.replaces,
             "applied_text": self.applied_text,
+            "origin": self.origin,
         }
 
     @classmethod
@@ -209,6 +217,9 @@ class QueueRecord:
                 raise ValueError("files is not a list")
             replaces = data.get("replaces")
             applied_text = data.get("applied_text")
+            origin = data.get("origin")
+            if origin is not None and not isinstance(origin, dict):
+                raise ValueError("origin is not an object")
             return cls(
                 id=action_id,
                 position=position,
@@ -228,6 +239,7 @@ class QueueRecord:
                 replaces=None if replaces is None else str(replaces),
                 applied_text=None if applied_text is None else str(applied_text),
                 version=int(version) if isinstance(version, int) else FORMAT_VERSION,
+                origin=origin,
             )
         except (KeyError, ValueError, TypeError) as exc:
             cause = f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
