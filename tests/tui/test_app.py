@@ -127,13 +127,17 @@ async def test_stale_refusal_and_repreview() -> None:
         assert watcher.started and watcher.root == session.cwd
         watcher.fire("src/app.py")
         await wait_until(pilot, lambda: bool(app.stack.rows) and app.stack.rows[0].stale)
-        assert app.check_action("apply_top", ()) is None
+        # y stays live on a stale action so that pressing it can say why nothing happened.
+        assert app.check_action("apply_top", ()) is True
         assert app.query_one("#apply").disabled
         await pilot.press("y")
-        await pilot.pause()
-        assert session.resolutions == []
-        # Staleness that lands after the screen was drawn is refused by the session itself.
-        app.action_apply_top()
+        await wait_until(
+            pilot, lambda: any("was not applied" in str(n.message) for n in app._notifications)
+        )
+        assert session.resolutions == [] and applied == []
+        # Staleness that lands after the app looked is refused by the session itself.
+        app._busy = True
+        app._resolve_worker("apply", "pa-1", "no reason given")
         await wait_until(pilot, lambda: "APPLY FAILED" in app.activity.plain)
         assert "stale" in app.activity.plain and applied == []
         await pilot.press("p")

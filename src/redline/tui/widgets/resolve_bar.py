@@ -1,4 +1,4 @@
-"""A reason field and Apply / Discard buttons for the top pending action."""
+"""A reason field and Apply / Discard buttons for the selected action (or its picked hunks)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,31 @@ class ResolveBar(Horizontal):
     def set_enabled(self, *, apply: bool, discard: bool) -> None:
         self.query_one("#apply", Button).disabled = not apply
         self.query_one("#discard", Button).disabled = not discard
+
+    def set_target(
+        self, action_id: str | None, *, picked: int = 0, parts: int = 0, whole_only: bool = False
+    ) -> None:
+        """Name what ``y``/``n`` act on: ``Apply pa-2``, ``Apply 2 of 5 hunks``."""
+        if action_id is None:
+            apply, discard = "Apply (y)", "Discard (n)"
+        elif picked:
+            what = f"{picked} of {parts} hunk{'s' if parts != 1 else ''}"
+            apply, discard = f"Apply {what} (y)", f"Discard {what} (n)"
+        else:
+            apply, discard = f"Apply {action_id} (y)", f"Discard {action_id} (n)"
+        apply_button = self.query_one("#apply", Button)
+        discard_button = self.query_one("#discard", Button)
+        if str(apply_button.label) != apply:
+            apply_button.label = apply
+        if str(discard_button.label) != discard:
+            discard_button.label = discard
+        tip = (
+            "This action has no file preview: it applies or discards only as a whole."
+            if whole_only
+            else "space picks hunks; y/n then act on the picked ones only"
+        )
+        apply_button.tooltip = tip
+        discard_button.tooltip = tip
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
