@@ -105,8 +105,10 @@ async def test_hunk_cursor_space_and_partial_apply() -> None:
         assert app.preview.selection() == ["src/app.py#3"]
         await pilot.press("left_curly_bracket", "space")
         assert app.preview.selection() == ["src/app.py#2", "src/app.py#3"]
-        assert bar_label(app) == "Apply 2 of 3 hunks (y)"
-        assert bar_label(app, "#discard") == "Discard 2 of 3 hunks (n)"
+        assert bar_label(app) == "Apply 2 of 3 hunks"
+        assert bar_label(app, "#discard") == "Discard 2"
+        footer = {b.key: b.description for b in app._bindings.key_to_bindings["y"]}
+        assert footer == {"y": "Apply 2/3 hunks"}
         marked = [line for line in diff.plain_lines() if "●" in line]
         assert any("'ten'" in line for line in marked)
         assert any("'eighteen'" in line for line in marked)
@@ -143,7 +145,7 @@ async def test_space_in_the_file_list_picks_the_whole_file() -> None:
         assert app.preview.selection() == ["src/app.py#1"]
         await pilot.press("right_square_bracket", "space")
         assert app.preview.selection() == ["src/app.py#1", "src/new_module.py"]
-        assert bar_label(app) == "Apply 2 of 3 hunks (y)"
+        assert bar_label(app) == "Apply 2 of 3 hunks"
         await pilot.press("space")
         assert app.preview.selection() == ["src/app.py#1"]
 

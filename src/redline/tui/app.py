@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import gc
 import logging
 import os
@@ -459,12 +460,27 @@ class RedlineApp(App[int]):
             apply=selected is not None and not selected.stale and not self._busy,
             discard=selected is not None and not self._busy,
         )
+        self._footer_target(picked, parts)
         self.resolve_bar.set_target(
             selected.id if selected is not None else None,
             picked=picked,
             parts=parts,
             whole_only=selected is not None and not preview.selectable,
         )
+
+    def _footer_target(self, picked: int, parts: int) -> None:
+        """The footer's y/n say whether they act on picked hunks or the whole action."""
+        apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
+        discard = f"Discard {picked}/{parts}" if picked else "Discard"
+        changed = False
+        for key, description in (("y", apply), ("n", discard)):
+            bindings = self._bindings.key_to_bindings.get(key, [])
+            for index, binding in enumerate(bindings):
+                if binding.description != description:
+                    bindings[index] = dataclasses.replace(binding, description=description)
+                    changed = True
+        if changed:
+            self.refresh_bindings()
 
     def watch_agent_state(self, state: AgentState) -> None:
         self.status_line.state = state

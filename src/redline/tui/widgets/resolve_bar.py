@@ -28,6 +28,13 @@ class ReasonInput(Input):
 
 
 class ResolveBar(Horizontal):
+    # Labels change with the target (``Apply 2 of 5 hunks``): size them to the whole label.
+    DEFAULT_CSS = """
+    ResolveBar > Button {
+        text-wrap: nowrap;
+    }
+    """
+
     class Requested(Message):
         """A button asked to apply or discard the top action."""
 
@@ -59,15 +66,17 @@ class ResolveBar(Horizontal):
             apply, discard = "Apply (y)", "Discard (n)"
         elif picked:
             what = f"{picked} of {parts} hunk{'s' if parts != 1 else ''}"
-            apply, discard = f"Apply {what} (y)", f"Discard {what} (n)"
+            # The bar is narrow: the discard button names only the count (its tooltip says more).
+            apply, discard = f"Apply {what}", f"Discard {picked}"
         else:
             apply, discard = f"Apply {action_id} (y)", f"Discard {action_id} (n)"
         apply_button = self.query_one("#apply", Button)
         discard_button = self.query_one("#discard", Button)
-        if str(apply_button.label) != apply:
-            apply_button.label = apply
-        if str(discard_button.label) != discard:
-            discard_button.label = discard
+        for button, label in ((apply_button, apply), (discard_button, discard)):
+            if str(button.label) != label:
+                button.label = label
+                # Room for the whole label and the button's padding (auto width clips it).
+                button.styles.width = max(len(label) + 4, 16)
         tip = (
             "This action has no file preview: it applies or discards only as a whole."
             if whole_only
