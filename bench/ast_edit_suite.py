@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-# bench/ holds scripts whose names may shadow standard modules (bench/queue.py):
+# bench/ holds scripts whose names may shadow standard modules:
 # never import from the script's own folder.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
