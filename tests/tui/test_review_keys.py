@@ -261,3 +261,17 @@ async def test_quit_dialog_names_what_stays_and_what_ends() -> None:
         assert "pa-1" not in question
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+
+
+async def test_resume_from_the_palette_continues_the_session() -> None:
+    session = FakeSession()
+    session.push(make_action("pending"))
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_resume_session()
+        await wait_until(pilot, lambda: notified(app, "Resolve this session's pending actions"))
+        assert session.resumes == 0
+        await pilot.press("y")
+        await wait_until(pilot, lambda: session.store.count == 0)
+        app.action_resume_session()
+        await wait_until(pilot, lambda: session.resumes >= 1)

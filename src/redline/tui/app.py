@@ -552,6 +552,15 @@ class RedlineApp(App[int]):
         ):
             self.start_run(None)
 
+    def action_resume_session(self) -> None:
+        if self.agent_state is AgentState.RUNNING:
+            self.notify("The agent is already running.")
+            return
+        if self.session.store.has_pending:
+            self.notify("Resolve this session's pending actions first; then it continues.")
+            return
+        self.start_run(None)
+
     def action_stop_agent(self) -> None:
         if self.agent_state is not AgentState.RUNNING:
             return
@@ -991,6 +1000,11 @@ class RedlineApp(App[int]):
             "Undo last apply", "Restore the files of the last applied action", self.action_undo
         )
         yield SystemCommand("Stop agent", "Abort the running agent", self.action_stop_agent)
+        yield SystemCommand(
+            "Resume the agent session",
+            "Continue this session's agent once its actions are resolved",
+            self.action_resume_session,
+        )
         yield from super().get_system_commands(screen)
 
     # -- quitting ---------------------------------------------------------------------
