@@ -120,6 +120,8 @@ class FakeSession:
         self.trusted = False
         self.staleness_checks: list[set[str] | None] = []
         self.running = False
+        self.selections: list[tuple[str, str | None, list[str]]] = []
+        self.edits: list[tuple[str, str, str]] = []
 
     # -- the SDK surface -----------------------------------------------------------
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
@@ -177,15 +179,56 @@ class FakeSession:
         return action
 
     def resolve(
-        self, action: str, reason: str, action_id: str | None = None, by: ResolvedBy = "human"
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None = None,
+        by: ResolvedBy = "human",
+        only: list[str] | None = None,
     ) -> ResolveOutcome:
         self.resolutions.append((action, reason, action_id, by))
-        outcome = asyncio.run(resolve_pending(self.store, action, reason, action_id))
+        if only:
+            # The granular session's signature: the fake records the picked parts and says so.
+            self.selections.append((action, action_id, list(only)))
+            verb = "Applied" if action == "apply" else "Discarded"
+            kind: Any = "applied" if action == "apply" else "discarded"
+            return ResolveOutcome(kind, f"{verb} {len(only)} hunks of {action_id}", reason=reason)
+        target = self.store.get(action_id) if action_id else None
+        if by == "human" and target is not None and target is not self.store.peek():
+            # A person may resolve any action, not only the top (the granular-review rule).
+            outcome = asyncio.run(
+                resolve_pending(PendingActionStore.single(target), action, reason, action_id)
+            )
+            if not outcome.is_error:
+                self.store.remove(target.id)
+        else:
+            outcome = asyncio.run(resolve_pending(self.store, action, reason, action_id))
         # The real session's own rule for what a resolution is logged as.
         event = resolution_event(outcome, by)
         if event is not None:
             self.emit(event)
         return outcome
+
+    def edit(self, action_id: str, path: str, text: str) -> ToolResult:
+        """The granular session's edit: replace the action with one proposing ``text``."""
+        self.edits.append((action_id, path, text))
+        old = self.store.get(action_id)
+        if old is None or old.preview is None:
+            return ToolResult.error(f"no pending action {action_id} with a preview")
+        changes = tuple(
+            modify(change.path, getattr(change, "old_text", "") or "", text)
+            if change.path == path
+            else change
+            for change in old.preview.changes
+        )
+        fresh = PendingAction(
+            f"{old.label} (edited)",
+            old.apply,
+            source_tool_name=old.source_tool_name,
+            preview=Preview(list(changes)),
+        )
+        self.store.replace(action_id, fresh)
+        return ToolResult.text_result(f"Edited {action_id} as {fresh.id}.")
 
     def undo(self) -> ToolResult:
         if self.undo_refusal is not None:

@@ -102,19 +102,19 @@ async def test_lifo_order() -> None:
         assert app.check_action("apply_top", ()) is None
 
 
-async def test_apply_acts_on_the_shown_action_not_a_new_top() -> None:
+async def test_push_during_y_still_applies_the_action_shown() -> None:
     applied: list[str] = []
     session = stacked("seen", applied=applied)
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
         assert app.stack.top_id == "pa-1"
-        # The agent pushes while the person presses y: the screen still shows pa-1.
+        # The agent pushes while the person presses y: y acts on what the screen showed.
         session.store.push(make_action("sneaky", applied=applied))
         app.action_apply_top()
         await wait_until(pilot, lambda: applied == ["seen"])
-        assert session.store.count == 1
         assert session.resolutions[0][2] == "pa-1"
         await wait_until(pilot, lambda: app.stack.top_id == "pa-2")
+        assert session.store.count == 1
 
 
 async def test_stale_refusal_and_repreview() -> None:
@@ -126,13 +126,17 @@ async def test_stale_refusal_and_repreview() -> None:
         assert watcher.started and watcher.root == session.cwd
         watcher.fire("src/app.py")
         await wait_until(pilot, lambda: bool(app.stack.rows) and app.stack.rows[0].stale)
-        assert app.check_action("apply_top", ()) is None
+        # y stays live on a stale action so that pressing it can say why nothing happened.
+        assert app.check_action("apply_top", ()) is True
         assert app.query_one("#apply").disabled
         await pilot.press("y")
-        await pilot.pause()
-        assert session.resolutions == []
-        # Staleness that lands after the screen was drawn is refused by the session itself.
-        app.action_apply_top()
+        await wait_until(
+            pilot, lambda: any("was not applied" in str(n.message) for n in app._notifications)
+        )
+        assert session.resolutions == [] and applied == []
+        # Staleness that lands after the app looked is refused by the session itself.
+        app._busy = True
+        app._resolve_worker("apply", "pa-1", "no reason given")
         await wait_until(pilot, lambda: "APPLY FAILED" in app.activity.plain)
         assert "stale" in app.activity.plain and applied == []
         await pilot.press("p")

@@ -13,8 +13,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import gc
 import logging
+import os
+import shlex
+import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from textual.widgets import Footer, Input
 
 from redline.agent.events import RUN_SCOPED, AgentState, MessageDelta, MessageEnd, RunStatus
 from redline.tools.pending_action import PendingAction
+from redline.tools.queue_resolve import resolve_queued
 from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
 from redline.tui.activity_format import error_lines, format_event, plugin_error_lines
@@ -48,6 +54,7 @@ from redline.tui.messages import (
 from redline.tui.palette import readable_variables
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.confirm import ConfirmScreen
+from redline.tui.screens.editor import EditorScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.activity_log import ActivityLog
@@ -55,6 +62,8 @@ from redline.tui.widgets.pending_stack import PendingStack
 from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.resolve_bar import ReasonInput, ResolveBar
 from redline.tui.widgets.status_line import StatusLine
+from redline.workspace.hunks import python_warning
+from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +91,29 @@ class Controls:
     selected_stale: bool = False
     selected_has_preview: bool = False
     file_count: int = 0
+    has_selected: bool = False
+    # How many parts of the selected action the person picked, of how many (0, 0: whole only).
+    picked: int = 0
+    parts: int = 0
+
+
+def quit_question(actions: Iterable[PendingAction]) -> str:
+    """What quitting does to ``actions``: previews stay queued, owner actions end here."""
+    pending = list(actions)
+    owner = [action for action in pending if action.preview is None]
+    queued = len(pending) - len(owner)
+    lines = []
+    if queued:
+        noun = "action stays" if queued == 1 else "actions stay"
+        lines.append(
+            f"{queued} preview {noun} queued: review {'it' if queued == 1 else 'them'} "
+            "later here or with `redline pending`."
+        )
+    if owner:
+        lines.append("These actions end with this process (their tool runs here):")
+        lines.extend(f"  {action.id} {action.label}" for action in owner)
+    lines.append("Quit anyway?")
+    return "\n".join(lines)
 
 
 def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) -> WatcherLike:
@@ -106,6 +138,11 @@ class RedlineApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "apply_top", "Apply"),
         Binding("n", "discard_top", "Discard"),
+        Binding("right_curly_bracket", "step_hunk(1)", "Next hunk", key_display="}"),
+        Binding("left_curly_bracket", "step_hunk(-1)", "Prev hunk", key_display="{", show=False),
+        Binding("space", "toggle_part", "Select hunk"),
+        Binding("e", "edit", "Edit"),
+        Binding("E", "edit_external", "$EDITOR", key_display="E", show=False),
         Binding("r", "focus_reason", "Reason"),
         Binding("p", "repreview", "Re-preview"),
         Binding("a", "always_apply", "Always apply", show=False),
@@ -147,6 +184,9 @@ class RedlineApp(App[int]):
         self._tool_names: dict[str, str] = {}
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
+        # What the stack shows, by id, and display copies of other processes' actions.
+        self._actions: dict[str, PendingAction] = {}
+        self._foreign: dict[str, tuple[tuple[str, bool, str, bool], PendingAction]] = {}
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -211,6 +251,7 @@ class RedlineApp(App[int]):
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
         self.bridge.attach(self.session)
+        self._attach_queue()
         self._refresh_stack()
         for notice in self.startup_notices:
             self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
@@ -289,8 +330,86 @@ class RedlineApp(App[int]):
         if self._alive():
             self._refresh_stack()
 
+    # -- the workspace queue -------------------------------------------------------------
+    @property
+    def queue(self) -> WorkspaceQueue | None:
+        """The workspace queue when the session is queue-backed (``session.queue``)."""
+        queue = getattr(self.session, "queue", None)
+        return queue if isinstance(queue, WorkspaceQueue) else None
+
+    def _attach_queue(self) -> None:
+        queue = self.queue
+        if queue is None:
+            return
+        try:
+            self.bridge.attach_queue(queue)
+        except Exception as exc:
+            self.activity.write_lines(
+                [
+                    Content.styled(
+                        f"ℹ other processes' actions will not show: {exc}", "$redline-text-warning"
+                    )
+                ]
+            )
+
+    def _pending(self) -> tuple[PendingAction, ...]:
+        """Every pending action top first: the session's own and, with a queue, all others."""
+        own = self.session.store.snapshot()
+        queue = self.queue
+        if queue is None:
+            self._actions = {action.id: action for action in own}
+            return own
+        by_id = {action.id: action for action in own}
+        try:
+            records = queue.list()
+        except Exception as exc:
+            log.warning("reading the workspace queue failed: %s", exc)
+            records = []
+        listed: list[PendingAction] = []
+        seen: set[str] = set()
+        for record in records:
+            action = by_id.get(record.id) or self._foreign_action(queue, record)
+            if action is not None:
+                listed.append(action)
+                seen.add(record.id)
+        # Own actions the queue does not list (yet) stay on top, in the store's order.
+        extra = [action for action in own if action.id not in seen]
+        actions = (*extra, *listed)
+        self._actions = {action.id: action for action in actions}
+        return actions
+
+    def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
+        """A display copy of another process's action (cached while its record stays)."""
+        key = (record.id, record.stale, record.stale_reason, record.orphaned())
+        cached = self._foreign.get(record.id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        try:
+            preview = queue.preview(record)
+        except Exception as exc:
+            log.warning("queue record %s: %s", record.id, exc)
+            preview = None
+        source = record.source.name or record.source.kind
+
+        def elsewhere(_reason: str) -> ToolResult:
+            return ToolResult.error(f"{record.id} is resolved through the workspace queue")
+
+        action = PendingAction(
+            record.label,
+            elsewhere,
+            details=record.details,
+            source_tool_name=f"{record.source_tool_name} · {source}",
+            preview=preview,
+            id=record.id,
+            created_at=record.created_at,
+            stale=record.stale or record.orphaned(),
+            stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
+        )
+        self._foreign[record.id] = (key, action)
+        return action
+
     def _refresh_stack(self) -> None:
-        actions = self.session.store.snapshot()
+        actions = self._pending()
         self.stack.update_actions(actions)
         self.status_line.pending = len(actions)
         self._panel("stack-panel").border_title = f"Pending ({len(actions)})"
@@ -300,7 +419,7 @@ class RedlineApp(App[int]):
 
     def _selected_action(self) -> PendingAction | None:
         selected = self.stack.selected_id
-        return self.session.store.get(selected) if selected else None
+        return self._actions.get(selected) if selected else None
 
     def _show_selected(self, *, force: bool = False) -> None:
         action = self._selected_action()
@@ -328,20 +447,49 @@ class RedlineApp(App[int]):
         super().exit(result, return_code, message)
 
     def _update_controls(self) -> None:
-        top = self.session.store.peek()
+        top_id = self.stack.top_id
+        top = self._actions.get(top_id) if top_id else None
         selected = self._selected_action()
+        preview = self.preview
+        shown = preview.action is not None and selected is not None
+        parts = len(preview.units) if shown else 0
+        picked = len(preview.selection()) if shown else 0
         self.controls = Controls(
             has_top=top is not None,
             top_stale=top is not None and top.stale,
             busy=self._busy,
             selected_stale=selected is not None and selected.stale,
             selected_has_preview=selected is not None and bool(selected.preview),
-            file_count=self.preview.file_count,
+            file_count=preview.file_count,
+            has_selected=selected is not None,
+            picked=picked,
+            parts=parts,
         )
         self.resolve_bar.set_enabled(
-            apply=top is not None and not top.stale and not self._busy,
-            discard=top is not None and not self._busy,
+            apply=selected is not None and not selected.stale and not self._busy,
+            discard=selected is not None and not self._busy,
         )
+        self._footer_target(picked, parts)
+        self.resolve_bar.set_target(
+            selected.id if selected is not None else None,
+            picked=picked,
+            parts=parts,
+            whole_only=selected is not None and not preview.selectable,
+        )
+
+    def _footer_target(self, picked: int, parts: int) -> None:
+        """The footer's y/n say whether they act on picked hunks or the whole action."""
+        apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
+        discard = f"Discard {picked}/{parts}" if picked else "Discard"
+        changed = False
+        for key, description in (("y", apply), ("n", discard)):
+            bindings = self._bindings.key_to_bindings.get(key, [])
+            for index, binding in enumerate(bindings):
+                if binding.description != description:
+                    bindings[index] = dataclasses.replace(binding, description=description)
+                    changed = True
+        if changed:
+            self.refresh_bindings()
 
     def watch_agent_state(self, state: AgentState) -> None:
         self.status_line.state = state
@@ -404,6 +552,15 @@ class RedlineApp(App[int]):
         ):
             self.start_run(None)
 
+    def action_resume_session(self) -> None:
+        if self.agent_state is AgentState.RUNNING:
+            self.notify("The agent is already running.")
+            return
+        if self.session.store.has_pending:
+            self.notify("Resolve this session's pending actions first; then it continues.")
+            return
+        self.start_run(None)
+
     def action_stop_agent(self) -> None:
         if self.agent_state is not AgentState.RUNNING:
             return
@@ -446,24 +603,60 @@ class RedlineApp(App[int]):
         self._resolve_top(message.verb)
 
     def _resolve_top(self, verb: str) -> None:
+        """Apply or discard the action shown in the preview (its selected parts, if any)."""
         if self._busy:
             self.notify("Still resolving the previous action.", severity="warning")
             return
-        top_id = self.stack.top_id
-        if top_id is None:
+        action = self._selected_action()
+        if action is None:
             self.notify("Nothing is pending.", severity="warning")
             return
+        if verb == "apply" and action.stale:
+            self.notify(
+                f"{action.id} was not applied: it is stale "
+                f"({action.stale_reason or 'its files changed since the preview'}). "
+                "Re-preview it (p) or discard it (n).",
+                title="Nothing applied",
+                severity="warning",
+            )
+            return
+        only = self.preview.selection() if self.preview.action is action else []
         self._busy = True
         self._update_controls()
-        self._resolve_worker(verb, top_id, self.resolve_bar.reason or NO_REASON)
+        self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
 
     @work(thread=True, exit_on_error=False, group="resolve")
-    def _resolve_worker(self, verb: str, action_id: str, reason: str) -> None:
+    def _resolve_worker(
+        self, verb: str, action_id: str, reason: str, only: list[str] | None = None
+    ) -> None:
         try:
-            outcome = self.session.resolve(verb, reason, action_id=action_id, by="human")
+            queue = self.queue
+            if queue is not None and self.session.store.get(action_id) is None:
+                # Another process's action: resolved through the queue, as `redline pending` does.
+                result = asyncio.run(resolve_queued(queue, action_id, verb, reason))
+                if result.is_error:
+                    outcome = ResolveOutcome("failed", result.text, reason=reason)
+                elif verb == "apply":
+                    outcome = ResolveOutcome("applied", result.text, reason=reason)
+                else:
+                    outcome = ResolveOutcome("discarded", result.text, reason=reason)
+                if not result.is_error:
+                    self.call_from_thread(self._log_foreign, verb, action_id, result.text)
+            elif only:
+                # ``only`` is the granular review's parameter (not in SessionLike until every
+                # session has it); a session without it fails here with a clear message.
+                granular: Any = self.session
+                outcome = granular.resolve(verb, reason, action_id=action_id, by="human", only=only)
+            else:
+                outcome = self.session.resolve(verb, reason, action_id=action_id, by="human")
         except Exception as exc:
             outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
+
+    def _log_foreign(self, verb: str, action_id: str, text: str) -> None:
+        mark = "✓" if verb == "apply" else "✗"
+        self.activity.write_lines([Content.assemble((f"{mark} {action_id} ", "bold"), text)])
+        self._refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
         self._busy = False
@@ -646,6 +839,78 @@ class RedlineApp(App[int]):
     def action_context(self, more: bool) -> None:
         self.preview.change_context(more)
 
+    # -- hunks and editing ----------------------------------------------------------------
+    def action_step_hunk(self, delta: int) -> None:
+        self.preview.step_hunk(delta)
+
+    def action_toggle_part(self) -> None:
+        preview = self.preview
+        if not preview.selectable:
+            self.notify("This action has no file preview: it resolves only as a whole.")
+            return
+        focused = self.focused
+        if focused is not None and focused.id == "file-list":
+            preview.toggle_file()
+        else:
+            preview.toggle_hunk()
+        self._update_controls()
+
+    def _edit_target(self) -> tuple[str, str, str] | None:
+        action = self.preview.action
+        if action is None or action.preview is None or not action.preview.changes:
+            self.notify("Only an action with a file preview can be edited.", severity="warning")
+            return None
+        change = action.preview.changes[self.preview.file_index]
+        text = getattr(change, "new_text", None)
+        if not isinstance(text, str):
+            self.notify(f"{change.path} has no text to edit (deleted or renamed).")
+            return None
+        return action.id, change.path, text
+
+    def action_edit(self) -> None:
+        target = self._edit_target()
+        if target is None:
+            return
+        action_id, path, text = target
+
+        def saved(new_text: str | None) -> None:
+            if new_text is not None:
+                self._save_edit(action_id, path, new_text)
+
+        self.push_screen(EditorScreen(action_id, path, text), saved)
+
+    def action_edit_external(self) -> None:
+        target = self._edit_target()
+        if target is None:
+            return
+        action_id, path, text = target
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.notify("Set $VISUAL or $EDITOR to edit outside the dashboard (e edits here).")
+            return
+        suffix = PurePath(path).suffix
+        with tempfile.TemporaryDirectory(prefix="redline-edit-") as folder:
+            scratch = Path(folder) / f"proposal{suffix}"
+            scratch.write_text(text, encoding="utf-8")
+            try:
+                with self.suspend():
+                    subprocess.run([*shlex.split(editor), str(scratch)], check=False)
+            except Exception as exc:
+                self.notify(f"Could not run {editor}: {exc}", severity="error")
+                return
+            new_text = scratch.read_text(encoding="utf-8", errors="surrogateescape")
+        if new_text == text:
+            self.notify("No change: the action stays as it was.")
+            return
+        warning = python_warning(path, new_text)
+        if warning is not None:
+            self.notify(warning, title="Edited file does not parse", severity="warning")
+        self._save_edit(action_id, path, new_text)
+
+    def _save_edit(self, action_id: str, path: str, text: str) -> None:
+        session: Any = self.session
+        self._command_worker("edit", lambda: session.edit(action_id, path, text))
+
     def action_focus_reason(self) -> None:
         self.resolve_bar.query_one(ReasonInput).focus()
 
@@ -660,6 +925,10 @@ class RedlineApp(App[int]):
     GATED_ACTIONS: ClassVar[tuple[str, ...]] = (
         "apply_top",
         "discard_top",
+        "step_hunk",
+        "toggle_part",
+        "edit",
+        "edit_external",
         "repreview",
         "step_file",
         "toggle_split",
@@ -674,10 +943,13 @@ class RedlineApp(App[int]):
         if not self._widgets or self.screen.is_modal:
             return True
         controls = self.controls
-        if action == "apply_top":
-            return None if not controls.has_top or controls.top_stale or controls.busy else True
-        if action == "discard_top":
-            return None if not controls.has_top or controls.busy else True
+        if action in ("apply_top", "discard_top"):
+            # A stale selection keeps y live, so the press can say why nothing happened.
+            return None if not controls.has_selected or controls.busy else True
+        if action in ("step_hunk", "toggle_part", "edit"):
+            return True if controls.parts > 0 else None
+        if action == "edit_external":
+            return True if controls.parts > 0 and not self.is_web else None
         if action == "repreview":
             return True if controls.selected_stale else None
         if action == "always_apply":
@@ -728,19 +1000,19 @@ class RedlineApp(App[int]):
             "Undo last apply", "Restore the files of the last applied action", self.action_undo
         )
         yield SystemCommand("Stop agent", "Abort the running agent", self.action_stop_agent)
+        yield SystemCommand(
+            "Resume the agent session",
+            "Continue this session's agent once its actions are resolved",
+            self.action_resume_session,
+        )
         yield from super().get_system_commands(screen)
 
     # -- quitting ---------------------------------------------------------------------
     async def action_quit(self) -> None:
-        count = self.session.store.count
-        if count:
-            noun = "action is" if count == 1 else "actions are"
+        actions = self.session.store.snapshot()
+        if actions:
             self.push_screen(
-                ConfirmScreen(
-                    f"{count} {noun} still pending and will not be applied. Quit anyway?",
-                    yes="Quit",
-                    no="Stay",
-                ),
+                ConfirmScreen(quit_question(actions), yes="Quit", no="Stay"),
                 self._quit_answered,
             )
             return

@@ -7,9 +7,11 @@ message per UI drain instead of one per event and keys stay responsive.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from textual.message import Message
 
@@ -17,6 +19,8 @@ from redline.agent.events import Event
 from redline.tools.pending_action import PendingActionStore, StoreEvent
 from redline.tui.messages import EventsAvailable, StackChanged, StampedEvent
 from redline.tui.protocol import SessionLike
+
+log = logging.getLogger(__name__)
 
 
 class EventBridge:
@@ -37,9 +41,21 @@ class EventBridge:
     def attach_store(self, store: PendingActionStore) -> None:
         self._unsubscribers.append(store.subscribe(self.on_store_event))
 
+    def attach_queue(self, queue: Any) -> None:
+        """Watch the workspace queue: another process's push or resolution redraws the stack.
+
+        ``queue`` is a :class:`redline.workspace.queue.WorkspaceQueue`; its watcher thread
+        reports within about 100 ms, coalesced with store events into one StackChanged.
+        """
+        watcher = queue.watch(lambda: self.on_store_event(None))
+        self._unsubscribers.append(watcher.stop)
+
     def detach(self) -> None:
         for unsubscribe in self._unsubscribers:
-            unsubscribe()
+            try:
+                unsubscribe()
+            except Exception:
+                log.exception("detaching from the session failed")
         self._unsubscribers.clear()
 
     def on_event(self, event: Event) -> None:
@@ -50,7 +66,7 @@ class EventBridge:
             self._events_signalled = True
         self._post(EventsAvailable())
 
-    def on_store_event(self, _event: StoreEvent) -> None:
+    def on_store_event(self, _event: StoreEvent | None) -> None:
         with self._lock:
             if self._stack_signalled:
                 return

@@ -32,6 +32,8 @@ class DiffRow:
     old_no: int | None = None
     new_no: int | None = None
     text: str = ""
+    # The change block this row belongs to (1-based, as ``PATH#N`` numbers them), or None.
+    hunk: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,7 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
     if not groups:
         rows.append(DiffRow("meta", text="(no textual change)"))
         return rows
+    number = 0
     for group in groups:
         first, last = group[0], group[-1]
         rows.append(
@@ -85,10 +88,15 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
                     for i in range(i1, i2)
                 )
                 continue
+            number += 1
             if tag in ("replace", "delete"):
-                rows.extend(DiffRow("delete", i + 1, None, _clean(old[i])) for i in range(i1, i2))
+                rows.extend(
+                    DiffRow("delete", i + 1, None, _clean(old[i]), number) for i in range(i1, i2)
+                )
             if tag in ("replace", "insert"):
-                rows.extend(DiffRow("add", None, j + 1, _clean(new[j])) for j in range(j1, j2))
+                rows.extend(
+                    DiffRow("add", None, j + 1, _clean(new[j]), number) for j in range(j1, j2)
+                )
     return rows
 
 

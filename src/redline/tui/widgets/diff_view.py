@@ -48,6 +48,9 @@ class DiffView(ScrollView, can_focus=True):
         self._highlight_scheduled = False
         self._strips: dict[int, Strip] = {}
         self._max_width = 0
+        # The hunk cursor (``}``/``{``) and the hunks of this file in the person's selection.
+        self.hunk_cursor: int | None = None
+        self.marked: frozenset[int] = frozenset()
         # When new content was shown and when its first line was painted (read by the benchmark).
         self.shown_at: float | None = None
         self.first_paint_at: float | None = None
@@ -67,7 +70,59 @@ class DiffView(ScrollView, can_focus=True):
             return len(self._text_lines)
         return len(self._split_rows) if self._split else len(self._rows)
 
+    @property
+    def hunk_count(self) -> int:
+        return max((row.hunk or 0 for row in self._rows), default=0)
+
+    def step_hunk(self, delta: int) -> int | None:
+        """Move the hunk cursor (wrapping) and scroll to it; the new hunk number, or None."""
+        count = self.hunk_count
+        if count == 0:
+            return None
+        if self.hunk_cursor is None:
+            self.hunk_cursor = 1 if delta > 0 else count
+        else:
+            self.hunk_cursor = (self.hunk_cursor - 1 + delta) % count + 1
+        self._strips.clear()
+        self.refresh()
+        self._scroll_to_hunk(self.hunk_cursor)
+        return self.hunk_cursor
+
+    def set_marked(self, hunks: frozenset[int]) -> None:
+        """Mark ``hunks`` (numbers in this file) as selected in the gutter."""
+        if hunks != self.marked:
+            self.marked = hunks
+            self._strips.clear()
+            self.refresh()
+
+    def _scroll_to_hunk(self, number: int) -> None:
+        rows: list[int] = []
+        if self._split:
+            for index, pair in enumerate(self._split_rows):
+                if any(
+                    side is not None and side.hunk == number for side in (pair.left, pair.right)
+                ):
+                    rows.append(index)
+        else:
+            rows = [index for index, row in enumerate(self._rows) if row.hunk == number]
+        if not rows:
+            return
+        height = self.scrollable_content_region.height or self.size.height
+        first = max(rows[0] - 2, 0)
+        if first < self.scroll_y or rows[-1] >= self.scroll_y + height:
+            self.scroll_to(y=first, animate=False, immediate=True)
+
+    def _mark(self, row: DiffRow) -> str:
+        if row.hunk is None:
+            return " "
+        if row.hunk in self.marked:
+            return "●"
+        return "▸" if row.hunk == self.hunk_cursor else " "
+
     def show_change(self, change: FileChange, *, context: int, split: bool) -> None:
+        if change is not self._change:
+            self.hunk_cursor = None
+            self.marked = frozenset()
         self._change = change
         self._context_lines = context
         self._split = split
@@ -82,6 +137,8 @@ class DiffView(ScrollView, can_focus=True):
 
     def show_text(self, lines: list[Content]) -> None:
         self._change = None
+        self.hunk_cursor = None
+        self.marked = frozenset()
         self._rows = []
         self._split_rows = []
         self._text_lines = lines
@@ -167,7 +224,7 @@ class DiffView(ScrollView, can_focus=True):
         code, complete = self._code(row)
         line = Content.assemble(
             (f"{old} {new} ", "$text-muted"),
-            (SIGN[row.kind] + " ", "bold"),
+            (SIGN[row.kind] + self._mark(row), "bold"),
             code,
         )
         if style:
@@ -185,7 +242,7 @@ class DiffView(ScrollView, can_focus=True):
         code, complete = self._code(row)
         line = Content.assemble(
             (f"{number or '':>{self._gutter}} ", "$text-muted"),
-            (SIGN[row.kind] + " ", "bold"),
+            (SIGN[row.kind] + self._mark(row), "bold"),
             code,
         ).truncate(width, ellipsis=True, pad=True)
         if ROW_STYLE[row.kind]:

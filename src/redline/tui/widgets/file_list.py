@@ -20,22 +20,45 @@ KIND_STYLE = {
 class FileList(OptionList):
     """Highlighting a file here shows it in the diff view (``[`` and ``]`` step through)."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._changes: tuple[FileChange, ...] = ()
+        self._marked: set[int] = set()
+
+    def _prompt(self, position: int, change: FileChange) -> Content:
+        title = change_title(change)
+        letter, _, rest = title.partition(" ")
+        added, removed = change_stats(change)
+        mark = ("● ", "bold $redline-text-accent") if position in self._marked else ""
+        return Content.assemble(
+            mark,
+            (letter, f"bold {KIND_STYLE.get(letter, '')}"),
+            " ",
+            rest,
+            "  ",
+            (f"+{added}", "$redline-text-success"),
+            " ",
+            (f"-{removed}", "$text-error"),
+        )
+
+    def mark(self, positions: set[int]) -> None:
+        """Mark the files with units in the person's selection."""
+        if positions == self._marked:
+            return
+        changed = positions ^ self._marked
+        self._marked = set(positions)
+        for position in changed:
+            if position < len(self._changes):
+                self.replace_option_prompt_at_index(
+                    position, self._prompt(position, self._changes[position])
+                )
+
     def show_changes(self, changes: tuple[FileChange, ...], index: int = 0) -> None:
+        self._changes = changes
+        self._marked = set()
         options = []
         for position, change in enumerate(changes):
-            title = change_title(change)
-            letter, _, rest = title.partition(" ")
-            added, removed = change_stats(change)
-            prompt = Content.assemble(
-                (letter, f"bold {KIND_STYLE.get(letter, '')}"),
-                " ",
-                rest,
-                "  ",
-                (f"+{added}", "$redline-text-success"),
-                " ",
-                (f"-{removed}", "$text-error"),
-            )
-            options.append(Option(prompt, id=f"file-{position}"))
+            options.append(Option(self._prompt(position, change), id=f"file-{position}"))
         self.set_options(options)
         if options:
             self.highlighted = index

@@ -14,6 +14,7 @@ from redline.tools.pending_action import PendingAction
 from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
+from redline.workspace.hunks import Unit, hunk_units
 
 
 def _details_lines(action: PendingAction) -> list[Content]:
@@ -39,6 +40,9 @@ class PreviewPanel(Vertical):
         self.file_index = 0
         self.context = 3
         self.split = False
+        # The person's selection of the shown action: unit addresses (``PATH#N``, ``PATH``).
+        self.selected: set[str] = set()
+        self.units: tuple[Unit, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static(id="preview-header")
@@ -60,6 +64,8 @@ class PreviewPanel(Vertical):
         self.action = action
         if not same:
             self.file_index = 0
+            self.selected = set()
+            self.units = hunk_units(action.preview) if action is not None and action.preview else ()
         self._render_header()
         file_list = self.query_one(FileList)
         if action is None:
@@ -107,6 +113,63 @@ class PreviewPanel(Vertical):
             return
         change = self.action.preview.changes[self.file_index]
         self.diff_view.show_change(change, context=self.context, split=self.split)
+        self._mark_file()
+
+    # -- the selection ------------------------------------------------------------------
+    @property
+    def selectable(self) -> bool:
+        """Whether the shown action can be resolved in parts (it has a Preview)."""
+        return bool(self.units)
+
+    def selection(self) -> list[str]:
+        """The selected addresses in preview order (empty: the whole action)."""
+        return [unit.address for unit in self.units if unit.address in self.selected]
+
+    def _file_units(self) -> list[Unit]:
+        return [unit for unit in self.units if unit.change_index == self.file_index]
+
+    def _mark_file(self) -> None:
+        marked = frozenset(
+            unit.number
+            for unit in self._file_units()
+            if unit.number is not None and unit.address in self.selected
+        )
+        self.diff_view.set_marked(marked)
+        self.query_one(FileList).mark(
+            {unit.change_index for unit in self.units if unit.address in self.selected}
+        )
+
+    def step_hunk(self, delta: int) -> None:
+        self.diff_view.step_hunk(delta)
+
+    def toggle_hunk(self) -> str | None:
+        """Toggle the hunk under the cursor (or the whole file when it has no hunks)."""
+        units = self._file_units()
+        if not units:
+            return None
+        hunks = [unit for unit in units if unit.number is not None]
+        if not hunks:
+            return self.toggle_file()
+        if self.diff_view.hunk_cursor is None:
+            self.diff_view.step_hunk(1)
+        number = self.diff_view.hunk_cursor
+        unit = next((unit for unit in hunks if unit.number == number), hunks[0])
+        self.selected ^= {unit.address}
+        self._mark_file()
+        return unit.address
+
+    def toggle_file(self) -> str | None:
+        """Toggle every unit of the shown file: all in when any is out, else all out."""
+        units = self._file_units()
+        if not units:
+            return None
+        addresses = {unit.address for unit in units}
+        if addresses <= self.selected:
+            self.selected -= addresses
+        else:
+            self.selected |= addresses
+        self._mark_file()
+        return units[0].path
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

@@ -1,4 +1,4 @@
-"""A reason field and Apply / Discard buttons for the top pending action."""
+"""A reason field and Apply / Discard buttons for the selected action (or its picked hunks)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ class ReasonInput(Input):
 
 
 class ResolveBar(Horizontal):
+    # Labels change with the target (``Apply 2 of 5 hunks``): size them to the whole label.
+    DEFAULT_CSS = """
+    ResolveBar > Button {
+        text-wrap: nowrap;
+    }
+    """
+
     class Requested(Message):
         """A button asked to apply or discard the top action."""
 
@@ -50,6 +57,33 @@ class ResolveBar(Horizontal):
     def set_enabled(self, *, apply: bool, discard: bool) -> None:
         self.query_one("#apply", Button).disabled = not apply
         self.query_one("#discard", Button).disabled = not discard
+
+    def set_target(
+        self, action_id: str | None, *, picked: int = 0, parts: int = 0, whole_only: bool = False
+    ) -> None:
+        """Name what ``y``/``n`` act on: ``Apply pa-2``, ``Apply 2 of 5 hunks``."""
+        if action_id is None:
+            apply, discard = "Apply (y)", "Discard (n)"
+        elif picked:
+            what = f"{picked} of {parts} hunk{'s' if parts != 1 else ''}"
+            # The bar is narrow: the discard button names only the count (its tooltip says more).
+            apply, discard = f"Apply {what}", f"Discard {picked}"
+        else:
+            apply, discard = f"Apply {action_id} (y)", f"Discard {action_id} (n)"
+        apply_button = self.query_one("#apply", Button)
+        discard_button = self.query_one("#discard", Button)
+        for button, label in ((apply_button, apply), (discard_button, discard)):
+            if str(button.label) != label:
+                button.label = label
+                # Room for the whole label and the button's padding (auto width clips it).
+                button.styles.width = max(len(label) + 4, 16)
+        tip = (
+            "This action has no file preview: it applies or discards only as a whole."
+            if whole_only
+            else "space picks hunks; y/n then act on the picked ones only"
+        )
+        apply_button.tooltip = tip
+        discard_button.tooltip = tip
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -1,0 +1,92 @@
+"""Edit one file's proposed new content before it lands (``e`` in the dashboard).
+
+A full screen with a ``TextArea`` (line numbers; syntax colour when Textual's tree-sitter
+extras are installed, plain text otherwise). ``ctrl+s`` saves (the screen is dismissed with
+the new text), ``escape`` cancels (dismissed with None). Saving a ``.py`` file that does not
+parse asks first: the edit is allowed, but the person should know.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TextArea
+
+from redline.tui.screens.confirm import ConfirmScreen
+from redline.workspace.hunks import python_warning
+
+LANGUAGES = {".py": "python", ".pyi": "python", ".md": "markdown", ".json": "json"}
+
+
+def language_for(path: str, available: set[str]) -> str | None:
+    """The TextArea language for ``path``, or None when it cannot be highlighted here."""
+    for suffix, language in LANGUAGES.items():
+        if path.endswith(suffix):
+            return language if language in available else None
+    return None
+
+
+class EditorScreen(Screen[str | None]):
+    """The proposed text of ``path`` in an editor; dismissed with the saved text or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel", priority=True),
+    ]
+
+    def __init__(self, action_id: str, path: str, text: str) -> None:
+        super().__init__()
+        self.action_id = action_id
+        self.path = path
+        self.original = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="editor-body"):
+            yield Static(
+                Content.assemble(
+                    ("Editing ", "bold"),
+                    (self.path, "bold $redline-text-accent"),
+                    (f" of {self.action_id}", "$text-muted"),
+                    ("  — ctrl+s saves as an edited action, escape cancels", "$text-muted"),
+                ),
+                id="editor-title",
+            )
+            area = TextArea.code_editor(self.original, id="editor-area")
+            language = language_for(self.path, area.available_languages)
+            if language is not None:
+                area.language = language
+            yield area
+        yield Footer(compact=True)
+
+    @property
+    def area(self) -> TextArea:
+        return self.query_one("#editor-area", TextArea)
+
+    def on_mount(self) -> None:
+        self.area.focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_save(self) -> None:
+        text = self.area.text
+        if text == self.original:
+            self.dismiss(None)
+            return
+        warning = python_warning(self.path, text)
+        if warning is None:
+            self.dismiss(text)
+            return
+
+        def answered(keep: bool | None) -> None:
+            if keep:
+                self.dismiss(text)
+
+        self.app.push_screen(
+            ConfirmScreen(f"{warning} Save anyway?", yes="Save", no="Keep editing"), answered
+        )
