@@ -71,6 +71,8 @@ from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import ResolveOutcome, ResolveTool, resolve_pending
 from redline.tools.result import ToolResult
+from redline.workspace.queue import QueueWatcher, WorkspaceQueue
+from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +222,9 @@ class AgentSession:
         self._log = session_log
         self._closed = False
         self._on_close: list[Callable[[], None]] = []
+        self._queue_watcher: QueueWatcher | None = None
+        self._serving_requests = False
+        self._serve_again = False
         if session_log is not None:
             self.events.subscribe(session_log.write_event)
         self.store.subscribe(self._on_store_event)
@@ -472,6 +477,115 @@ class AgentSession:
             if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
                 marked.append(action.id)
         return marked
+
+    # -- the workspace queue ------------------------------------------------------------
+    @property
+    def queue(self) -> WorkspaceQueue | None:
+        """The workspace's review queue: every process's pending actions (see docs/sdk.md).
+
+        ``None`` for a session made without a queue-backed store.
+        """
+        return self.store.queue
+
+    def watch_queue(self) -> None:
+        """Follow the workspace queue: learn resolutions made by other processes and serve
+        their requests to run this session's owner actions. Stopped by :meth:`close`."""
+        queue = self.store.queue
+        if queue is None or self._queue_watcher is not None:
+            return
+        self._queue_watcher = queue.watch(self._on_queue_change)
+        self.on_close(self._queue_watcher.stop)
+        self._on_queue_change()  # anything that happened before the watch began
+
+    def _on_queue_change(self) -> None:
+        """From the watcher thread: something in ``.redline/queue/`` changed."""
+        queue = self.store.queue
+        if queue is None or self._closed:
+            return
+        try:
+            if queue.owner_requests():
+                self._loop.submit(self._serve_owner_requests())
+        except Exception:
+            log.debug("reading owner requests failed", exc_info=True)
+        mine = self.store.snapshot()
+        if not mine:
+            return
+        try:
+            queued = {record.id for record in queue.list()}
+        except Exception:
+            log.debug("listing the review queue failed", exc_info=True)
+            return
+        for action in mine:
+            if action.id in queued:
+                continue
+            # A local resolution holds this lock until the store is updated: wait for it
+            # so it is never mistaken for one made by another process.
+            if not self.store.resolution_lock.acquire(timeout=5.0):
+                return
+            try:
+                if self.store.get(action.id) is None:
+                    continue  # resolved here meanwhile
+                resolution = queue.resolution(action.id)
+                if resolution is None and queue.get(action.id) is not None:
+                    continue
+                self.store.remove(action.id)
+            finally:
+                self.store.resolution_lock.release()
+            self._report_remote(action, resolution)
+        self.check_staleness(None)
+
+    def _report_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        """Tell the model (and the event stream) how another process resolved ``action``."""
+        from redline.tools.queue_resolve import resolution_result
+
+        if resolution is None or resolution.decision not in ("apply", "discard"):
+            how = "replaced" if resolution is not None else "removed"
+            self.events.emit(
+                Notice(message=f"{action.id} ({action.label}) was {how} by another process.")
+            )
+            return
+        done = "applied" if resolution.decision == "apply" else "discarded"
+        by: ResolvedBy = "agent" if resolution.resolved_by == "agent" else "human"
+        with self._state_lock:
+            self._unreported.append(
+                Resolution(done, action.id, action.label, resolution.reason, resolution.result_text)
+            )
+        self.events.emit(
+            PendingResolved(
+                action_id=action.id,
+                action="apply" if resolution.decision == "apply" else "discard",
+                reason=resolution.reason,
+                by=by,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                result=resolution_result(resolution),
+            )
+        )
+
+    async def _serve_owner_requests(self) -> None:
+        """Run this session's owner actions that another process resolved (its answer is
+        the resolution it logs) and report them to the model as local resolutions."""
+        with self._state_lock:
+            if self._serving_requests:
+                self._serve_again = True
+                return
+            self._serving_requests = True
+        try:
+            while True:
+                before = {action.id: action for action in self.store.snapshot()}
+                for action_id, result in await self.store.serve_owner_requests():
+                    queue = self.store.queue
+                    resolution = queue.resolution(action_id) if queue is not None else None
+                    action = before.get(action_id)
+                    if action is not None and resolution is not None and not result.is_error:
+                        self._report_remote(action, resolution)
+                with self._state_lock:
+                    if not self._serve_again:
+                        return
+                    self._serve_again = False
+        finally:
+            with self._state_lock:
+                self._serving_requests = False
 
     def trust_workspace(self) -> list[str]:
         """Trust this workspace's project plugins, remember it, and load them now.
@@ -800,6 +914,7 @@ class AgentSession:
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
     ) -> ResolveOutcome:
+        self.store.resolved_by = "agent" if by == "agent" else "person"
         try:
             outcome = await resolve_pending(self.store, action, reason, action_id)
         except asyncio.CancelledError:
