@@ -216,6 +216,15 @@ class PendingPushed(Event):
     label: str
     source_tool_name: str
     preview: PreviewSummary | None
+    # Each file's unified diff ({"kind", "path", "diff"}, "old_path" for renames); filled
+    # when the session is asked to (``redline exec --resolver human``), else left out.
+    diffs: list[dict[str, str]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.diffs is None:
+            del out["diffs"]  # additive: older readers see the same shape as before
+        return out
 
 
 @register

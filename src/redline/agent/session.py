@@ -223,6 +223,8 @@ class AgentSession:
         self._closed = False
         self._on_close: list[Callable[[], None]] = []
         self._queue_watcher: QueueWatcher | None = None
+        #: Put each file's unified diff on ``pending_pushed`` events (``exec --resolver human``).
+        self.event_diffs = False
         self._serving_requests = False
         self._serve_again = False
         if session_log is not None:
@@ -477,6 +479,18 @@ class AgentSession:
             if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
                 marked.append(action.id)
         return marked
+
+    def restore(self, messages: Sequence[Message], unreported: Sequence[Resolution]) -> None:
+        """Continue an earlier conversation (``exec --resume``): ``messages`` follow the
+        system prompt, and ``unreported`` is told to the model before its next turn; the
+        session then counts as awaiting review, so :meth:`resume` continues it."""
+        with self._state_lock:
+            if self.running:
+                raise SessionError("a run is active; restore a conversation before running")
+            self._messages[1:] = list(messages)
+            self._unreported = [*unreported, *self._unreported]
+            self.last_status = "awaiting_review"
+            self.state = AgentState.WAITING_FOR_REVIEW
 
     # -- the workspace queue ------------------------------------------------------------
     @property
@@ -760,14 +774,7 @@ class AgentSession:
         with self._state_lock:
             report, self._unreported = self._unreported, []
         if report:
-            lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
-            for item in report:
-                reason = f" Reason: {item.reason}" if item.reason else ""
-                lines.append(
-                    f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
-                )
-            lines.append("</system-reminder>")
-            self._messages.append(Message("user", "\n".join(lines)))
+            self._messages.append(Message("user", resolution_reminder(report)))
         if self._reminder_due and self._forcing():
             self._messages.append(Message("user", PREVIEW_REMINDER))
         self._reminder_due = False
@@ -954,6 +961,7 @@ class AgentSession:
                     label=action.label,
                     source_tool_name=action.source_tool_name,
                     preview=action.preview.summary() if action.preview is not None else None,
+                    diffs=preview_diffs(action) if self.event_diffs else None,
                 )
             )
         elif event.kind == "replace" and action is not None and event.previous is not None:
@@ -972,6 +980,18 @@ class AgentSession:
                     action_id=action.id, label=action.label, reason=action.stale_reason or ""
                 )
             )
+
+
+def resolution_reminder(report: Sequence[Resolution]) -> str:
+    """The one user message that tells the model what was resolved since its last turn."""
+    lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
+    for item in report:
+        reason = f" Reason: {item.reason}" if item.reason else ""
+        lines.append(
+            f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
+        )
+    lines.append("</system-reminder>")
+    return "\n".join(lines)
 
 
 def resolution_event(
@@ -1003,6 +1023,23 @@ def resolution_event(
     )
 
 
+def preview_diffs(action: PendingAction) -> list[dict[str, str]] | None:
+    """Each file of the action's Preview with its unified diff (None without a Preview)."""
+    from redline.workspace.preview import FileRename
+
+    preview = action.preview
+    if preview is None:
+        return None
+    files: list[dict[str, str]] = []
+    for change in preview:
+        entry = {"kind": change.kind, "path": change.path}
+        if isinstance(change, FileRename):
+            entry["old_path"] = change.old_path
+        entry["diff"] = preview.file_diff(change)
+        files.append(entry)
+    return files
+
+
 def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
     for task in asyncio.all_tasks(loop):
         task.cancel()
@@ -1027,4 +1064,5 @@ __all__ = [
     "Resolver",
     "SessionError",
     "resolution_event",
+    "resolution_reminder",
 ]
