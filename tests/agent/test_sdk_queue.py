@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.agent.events import Event, PendingResolved
+from redline.agent.events import Event, PendingResolved, Undone
 from redline.sdk import create_agent_session
 from redline.workspace.queue import WorkspaceQueue
 
@@ -107,3 +107,25 @@ def test_owner_action_resolved_elsewhere_runs_in_its_owner(ws: Path) -> None:
             if m.role == "user" and "pending actions were resolved" in m.content
         ]
         assert len(report) == 1 and f"applied {action.id}" in report[0]
+
+
+def test_undo_from_another_process_is_reported_to_the_model(ws: Path) -> None:
+    provider = ProgrammableProvider([reply(call("write", path="n.md", content="x\n"))])
+    events: list[Event] = []
+    with create_agent_session(ws, provider, resolver="human", log_session=False) as session:
+        session.subscribe(events.append)
+        assert session.prompt("add") == "awaiting_review"
+        (action,) = session.store.snapshot()
+        assert redline("pending", "-C", str(ws), "apply", action.id).returncode == 0
+        wait_for(lambda: bool(of_type(events, PendingResolved)), "the pending_resolved event")
+        undone = redline("undo", "-C", str(ws))
+        assert undone.returncode == 0, undone.stdout + undone.stderr
+        assert not (ws / "n.md").exists()
+        wait_for(lambda: bool(of_type(events, Undone)), "the undone event")
+        assert session.resume() == "done"
+        (report,) = [
+            m.content
+            for m in provider.requests[-1].messages
+            if m.role == "user" and "pending actions were resolved" in m.content
+        ]
+        assert f"applied {action.id}" in report and "Undid" in report

@@ -227,6 +227,10 @@ class AgentSession:
         self.event_diffs = False
         self._serving_requests = False
         self._serve_again = False
+        # This session's actions (id -> label) and the undos of them already reported.
+        self._pushed_ids: dict[str, str] = {}
+        self._undos_reported: set[str] = set()
+        self._undo_lock = threading.Lock()
         if session_log is not None:
             self.events.subscribe(session_log.write_event)
         self.store.subscribe(self._on_store_event)
@@ -362,11 +366,13 @@ class AgentSession:
         """Undo the newest applied action through the journal; the agent is told."""
         from redline.workspace.journal import UndoError, undo_last
 
-        try:
-            receipt = undo_last(self.cwd)
-        except UndoError as exc:
-            self.events.emit(Notice(message=str(exc)))
-            return ToolResult.error(str(exc))
+        with self._undo_lock:  # the journal watcher must not report this undo again
+            try:
+                receipt = undo_last(self.cwd)
+            except UndoError as exc:
+                self.events.emit(Notice(message=str(exc)))
+                return ToolResult.error(str(exc))
+            self._undos_reported.add(receipt.entry_id)
         files = list(receipt.files)
         text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
         with self._state_lock:
@@ -510,6 +516,73 @@ class AgentSession:
         self._queue_watcher = queue.watch(self._on_queue_change)
         self.on_close(self._queue_watcher.stop)
         self._on_queue_change()  # anything that happened before the watch began
+        self._watch_journal()
+
+    def _watch_journal(self) -> None:
+        """Watch the journal for undos of this session's actions made by other processes."""
+        import os
+
+        from redline.workspace.state import JOURNAL_DIR_NAME, open_state_dir
+
+        os.close(open_state_dir(self.cwd, JOURNAL_DIR_NAME))
+        path = self.cwd / ".redline" / JOURNAL_DIR_NAME
+        stop = threading.Event()
+        ready = threading.Event()
+
+        def run() -> None:
+            import watchfiles
+
+            ready.set()
+            for _changes in watchfiles.watch(
+                path,
+                watch_filter=lambda _change, name: os.path.basename(name) == "done",
+                stop_event=stop,
+                debounce=50,
+                step=10,
+                rust_timeout=200,
+                yield_on_timeout=False,
+                raise_interrupt=False,
+            ):
+                try:
+                    self._on_journal_change()
+                except Exception:
+                    log.debug("reading the journal failed", exc_info=True)
+
+        thread = threading.Thread(target=run, name="redline-journal-watch", daemon=True)
+        thread.start()
+        ready.wait(5.0)
+
+        def stop_watching() -> None:
+            stop.set()
+            thread.join(5.0)
+
+        self.on_close(stop_watching)
+
+    def _on_journal_change(self) -> None:
+        """Report undos (from any process) of applies of this session's actions."""
+        from redline.workspace.entries import Entry, iter_entries
+
+        with self._state_lock:
+            mine = dict(self._pushed_ids)
+        if not mine or self._closed:
+            return
+        with self._undo_lock:
+            loaded = [e for _folder, e in iter_entries(self.cwd) if isinstance(e, Entry)]
+            undone = {e.undoes for e in loaded if e.kind == "undo" and e.complete}
+            for entry in loaded:
+                if (
+                    entry.kind != "apply"
+                    or entry.action_id not in mine
+                    or entry.id not in undone
+                    or entry.id in self._undos_reported
+                ):
+                    continue
+                self._undos_reported.add(entry.id)
+                files = list(entry.files)
+                text = f"Undid {entry.label or 'the last apply'} ({', '.join(files)})."
+                with self._state_lock:
+                    self._unreported.append(Resolution("undid", entry.id, entry.label, "", text))
+                self.events.emit(Undone(entry_id=entry.id, label=entry.label, files=files))
 
     def _on_queue_change(self) -> None:
         """From the watcher thread: something in ``.redline/queue/`` changed."""
@@ -952,6 +1025,8 @@ class AgentSession:
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
+        if action is not None and event.kind in ("push", "replace"):
+            self._pushed_ids[action.id] = action.label
         if event.kind == "push" and action is not None:
             if self.store.count == 1:
                 self._reminder_due = True
