@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.providers.fake_openai import FakeOpenAI
 
 from redline.cli import main
-
-from tests.providers.fake_openai import FakeOpenAI
 
 HANG_GUARD = 120.0
 

@@ -55,7 +55,9 @@ def session_log_path(root: Path, session_id: str | None) -> Path:
     folder = root / ".redline" / "sessions"
     if session_id is not None:
         if not _SESSION_ID.fullmatch(session_id):
-            raise ResumeError(f"session {session_id!r}: not a session id such as 20261201-070102-a1b2c3")
+            raise ResumeError(
+                f"session {session_id!r}: not a session id such as 20261201-070102-a1b2c3"
+            )
         path = folder / f"{session_id}.jsonl"
         if not path.is_file():
             raise ResumeError(f"session {session_id}: no session log in {folder}")
