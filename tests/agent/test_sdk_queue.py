@@ -129,3 +129,39 @@ def test_undo_from_another_process_is_reported_to_the_model(ws: Path) -> None:
             if m.role == "user" and "pending actions were resolved" in m.content
         ]
         assert f"applied {action.id}" in report and "Undid" in report
+
+
+def test_custom_tool_preview_without_apply_is_applied_by_preview(ws: Path) -> None:
+    from pydantic import BaseModel
+
+    from redline.workspace.preview import FileCreate, Preview
+
+    class Params(BaseModel):
+        text: str
+
+    class Jot:
+        name = "jot"
+        label = "Jot"
+        description = "Queue a file"
+        parameters = Params
+        deferrable = True
+
+        def __init__(self, api: object) -> None:
+            self.api = api
+
+        def execute(self, tool_call_id: str, params: Params) -> str:
+            preview = Preview([FileCreate("jot.md", params.text)])
+            return self.api.push_pending_action(label="Jot", preview=preview)  # type: ignore[attr-defined, no-any-return]
+
+    provider = ProgrammableProvider([reply(call("jot", text="hi\n"))])
+    with create_agent_session(
+        ws, provider, resolver="human", custom_tools=[Jot], log_session=False
+    ) as session:
+        assert session.prompt("jot") == "awaiting_review"
+        (action,) = session.store.snapshot()
+        record = session.queue.get(action.id) if session.queue else None
+        assert record is not None and record.applied_by == "preview"
+    # The session has ended; any process can still apply it.
+    done = redline("pending", "-C", str(ws), "apply", action.id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (ws / "jot.md").read_text(encoding="utf-8") == "hi\n"
