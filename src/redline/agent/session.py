@@ -602,6 +602,7 @@ class AgentSession:
         except Exception:
             log.debug("listing the review queue failed", exc_info=True)
             return
+        removed = False
         for action in mine:
             if action.id in queued:
                 continue
@@ -616,10 +617,12 @@ class AgentSession:
                 if resolution is None and queue.get(action.id) is not None:
                     continue
                 self.store.remove(action.id)
+                removed = True
             finally:
                 self.store.resolution_lock.release()
             self._report_remote(action, resolution)
-        self.check_staleness(None)
+        if removed:
+            self.check_staleness(None)  # an apply elsewhere may have changed our files
 
     def _report_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
         """Tell the model (and the event stream) how another process resolved ``action``."""

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         resolver=resolver,
         tool_paths=[example_tools_dir() / "batch_rename_preview.py"],
         watch_plugins=not headless,
+        source_kind="exec" if headless else "agent",
     )
     if headless:
         from redline.agent.render import EventPrinter
