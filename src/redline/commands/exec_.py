@@ -220,13 +220,19 @@ def _run_session(
                 file=sys.stderr,
             )
             return EXIT_STATUS["awaiting_review"]
+    resolver = settings.resolver
+    if history is not None and args.resolver is None:
+        # A continued session keeps its resolver unless the command line names one.
+        logged = history.header.get("resolver")
+        if isinstance(logged, str) and logged in ("agent", "human", "apply-all", "discard-all"):
+            resolver = logged
     try:
         session = create_agent_session(
             cwd,
             model,
             session_id=history.session_id if history is not None else None,
             source_kind="exec",
-            resolver=settings.resolver,
+            resolver=resolver,
             tool_paths=args.tool_paths,
             trust=args.trust,
             base_url=settings.base_url,
