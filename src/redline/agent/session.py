@@ -629,9 +629,11 @@ class AgentSession:
         from redline.tools.queue_resolve import resolution_result
 
         if resolution is None or resolution.decision not in ("apply", "discard"):
-            how = "replaced" if resolution is not None else "removed"
+            how = "removed"
+            if resolution is not None and resolution.replaced_by:
+                how = f"replaced by {resolution.replaced_by}"
             self.events.emit(
-                Notice(message=f"{action.id} ({action.label}) was {how} by another process.")
+                Notice(message=f"{action.id} ({action.label}) was {how} in another process.")
             )
             return
         done = "applied" if resolution.decision == "apply" else "discarded"
