@@ -26,6 +26,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
+    ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
 )
 

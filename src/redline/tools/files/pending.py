@@ -48,6 +48,8 @@ def file_action(
         )
 
     apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]  # queue: applied_by "preview"
+    # What the model is told on apply, for a resolver in another process (redline mcp).
+    apply.__redline_applied_text__ = applied_text  # type: ignore[attr-defined]
     action = PendingAction(
         label=label,
         apply=apply,
