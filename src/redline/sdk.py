@@ -43,6 +43,8 @@ def create_agent_session(
     log_session: bool = True,
     watch_plugins: bool = False,
     plugin_timeout: float | None = None,
+    source_kind: str = "sdk",
+    source_name: str = "",
 ) -> AgentSession:
     """Open a session on the workspace ``cwd`` with ``model`` (a model string or a Provider).
 
@@ -67,6 +69,9 @@ def create_agent_session(
         watch_plugins: reload plugin files when they change.
         plugin_timeout: seconds each plugin may take to import and build its tools before
             it is reported and skipped (default: ``$REDLINE_PLUGIN_TIMEOUT``, else 10).
+        source_kind: who the session's queued actions say pushed them: ``sdk`` (the
+            default), ``exec`` for ``redline exec``, ``agent`` for the dashboard's agent.
+        source_name: the human name shown with its actions (default: the kind).
 
     Returns:
         The open session; close it (or use it as a context manager) when done.
@@ -99,12 +104,21 @@ def create_agent_session(
 
     from redline.tools.registry import builtin_tools
     from redline.workspace.journal import ensure_state_dir, recover
+    from redline.workspace.queue import QueueError, Source, WorkspaceQueue
 
     state_dir = ensure_state_dir(root)
     recovery_messages = recover(root)
     clock_fn = clock or time.time
-    store = PendingActionStore(clock=clock_fn)
     sid = session_id or new_session_id()
+    source = Source.current(source_kind, source_name, sid)
+    # Like journal recovery, settle what a crash left in the review queue before anything
+    # is pushed (see docs/queue.md, "Crashes").
+    queue = WorkspaceQueue(root, reconcile=False)
+    try:
+        recovery_messages = [*recovery_messages, *queue.reconcile()]
+    except QueueError as exc:
+        recovery_messages = [*recovery_messages, str(exc)]
+    store = PendingActionStore(clock=clock_fn, queue=queue, source=source)
     stream = EventStream(sid, clock=clock_fn)
     session_log = None
     if log_session:
@@ -129,6 +143,11 @@ def create_agent_session(
         rules=rules,
         recovery_messages=recovery_messages,
     )
+    try:
+        session.watch_queue()  # registers its own stop, which runs before the close below
+    except (QueueError, OSError) as exc:
+        log.warning("not watching the review queue: %s", exc)
+    session.on_close(queue.close)
     try:
         _announce_rules(session, rules)
         session.plugins.load(

@@ -222,6 +222,11 @@ class PendingPushed(Event):
     label: str
     source_tool_name: str
     preview: PreviewSummary | None
+    # Each file's unified diff ({"kind", "path", "diff"}, "old_path" for renames); filled
+    # when the session is asked to (``redline exec --resolver human``), else left out.
+    diffs: list[dict[str, str]] | None = dataclasses.field(
+        default=None, metadata={OMIT_IF_NONE: True}
+    )
 
 
 @register

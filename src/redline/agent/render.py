@@ -81,6 +81,9 @@ class EventPrinter:
                     f"[pending] {event.action_id} {event.label} "
                     f"[{event.source_tool_name}]{describe.preview_stats(event.preview)}"
                 )
+                for item in event.diffs or ():
+                    for line in item.get("diff", "").splitlines():
+                        self._line(f"    {line}")
             case PendingResolved():
                 verb = describe.verdict(event.action).lower()
                 who = describe.resolver(event.by, event.rule)

@@ -78,6 +78,8 @@ from redline.tools.resolve import (
     resolve_pending,
 )
 from redline.tools.result import ToolResult
+from redline.workspace.queue import QueueWatcher, WorkspaceQueue
+from redline.workspace.queue import Resolution as QueueResolution
 
 if TYPE_CHECKING:
     from redline.rules import Decision, RuleOutcome, RuleSet
@@ -233,6 +235,15 @@ class AgentSession:
         self._log = session_log
         self._closed = False
         self._on_close: list[Callable[[], None]] = []
+        self._queue_watcher: QueueWatcher | None = None
+        #: Put each file's unified diff on ``pending_pushed`` events (``exec --resolver human``).
+        self.event_diffs = False
+        self._serving_requests = False
+        self._serve_again = False
+        # This session's actions (id -> label) and the undos of them already reported.
+        self._pushed_ids: dict[str, str] = {}
+        self._undos_reported: set[str] = set()
+        self._undo_lock = threading.Lock()
         if session_log is not None:
             self.events.subscribe(session_log.write_event)
         self.store.subscribe(self._on_store_event)
@@ -384,11 +395,13 @@ class AgentSession:
         """Undo the newest applied action through the journal; the agent is told."""
         from redline.workspace.journal import UndoError, undo_last
 
-        try:
-            receipt = undo_last(self.cwd)
-        except UndoError as exc:
-            self.events.emit(Notice(message=str(exc)))
-            return ToolResult.error(str(exc))
+        with self._undo_lock:  # the journal watcher must not report this undo again
+            try:
+                receipt = undo_last(self.cwd)
+            except UndoError as exc:
+                self.events.emit(Notice(message=str(exc)))
+                return ToolResult.error(str(exc))
+            self._undos_reported.add(receipt.entry_id)
         files = list(receipt.files)
         text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
         with self._state_lock:
@@ -501,6 +514,202 @@ class AgentSession:
             if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
                 marked.append(action.id)
         return marked
+
+    def restore(self, messages: Sequence[Message], unreported: Sequence[Resolution]) -> None:
+        """Continue an earlier conversation (``exec --resume``): ``messages`` follow the
+        system prompt, and ``unreported`` is told to the model before its next turn; the
+        session then counts as awaiting review, so :meth:`resume` continues it."""
+        with self._state_lock:
+            if self.running:
+                raise SessionError("a run is active; restore a conversation before running")
+            self._messages[1:] = list(messages)
+            self._unreported = [*unreported, *self._unreported]
+            self.last_status = "awaiting_review"
+            self.state = AgentState.WAITING_FOR_REVIEW
+
+    # -- the workspace queue ------------------------------------------------------------
+    @property
+    def queue(self) -> WorkspaceQueue | None:
+        """The workspace's review queue: every process's pending actions (see docs/sdk.md).
+
+        ``None`` for a session made without a queue-backed store.
+        """
+        return self.store.queue
+
+    def watch_queue(self) -> None:
+        """Follow the workspace queue: learn resolutions made by other processes and serve
+        their requests to run this session's owner actions. Stopped by :meth:`close`."""
+        queue = self.store.queue
+        if queue is None or self._queue_watcher is not None:
+            return
+        self._queue_watcher = queue.watch(self._on_queue_change)
+        self.on_close(self._queue_watcher.stop)
+        self._on_queue_change()  # anything that happened before the watch began
+        self._watch_journal()
+
+    def _watch_journal(self) -> None:
+        """Watch the journal for undos of this session's actions made by other processes."""
+        import os
+
+        from redline.workspace.state import JOURNAL_DIR_NAME, open_state_dir
+
+        os.close(open_state_dir(self.cwd, JOURNAL_DIR_NAME))
+        path = self.cwd / ".redline" / JOURNAL_DIR_NAME
+        stop = threading.Event()
+        ready = threading.Event()
+
+        def run() -> None:
+            import watchfiles
+
+            ready.set()
+            for _changes in watchfiles.watch(
+                path,
+                watch_filter=lambda _change, name: os.path.basename(name) == "done",
+                stop_event=stop,
+                debounce=50,
+                step=10,
+                rust_timeout=200,
+                yield_on_timeout=False,
+                raise_interrupt=False,
+            ):
+                try:
+                    self._on_journal_change()
+                except Exception:
+                    log.debug("reading the journal failed", exc_info=True)
+
+        thread = threading.Thread(target=run, name="redline-journal-watch", daemon=True)
+        thread.start()
+        ready.wait(5.0)
+
+        def stop_watching() -> None:
+            stop.set()
+            thread.join(5.0)
+
+        self.on_close(stop_watching)
+
+    def _on_journal_change(self) -> None:
+        """Report undos (from any process) of applies of this session's actions."""
+        from redline.workspace.entries import Entry, iter_entries
+
+        with self._state_lock:
+            mine = dict(self._pushed_ids)
+        if not mine or self._closed:
+            return
+        with self._undo_lock:
+            loaded = [e for _folder, e in iter_entries(self.cwd) if isinstance(e, Entry)]
+            undone = {e.undoes for e in loaded if e.kind == "undo" and e.complete}
+            for entry in loaded:
+                if (
+                    entry.kind != "apply"
+                    or entry.action_id not in mine
+                    or entry.id not in undone
+                    or entry.id in self._undos_reported
+                ):
+                    continue
+                self._undos_reported.add(entry.id)
+                files = list(entry.files)
+                text = f"Undid {entry.label or 'the last apply'} ({', '.join(files)})."
+                with self._state_lock:
+                    self._unreported.append(Resolution("undid", entry.id, entry.label, "", text))
+                self.events.emit(Undone(entry_id=entry.id, label=entry.label, files=files))
+
+    def _on_queue_change(self) -> None:
+        """From the watcher thread: something in ``.redline/queue/`` changed."""
+        queue = self.store.queue
+        if queue is None or self._closed:
+            return
+        try:
+            if queue.owner_requests():
+                self._loop.submit(self._serve_owner_requests())
+        except Exception:
+            log.debug("reading owner requests failed", exc_info=True)
+        mine = self.store.snapshot()
+        if not mine:
+            return
+        try:
+            queued = {record.id for record in queue.list()}
+        except Exception:
+            log.debug("listing the review queue failed", exc_info=True)
+            return
+        removed = False
+        for action in mine:
+            if action.id in queued:
+                continue
+            # A local resolution holds this lock until the store is updated: wait for it
+            # so it is never mistaken for one made by another process.
+            if not self.store.resolution_lock.acquire(timeout=5.0):
+                return
+            try:
+                if self.store.get(action.id) is None:
+                    continue  # resolved here meanwhile
+                resolution = queue.resolution(action.id)
+                if resolution is None and queue.get(action.id) is not None:
+                    continue
+                self.store.remove(action.id)
+                removed = True
+            finally:
+                self.store.resolution_lock.release()
+            self._report_remote(action, resolution)
+        if removed:
+            self.check_staleness(None)  # an apply elsewhere may have changed our files
+
+    def _report_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        """Tell the model (and the event stream) how another process resolved ``action``."""
+        from redline.tools.queue_resolve import resolution_result
+
+        if resolution is None or resolution.decision not in ("apply", "discard"):
+            how = "removed"
+            if resolution is not None and resolution.replaced_by:
+                how = f"replaced by {resolution.replaced_by}"
+            self.events.emit(
+                Notice(message=f"{action.id} ({action.label}) was {how} in another process.")
+            )
+            return
+        done = "applied" if resolution.decision == "apply" else "discarded"
+        by: ResolvedBy = (
+            resolution.resolved_by if resolution.resolved_by in ("agent", "rule") else "human"  # type: ignore[assignment]
+        )
+        with self._state_lock:
+            self._unreported.append(
+                Resolution(done, action.id, action.label, resolution.reason, resolution.result_text)
+            )
+        self.events.emit(
+            PendingResolved(
+                action_id=action.id,
+                action="apply" if resolution.decision == "apply" else "discard",
+                reason=resolution.reason,
+                by=by,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                result=resolution_result(resolution),
+                rule=resolution.rule if by == "rule" else None,
+            )
+        )
+
+    async def _serve_owner_requests(self) -> None:
+        """Run this session's owner actions that another process resolved (its answer is
+        the resolution it logs) and report them to the model as local resolutions."""
+        with self._state_lock:
+            if self._serving_requests:
+                self._serve_again = True
+                return
+            self._serving_requests = True
+        try:
+            while True:
+                before = {action.id: action for action in self.store.snapshot()}
+                for action_id, result in await self.store.serve_owner_requests():
+                    queue = self.store.queue
+                    resolution = queue.resolution(action_id) if queue is not None else None
+                    action = before.get(action_id)
+                    if action is not None and resolution is not None and not result.is_error:
+                        self._report_remote(action, resolution)
+                with self._state_lock:
+                    if not self._serve_again:
+                        return
+                    self._serve_again = False
+        finally:
+            with self._state_lock:
+                self._serving_requests = False
 
     def trust_workspace(self) -> list[str]:
         """Trust this workspace's project plugins, remember it, and load them now.
@@ -675,14 +884,7 @@ class AgentSession:
         with self._state_lock:
             report, self._unreported = self._unreported, []
         if report:
-            lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
-            for item in report:
-                reason = f" Reason: {item.reason}" if item.reason else ""
-                lines.append(
-                    f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
-                )
-            lines.append("</system-reminder>")
-            self._messages.append(Message("user", "\n".join(lines)))
+            self._messages.append(Message("user", resolution_reminder(report)))
         if self._reminder_due and self._forcing():
             self._messages.append(Message("user", PREVIEW_REMINDER))
         self._reminder_due = False
@@ -927,7 +1129,7 @@ class AgentSession:
                 reason,
                 action_id,
                 only,
-                resolved_by="rule" if by == "rule" else None,
+                resolved_by="rule" if by == "rule" else "agent" if by == "agent" else None,
                 rule=rule,
             )
         except asyncio.CancelledError:
@@ -959,6 +1161,8 @@ class AgentSession:
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
+        if action is not None and event.kind in ("push", "replace"):
+            self._pushed_ids[action.id] = action.label
         if event.kind == "push" and action is not None:
             if self.store.count == 1:
                 self._reminder_due = True
@@ -968,6 +1172,7 @@ class AgentSession:
                     label=action.label,
                     source_tool_name=action.source_tool_name,
                     preview=action.preview.summary() if action.preview is not None else None,
+                    diffs=preview_diffs(action) if self.event_diffs else None,
                 )
             )
         elif event.kind == "replace" and action is not None and event.previous is not None:
@@ -992,6 +1197,18 @@ class AgentSession:
                     action_id=action.id, label=action.label, reason=action.stale_reason or ""
                 )
             )
+
+
+def resolution_reminder(report: Sequence[Resolution]) -> str:
+    """The one user message that tells the model what was resolved since its last turn."""
+    lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
+    for item in report:
+        reason = f" Reason: {item.reason}" if item.reason else ""
+        lines.append(
+            f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
+        )
+    lines.append("</system-reminder>")
+    return "\n".join(lines)
 
 
 def resolution_event(
@@ -1026,6 +1243,23 @@ def resolution_event(
     )
 
 
+def preview_diffs(action: PendingAction) -> list[dict[str, str]] | None:
+    """Each file of the action's Preview with its unified diff (None without a Preview)."""
+    from redline.workspace.preview import FileRename
+
+    preview = action.preview
+    if preview is None:
+        return None
+    files: list[dict[str, str]] = []
+    for change in preview:
+        entry = {"kind": change.kind, "path": change.path}
+        if isinstance(change, FileRename):
+            entry["old_path"] = change.old_path
+        entry["diff"] = preview.file_diff(change)
+        files.append(entry)
+    return files
+
+
 def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
     for task in asyncio.all_tasks(loop):
         task.cancel()
@@ -1050,4 +1284,5 @@ __all__ = [
     "Resolver",
     "SessionError",
     "resolution_event",
+    "resolution_reminder",
 ]

@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
             max_turns=settings.max_turns,
             watch_plugins=True,
             plugin_timeout=settings.plugin_timeout,
+            source_kind="agent",
         )
     except ModelSpecError as exc:
         print(f"redline: {exc}", file=sys.stderr)

@@ -108,6 +108,7 @@ def _run(args: argparse.Namespace, workspace: Path) -> int:
         resolver=resolver,
         tool_paths=[example_tools_dir() / "batch_rename_preview.py"],
         watch_plugins=not headless,
+        source_kind="exec" if headless else "agent",
     )
     if headless:
         from redline.agent.render import EventPrinter

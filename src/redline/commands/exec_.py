@@ -41,6 +41,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replay", metavar="FILE", default=None, help="print a session log back as events"
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the workspace's most recent session (or --session ID) once its "
+        "pending actions are resolved; exits 3 at once while any is pending",
+    )
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        default=None,
+        help="with --resume: the session to continue (its log is .redline/sessions/ID.jsonl)",
+    )
 
 
 def _seconds(raw: str) -> float:
@@ -144,8 +156,12 @@ def run(args: argparse.Namespace) -> int:
     cwd = workspace_root(args)
     if not cwd.is_dir():
         return _error(args, f"workspace {cwd}: not a folder", 2)
-    if not args.prompt or not args.prompt.strip():
-        return _error(args, "--prompt TEXT is required", 2)
+    if args.session is not None and not args.resume:
+        return _error(args, "--session ID needs --resume", 2)
+    if args.prompt is not None and not args.prompt.strip():
+        return _error(args, "--prompt TEXT must not be empty", 2)
+    if not args.resume and not args.prompt:
+        return _error(args, "--prompt TEXT is required (or --resume)", 2)
     try:
         settings = command_settings(args, cwd, {"resolver": "agent"})
     except ConfigError as exc:
@@ -183,11 +199,40 @@ def _run_session(
     from redline.extensibility.isolation import arm_exit_watchdog
     from redline.sdk import create_agent_session
 
+    history = None
+    if args.resume:
+        from redline.agent.resume import ResumeError, load_history, session_log_path
+        from redline.workspace.queue import QueueError, WorkspaceQueue
+
+        try:
+            with WorkspaceQueue(cwd) as queue:
+                history = load_history(session_log_path(cwd, args.session), queue)
+                waiting = queue.session_view(history.session_id).list()
+        except ResumeError as exc:
+            return _error(args, str(exc), 2, out)
+        except QueueError as exc:
+            return _error(args, str(exc), 1, out)
+        if waiting:
+            ids = ", ".join(record.id for record in waiting)
+            print(
+                f"redline exec: session {history.session_id} still has pending actions "
+                f"({ids}); resolve them (redline pending) and resume again",
+                file=sys.stderr,
+            )
+            return EXIT_STATUS["awaiting_review"]
+    resolver = settings.resolver
+    if history is not None and args.resolver is None:
+        # A continued session keeps its resolver unless the command line names one.
+        logged = history.header.get("resolver")
+        if isinstance(logged, str) and logged in ("agent", "human", "apply-all", "discard-all"):
+            resolver = logged
     try:
         session = create_agent_session(
             cwd,
             model,
-            resolver=settings.resolver,
+            session_id=history.session_id if history is not None else None,
+            source_kind="exec",
+            resolver=resolver,
             tool_paths=args.tool_paths,
             trust=args.trust,
             base_url=settings.base_url,
@@ -222,10 +267,17 @@ def _run_session(
     with session:
         for message in session.recovery_messages:
             print(f"redline: {message}", file=sys.stderr)
+        # People reviewing later (redline pending) see each change now, as a diff.
+        session.event_diffs = session.resolver == "human"
         # Plugin errors are events (replayed here): printed once, with the rest.
         session.subscribe(listener, replay=True)
+        if history is not None:
+            session.restore(history.messages, history.unreported)
         try:
-            status = session.prompt(args.prompt)
+            if history is not None and not args.prompt:
+                status = session.resume()
+            else:
+                status = session.prompt(args.prompt)
         except KeyboardInterrupt:
             # A real Ctrl-C: stop now. Plugin code that never returns is abandoned, and
             # should it hold the process anyway, the watchdog ends it shortly.

@@ -217,7 +217,7 @@ class CustomToolAPI:
         self,
         *,
         label: str,
-        apply: ApplyCallback,
+        apply: ApplyCallback | None = None,
         reject: RejectCallback | None = None,
         details: Any = None,
         preview: Preview | None = None,
@@ -226,6 +226,8 @@ class CustomToolAPI:
         """Queue a change for review; ``resolve`` later calls ``apply(reason)`` or ``reject(reason)``.
 
         Returns the new action's id. ``details`` that are a Preview become the preview.
+        Without ``apply`` the action is the ``preview`` alone, written by safe apply when
+        applied: any redline process may apply it, so it outlives this one (docs/queue.md).
         """
         if self.store is None:
             raise PendingActionStoreUnavailable()
@@ -239,7 +241,9 @@ class CustomToolAPI:
             from redline.workspace.safe_apply import validate_preview
 
             validate_preview(self.cwd, preview)
-        if not callable(apply):
+        if apply is None and preview is None:
+            raise TypeError("push_pending_action needs a callable apply(reason), or a preview")
+        if apply is not None and not callable(apply):
             raise TypeError("push_pending_action needs a callable apply(reason)")
         if reject is not None and not callable(reject):
             raise TypeError("reject must be callable or None")
@@ -252,7 +256,11 @@ class CustomToolAPI:
         )
         scope = _ActionScope(label, source_tool_name, action)
         origin = f"{source_tool_name} ({label})"
-        action.apply = _in_scope(apply, scope, Capture(origin, self.output))
+        if apply is None:
+            assert preview is not None
+            action.apply = _preview_apply(self.cwd, preview, action)
+        else:
+            action.apply = _in_scope(apply, scope, Capture(origin, self.output))
         action.reject = (
             _in_scope(reject, scope, Capture(origin, self.output)) if reject is not None else None
         )
@@ -267,6 +275,31 @@ class CustomToolAPI:
 
 def _noop_apply(_reason: str) -> None:
     return None
+
+
+def _preview_apply(root: Path, preview: Preview, action: PendingAction) -> ApplyCallback:
+    """The default apply of a custom tool's action: safe apply of its Preview, nothing else.
+
+    Marked as such, so the review queue lists the action ``applied_by: "preview"``.
+    """
+
+    def apply(_reason: str) -> object:
+        from redline.tools.result import ToolResult
+        from redline.workspace.safe_apply import apply_preview
+
+        receipt = apply_preview(
+            root,
+            preview,
+            label=action.label,
+            source_tool_name=action.source_tool_name,
+            action_id=action.id or None,
+        )
+        return ToolResult.text_result(
+            "", details={"entry_id": receipt.entry_id, "files": list(receipt.files)}
+        )
+
+    apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]
+    return apply
 
 
 def _in_scope(
