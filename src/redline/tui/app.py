@@ -642,13 +642,10 @@ class RedlineApp(App[int]):
                     outcome = ResolveOutcome("discarded", result.text, reason=reason)
                 if not result.is_error:
                     self.call_from_thread(self._log_foreign, verb, action_id, result.text)
-            elif only:
-                # ``only`` is the granular review's parameter (not in SessionLike until every
-                # session has it); a session without it fails here with a clear message.
-                granular: Any = self.session
-                outcome = granular.resolve(verb, reason, action_id=action_id, by="human", only=only)
             else:
-                outcome = self.session.resolve(verb, reason, action_id=action_id, by="human")
+                outcome = self.session.resolve(
+                    verb, reason, action_id=action_id, by="human", only=only or None
+                )
         except Exception as exc:
             outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
@@ -908,8 +905,15 @@ class RedlineApp(App[int]):
         self._save_edit(action_id, path, new_text)
 
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
-        session: Any = self.session
-        self._command_worker("edit", lambda: session.edit(action_id, path, text))
+        session = self.session
+
+        def edit() -> ToolResult:
+            outcome = session.edit(action_id, path, text)
+            if outcome.is_error:
+                return ToolResult.error(outcome.text)
+            return ToolResult.text_result(outcome.text)
+
+        self._command_worker("edit", edit)
 
     def action_focus_reason(self) -> None:
         self.resolve_bar.query_one(ReasonInput).focus()

@@ -7,13 +7,13 @@ same methods while the real ``AgentSession`` lives in ``redline.agent.session``.
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from redline.agent.events import Event, ResolvedBy, RunStatus
 from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import ResolveOutcome
+from redline.tools.resolve import EditOutcome, ResolveOutcome
 from redline.tools.result import ToolResult
 
 
@@ -53,7 +53,10 @@ class SessionLike(Protocol):
         reason: str,
         action_id: str | None = None,
         by: ResolvedBy = "human",
+        only: Sequence[str] | None = None,
     ) -> ResolveOutcome: ...
+
+    def edit(self, action_id: str, path: str, text: str) -> EditOutcome: ...
 
     def undo(self) -> ToolResult: ...
 
