@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -115,17 +115,6 @@ class RedlineApp(App[int]):
     CSS_PATH = _css_paths()
     AUTO_FOCUS = "#stack"
     ENABLE_COMMAND_PALETTE = True
-    # The screen gets one class per axis; styles/layout.tcss reshapes the panels by them.
-    HORIZONTAL_BREAKPOINTS = [  # noqa: RUF012 (Textual types it as a plain attribute)
-        (0, "-narrow"),
-        (NARROW_BELOW, "-wide"),
-    ]
-    VERTICAL_BREAKPOINTS = [  # noqa: RUF012
-        (0, "-tiny"),
-        (TINY_BELOW, "-short"),
-        (SHORT_BELOW, "-tall"),
-    ]
-
     # Setting either refreshes the footer's keys (only when the value really changes).
     agent_state: reactive[AgentState] = reactive(AgentState.IDLE, bindings=True, init=False)
     controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
@@ -247,7 +236,25 @@ class RedlineApp(App[int]):
             found = self._panels[panel_id] = self.screen_stack[0].query_one(f"#{panel_id}", Widget)
         return found
 
+    # -- terminal size ---------------------------------------------------------------
+    def _size_classes(self, width: int, height: int) -> None:
+        """One class per axis on the app; styles/layout.tcss reshapes the panels by them."""
+        tall = "-tiny" if height < TINY_BELOW else "-short" if height < SHORT_BELOW else "-tall"
+        self.update_classes(
+            {
+                "-narrow": width < NARROW_BELOW,
+                "-wide": width >= NARROW_BELOW,
+                "-tiny": tall == "-tiny",
+                "-short": tall == "-short",
+                "-tall": tall == "-tall",
+            }
+        )
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._size_classes(event.size.width, event.size.height)
+
     def on_mount(self) -> None:
+        self._size_classes(self.size.width, self.size.height)
         self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
