@@ -21,7 +21,9 @@ def _session(count: int = 6) -> FakeSession:
     session = FakeSession()
     for index in range(count):
         new = LONG.replace(f"line {index + 3}\n", f"changed {index}\n")
-        session.push(make_action(f"Edit number {index}", path=f"src/m{index}.py", old=LONG, new=new))
+        session.push(
+            make_action(f"Edit number {index}", path=f"src/m{index}.py", old=LONG, new=new)
+        )
     return session
 
 
