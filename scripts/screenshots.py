@@ -164,7 +164,11 @@ SCENES: list[tuple[str, Scene]] = [
     ("resolved", scene_resolved),
     ("help", scene_help),
     ("light-theme", scene_light),
+    ("compact-80x24", scene_dashboard),
+    ("small-60x20", scene_dashboard),
 ]
+# Scenes taken at another terminal size than SIZE.
+SCENE_SIZES: dict[str, tuple[int, int]] = {"compact-80x24": (80, 24), "small-60x20": (60, 20)}
 
 
 async def capture(name: str, scene: Scene, out_dir: Path, scratch: Path) -> Path:
@@ -192,7 +196,7 @@ async def capture(name: str, scene: Scene, out_dir: Path, scratch: Path) -> Path
             watcher_factory=NullWatcher,
             workspace_label=WORKSPACE_LABEL,
         )
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SCENE_SIZES.get(name, SIZE)) as pilot:
             await scene(pilot)
             filename = f"{name}.svg"
             app.save_screenshot(filename=filename, path=str(out_dir))

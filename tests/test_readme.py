@@ -55,3 +55,15 @@ def test_key_table_lists_every_key() -> None:
         assert f"`{shown}`" in text, f"README: the key table lacks `{shown}`"
     for key in ("tab", "j", "k"):
         assert f"`{key}`" in text
+
+
+def test_help_screen_and_key_table_list_the_same_keys() -> None:
+    from redline.tui.screens.help import KEY_MAP
+
+    readme = {
+        key for row in _table_rows("Keys") for key in re.findall(r"`([^`]+)`", row.split(" | ")[0])
+    }
+    helped = {key.strip() for _, keys in KEY_MAP for shown, _ in keys for key in shown.split(" / ")}
+    assert readme == helped, (
+        f"only in the README: {sorted(readme - helped)}; only in help: {sorted(helped - readme)}"
+    )

@@ -117,6 +117,8 @@ class FakeSession:
         self.resolutions: list[tuple[str, str, str | None, str]] = []
         self.undos = 0
         self.undo_refusal: str | None = None
+        # What the dashboard's undo-availability probe answers (the real one asks the journal).
+        self.undo_available = True
         self.trusted = False
         self.staleness_checks: list[set[str] | None] = []
         self.running = False
@@ -238,6 +240,9 @@ class FakeSession:
         self.undos += 1
         self.emit(Undone(entry_id=f"{self.undos:06d}", label="the last apply", files=[]))
         return ToolResult.text_result("Undid the last apply.")
+
+    def can_undo(self) -> bool:
+        return self.undo_available
 
     def abort(self) -> None:
         self.aborted.set()

@@ -144,18 +144,23 @@ async def test_no_model_configured_still_opens_and_explains(
         assert app.activity.plain.count("No model is configured") >= 2
 
 
-async def test_second_undo_says_nothing_to_undo_once(
+async def test_undo_greys_out_and_a_second_undo_says_why_once(
     tmp_path: Path, workspace: Path, sessions: list[AgentSession]
 ) -> None:
     session = open_session(sessions, workspace, scripted(tmp_path, [EDIT, {"say": "ok"}]))
     app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
+        # Nothing applied yet: the journal has nothing to undo, so `u` is greyed out.
+        await wait_until(pilot, lambda: app.check_action("undo", ()) is None)
         await pilot.press("y")
         await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
+        await wait_until(pilot, lambda: app.check_action("undo", ()) is True)
         await pilot.press("u")
         await wait_until(pilot, lambda: "undone" in app.activity.plain and not app._busy)
-        await pilot.press("u")
+        await wait_until(pilot, lambda: app.check_action("undo", ()) is None)
+        # The palette's "Undo last apply" still runs and says why nothing happened.
+        app.action_undo()
         await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
         await pilot.pause()
         assert app.activity.plain.count("Nothing to undo") == 1

@@ -218,3 +218,29 @@ def plugin_error_lines(where: str, message: str) -> list[Content]:
         head,
         *(Content.styled(f"   {line}", "$redline-text-error") for line in message.splitlines()),
     ]
+
+
+def detail_lines(event: Event) -> list[Content]:
+    """The full text behind an event's one-line summary (``enter`` on it in the activity).
+
+    A tool call shows all of its arguments; a tool result its whole text (files left out,
+    errors, a preview's banner) and its details. Events with nothing more to say give none.
+    """
+    match event:
+        case ToolStart(args=args):
+            shown = json.dumps(args, ensure_ascii=False, indent=2, default=str)
+            return [Content(line.expandtabs(4)) for line in shown.splitlines()]
+        case ToolEnd():
+            result: ToolResult = event.result
+            style = "$redline-text-error" if event.is_error or result.is_error else ""
+            lines = [Content.styled(line.expandtabs(4), style) for line in result.text.splitlines()]
+            if result.details not in (None, {}, []):
+                details = json.dumps(result.details, ensure_ascii=False, indent=2, default=str)
+                lines.append(Content.styled("details:", "$text-muted"))
+                lines.extend(
+                    Content.styled(line.expandtabs(4), "$text-muted")
+                    for line in details.splitlines()
+                )
+            return lines or [Content.styled("(no output)", "$text-muted")]
+        case _:
+            return []

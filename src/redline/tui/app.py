@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -41,7 +41,12 @@ from redline.tools.pending_action import PendingAction
 from redline.tools.queue_resolve import resolve_queued
 from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
-from redline.tui.activity_format import error_lines, format_event, plugin_error_lines
+from redline.tui.activity_format import (
+    detail_lines,
+    error_lines,
+    format_event,
+    plugin_error_lines,
+)
 from redline.tui.bridge import EventBridge
 from redline.tui.messages import (
     BatchFinished,
@@ -58,8 +63,10 @@ from redline.tui.screens.editor import EditorScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.activity_log import ActivityLog
-from redline.tui.widgets.pending_stack import PendingStack
+from redline.tui.widgets.diff_view import DiffView
+from redline.tui.widgets.pending_stack import PendingStack, source_counts
 from redline.tui.widgets.preview_panel import PreviewPanel
+from redline.tui.widgets.prompt_input import PromptInput, Searchable, SearchInput, find_row
 from redline.tui.widgets.resolve_bar import ReasonInput, ResolveBar
 from redline.tui.widgets.status_line import StatusLine
 from redline.workspace.hunks import python_warning
@@ -67,11 +74,21 @@ from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
-STYLE_FILES = ("app.tcss", "stack.tcss", "preview.tcss", "activity.tcss", "modals.tcss")
+STYLE_FILES = (
+    "app.tcss",
+    "stack.tcss",
+    "preview.tcss",
+    "activity.tcss",
+    "modals.tcss",
+    "layout.tcss",
+)
 NO_REASON = "no reason given"
 QUIT_GRACE_SECONDS = 2.0
 DEAD_RUN = -1
 _W = TypeVar("_W", bound=Widget)
+NARROW_BELOW = 100
+TINY_BELOW = 22
+SHORT_BELOW = 32
 
 
 def _css_paths() -> list[str | PurePath]:
@@ -95,6 +112,8 @@ class Controls:
     # How many parts of the selected action the person picked, of how many (0, 0: whole only).
     picked: int = 0
     parts: int = 0
+    can_undo: bool = True
+    searching: bool = False
 
 
 def quit_question(actions: Iterable[PendingAction]) -> str:
@@ -130,12 +149,12 @@ class RedlineApp(App[int]):
     CSS_PATH = _css_paths()
     AUTO_FOCUS = "#stack"
     ENABLE_COMMAND_PALETTE = True
-
     # Setting either refreshes the footer's keys (only when the value really changes).
     agent_state: reactive[AgentState] = reactive(AgentState.IDLE, bindings=True, init=False)
     controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # The footer shows them in this order, as many as fit: the review keys first.
         Binding("y", "apply_top", "Apply"),
         Binding("n", "discard_top", "Discard"),
         Binding("right_curly_bracket", "step_hunk(1)", "Next hunk", key_display="}"),
@@ -144,6 +163,13 @@ class RedlineApp(App[int]):
         Binding("e", "edit", "Edit"),
         Binding("E", "edit_external", "$EDITOR", key_display="E", show=False),
         Binding("r", "focus_reason", "Reason"),
+        Binding("i", "focus_prompt", "Prompt"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("f3", "search_step(1)", "Next match"),
+        Binding("shift+f3", "search_step(-1)", "Prev match"),
+        Binding("escape", "close_search", "Close search", show=False),
+        Binding("u", "undo", "Undo"),
+        Binding("question_mark", "help", "Help", key_display="?"),
         Binding("p", "repreview", "Re-preview"),
         Binding("a", "always_apply", "Always apply", show=False),
         Binding("left_square_bracket", "step_file(-1)", "Prev file", key_display="["),
@@ -151,9 +177,11 @@ class RedlineApp(App[int]):
         Binding("s", "toggle_split", "Split"),
         Binding("plus,equals_sign", "context(True)", "Context", key_display="+"),
         Binding("minus", "context(False)", "Less context", key_display="-", show=False),
-        Binding("u", "undo", "Undo"),
+        Binding("d", "focus_diff", "Diff", show=False),
+        Binding("g", "stack_edge(False)", "Top of stack", show=False),
+        Binding("G", "stack_edge(True)", "Bottom of stack", show=False),
+        Binding("f", "filter_source", "Filter source", show=False),
         Binding("ctrl+x", "stop_agent", "Stop", priority=True),
-        Binding("question_mark", "help", "Help", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -187,6 +215,10 @@ class RedlineApp(App[int]):
         # What the stack shows, by id, and display copies of other processes' actions.
         self._actions: dict[str, PendingAction] = {}
         self._foreign: dict[str, tuple[tuple[str, bool, str, bool], PendingAction]] = {}
+        self._can_undo = True
+        self._search_target: Searchable | None = None
+        self._search_term = ""
+        self._search_hit: int | None = None
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -208,7 +240,8 @@ class RedlineApp(App[int]):
             yield PreviewPanel(id="preview")
         with Vertical(id="activity-panel"):
             yield ActivityLog(id="activity")
-            yield Input(placeholder="talk to the agent (Enter sends)", id="prompt")
+            yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
+        yield SearchInput(placeholder="search (Enter finds, Escape closes)", id="search")
         yield Footer(compact=True)
 
     # Widgets are looked up once on the main screen: a modal on top must not hide them.
@@ -246,7 +279,25 @@ class RedlineApp(App[int]):
             found = self._panels[panel_id] = self.screen_stack[0].query_one(f"#{panel_id}", Widget)
         return found
 
+    # -- terminal size ---------------------------------------------------------------
+    def _size_classes(self, width: int, height: int) -> None:
+        """One class per axis on the app; styles/layout.tcss reshapes the panels by them."""
+        tall = "-tiny" if height < TINY_BELOW else "-short" if height < SHORT_BELOW else "-tall"
+        self.update_classes(
+            {
+                "-narrow": width < NARROW_BELOW,
+                "-wide": width >= NARROW_BELOW,
+                "-tiny": tall == "-tiny",
+                "-short": tall == "-short",
+                "-tall": tall == "-tall",
+            }
+        )
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._size_classes(event.size.width, event.size.height)
+
     def on_mount(self) -> None:
+        self._size_classes(self.size.width, self.size.height)
         self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
@@ -263,6 +314,7 @@ class RedlineApp(App[int]):
                 line = f"ℹ Review rules: {note}"
                 self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
         self._start_watcher()
+        self._check_undo()
         # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
         # the app; moving it out of the collector's sight keeps full collections from
         # stalling key presses for tens of milliseconds.
@@ -323,7 +375,9 @@ class RedlineApp(App[int]):
                     case MessageEnd():
                         activity.end_text()
                     case _:
-                        activity.write_lines(format_event(event, self._tool_names))
+                        activity.write_lines(
+                            format_event(event, self._tool_names), detail_lines(event)
+                        )
 
     def on_stack_changed(self, _message: StackChanged) -> None:
         self.bridge.stack_seen()
@@ -412,7 +466,8 @@ class RedlineApp(App[int]):
         actions = self._pending()
         self.stack.update_actions(actions)
         self.status_line.pending = len(actions)
-        self._panel("stack-panel").border_title = f"Pending ({len(actions)})"
+        self.status_line.sources = source_counts(actions)
+        self._panel("stack-panel").border_title = self._stack_title()
         self._show_selected()
         self._update_controls()
         self._maybe_resume()
@@ -464,6 +519,8 @@ class RedlineApp(App[int]):
             has_selected=selected is not None,
             picked=picked,
             parts=parts,
+            can_undo=self._can_undo,
+            searching=bool(self._search_term) and self._search_target is not None,
         )
         self.resolve_bar.set_enabled(
             apply=selected is not None and not selected.stale and not self._busy,
@@ -660,6 +717,8 @@ class RedlineApp(App[int]):
         if not self._alive():
             return
         outcome = message.outcome
+        if message.verb == "apply":
+            self._check_undo()
         if not outcome.is_error:
             self.resolve_bar.clear_reason()
         elif outcome.top_changed:
@@ -716,6 +775,8 @@ class RedlineApp(App[int]):
         if not self._alive():
             return
         verb = "Applied" if message.verb == "apply" else "Discarded"
+        if message.verb == "apply":
+            self._check_undo()
         if message.stopped_at:
             self.notify(
                 f"{verb} {message.done}; stopped at {message.stopped_at}.", severity="warning"
@@ -807,6 +868,8 @@ class RedlineApp(App[int]):
                 )
         elif message.command == "undo":
             self.notify(result.text or "Undone.", title="Undo")
+        if message.command == "undo":
+            self._check_undo()
         elif message.command == "trust":
             # Load errors of the newly trusted plugins arrive as plugin_error events.
             self.notify("Workspace trusted; its plugins are loaded.", title="Trust")
@@ -925,6 +988,121 @@ class RedlineApp(App[int]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    # -- undo availability -------------------------------------------------------------
+    def _check_undo(self) -> None:
+        self._undo_worker()
+
+    @work(thread=True, exit_on_error=False, group="undo-check", exclusive=True)
+    def _undo_worker(self) -> None:
+        probe = getattr(self.session, "can_undo", None)
+        try:
+            if callable(probe):
+                available = bool(probe())
+            else:
+                from redline.workspace.journal import undo_history
+
+                available = bool(undo_history(self.session.cwd))
+        except Exception:
+            # When the journal cannot be read, leave the key live: pressing it says why.
+            available = True
+        self.call_from_thread(self._set_can_undo, available)
+
+    def _set_can_undo(self, available: bool) -> None:
+        self._can_undo = available
+        if self._alive():
+            self._update_controls()
+
+    # -- focus keys, stack jumps, source filter ------------------------------------------
+    def action_focus_prompt(self) -> None:
+        self.screen_stack[0].query_one("#prompt", PromptInput).focus()
+
+    @on(PromptInput.Done)
+    def _prompt_done(self) -> None:
+        self.stack.focus()
+
+    def action_focus_diff(self) -> None:
+        self.preview.diff_view.focus()
+
+    def action_stack_edge(self, bottom: bool) -> None:
+        self.stack.focus()
+        self.stack.cursor = len(self.stack.rows) - 1 if bottom else 0
+
+    def action_filter_source(self) -> None:
+        shown = self.stack.cycle_filter()
+        self._panel("stack-panel").border_title = self._stack_title()
+        self.notify(f"Showing {shown or 'every source'}.", title="Filter")
+
+    def _stack_title(self) -> str:
+        total = self.session.store.count
+        source = self.stack.source_filter
+        if source is None:
+            return f"Pending ({total})"
+        return f"Pending ({len(self.stack.rows)} of {total}, {source})"
+
+    # -- search -----------------------------------------------------------------------
+    def _search_input(self) -> SearchInput:
+        return self.screen_stack[0].query_one("#search", SearchInput)
+
+    def action_search(self) -> None:
+        focused = self.focused
+        target: Searchable = (
+            focused if isinstance(focused, ActivityLog | DiffView) else self.preview.diff_view
+        )
+        if self._search_target is not None and self._search_target is not target:
+            self._search_target.show_search_hit(None)
+        self._search_target = target
+        self._search_hit = None
+        search = self._search_input()
+        where = "activity" if isinstance(target, ActivityLog) else "diff"
+        search.placeholder = f"search the {where} (Enter finds, Escape closes)"
+        search.add_class("-active")
+        search.focus()
+        self._update_controls()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._search_term = event.value.strip()
+        self._search_hit = None
+        self.action_search_step(1)
+        target = self._search_target
+        if isinstance(target, Widget):
+            target.focus()
+        self._update_controls()
+
+    def action_search_step(self, step: int) -> None:
+        target = self._search_target
+        if target is None or not self._search_term:
+            return
+        rows = target.search_rows()
+        if self._search_hit is None:
+            start = 0 if step > 0 else len(rows) - 1
+        else:
+            start = self._search_hit + step
+        hit = find_row(rows, self._search_term, start, step)
+        self._search_hit = hit
+        target.show_search_hit(hit)
+        if hit is None:
+            self.notify(f"No match for {self._search_term!r}.", severity="warning")
+
+    @on(SearchInput.Closed)
+    def _search_closed(self) -> None:
+        self.action_close_search()
+
+    def action_close_search(self) -> None:
+        target = self._search_target
+        if target is not None:
+            target.show_search_hit(None)
+        self._search_target = None
+        self._search_term = ""
+        self._search_hit = None
+        self._search_input().remove_class("-active")
+        if isinstance(target, Widget):
+            target.focus()
+        else:
+            self.stack.focus()
+        self._update_controls()
+
     # -- what can act now ------------------------------------------------------------
     GATED_ACTIONS: ClassVar[tuple[str, ...]] = (
         "apply_top",
@@ -939,6 +1117,8 @@ class RedlineApp(App[int]):
         "context",
         "stop_agent",
         "undo",
+        "search_step",
+        "close_search",
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -966,7 +1146,12 @@ class RedlineApp(App[int]):
         if action == "stop_agent":
             return True if self.agent_state is AgentState.RUNNING else None
         if action == "undo":
-            return None if controls.busy else True
+            return None if controls.busy or not controls.can_undo else True
+        if action == "search_step":
+            # Only shown while a search is open, so the footer names them then.
+            return controls.searching
+        if action == "close_search":
+            return self._search_target is not None
         return True
 
     # -- command palette -------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
@@ -24,11 +24,12 @@ class ConfirmScreen(ModalScreen[bool]):
         self.no = no
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        # Scrolls when the terminal is too short for it; the question wraps at word boundaries.
+        with VerticalScroll(id="dialog"):
             yield Label(self.question, id="question")
             with Horizontal(id="buttons"):
-                yield Button(f"{self.yes} (y)", variant="error", id="yes")
-                yield Button(f"{self.no} (n)", variant="primary", id="no")
+                yield Button(f"{self.yes} (y)", variant="error", id="yes", compact=True)
+                yield Button(f"{self.no} (n)", variant="primary", id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Grid, Vertical
+from textual.containers import Grid, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -25,17 +25,30 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("r", "type a reason (Enter / Escape: back to the stack)"),
             ("p", "re-preview the selected stale action"),
             ("a", "always apply this tool's changes under this folder (session rule)"),
-            ("u", "undo the last apply (the agent is told)"),
+            ("u", "undo the last apply (the agent is told; greyed out when nothing to undo)"),
         ),
     ),
     (
         "Move",
         (
-            ("j / k", "next / previous action"),
+            ("j / k", "next / previous action (in the activity: next / previous entry)"),
+            ("g / G", "top / bottom of the stack"),
+            ("f", "show only one source's actions (again: the next source, then all)"),
             ("[ / ]", "previous / next file"),
             ("s", "split (side-by-side) view"),
             ("+ / -", "more / less context"),
+            ("d", "focus the diff"),
+            ("i", "focus the prompt (Escape: back to the stack)"),
             ("tab", "next panel"),
+        ),
+    ),
+    (
+        "Read",
+        (
+            ("/", "search the diff or the activity, whichever has focus"),
+            ("f3 / shift+f3", "next / previous match (while searching)"),
+            ("escape", "close the search"),
+            ("enter", "in the activity: show the full tool call or result; again folds it"),
         ),
     ),
     (
@@ -63,12 +76,16 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "close", "Close")]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        # Scrolls (arrow and page keys, the mouse) when the terminal is too short for it.
+        with VerticalScroll(id="dialog"):
             yield Static("redline — keys", id="title")
             # Two columns, so a wrapped description stays under its own text.
             with Grid(id="keys"):
                 yield from key_map_cells()
             yield Static("Escape or ? closes this help.", id="closing")
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import ClassVar
 
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -28,13 +30,21 @@ HANGING_INDENT = 2
 FALLBACK_WIDTH = 80
 
 
-@dataclass(frozen=True, slots=True)
+DETAIL_INDENT = Content("    ")
+
+
+@dataclass(slots=True)
 class _Entry:
-    """One logical line: ``first`` starts its first row, ``rest`` every wrapped row."""
+    """One logical line: ``first`` starts its first row, ``rest`` every wrapped row.
+
+    ``detail`` is the full text behind the line, shown under it while ``expanded``.
+    """
 
     first: Content
     body: Content
     rest: Content
+    detail: tuple[Content, ...] = ()
+    expanded: bool = False
 
     @property
     def plain(self) -> str:
@@ -42,10 +52,16 @@ class _Entry:
 
     def wrap(self, width: int) -> list[Content]:
         if self.first.cell_length + self.body.cell_length <= width:
-            return [self.first + self.body]
-        indent = max(self.first.cell_length, self.rest.cell_length)
-        rows = self.body.wrap(max(width - indent, 1))
-        return [self.first + rows[0], *(self.rest + row for row in rows[1:])]
+            rows = [self.first + self.body]
+        else:
+            indent = max(self.first.cell_length, self.rest.cell_length)
+            wrapped = self.body.wrap(max(width - indent, 1))
+            rows = [self.first + wrapped[0], *(self.rest + row for row in wrapped[1:])]
+        if self.expanded:
+            room = max(width - DETAIL_INDENT.cell_length, 1)
+            for line in self.detail:
+                rows.extend(DETAIL_INDENT + row for row in (line.wrap(room) or [Content("")]))
+        return rows
 
 
 def _text_entry(text: str) -> _Entry:
@@ -59,6 +75,14 @@ def _line_entry(line: Content) -> _Entry:
 
 
 class ActivityLog(ScrollView, can_focus=True):
+    """The log; with focus, a cursor picks an entry and ``enter`` shows its full text."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "cursor(1)", "Down", show=False),
+        Binding("k,up", "cursor(-1)", "Up", show=False),
+        Binding("enter", "toggle_entry", "Expand"),
+    ]
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         # What was written (``_entries``) and the rows it wraps to (``lines``).
@@ -72,15 +96,22 @@ class ActivityLog(ScrollView, can_focus=True):
         self._dirty = False
         # Follow the newest line until the person scrolls up; scrolling back down resumes.
         self._follow = True
+        self.search_hit: int | None = None
+        # The entry ``enter`` acts on (None: the newest, until the person moves).
+        self.cursor: int | None = None
 
     # -- writing -------------------------------------------------------------------
-    def write_lines(self, lines: Iterable[Content]) -> None:
+    def write_lines(self, lines: Iterable[Content], detail: Iterable[Content] = ()) -> None:
+        """Append ``lines``; ``detail`` is the full text behind the last of them."""
         self._close_text()
         new = list(lines)
         if not new:
             return
         for line in new:
             self._push(_line_entry(line))
+        more = tuple(detail)
+        if more:
+            self._entries[-1].detail = more
         self._after_change()
 
     def stream_text(self, text: str) -> None:
@@ -156,6 +187,8 @@ class ActivityLog(ScrollView, can_focus=True):
         while len(self.lines) - dropped_lines > TRIM_TO:
             dropped_lines += self._heights[dropped_entries]
             dropped_entries += 1
+        if self.cursor is not None:
+            self.cursor = max(self.cursor - dropped_entries, 0)
         del self._entries[:dropped_entries]
         del self._heights[:dropped_entries]
         del self.lines[:dropped_lines]
@@ -187,6 +220,7 @@ class ActivityLog(ScrollView, can_focus=True):
         self.lines.clear()
         self._strips.clear()
         self._open_text = None
+        self.cursor = None
         self.virtual_size = Size(0, 0)
         self.refresh()
 
@@ -217,4 +251,76 @@ class ActivityLog(ScrollView, can_focus=True):
         if strip is None:
             strip = content_strip(self.lines[index], base, self.app.stylesheet.parse_style)
             self._strips[index] = strip
-        return fit(strip, 0, width, base)
+        fitted = fit(strip, 0, width, base)
+        if self.has_focus and self._entries:
+            start, end = self._entry_rows(self._cursor_index())
+            if start <= index < end:
+                fitted = fitted.apply_style(
+                    self.app.stylesheet.parse_style("on $block-hover-background").rich_style
+                )
+        if index == self.search_hit:
+            fitted = fitted.apply_style(self.app.stylesheet.parse_style("reverse").rich_style)
+        return fitted
+
+    # -- search (``/``) -------------------------------------------------------------
+    def search_rows(self) -> list[str]:
+        return [line.plain for line in self.lines]
+
+    def show_search_hit(self, row: int | None) -> None:
+        self.search_hit = row
+        if row is not None:
+            self._follow = False
+            height = self.scrollable_content_region.height or 1
+            self.scroll_to(y=max(row - height // 2, 0), animate=False, immediate=True)
+        self.refresh()
+
+    # -- the entry cursor and expanding --------------------------------------------------
+    def _cursor_index(self) -> int:
+        last = len(self._entries) - 1
+        return last if self.cursor is None else max(0, min(self.cursor, last))
+
+    def _entry_rows(self, entry: int) -> tuple[int, int]:
+        start = sum(self._heights[:entry])
+        return start, start + self._heights[entry]
+
+    def action_cursor(self, delta: int) -> None:
+        if not self._entries:
+            return
+        self.cursor = max(0, min(self._cursor_index() + delta, len(self._entries) - 1))
+        self._show_cursor()
+
+    def _show_cursor(self) -> None:
+        start, end = self._entry_rows(self._cursor_index())
+        height = self.scrollable_content_region.height or 1
+        if start < self.scroll_y:
+            self.scroll_to(y=start, animate=False, immediate=True)
+        elif end > self.scroll_y + height:
+            self.scroll_to(y=max(end - height, start), animate=False, immediate=True)
+        self.refresh()
+
+    @property
+    def expandable(self) -> bool:
+        return bool(self._entries) and bool(self._entries[self._cursor_index()].detail)
+
+    def action_toggle_entry(self) -> None:
+        """Show the full text behind the entry under the cursor, or fold it again."""
+        if not self._entries:
+            return
+        index = self._cursor_index()
+        entry = self._entries[index]
+        if not entry.detail:
+            self.app.bell()
+            return
+        self.cursor = index
+        entry.expanded = not entry.expanded
+        self._follow = False
+        self._rewrap()
+        self.virtual_size = Size(0, len(self.lines))
+        self.call_after_refresh(self._show_cursor)
+        self.refresh()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

@@ -54,6 +54,7 @@ class DiffView(ScrollView, can_focus=True):
         # When new content was shown and when its first line was painted (read by the benchmark).
         self.shown_at: float | None = None
         self.first_paint_at: float | None = None
+        self.search_hit: int | None = None
 
     # -- content ------------------------------------------------------------------
     @property
@@ -147,6 +148,7 @@ class DiffView(ScrollView, can_focus=True):
         self._reset()
 
     def _reset(self) -> None:
+        self.search_hit = None
         self._highlighted.clear()
         self._wanted.clear()
         self._strips.clear()
@@ -191,7 +193,21 @@ class DiffView(ScrollView, can_focus=True):
                     self._strips.clear()
                 self._strips[index] = strip
         scroll_x = 0 if self._split else int(self.scroll_x)
-        return fit(strip, scroll_x, width, base)
+        fitted = fit(strip, scroll_x, width, base)
+        if index == self.search_hit:
+            fitted = fitted.apply_style(self.app.stylesheet.parse_style("reverse").rich_style)
+        return fitted
+
+    # -- search (``/``) -------------------------------------------------------------
+    def search_rows(self) -> list[str]:
+        return self.plain_lines()
+
+    def show_search_hit(self, row: int | None) -> None:
+        self.search_hit = row
+        if row is not None:
+            height = self.scrollable_content_region.height or 1
+            self.scroll_to(y=max(row - height // 2, 0), animate=False, immediate=True)
+        self.refresh()
 
     def _line(self, index: int, width: int) -> tuple[Content, bool]:
         if self._change is None:

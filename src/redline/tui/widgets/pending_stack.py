@@ -6,6 +6,7 @@ three. Row facts (files, +/- lines) are computed once per action id and cached.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -22,6 +23,43 @@ from redline.tools.pending_action import PendingAction
 from redline.tui.render import content_strip, fit
 
 ROW_HEIGHT = 2
+# Below this terminal height every action takes one line (the stack must stay in sight).
+COMPACT_BELOW = 32
+SOURCE_STYLE = {
+    "agent": "$text-secondary",
+    "exec": "$redline-text-accent",
+    "acp": "$redline-text-warning",
+    "mcp": "$redline-text-success",
+}
+
+
+def action_source(action: object) -> str:
+    """Who pushed ``action``, as its badge: ``agent``, ``exec``, ``acp:NAME``, ``mcp:NAME``.
+
+    Reads ``source`` (an object or a queue record's dict with ``kind`` and ``name``) and
+    falls back to the built-in agent when the action carries none.
+    """
+    source = getattr(action, "source", None)
+    if source is None and isinstance(action, dict):
+        source = action.get("source")
+    if isinstance(source, dict):
+        kind, name = source.get("kind"), source.get("name")
+    else:
+        kind, name = getattr(source, "kind", None), getattr(source, "name", None)
+    kind = str(kind) if kind else "agent"
+    name = str(name) if name else ""
+    if kind in ("acp", "mcp") and name and name != kind:
+        return f"{kind}:{name}"
+    return kind
+
+
+def source_counts(actions: Iterable[object]) -> tuple[tuple[str, int], ...]:
+    """Pending actions per source, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for action in actions:
+        badge = action_source(action)
+        counts[badge] = counts.get(badge, 0) + 1
+    return tuple(counts.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +72,7 @@ class StackRow:
     removed: int
     stale: bool
     stale_reason: str
+    origin: str = "agent"
 
 
 def _facts(action: PendingAction) -> tuple[tuple[str, ...], int, int]:
@@ -71,6 +110,10 @@ class PendingStack(ScrollView, can_focus=True):
         self._facts: dict[str, tuple[tuple[str, ...], int, int]] = {}
         self._strips: dict[tuple[int, int], Strip] = {}
         self._selected_id: str | None = None
+        self._top_id: str | None = None
+        self._all: tuple[PendingAction, ...] = ()
+        self.source_filter: str | None = None
+        self.row_height = ROW_HEIGHT
 
     # -- data ----------------------------------------------------------------------
     @property
@@ -79,14 +122,37 @@ class PendingStack(ScrollView, can_focus=True):
 
     @property
     def top_id(self) -> str | None:
-        return self.rows[0].action_id if self.rows else None
+        """The top of the whole stack (a source filter never changes what is on top)."""
+        return self._top_id
+
+    @property
+    def sources(self) -> list[str]:
+        return [badge for badge, _ in source_counts(self._all)]
+
+    def cycle_filter(self) -> str | None:
+        """Show only the next source's actions (after the last: every source again)."""
+        sources = self.sources
+        if self.source_filter in sources:
+            index = sources.index(self.source_filter) + 1
+            self.source_filter = sources[index] if index < len(sources) else None
+        else:
+            self.source_filter = sources[0] if len(sources) > 1 else None
+        self.update_actions(self._all)
+        return self.source_filter
 
     def update_actions(self, actions: tuple[PendingAction, ...]) -> None:
         """Show ``actions`` (top first), keeping the cursor on the same action if it remains."""
         following_top = self.cursor == 0
         rows: list[StackRow] = []
         facts: dict[str, tuple[tuple[str, ...], int, int]] = {}
+        self._all = actions
+        self._top_id = actions[0].id if actions else None
+        if self.source_filter is not None and self.source_filter not in self.sources:
+            self.source_filter = None
         for action in actions:
+            origin = action_source(action)
+            if self.source_filter is not None and origin != self.source_filter:
+                continue
             known = self._facts.get(action.id)
             if known is None:
                 known = _facts(action)
@@ -102,12 +168,13 @@ class PendingStack(ScrollView, can_focus=True):
                     removed,
                     action.stale,
                     action.stale_reason,
+                    origin,
                 )
             )
         self._facts = facts
         self.rows = rows
         self._strips.clear()
-        self.virtual_size = Size(self.size.width, len(rows) * ROW_HEIGHT)
+        self.virtual_size = Size(self.size.width, len(rows) * self.row_height)
         index = 0
         if not following_top and self._selected_id is not None:
             ids = [row.action_id for row in rows]
@@ -132,12 +199,12 @@ class PendingStack(ScrollView, can_focus=True):
             self.post_message(self.Selected(selected))
 
     def scroll_to_region_for(self, index: int) -> None:
-        top = index * ROW_HEIGHT
+        top = index * self.row_height
         height = self.scrollable_content_region.height or self.size.height
         if top < self.scroll_y:
             self.scroll_to(y=top, animate=False, immediate=True)
-        elif top + ROW_HEIGHT > self.scroll_y + height:
-            self.scroll_to(y=top + ROW_HEIGHT - height, animate=False, immediate=True)
+        elif top + self.row_height > self.scroll_y + height:
+            self.scroll_to(y=top + self.row_height - height, animate=False, immediate=True)
 
     def action_cursor_down(self) -> None:
         self.cursor += 1
@@ -152,24 +219,25 @@ class PendingStack(ScrollView, can_focus=True):
         self.cursor = len(self.rows) - 1
 
     def action_page_down(self) -> None:
-        self.cursor += max(1, self.size.height // ROW_HEIGHT)
+        self.cursor += max(1, self.size.height // self.row_height)
 
     def action_page_up(self) -> None:
-        self.cursor -= max(1, self.size.height // ROW_HEIGHT)
+        self.cursor -= max(1, self.size.height // self.row_height)
 
     def on_click(self, event: events.Click) -> None:
-        self.cursor = (int(self.scroll_y) + event.y) // ROW_HEIGHT
+        self.cursor = (int(self.scroll_y) + event.y) // self.row_height
 
     # -- rendering ----------------------------------------------------------------
     def on_resize(self) -> None:
+        self.row_height = 1 if self.app.size.height < COMPACT_BELOW else ROW_HEIGHT
         self._strips.clear()
-        self.virtual_size = Size(self.size.width, len(self.rows) * ROW_HEIGHT)
+        self.virtual_size = Size(self.size.width, len(self.rows) * self.row_height)
 
     def render_line(self, y: int) -> Strip:
         base = self.visual_style
         width = self.scrollable_content_region.width
         line = int(self.scroll_y) + y
-        index, part = divmod(line, ROW_HEIGHT)
+        index, part = divmod(line, self.row_height)
         if not self.rows:
             if line == 0:
                 text = Content.styled("  Nothing pending.", "$text-muted")
@@ -205,10 +273,20 @@ class PendingStack(ScrollView, can_focus=True):
 
     def _line(self, row: StackRow, index: int, part: int, width: int) -> Content:
         if part == 0:
-            marker = ("▶ top ", "bold $redline-text-accent") if index == 0 else ("      ", "")
+            on_top = row.action_id == self._top_id
+            marker = ("▶ top ", "bold $redline-text-accent") if on_top else ("      ", "")
             head = Content.assemble(marker, (f"{row.action_id:<7}", "$text-muted"), " ")
             badge = Content.assemble("  ", (" STALE ", "bold $text-error on $error-muted"))
-            tail = badge if row.stale else Content("")
+            tail = Content.assemble(" ", self._badge(row), badge if row.stale else "")
+            if self.row_height == 1:
+                # One line per action: the size follows the label too.
+                tail = Content.assemble(
+                    " ",
+                    (f"+{row.added}", "$redline-text-success"),
+                    ("/", "$text-muted"),
+                    (f"-{row.removed}", "$text-error"),
+                    tail,
+                )
             # A long label gives way first, so the STALE badge stays in sight.
             room = max(width - head.cell_length - tail.cell_length, 1)
             label = Content.styled(row.label, "bold").truncate(room, ellipsis=True)
@@ -225,6 +303,12 @@ class PendingStack(ScrollView, can_focus=True):
             "  ",
             (count + files, "$text-muted"),
         ).truncate(width, ellipsis=True)
+
+    @staticmethod
+    def _badge(row: StackRow) -> Content:
+        kind = row.origin.partition(":")[0]
+        style = SOURCE_STYLE.get(kind, "$text-secondary")
+        return Content.styled(f"‹{row.origin}›", f"bold {style}")
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

@@ -86,8 +86,10 @@ class PreviewPanel(Vertical):
     def _render_header(self) -> None:
         header = self.query_one("#preview-header", Static)
         action = self.action
+        # The panel's border already says "Preview"; an empty header would say it twice.
+        header.display = action is not None
         if action is None:
-            header.update(Content.styled("Preview", "bold"))
+            header.update("")
             return
         parts: list[tuple[str, str] | str] = [
             (action.id, "$text-muted"),

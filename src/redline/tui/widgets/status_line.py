@@ -1,4 +1,8 @@
-"""One line: the model (scripted runs say so), the workspace and the agent's state."""
+"""One line: the model (scripted runs say so), the workspace and the agent's state.
+
+The agent's state and the pending count sit on the right and always stay; the model and
+the workspace give way first when the terminal is narrow.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ STATE_STYLE = {
 class StatusLine(Widget):
     state: reactive[AgentState] = reactive(AgentState.IDLE)
     pending: reactive[int] = reactive(0)
+    sources: reactive[tuple[tuple[str, int], ...]] = reactive(())
 
     def __init__(
         self, model_label: str, workspace: str, *, scripted: bool, id: str | None = None
@@ -29,21 +34,47 @@ class StatusLine(Widget):
         self.workspace = workspace
         self.scripted = scripted
 
-    def render(self) -> Content:
-        model = Content.styled(self.model_label, "bold")
-        if self.scripted:
-            # The session's label may already carry the scripted note; show it once, in colour.
-            name, _, note = self.model_label.partition(" (")
-            note = f" ({note}" if note else " (scripted — no language model)"
-            model = Content.assemble((name, "bold"), (note, "$redline-text-warning"))
-        return Content.assemble(
-            ("redline ", "bold $text-primary"),
-            model,
-            ("  │  ", "$text-muted"),
-            (self.workspace, ""),
-            ("  │  ", "$text-muted"),
+    def _model(self, *, short: bool) -> Content:
+        if not self.scripted:
+            return Content.styled(self.model_label, "bold")
+        # The session's label may already carry the scripted note; show it once, in colour.
+        name, _, note = self.model_label.partition(" (")
+        if short:
+            return Content.assemble((name, "bold"), (" (scripted)", "$redline-text-warning"))
+        note = f" ({note}" if note else " (scripted — no language model)"
+        return Content.assemble((name, "bold"), (note, "$redline-text-warning"))
+
+    def _right(self, *, with_sources: bool) -> Content:
+        bar = ("  │  ", "$text-muted")
+        parts: list[tuple[str, str] | str] = [
             ("agent: ", "$text-muted"),
             (self.state.value, STATE_STYLE[self.state]),
-            ("  │  ", "$text-muted"),
+            bar,
             (f"{self.pending} pending", "bold" if self.pending else "$text-muted"),
-        )
+        ]
+        if with_sources and len(self.sources) > 1:
+            counts = ", ".join(f"{badge} {count}" for badge, count in self.sources)
+            parts.append((f" ({counts})", "$text-muted"))
+        return Content.assemble(*parts)
+
+    def render(self) -> Content:
+        width = self.content_region.width or 200
+        bar = Content.styled("  │  ", "$text-muted")
+        brand = Content.styled("redline ", "bold $text-primary")
+        right = self._right(with_sources=True)
+        if right.cell_length > width:
+            right = self._right(with_sources=False)
+        # The widest left part that fits next to the right part; less on the right first.
+        candidates = [
+            Content.assemble(brand, self._model(short=False), bar, self.workspace),
+            Content.assemble(brand, self._model(short=True), bar, self.workspace),
+            Content.assemble(brand, self._model(short=False)),
+            Content.assemble(brand, self._model(short=True)),
+            brand,
+            Content(""),
+        ]
+        for left in candidates:
+            if left.cell_length + 2 + right.cell_length <= width:
+                break
+        gap = max(width - left.cell_length - right.cell_length, 1 if left.cell_length else 0)
+        return Content.assemble(left, " " * gap, right)
