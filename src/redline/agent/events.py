@@ -36,6 +36,16 @@ EventType = Literal[
     "notice",
     "error",
     "usage",
+    # Activity of an external agent over ACP (redline.acp.events).
+    "acp_message",
+    "acp_thought",
+    "acp_tool_call",
+    "acp_tool_call_update",
+    "acp_plan",
+    "acp_usage",
+    "acp_mode",
+    "acp_agent_exit",
+    "acp_stderr",
 ]
 
 EVENT_TYPES: frozenset[str] = frozenset(EventType.__args__)  # type: ignore[attr-defined]

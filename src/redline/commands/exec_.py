@@ -24,8 +24,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resolver",
         choices=("agent", "human", "apply-all", "discard-all"),
-        default="agent",
-        help="who resolves pending actions (default: agent)",
+        default=None,
+        help="who resolves pending actions (default: agent; human with --agent)",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="AGENT",
+        default=None,
+        help="an external ACP agent instead of --model: claude, gemini, codex, a name "
+        "from [agents.NAME] in the config, or a command line (see docs/agents.md)",
     )
     add_tool_options(parser)
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
@@ -66,6 +73,11 @@ def _replay(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
+    if args.agent is not None:
+        from redline.acp.run import run_exec
+
+        return run_exec(args)
+    args.resolver = args.resolver or "agent"
     from redline.agent.providers import ModelSpecError, default_model
     from redline.agent.providers.base import ProviderError
     from redline.agent.render import EventPrinter

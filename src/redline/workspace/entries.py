@@ -81,7 +81,7 @@ class Step:
 @dataclass
 class Entry:
     id: str
-    kind: str  # "apply" | "undo"
+    kind: str  # "apply" | "undo" | "external" (a write an outside agent made, see journal)
     label: str
     files: list[str]
     ops: list[PathOp]
@@ -160,7 +160,7 @@ def entry_from_dict(data: Any, folder: Path) -> Entry:
         entry_id = str(data["id"])
     except (KeyError, TypeError) as exc:
         raise CorruptEntry(f"entry.json lacks a required field ({exc})") from None
-    if kind not in ("apply", "undo"):
+    if kind not in ("apply", "undo", "external"):
         raise CorruptEntry(f"unknown entry kind {kind!r}")
     for step in steps:
         if step.do not in ("write", "delete", "rename"):

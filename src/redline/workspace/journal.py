@@ -10,9 +10,10 @@ itself not undoable: undoing again reverses the next older apply.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.workspace import entries, fsutil, paths, transaction
@@ -33,7 +34,10 @@ __all__ = [
     "HistoryItem",
     "UndoError",
     "UndoReceipt",
+    "ExternalOutcome",
+    "begin_external",
     "ensure_state_dir",
+    "finish_external",
     "prune",
     "recover",
     "undo_history",
@@ -42,6 +46,8 @@ __all__ = [
 
 # Complete applies kept for undo (the promise is at least ten).
 KEEP_APPLIES = 50
+# Complete entries undo can reverse: redline's own applies and approved agent writes.
+UNDOABLE_KINDS = ("apply", "external")
 RECOVERY_LOCK_WAIT_SECONDS = 1.0
 
 
@@ -142,6 +148,10 @@ def _recover_one(root: Path, path: Path, name: str) -> list[str]:
             f"Journal entry {name} is damaged ({exc}); moved it to {aside} without "
             "changing any file. Check the files it lists if an apply was interrupted."
         ]
+    if entry.kind == "external":
+        # A person approved this write; recovery records it, never rolls it back.
+        outcome = _finish_external(root, entry)
+        return [f'Recorded the approved agent write "{entry.label}": {outcome.message}']
     result = entries.roll_back(root, entry)
     if result.failures:
         return [
@@ -179,7 +189,7 @@ def _complete_entries(root: Path) -> tuple[list[Entry], list[tuple[Path, Corrupt
 
 def _undoable(good: list[Entry]) -> list[Entry]:
     undone = {e.undoes for e in good if e.kind == "undo"}
-    return [e for e in reversed(good) if e.kind == "apply" and e.id not in undone]
+    return [e for e in reversed(good) if e.kind in UNDOABLE_KINDS and e.id not in undone]
 
 
 def undo_history(root: Path) -> list[HistoryItem]:
@@ -343,10 +353,114 @@ def _undo_last(root: Path) -> UndoReceipt:
 def prune(root: Path, keep: int = KEEP_APPLIES) -> None:
     """Drop the oldest complete entries beyond ``keep`` applies (their undos go with them)."""
     good, _ = _complete_entries(root)
-    applies = [e for e in good if e.kind == "apply"]
+    applies = [e for e in good if e.kind in UNDOABLE_KINDS]
     if len(applies) <= keep:
         return
     dropped = {e.id for e in applies[: len(applies) - keep]}
     for e in good:
         if (e.id in dropped or (e.kind == "undo" and e.undoes in dropped)) and e.folder:
             entries.remove_entry(e.folder)
+
+
+# -- writes an outside agent makes itself (ACP: Claude Code, Codex) --------------------
+#
+# The agent, not redline, writes the file once a person allowed it. Before allowing,
+# ``begin_external`` journals the file's pre-image as an unfinished entry of kind
+# ``external``; when the agent's tool call ends, ``finish_external`` records what is on
+# disk as the entry's after-state and marks it done, so ``redline undo`` reverts it.
+# Recovery completes an unfinished external entry the same way instead of rolling it
+# back: the person approved the agent's write.
+
+
+@dataclass(frozen=True)
+class ExternalOutcome:
+    entry_id: str
+    changed: bool  # the file differs from its pre-image (the entry stays, undoable)
+    as_approved: bool  # the file is exactly what the person approved
+    message: str
+
+
+def begin_external(
+    root: Path,
+    rel: str,
+    *,
+    label: str,
+    source_tool_name: str,
+    approved_sha256: str | None,
+    action_id: str | None = None,
+) -> str:
+    """Journal ``rel``'s pre-image before an agent writes it; return the entry id."""
+    root = Path(root).resolve()
+    target = paths.resolve_inside(root, rel)
+    with workspace_lock(root):
+        recover_locked(root)
+        current = fsutil.read_current(target)
+        if current.kind not in ("missing", "file") or (
+            current.kind == "file" and current.data is None
+        ):
+            raise ApplyError(
+                f"Cannot journal {rel} before the agent writes it: it is not a regular "
+                "text file redline can keep a copy of.",
+                [(rel, "not a regular file")],
+            )
+        before = None
+        blobs: dict[str, bytes] = {}
+        if current.kind == "file" and current.data is not None and current.sha256:
+            before = FileState(current.sha256, current.mode)
+            blobs[current.sha256] = current.data
+        after = None if approved_sha256 is None else FileState(approved_sha256, current.mode)
+        entry = Entry(
+            id=entries.next_entry_id(root),
+            kind="external",
+            label=label,
+            files=[rel],
+            ops=[PathOp(rel, before, after)],
+            steps=[],
+            source_tool_name=source_tool_name,
+            action_id=action_id,
+            time=datetime.now(UTC).isoformat(),
+        )
+        entries.write_entry(root, entry, blobs, lambda _description: None)
+    return entry.id
+
+
+def finish_external(root: Path, entry_id: str) -> ExternalOutcome:
+    """Record what the agent wrote (or remove the entry if it wrote nothing)."""
+    root = Path(root).resolve()
+    with workspace_lock(root):
+        entry = entries.load_entry(journal_dir(root) / entry_id)
+        if entry.kind != "external":
+            raise CorruptEntry(f"journal entry {entry_id} is not an agent write")
+        if entry.complete:
+            return ExternalOutcome(entry_id, True, True, "already recorded")
+        return _finish_external(root, entry)
+
+
+def _finish_external(root: Path, entry: Entry) -> ExternalOutcome:
+    assert entry.folder is not None
+    op = entry.ops[0]
+    target = paths.resolve_inside(root, op.path)
+    current = fsutil.read_current(target)
+    approved = op.after
+    if entries.matches(current, op.before):
+        entries.remove_entry(entry.folder)
+        return ExternalOutcome(entry.id, False, False, f"{op.path} was not changed.")
+    after = None
+    if current.kind == "file" and current.sha256 is not None:
+        after = FileState(current.sha256, current.mode)
+    as_approved = (
+        after is not None and approved is not None and after.sha256 == approved.sha256
+    ) or (after is None and approved is None)
+    entry.ops = [PathOp(op.path, op.before, after)]
+    payload = json.dumps(entry.to_dict(), indent=1, ensure_ascii=False).encode("utf-8")
+    temp = entry.folder / (entries.ENTRY_FILE + ".tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp)
+    fsutil.write_new_file(temp, payload, 0o600)
+    os.replace(temp, entry.folder / entries.ENTRY_FILE)
+    fsutil.fsync_dir(entry.folder)
+    entries.mark_done(entry)
+    how = "as approved" if as_approved else "differently from what was approved"
+    return ExternalOutcome(
+        entry.id, True, as_approved, f"{op.path} changed {how} (journal entry {entry.id})."
+    )
