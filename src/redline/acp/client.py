@@ -21,6 +21,7 @@ the prompt that tells the agent what happened (the permission outcome has no rea
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import threading
@@ -30,7 +31,6 @@ from typing import Any, Literal, cast
 
 import acp
 from acp import schema
-
 from redline.acp import events as acp_events
 from redline.acp.mapping import (
     MappedChange,
@@ -51,6 +51,8 @@ from redline.workspace.preview import FileCreate, FileModify, Preview
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+# Lines of the agent's stderr quoted when it fails to start or dies.
+STDERR_TAIL = 8
 # JSON-RPC error codes of redline's answers (the application range of JSON-RPC).
 OUTSIDE_WORKSPACE = -32602
 DISCARDED = -32001
@@ -247,6 +249,7 @@ class AcpAgent:
         self._stack: contextlib.AsyncExitStack | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
 
     # -- life cycle --------------------------------------------------------------------
     async def start(self) -> None:
@@ -286,8 +289,10 @@ class AcpAgent:
                 self.agent_info = f"{init.agent_info.name} {init.agent_info.version}"
             session = await conn.new_session(cwd=str(self.root), mcp_servers=[])
         except (ConnectionError, acp.RequestError, OSError) as exc:
+            await self._wait_exit()
+            message = self._failure("did not start", exc)
             await self.close()
-            raise AcpError(self._failure("did not start", exc)) from None
+            raise AcpError(message) from None
         self.acp_session_id = session.session_id
         self.source = AcpSource(
             "acp",
@@ -297,6 +302,15 @@ class AcpAgent:
             process.pid,
         )
 
+    async def _wait_exit(self) -> None:
+        """After a broken connection: let the process end and its last stderr arrive."""
+        if self._process is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._process.wait(), 5.0)
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 2.0)
+
     def _failure(self, what: str, exc: BaseException) -> str:
         cause = str(exc) or type(exc).__name__
         if isinstance(exc, acp.RequestError):
@@ -304,6 +318,9 @@ class AcpAgent:
         code = self._process.returncode if self._process is not None else None
         if code is not None:
             cause = f"the process {_describe_exit(code)}"
+        tail = "\n".join(f"  {line}" for line in self._stderr_tail)
+        if tail:
+            cause += f"; its last output:\n{tail}"
         return f"agent {self.spec.name} {what}: {cause}"
 
     async def prompt(self, text: str) -> str:
@@ -314,9 +331,7 @@ class AcpAgent:
                 session_id=self.acp_session_id, prompt=[acp.text_block(text)]
             )
         except (ConnectionError, acp.RequestError, OSError) as exc:
-            if self._process is not None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._process.wait(), 5.0)
+            await self._wait_exit()
             message = self._failure("ended its turn with an error", exc)
             if self._process is not None and self._process.returncode is not None:
                 self.agent_gone()
@@ -377,6 +392,7 @@ class AcpAgent:
             if not line:
                 return
             text = line.decode("utf-8", "replace").rstrip("\n")
+            self._stderr_tail.append(text)
             acp_events.emit(self.events, acp_events.StderrLine(text))
 
     # -- state the runner watches -------------------------------------------------------
