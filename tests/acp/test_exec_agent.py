@@ -289,3 +289,45 @@ def test_bad_input(tmp_path: Path, workspace: Path) -> None:
         assert "npm install -g @zed-industries/codex-acp" in missing.stderr
     nothing = run("--agent", "no-such-agent-program-xyz")
     assert nothing.returncode == 2 and "not found on PATH" in nothing.stderr
+
+
+def test_stop_sends_session_cancel(tmp_path: Path, workspace: Path) -> None:
+    import signal
+    import time
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"do": "text", "text": "working"}, {"do": "wait_cancel"}]))
+    record = tmp_path / "record.jsonl"
+    command = shlex.join([sys.executable, str(AGENT), str(script), str(record)])
+    argv = [sys.executable, "-m", "redline", "exec", "--agent", command, "-C", str(workspace)]
+    proc = subprocess.Popen([*argv, "--prompt", "go", "--json"], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + HANG_GUARD
+        while '"prompt"' not in (record.read_text() if record.exists() else ""):
+            assert time.monotonic() < deadline, "the agent never got the prompt"
+            assert proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1
+    heard = [json.loads(line) for line in record.read_text().splitlines()]
+    assert {"event": "cancel"} in heard
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert of(events, "agent_end")[-1]["status"] == "aborted"
+
+
+def test_human_keeps_a_verified_permission_diff_as_a_preview_action(
+    tmp_path: Path, workspace: Path
+) -> None:
+    steps = [{"do": "claude_edit", "path": "app.py", "old": "'hi'", "new": "'bye'"}]
+    code, events, heard, _ = run_exec(tmp_path, workspace, steps, resolver="human")
+    assert code == 3
+    (replaced,) = of(events, "pending_replaced")
+    assert replaced["old_action_id"] == "pa-1" and replaced["label"] == "Edit app.py"
+    assert replaced["preview"]["files"][0]["path"] == "app.py"
+    assert of(events, "agent_end")[-1]["pending"] == 1
+    assert {"event": "permission", "call": "call-1", "outcome": "cancelled"} in heard
+    assert (workspace / "app.py").read_text() == "def main():\n    print('hi')\n"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
 import threading
 from dataclasses import dataclass
@@ -81,6 +82,8 @@ class HeldRequest:
     action_id: str
     kind: Literal["write", "permission"]
     future: asyncio.Future[_Outcome]
+    # A permission whose diff was verified: what stays queued once the agent is gone.
+    leftover: PendingAction | None = None
 
 
 @dataclass(frozen=True)
@@ -379,8 +382,12 @@ class AcpAgent:
             if not held.future.done():
                 held.future.set_result(_Outcome(decision, reason))
             if held.kind == "permission":
-                # Owner actions end with the agent; preview actions stay queued.
-                self.store.remove(held.action_id)
+                # Owner actions end with the agent; a verified diff stays queued as a
+                # preview action (applying it writes what the agent would have).
+                if held.leftover is not None and self.store.get(held.action_id) is not None:
+                    self.store.replace(held.action_id, held.leftover)
+                else:
+                    self.store.remove(held.action_id)
         self._notify()
 
     async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
@@ -430,6 +437,8 @@ class AcpAgent:
                 call.status = event.status
                 if event.status in ("completed", "failed"):
                     self._tool_call_ended(event.tool_call_id)
+            if event.title is None and call.title:
+                event = dataclasses.replace(event, title=call.title)
         acp_events.emit(self.events, event)
 
     # -- fs/read_text_file -------------------------------------------------------------
@@ -718,13 +727,18 @@ class AcpAgent:
             preview=preview,
         )
         self.store.push(action)
-        self.held[action.id] = HeldRequest(action.id, "permission", future)
+        leftover = None
+        if verified and preview is not None:
+            leftover = self._preview_action(label, f"acp:{kind}", preview, future)
+            leftover.details = {**details, "agent_ended": True}
+        self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
         self._notify()
         try:
             outcome = await future
         finally:
             self.held.pop(action.id, None)
-            self.store.remove(action.id)
+            if outcome_is_final(future):
+                self.store.remove(action.id)
         return _answer(outcome, options)
 
     def _approve(self, tool_call_id: str, mapped: list[MappedChange], label: str) -> None:
@@ -751,6 +765,15 @@ class AcpAgent:
                 approved_sha256=approval.content_sha256,
             )
             self._approvals.append(approval)
+
+
+def outcome_is_final(future: asyncio.Future[_Outcome]) -> bool:
+    """Did a person decide (the action is done), rather than the agent ending?"""
+    return (
+        future.done()
+        and not future.cancelled()
+        and future.result().decision in ("apply", "discard")
+    )
 
 
 def _version() -> str:

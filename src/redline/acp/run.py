@@ -112,6 +112,12 @@ class AcpRun:
     def _on_store_event(self, event: StoreEvent) -> None:
         if event.kind == "push" and event.action is not None:
             self.events.emit("pending_pushed", **_pending_fields(event.action))
+        elif event.kind == "replace" and event.action is not None and event.previous:
+            self.events.emit(
+                "pending_replaced",
+                old_action_id=event.previous.id,
+                **_pending_fields(event.action),
+            )
 
     async def _resolve_all(self) -> bool:
         action = "apply" if self.resolver == "apply-all" else "discard"

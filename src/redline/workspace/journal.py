@@ -31,10 +31,10 @@ from redline.workspace.preview import sha256_bytes
 from redline.workspace.state import ensure_state_dir, journal_dir
 
 __all__ = [
+    "ExternalOutcome",
     "HistoryItem",
     "UndoError",
     "UndoReceipt",
-    "ExternalOutcome",
     "begin_external",
     "ensure_state_dir",
     "finish_external",
