@@ -37,6 +37,7 @@ def _heard(record: Path) -> list[dict[str, object]]:
 
 async def test_apply_one_discard_another_with_a_reason(tmp_path: Path) -> None:
     steps = [
+        {"do": "text", "text": "starting the edits"},
         {"do": "fs_write", "path": "app.py", "content": "print('bye')\n"},
         {"do": "fs_write", "path": "other.py", "content": "x = 1\n"},
     ]
@@ -63,6 +64,8 @@ async def test_apply_one_discard_another_with_a_reason(tmp_path: Path) -> None:
                 timeout=GUARD,
             )
             await wait_until(pilot, lambda: app.agent_state == "idle", timeout=GUARD)
+            assert "starting the edits" in app.activity.plain
+            assert "Write: other.py" in app.activity.plain
     finally:
         session.close()
     heard = _heard(record)

@@ -82,7 +82,9 @@ class AcpSession:
     def subscribe(
         self, listener: Callable[[Event], None], *, replay: bool = False
     ) -> Callable[[], None]:
-        return self.events.subscribe(listener, replay=replay)
+        """Events as the dashboard knows them: the agent's activity in the built-in
+        vocabulary (text deltas, tool starts and ends); the stream itself is unchanged."""
+        return self.events.subscribe(_DashboardView(listener), replay=replay)
 
     # -- runs --------------------------------------------------------------------------
     def prompt(self, text: str) -> str:
@@ -210,3 +212,54 @@ class AcpSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _DashboardView:
+    """Translate ACP activity into the event types the dashboard already shows."""
+
+    def __init__(self, listener: Callable[[Event], None]) -> None:
+        self.listener = listener
+        self.streaming = False
+        self.titles: dict[str, str] = {}
+
+    def _send(self, event: Event, type: str, **data: Any) -> None:
+        self.listener(Event(type, event.seq, event.time, event.session_id, data))
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        kind = event.type
+        if kind == "acp_message":
+            self.streaming = True
+            self._send(event, "message_delta", text=str(data.get("text", "")))
+            return
+        if self.streaming and kind not in ("acp_stderr", "acp_usage"):
+            self.streaming = False
+            self._send(event, "message_end", text="")
+        if kind == "acp_tool_call":
+            call_id = str(data.get("tool_call_id", ""))
+            name = f"{data.get('kind')}: {data.get('title')}"
+            self.titles[call_id] = name
+            self._send(
+                event, "tool_start", tool_call_id=call_id, name=name, args=data.get("raw_input")
+            )
+        elif kind == "acp_tool_call_update":
+            status = data.get("status")
+            if status in ("completed", "failed"):
+                call_id = str(data.get("tool_call_id", ""))
+                self._send(
+                    event,
+                    "tool_end",
+                    tool_call_id=call_id,
+                    name=self.titles.pop(call_id, str(data.get("title") or "tool")),
+                    is_error=status == "failed",
+                    result={"content": [{"type": "text", "text": str(status)}]},
+                )
+        elif kind == "acp_plan":
+            steps = "; ".join(
+                f"[{e.get('status')}] {e.get('content')}" for e in data.get("entries") or []
+            )
+            self._send(event, "notice", message=f"plan: {steps}")
+        elif kind == "acp_agent_exit":
+            self._send(event, "notice", message=f"the agent process {data.get('how')}")
+        elif not kind.startswith("acp_"):
+            self.listener(event)
