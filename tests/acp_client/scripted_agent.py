@@ -8,7 +8,8 @@ so a test can read what the agent heard.
 Steps (``do``): ``text``, ``thought``, ``plan``, ``fs_read``, ``fs_write``,
 ``gemini_edit`` (permission with a whole-file diff, then fs/write_text_file),
 ``claude_edit`` (permission with a snippet diff, then the agent writes the file itself),
-``shell`` (permission for a command, no diff), ``wait_cancel``, ``crash``.
+``shell`` (permission for a command, no diff), ``wait_cancel``, ``crash``,
+``write_and_crash`` (dies while its write is held).
 """
 
 from __future__ import annotations
@@ -190,6 +191,11 @@ class ScriptedAgent:
             await self.say(sid, "waiting")
             await self.cancelled.wait()
             return "cancelled"
+        elif kind == "write_and_crash":
+            pending = asyncio.ensure_future(self.fs_write(sid, step["path"], step["content"]))
+            await asyncio.sleep(0.5)  # let the request reach the pipe
+            self.record(event="crashing", answered=pending.done())
+            os._exit(9)
         elif kind == "crash":
             os._exit(step.get("status", 3))
         return None

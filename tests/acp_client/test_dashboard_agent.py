@@ -75,3 +75,23 @@ async def test_apply_one_discard_another_with_a_reason(tmp_path: Path) -> None:
     last_prompt = [h["text"] for h in heard if h["event"] == "prompt"][-1]
     assert "Write: other.py: discarded. Reason: not this file" in str(last_prompt)
     assert "Write: app.py: applied" in str(last_prompt)
+
+
+def test_crash_while_a_write_is_held_keeps_it_queued(tmp_path: Path) -> None:
+    steps = [{"do": "write_and_crash", "path": "app.py", "content": "changed\n"}]
+    session, record = _session(tmp_path, steps)
+    seen: list[str] = []
+    session.subscribe(lambda event: seen.append(event.type))
+    with session:
+        assert session.prompt("go") == "error"
+        assert {"event": "crashing", "answered": False} in _heard(record)
+        (action,) = session.store.snapshot()
+        assert action.label == "Write: app.py"
+        assert action.details["agent_ended"] == "was killed by SIGKILL" or (
+            "exited with status 9" in action.details["agent_ended"]
+        )
+        # Applying it later writes what the agent asked for, through safe apply.
+        result = session.resolve("apply", "fine")
+        assert not result.is_error
+    assert (session.cwd / "app.py").read_text() == "changed\n"
+    assert "error" in seen

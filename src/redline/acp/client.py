@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 
 import acp
 from acp import schema
+
 from redline.acp import events as acp_events
 from redline.acp.mapping import (
     MappedChange,
@@ -366,6 +367,7 @@ class AcpAgent:
                 self.events,
                 acp_events.AgentExited(self._process.returncode, self.ended, expected=True),
             )
+        self._mark_ended()
 
     def agent_gone(self) -> None:
         """The process ended on its own: refuse held writes, drop permission actions."""
@@ -376,6 +378,15 @@ class AcpAgent:
                 self.events, acp_events.AgentExited(code, self.ended, expected=self._stopping)
             )
         self._finish_held("ended", f"the agent {self.ended}")
+        self._mark_ended()
+
+    def _mark_ended(self) -> None:
+        """Actions this agent left on the stack say that its session has ended."""
+        for action in self.store.snapshot():
+            details = action.details
+            source = details.get("source") if isinstance(details, dict) else None
+            if isinstance(source, dict) and source.get("acp_session_id") == self.acp_session_id:
+                details["agent_ended"] = self.ended or "ended"
 
     def _finish_held(self, decision: Decision, reason: str) -> None:
         for held in list(self.held.values()):
