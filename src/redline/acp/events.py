@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from acp import schema
+
 from redline.agent.events import EventStream
 
 ACP_EVENT_TYPES: tuple[str, ...] = (
