@@ -1,7 +1,8 @@
-"""Shared fixtures: every test gets its own user config directory."""
+"""Shared fixtures: every test gets its own user config directory; the stress switch."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,3 +27,24 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A fake OpenAI-compatible server on 127.0.0.1 (see tests/providers/fake_openai.py)."""
     with FakeOpenAI() as fake:
         yield fake
+
+
+STRESS_ENV = "REDLINE_STRESS"
+
+
+def stress_requested(config: pytest.Config) -> bool:
+    """Full fault-injection counts under ``-m stress`` (or ``REDLINE_STRESS=1``)."""
+    if os.environ.get(STRESS_ENV, "") not in ("", "0"):
+        return True
+    expression = str(config.getoption("markexpr", "") or "")
+    return "stress" in expression.replace("not stress", "")
+
+
+@pytest.fixture
+def stress(request: pytest.FixtureRequest) -> bool:
+    """For ``@pytest.mark.stress`` tests: True means run the full count.
+
+    A plain ``uv run pytest`` runs every stress test with a seeded handful of cases;
+    ``uv run pytest -m stress`` runs only the stress tests, each in full.
+    """
+    return stress_requested(request.config)

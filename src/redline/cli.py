@@ -19,7 +19,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("ast-edit", "ast_edit", "structural search and rewrite of Python code"),
     ("tools", "tools", "list available tools and plugin load errors"),
     ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
-    ("undo", "undo", "undo the most recently applied action in a workspace"),
+    ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
 )
 
 
@@ -47,7 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    _find_workspace(args)
     command = importlib.import_module(f"redline.commands.{args._module}")
+    for stream in (sys.stdout, sys.stderr):
+        # File names that are not UTF-8 print as \udcXX instead of crashing (docs/safety.md).
+        if getattr(stream, "errors", "") == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return int(command.run(args))
     except KeyboardInterrupt:
@@ -60,6 +65,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def _find_workspace(args: argparse.Namespace) -> None:
+    """Without ``-C``, work on the nearest folder up holding ``.redline/`` or ``.git/``.
+
+    So running from a subfolder never starts a second journal or queue. ``ast-edit``
+    targets typed relative to the current folder keep meaning that folder.
+    """
+    if not hasattr(args, "cwd") or args.cwd is not None:
+        return
+    from pathlib import Path
+
+    from redline.config import find_workspace_root
+
+    here = Path.cwd()
+    root = find_workspace_root(here)
+    args.cwd = str(root)
+    if args._module != "ast_edit" or root == here:
+        return
+    inside = here.relative_to(root)
+    targets = list(args.targets) or ["."]
+    args.targets = [
+        target if Path(target).is_absolute() else (inside / target).as_posix() for target in targets
+    ]
 
 
 if __name__ == "__main__":

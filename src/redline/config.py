@@ -1,13 +1,34 @@
-"""Where redline keeps its own state: the user config directory and workspace config."""
+"""Where redline keeps its own state, and the one typed loader for ``config.toml``.
+
+Settings come from four layers, the later winning: built-in defaults, the user's
+``config.toml`` (in :func:`user_config_dir`), the workspace's ``.redline/config.toml``, and
+the command line (``$REDLINE_MODEL`` counts as the command line for ``model``). A workspace
+folder comes from whoever made the repository, so when the workspace is not trusted
+(``redline trust``) its file may only make things stricter: see :func:`load_settings`.
+
+Standard library only (the CLI imports this before ``--help`` answers).
+"""
 
 from __future__ import annotations
 
+import errno
+import math
 import os
-import tomllib
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 USER_CONFIG_ENV = "REDLINE_CONFIG_DIR"
+MODEL_ENV = "REDLINE_MODEL"
+CONFIG_FILE_NAME = "config.toml"
+# A config file is a few lines; anything far bigger is not one.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+# Who resolves pending actions, strictest first: a person reviews everything; nothing is
+# written; the model decides; everything is written.
+RESOLVER_STRICTNESS: tuple[str, ...] = ("human", "discard-all", "agent", "apply-all")
 
 
 def user_config_dir() -> Path:
@@ -20,26 +41,405 @@ def user_config_dir() -> Path:
     return base / "redline"
 
 
+def user_config_file() -> Path:
+    return user_config_dir() / CONFIG_FILE_NAME
+
+
 def workspace_state_dir(root: Path) -> Path:
     return root / ".redline"
 
 
+def workspace_config_file(root: Path) -> Path:
+    return workspace_state_dir(root) / CONFIG_FILE_NAME
+
+
 class ConfigError(ValueError):
-    """A config file exists but cannot be read."""
+    """A config file exists but cannot be used; the message names the file and the cause."""
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class AgentCommand:
+    """An external agent command from ``[agents.NAME]`` (``command``, optional ``env``)."""
+
+    name: str
+    command: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the config files and the command line decide, merged.
+
+    ``origins`` says where each value came from (``default``, a file path, ``command line``
+    or ``$REDLINE_MODEL``); ``warnings`` are the lines to show the person (unknown keys,
+    entries an untrusted workspace may not set), each naming the file and the key.
+    """
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    resolver: str = "human"
+    max_turns: int = 50
+    timeout: float = 60.0
+    agents: tuple[AgentCommand, ...] = ()
+    workspace_trusted: bool = False
+    warnings: tuple[str, ...] = ()
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+
+DEFAULTS: dict[str, Any] = {
+    "model": None,
+    "base_url": None,
+    "api_key_env": None,
+    "resolver": "human",
+    "max_turns": 50,
+    "timeout": 60.0,
+}
+
+
+# -- value checks (each returns the value or raises ValueError saying what is expected) ----
+def _text(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _model(value: object) -> str:
+    text = _text(value)
+    _kind, sep, rest = text.partition(":")
+    if not sep or not rest:
+        raise ValueError(
+            f"expected scripted:PLAN.json, openai:MODEL or anthropic:MODEL, got {text!r}"
+        )
+    return text
+
+
+def _url(value: object) -> str:
+    text = _text(value)
+    if not text.startswith(("http://", "https://")):
+        raise ValueError(f"expected an http:// or https:// URL, got {text!r}")
+    return text
+
+
+def _env_name(value: object) -> str:
+    text = _text(value)
+    if not (text.replace("_", "a").isalnum() and text.isascii()) or text[0].isdigit():
+        raise ValueError(f"expected the name of an environment variable, got {text!r}")
+    return text
+
+
+def _resolver(value: object) -> str:
+    if value not in RESOLVER_STRICTNESS:
+        raise ValueError(f"expected one of {', '.join(RESOLVER_STRICTNESS)}, got {value!r}")
+    return str(value)
+
+
+def _max_turns(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _timeout(value: object) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"expected a number of seconds above 0, got {value!r}")
+    return float(value)
+
+
+CHECKS: dict[str, Callable[[object], Any]] = {
+    "model": _model,
+    "base_url": _url,
+    "api_key_env": _env_name,
+    "resolver": _resolver,
+    "max_turns": _max_turns,
+    "timeout": _timeout,
+}
+KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents")
+
+# What an untrusted workspace may never set: where requests go and which secret they carry.
+UNTRUSTED_NEVER = {
+    "base_url": "it would send your requests and key to a server the repository chose",
+    "api_key_env": "it would choose which of your secrets is sent",
+}
+
+
+# -- reading files -----------------------------------------------------------------
+def _parse(raw: bytes, shown: str) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{shown}: not valid TOML: {exc}") from None
+
+
+def read_user_config() -> tuple[dict[str, Any], str]:
+    """The user's ``config.toml`` as a table ({} when there is none), and its shown path."""
+    path = user_config_file()
+    shown = str(path)
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+        return {}, shown
+    except IsADirectoryError:
+        raise ConfigError(f"{shown}: is a folder, not a config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read config: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES} bytes; not a config file")
+    return _parse(raw, shown), shown
+
+
+def read_workspace_config(root: Path) -> tuple[dict[str, Any], str]:
+    """``.redline/config.toml`` without following a symlink anywhere below the root."""
+    from redline.workspace.state import StateFolderError, open_state_dir
+
+    shown = str(workspace_config_file(root))
+    try:
+        dir_fd = open_state_dir(root, create=False)
+    except FileNotFoundError:
+        return {}, shown
+    except (StateFolderError, NotADirectoryError):
+        # An unusable .redline/ (a symlink, a file, another user's) holds no config we may
+        # read; opening the session refuses the folder with an error naming it.
+        return {}, shown
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read config: {exc.strerror or exc}") from None
+    try:
+        try:
+            fd = os.open(
+                CONFIG_FILE_NAME,
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                dir_fd=dir_fd,
+            )
+        except FileNotFoundError:
+            return {}, shown
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ConfigError(
+                    f"{shown}: is a symlink; redline reads the workspace config only from a "
+                    "plain file inside .redline/"
+                ) from None
+            raise ConfigError(f"{shown}: cannot read config: {exc.strerror or exc}") from None
+    finally:
+        os.close(dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{shown}: not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_CONFIG_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read config: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES} bytes; not a config file")
+    return _parse(b"".join(chunks), shown), shown
+
+
+# -- merging -------------------------------------------------------------------------
+def _unknown(shown: str, key: str, known: tuple[str, ...]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{shown}: unknown key {key!r} ignored{hint}"
+
+
+def _agents(table: object, shown: str, warnings: list[str], restricted: bool) -> list[AgentCommand]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{shown}: agents: expected a table of [agents.NAME] sections")
+    found: list[AgentCommand] = []
+    for name, entry in table.items():
+        key = f"agents.{name}"
+        if restricted:
+            warnings.append(
+                f"{shown}: {key} skipped: this workspace is not trusted, and an agent command "
+                "(and its environment entries) would run code the repository chose "
+                "(redline trust allows it)"
+            )
+            continue
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{shown}: {key}: expected a table with command = [...]")
+        command = entry.get("command")
+        if (
+            not isinstance(command, list)
+            or not command
+            or not all(isinstance(part, str) and part for part in command)
+        ):
+            raise ConfigError(
+                f"{shown}: {key}.command: expected a non-empty list of strings, got {command!r}"
+            )
+        env = entry.get("env", {})
+        if not isinstance(env, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise ConfigError(f"{shown}: {key}.env: expected a table of string values")
+        for extra in entry:
+            if extra not in ("command", "env"):
+                warnings.append(_unknown(shown, f"{key}.{extra}", (f"{key}.command", f"{key}.env")))
+        found.append(AgentCommand(name, tuple(command), tuple(sorted(env.items())), shown))
+    return found
+
+
+def _stricter_or_equal(key: str, new: Any, current: Any) -> bool:
+    if key == "resolver":
+        return RESOLVER_STRICTNESS.index(new) <= RESOLVER_STRICTNESS.index(current)
+    if key in ("max_turns", "timeout"):
+        return bool(new <= current)
+    return True
+
+
+def _apply_layer(
+    data: Mapping[str, Any],
+    shown: str,
+    values: dict[str, Any],
+    origins: dict[str, str],
+    agents: dict[str, AgentCommand],
+    warnings: list[str],
+    *,
+    restricted: bool,
+) -> None:
+    for key, raw in data.items():
+        if key == "agents":
+            for agent in _agents(raw, shown, warnings, restricted):
+                agents[agent.name] = agent
+            continue
+        check = CHECKS.get(key)
+        if check is None:
+            warnings.append(_unknown(shown, key, KNOWN_KEYS))
+            continue
+        try:
+            value = check(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{shown}: {key}: {exc}") from None
+        if restricted:
+            why = UNTRUSTED_NEVER.get(key)
+            if why is None and key == "model" and value.startswith("scripted:"):
+                why = "a scripted plan from the repository would act in your name"
+            if why is None and not _stricter_or_equal(key, value, values[key]):
+                why = f"it may only make things stricter than {values[key]!r}"
+            if why is not None:
+                warnings.append(
+                    f"{shown}: {key} skipped: this workspace is not trusted and {why} "
+                    "(redline trust allows it)"
+                )
+                continue
+        values[key] = value
+        origins[key] = shown
+
+
+def load_settings(
+    root: Path | None,
+    *,
+    command_line: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    trusted: bool | None = None,
+) -> Settings:
+    """Merge defaults < user config < workspace config < ``$REDLINE_MODEL`` < command line.
+
+    ``defaults`` overrides built-in defaults for one command (e.g. ``exec``'s resolver is
+    ``agent``); ``command_line`` holds the options given, ``None`` meaning not given.
+    ``trusted`` says whether the workspace's own file may loosen anything; ``None`` asks
+    the trust store. In an untrusted workspace, ``base_url``, ``api_key_env``, a scripted
+    ``model``, ``[agents.*]``, a less strict ``resolver`` and higher ``max_turns`` or
+    ``timeout`` are skipped with a warning naming the file and key.
+
+    Raises :class:`ConfigError` (naming the file, and the line or key) for a file that
+    cannot be read, is not TOML, or holds a value of the wrong type.
+    """
+    values: dict[str, Any] = dict(DEFAULTS)
+    for key, value in (defaults or {}).items():
+        if key not in DEFAULTS:
+            raise KeyError(f"no setting {key!r}")
+        values[key] = value
+    origins = dict.fromkeys(values, "default")
+    agents: dict[str, AgentCommand] = {}
+    warnings: list[str] = []
+
+    data, shown = read_user_config()
+    _apply_layer(data, shown, values, origins, agents, warnings, restricted=False)
+
+    workspace_trusted = False
+    if root is not None:
+        data, shown = read_workspace_config(root)
+        if trusted is None:
+            from redline.extensibility.trust import is_trusted
+
+            trusted = is_trusted(root)
+        workspace_trusted = bool(trusted)
+        if data:
+            _apply_layer(
+                data, shown, values, origins, agents, warnings, restricted=not workspace_trusted
+            )
+
+    env_model = os.environ.get(MODEL_ENV, "").strip()
+    if env_model:
+        values["model"] = env_model
+        origins["model"] = f"${MODEL_ENV}"
+    for key, value in (command_line or {}).items():
+        if key not in DEFAULTS:
+            raise KeyError(f"no setting {key!r}")
+        if value is not None:
+            values[key] = value
+            origins[key] = "command line"
+    return Settings(
+        model=values["model"],
+        base_url=values["base_url"],
+        api_key_env=values["api_key_env"],
+        resolver=values["resolver"],
+        max_turns=values["max_turns"],
+        timeout=values["timeout"],
+        agents=tuple(agents.values()),
+        workspace_trusted=workspace_trusted,
+        warnings=tuple(warnings),
+        origins=origins,
+    )
 
 
 def load_config(root: Path) -> dict[str, Any]:
-    """Workspace ``.redline/config.toml`` over the user's ``config.toml``."""
-    merged = _read_toml(user_config_dir() / "config.toml")
-    merged.update(_read_toml(workspace_state_dir(root) / "config.toml"))
-    return merged
+    """The merged settings as a plain table (kept for older callers; prefer load_settings)."""
+    settings = load_settings(root)
+    return {key: getattr(settings, key) for key in DEFAULTS}
+
+
+# -- finding the workspace ------------------------------------------------------------
+def find_workspace_root(start: Path) -> Path:
+    """The nearest ancestor of ``start`` (itself included) holding ``.redline`` or ``.git``.
+
+    As git finds its top: a folder (or a symlink) named ``.redline``, or ``.git`` as a
+    folder or a file (worktrees and submodules). Without one, ``start`` itself.
+    """
+    here = Path(start).expanduser().absolute()
+    for folder in (here, *here.parents):
+        try:
+            marker = os.lstat(folder / ".redline")
+        except OSError:
+            pass
+        else:
+            if stat.S_ISDIR(marker.st_mode) or stat.S_ISLNK(marker.st_mode):
+                return folder
+        try:
+            git = os.lstat(folder / ".git")
+        except OSError:
+            continue
+        if stat.S_ISDIR(git.st_mode) or stat.S_ISREG(git.st_mode):
+            return folder
+    return here

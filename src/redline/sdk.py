@@ -37,6 +37,7 @@ def create_agent_session(
     max_turns: int = 50,
     base_url: str | None = None,
     timeout: float = 60.0,
+    api_key_env: str | None = None,
     clock: Callable[[], float] | None = None,
     session_id: str | None = None,
     log_session: bool = True,
@@ -56,7 +57,9 @@ def create_agent_session(
     if max_turns < 1:
         raise ValueError("max_turns must be at least 1")
     if isinstance(model, str):
-        provider = create_provider(model, cwd=root, base_url=base_url, timeout=timeout)
+        provider = create_provider(
+            model, cwd=root, base_url=base_url, timeout=timeout, api_key_env=api_key_env
+        )
     elif isinstance(model, Provider):
         provider = model
     else:

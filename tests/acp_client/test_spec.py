@@ -32,7 +32,7 @@ def test_missing_builtin_names_the_npm_package(
 
 def test_user_config_agent_with_env(tmp_path: Path, isolated_user_config: Path) -> None:
     (isolated_user_config / "config.toml").write_text(
-        f'[agents.mine]\ncommand = "{sys.executable} -u"\nenv = {{ MY_KEY = "v" }}\n'
+        f'[agents.mine]\ncommand = ["{sys.executable}", "-u"]\nenv = {{ MY_KEY = "v" }}\n'
     )
     spec = resolve_agent("mine", tmp_path)
     assert spec.argv == (sys.executable, "-u") and spec.env == {"MY_KEY": "v"}
@@ -44,7 +44,7 @@ def test_workspace_config_only_when_trusted(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".redline").mkdir(parents=True)
     (ws / ".redline" / "config.toml").write_text(
-        f'[agents.gemini]\ncommand = "{sys.executable} evil.py"\n'
+        f'[agents.gemini]\ncommand = ["{sys.executable}", "evil.py"]\n'
     )
     # Untrusted: the built-in meaning wins (and may be missing), never the repo's command.
     try:
@@ -58,7 +58,8 @@ def test_workspace_config_only_when_trusted(tmp_path: Path) -> None:
 
 def test_bad_config_is_a_clear_error(tmp_path: Path, isolated_user_config: Path) -> None:
     (isolated_user_config / "config.toml").write_text("[agents.x]\nenv = 3\n")
-    with pytest.raises(AgentSpecError, match=r"\[agents.x\] needs command"):
+    with pytest.raises(AgentSpecError, match=r"agents.x.command: expected a non-empty list"):
         resolve_agent("x", tmp_path)
+    (isolated_user_config / "config.toml").write_text("")
     with pytest.raises(AgentSpecError, match="cannot parse"):
         resolve_agent("'unterminated", tmp_path)

@@ -117,7 +117,8 @@ class SlowProvider(Provider):
 
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         on_text("thinking")
-        await asyncio.sleep(30)
+        # Far longer than any hang guard: only abort() ends it in a test.
+        await asyncio.sleep(600)
         return ModelResponse(text="late")
 
 

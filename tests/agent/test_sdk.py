@@ -119,3 +119,52 @@ def test_scripted_plan_by_model_string(tmp_path: Path) -> None:
         assert session.scripted
         assert "calls no language model" in session.model_label
         assert session.prompt("x") == "done"
+
+
+def test_an_apply_never_marks_itself_stale_but_marks_others(tmp_path: Path) -> None:
+    """A watcher report arriving mid-apply (redline's own write) must not make the action
+    being applied stale; the other action on the same file is stale once the apply is done."""
+    import threading
+
+    (tmp_path / "a.py").write_text("x = 1\ny = 1\n", encoding="utf-8")
+    provider = ProgrammableProvider(
+        [
+            reply(
+                call("edit", "c1", path="a.py", old="x = 1", new="x = 2"),
+                call("edit", "c2", path="a.py", old="y = 1", new="y = 2"),
+            )
+        ]
+    )
+    with create_agent_session(tmp_path, provider, resolver="human") as session:
+        events: list[Any] = []
+        session.subscribe(events.append)
+        assert session.prompt("edit") == "awaiting_review"
+        top = session.store.peek()
+        assert top is not None and top.id == "pa-2"
+        original = top.apply
+        seen_mid_apply: list[list[str]] = []
+
+        async def apply_then_watcher_fires(reason: str) -> Any:
+            value = original(reason)
+            if hasattr(value, "__await__"):
+                value = await value
+            # The file on disk is new now; the watcher thread reports it.
+            watcher = threading.Thread(
+                target=lambda: seen_mid_apply.append(session.check_staleness({"a.py"}))
+            )
+            watcher.start()
+            watcher.join(30)
+            assert not watcher.is_alive()
+            return value
+
+        top.apply = apply_then_watcher_fires
+        result = session.resolve("apply", "ok")
+        assert not result.is_error, result.text
+        assert seen_mid_apply == [[]]
+        stale = [e.data["action_id"] for e in events if e.type == "pending_stale"]
+        assert stale == ["pa-1"]
+        kinds = [(e.type, e.data.get("action_id")) for e in events]
+        assert kinds.index(("pending_resolved", "pa-2")) < kinds.index(("pending_stale", "pa-1"))
+        other = session.store.get("pa-1")
+        assert other is not None and other.stale and "a.py" in other.stale_reason
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == "x = 1\ny = 2\n"

@@ -89,9 +89,10 @@ def test_label_and_apply_are_required() -> None:
         PendingAction(label="x", apply="not callable")  # type: ignore[arg-type]
 
 
-def test_concurrent_push_and_pop_lose_and_duplicate_nothing() -> None:
+@pytest.mark.stress
+def test_concurrent_push_and_pop_lose_and_duplicate_nothing(stress: bool) -> None:
     store = PendingActionStore()
-    pushers, per_thread = 4, 500
+    pushers, per_thread = 4, (5000 if stress else 500)
     popped: list[str] = []
     popped_lock = threading.Lock()
     start = threading.Barrier(pushers + 2)

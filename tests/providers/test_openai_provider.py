@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
-import time
 
 import pytest
 
@@ -244,7 +243,6 @@ async def test_server_error_is_retried_by_the_sdk(fake_openai: FakeOpenAI) -> No
     fake_openai.enqueue_error(500, "try again", type="server_error")
     fake_openai.enqueue_text("recovered")
     provider = make(fake_openai, max_retries=2)
-    started = time.monotonic()
     try:
         response = await provider.complete(ModelRequest(messages=HELLO, tools=()), lambda _t: None)
     finally:
@@ -252,8 +250,6 @@ async def test_server_error_is_retried_by_the_sdk(fake_openai: FakeOpenAI) -> No
     assert response.text == "recovered"
     assert len(fake_openai.requests) == 3
     assert fake_openai.requests[0] == fake_openai.requests[2]
-    # retry-after-ms from the fake keeps the SDK from its default 0.5 s+ backoff.
-    assert time.monotonic() - started < 2
 
 
 async def test_server_error_after_retries_is_a_provider_error(fake_openai: FakeOpenAI) -> None:

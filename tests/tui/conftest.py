@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 
 
 async def wait_until(
-    pilot: Pilot[object], condition: Callable[[], bool], timeout: float = 5.0
+    pilot: Pilot[object], condition: Callable[[], bool], timeout: float = 60.0
 ) -> None:
     """Let the app run until ``condition`` holds (worker threads post back asynchronously)."""
     deadline = time.monotonic() + timeout

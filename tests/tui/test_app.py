@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from tests.tui.conftest import wait_until
@@ -182,7 +181,7 @@ async def test_quit_while_agent_runs_aborts_and_exits() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.agent_state == "running" and session.running)
         await pilot.press("ctrl+q")
-        await wait_until(pilot, lambda: not app.is_running, timeout=3)
+        await wait_until(pilot, lambda: not app.is_running, timeout=60)
     assert session.aborted.is_set()
 
 
@@ -190,18 +189,19 @@ async def test_quit_never_hangs_on_a_stuck_agent() -> None:
     release = threading.Event()
 
     def stuck(session: FakeSession, _text: str | None) -> str:
-        release.wait(10)
+        # Stuck far longer than the hang guard below: quitting must not wait for it.
+        release.wait(600)
         return "done"
 
     session = FakeSession(script=stuck)
     app = app_for(session, initial_prompt="go")
-    started = time.monotonic()
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: session.running)
-        await pilot.press("ctrl+q")
-        await wait_until(pilot, lambda: not app.is_running, timeout=4)
-    release.set()
-    assert time.monotonic() - started < 5
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: session.running, timeout=60)
+            await pilot.press("ctrl+q")
+            await wait_until(pilot, lambda: not app.is_running, timeout=60)
+    finally:
+        release.set()
 
 
 async def test_quit_with_pending_asks_first() -> None:

@@ -35,7 +35,7 @@ async def test_review_the_demo_with_keys(demo_session) -> None:  # type: ignore[
 
     app = RedlineApp(demo_session, initial_prompt=DEMO_PROMPT, watcher_factory=FakeWatcher)
     async with app.run_test(size=(150, 45)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=15)
+        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
         assert demo_session.store.count == 5
         await pilot.press("r", *"keep txt names", "enter", "n")
         await wait_until(pilot, lambda: demo_session.store.count == 4 and not app._busy)
@@ -46,8 +46,8 @@ async def test_review_the_demo_with_keys(demo_session) -> None:  # type: ignore[
             await wait_until(
                 pilot, lambda c=count: demo_session.store.count == c - 1 and not app._busy
             )  # type: ignore[misc]
-        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=15)
+        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
         assert "agent ended: done" in app.activity.plain
         assert (demo_session.cwd / "CHANGELOG.md").exists()
         await pilot.press("u")
-        await wait_until(pilot, lambda: "undone" in app.activity.plain, timeout=10)
+        await wait_until(pilot, lambda: "undone" in app.activity.plain, timeout=60)

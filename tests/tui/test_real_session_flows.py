@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,7 +58,7 @@ async def test_stale_top_is_refused_then_repreviewed_and_applied(
     session = open_session(sessions, workspace, scripted(tmp_path, [EDIT, {"say": "thanks"}]))
     app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=10)
+        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
         (workspace / "a.py").write_text("# note\nx = 1\n", encoding="utf-8")
         FakeWatcher.instances[-1].fire("a.py")
         await wait_until(
@@ -75,7 +74,7 @@ async def test_stale_top_is_refused_then_repreviewed_and_applied(
         )  # type: ignore[union-attr]
         await pilot.press("y")
         await wait_until(pilot, lambda: not session.store.has_pending)
-        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=10)
+        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
     assert (workspace / "a.py").read_text(encoding="utf-8") == "# note\nx = 2\n"
 
 
@@ -87,11 +86,11 @@ async def test_apply_button_with_reason_reaches_the_session(
     session.subscribe(lambda e: resolved.append(e) if e.type == "pending_resolved" else None)
     app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=10)
+        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
         await pilot.press("r", *"two is right", "enter")
         await pilot.click("#apply")
         await wait_until(pilot, lambda: bool(resolved))
-        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=10)
+        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
     assert (resolved[0]["action"], resolved[0]["reason"], resolved[0]["by"]) == (
         "apply",
         "two is right",
@@ -103,15 +102,14 @@ async def test_apply_button_with_reason_reaches_the_session(
 async def test_stop_ends_a_running_agent_quickly(
     tmp_path: Path, workspace: Path, sessions: list[AgentSession]
 ) -> None:
-    provider = scripted(tmp_path, [{"wait": 30}, {"say": "too late"}], wait_scale=1.0)
+    # The plan waits 600 s: only the stop ends the run within the hang guards.
+    provider = scripted(tmp_path, [{"wait": 600}, {"say": "too late"}], wait_scale=1.0)
     session = open_session(sessions, workspace, provider)
     app = RedlineApp(session, initial_prompt="wait", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "running", timeout=10)
-        started = time.monotonic()
+        await wait_until(pilot, lambda: app.agent_state == "running", timeout=60)
         await pilot.press("ctrl+x")
-        await wait_until(pilot, lambda: not session.running, timeout=3)
-        assert time.monotonic() - started < 2.0
+        await wait_until(pilot, lambda: not session.running, timeout=60)
         assert app.agent_state == "stopped"
         assert session.last_status == "aborted"
 
@@ -119,15 +117,14 @@ async def test_stop_ends_a_running_agent_quickly(
 async def test_quit_while_the_agent_runs_never_hangs(
     tmp_path: Path, workspace: Path, sessions: list[AgentSession]
 ) -> None:
-    provider = scripted(tmp_path, [{"wait": 30}, {"say": "too late"}], wait_scale=1.0)
+    # The plan waits 600 s: quitting must not wait for it (hang guards only).
+    provider = scripted(tmp_path, [{"wait": 600}, {"say": "too late"}], wait_scale=1.0)
     session = open_session(sessions, workspace, provider)
     app = RedlineApp(session, initial_prompt="wait", watcher_factory=FakeWatcher)
-    started = time.monotonic()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "running", timeout=10)
+        await wait_until(pilot, lambda: app.agent_state == "running", timeout=60)
         await pilot.press("ctrl+q")
-        await wait_until(pilot, lambda: not app.is_running, timeout=4)
-    assert time.monotonic() - started < 6.0
+        await wait_until(pilot, lambda: not app.is_running, timeout=60)
     assert not session.running
 
 
@@ -141,5 +138,5 @@ async def test_no_model_configured_still_opens_and_explains(
         assert "redline demo" in app.activity.plain
         await pilot.click("#prompt")
         await pilot.press(*"hello", "enter")
-        await wait_until(pilot, lambda: app.agent_state == "failed", timeout=10)
+        await wait_until(pilot, lambda: app.agent_state == "failed", timeout=60)
         assert app.activity.plain.count("No model is configured") >= 2

@@ -262,14 +262,14 @@ def test_file_edited_by_another_program_during_the_apply(
     write(ws, "a.txt", "a\n")
     write(ws, "b.txt", "b\n")
     preview = Preview([modify(ws, "a.txt", "A\n"), modify(ws, "b.txt", "B\n")])
-    real = fsutil.write_new_file
+    real = fsutil.write_new_file_at
 
-    def sneaky(path: Path, data: bytes, *args: object, **kwargs: object) -> None:
-        if path.name.endswith(fsutil.TEMP_SUFFIX) and path.name.startswith(".b.txt."):
+    def sneaky(dir_fd: int, name: str, data: bytes, *args: object, **kwargs: object) -> None:
+        if name.endswith(fsutil.TEMP_SUFFIX) and name.startswith(".b.txt."):
             (ws / "b.txt").write_text("an editor saved meanwhile, longer\n")
-        real(path, data, *args, **kwargs)  # type: ignore[arg-type]
+        real(dir_fd, name, data, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(fsutil, "write_new_file", sneaky)
+    monkeypatch.setattr(fsutil, "write_new_file_at", sneaky)
     with pytest.raises(StaleError) as info:
         apply_preview(ws, preview)
     assert str(info.value).startswith(

@@ -6,6 +6,9 @@ each numbered step; the parent kills it with SIGKILL after the Nth line (every N
 seed) so kills also land between steps. After each kill, recovery runs as the next
 redline start would, and the workspace must be wholly old or wholly new, with a clean
 journal and no temporary files.
+
+A stress test: ``uv run pytest`` kills at a seeded handful of points spread over the whole
+apply; ``uv run pytest -m stress`` kills at every step plus the random runs.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from redline.workspace import journal
 from redline.workspace.preview import Preview
 
@@ -29,6 +34,9 @@ from .helpers import create, delete, journal_is_clean, modify, rename, snapshot,
 FILES = 30
 FILE_BYTES = 64 * 1024
 RANDOM_RUNS = 8
+# Kill points in a default run: spread evenly over the apply, plus seeded random ones.
+HANDFUL_POINTS = 10
+HANDFUL_RANDOM = 2
 
 CHILD = """
 import json, sys
@@ -119,7 +127,8 @@ def _kill_run(
     return seen, finished
 
 
-def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
+@pytest.mark.stress
+def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path, stress: bool) -> None:
     template, preview_file, old, new = _template(tmp_path)
     # How many steps one apply has: count them on a scratch copy.
     counting = tmp_path / "counting"
@@ -127,9 +136,14 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
     steps = seen
     assert snapshot(counting) == new and steps > 60
     rng = random.Random(42)
-    plan = [(n, 0.0) for n in range(steps + 1)]
-    plan += [(rng.randrange(steps), rng.uniform(0, 0.004)) for _ in range(RANDOM_RUNS)]
-    assert len(plan) >= 100
+    if stress:
+        plan = [(n, 0.0) for n in range(steps + 1)]
+        plan += [(rng.randrange(steps), rng.uniform(0, 0.004)) for _ in range(RANDOM_RUNS)]
+        assert len(plan) >= 100
+    else:
+        points = {round(i * steps / (HANDFUL_POINTS - 1)) for i in range(HANDFUL_POINTS)}
+        plan = [(n, 0.0) for n in sorted(points)]
+        plan += [(rng.randrange(steps), rng.uniform(0, 0.004)) for _ in range(HANDFUL_RANDOM)]
 
     def one(index: int) -> tuple[str, bool]:
         after, delay = plan[index]
@@ -146,13 +160,14 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path) -> None:
         shutil.rmtree(root)
         return outcome, any("restored" in m for m in messages)
 
-    start = time.monotonic()
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         results = list(pool.map(one, range(len(plan))))
-    elapsed = time.monotonic() - start
     outcomes = [outcome for outcome, _ in results]
+    restored = sum(restored for _, restored in results)
     # Kills landed before the first change, half-way through the switch (recovery had
     # files to restore) and after the commit point.
-    assert outcomes.count("old") > 50 and outcomes.count("new") >= 1
-    assert sum(restored for _, restored in results) >= 20
-    assert elapsed < 60, f"{len(plan)} kill runs took {elapsed:.1f} s"
+    assert outcomes.count("new") >= 1
+    if stress:
+        assert outcomes.count("old") > 50 and restored >= 20
+    else:
+        assert outcomes.count("old") >= 1 and restored >= 1, outcomes

@@ -162,8 +162,9 @@ def test_corrupt_unfinished_entry_is_moved_aside_and_reported(ws: Path) -> None:
     (bad / "entry.json").write_text("{not json")
     messages = recover(ws)
     assert len(messages) == 1
-    assert messages[0].startswith("Journal entry 000007 is damaged (entry.json is not valid JSON")
-    assert (ws / ".redline/journal-aside/000007-corrupt/entry.json").read_text() == "{not json"
+    # Hand-written: it carries no signature of this user's redline, so it is foreign.
+    assert messages[0].startswith("Journal entry 000007 was not acted on: it carries no valid")
+    assert (ws / ".redline/journal-aside/000007-foreign/entry.json").read_text() == "{not json"
     assert not bad.exists()
     assert (ws / "a.txt").read_text() == "a\n"
     assert recover(ws) == []
@@ -212,8 +213,11 @@ def test_corrupt_complete_entry_blocks_undo_with_a_clear_message(ws: Path) -> No
     receipt = apply_preview(ws, Preview([modify(ws, "a.txt", "c\n")]), label="two")
     (ws / ".redline/journal" / receipt.entry_id / "entry.json").write_text("garbage")
     assert [h.label for h in undo_history(ws)] == ["one"]
-    with pytest.raises(UndoError, match=r"newest journal entry 000002 is damaged .*moved it to"):
+    # Its signature no longer matches: recovery moves it aside (never acting on it) ...
+    with pytest.raises(UndoError, match=r"a\.txt \(modified since the apply\)") as info:
         undo_last(ws)
+    assert (ws / ".redline/journal-aside/000002-foreign").is_dir()
+    assert "Nothing was changed" in str(info.value)
     assert (ws / "a.txt").read_text() == "c\n"
     with pytest.raises(UndoError, match=r"a\.txt \(modified since the apply\)"):
         undo_last(ws)
@@ -284,7 +288,7 @@ def test_undo_that_fails_half_way_changes_nothing(
     assert str(info.value).startswith(
         "Could not undo: replacing src/bom.txt failed: Input/output error (EIO). Restored 1 file"
     )
-    monkeypatch.undo()
+    monkeypatch.setattr(os, "replace", real)
     assert snapshot(ws) == new
     assert journal_is_clean(ws)
     assert [h.label for h in undo_history(ws)] == ["mixed"]

@@ -37,18 +37,16 @@ def test_temp_write_failure_at_each_file(
     ws: Path, monkeypatch: pytest.MonkeyPatch, target: str, code: int
 ) -> None:
     preview, old, _ = mixed_preview(ws)
-    real = fsutil.write_new_file
+    real = fsutil.write_new_file_at
 
-    def failing(path: Path, data: bytes, *args: Any, **kwargs: Any) -> None:
-        if path.name.startswith(f".{Path(target).name}.") and path.name.endswith(
-            fsutil.TEMP_SUFFIX
-        ):
+    def failing(dir_fd: int, name: str, data: bytes, *args: Any, **kwargs: Any) -> None:
+        if name.startswith(f".{Path(target).name}.") and name.endswith(fsutil.TEMP_SUFFIX):
             # Leave a partial file behind, as a real full disk would.
-            path.write_bytes(data[:3])
+            real(dir_fd, name, data[:3])
             raise OSError(code, os.strerror(code))
-        real(path, data, *args, **kwargs)
+        real(dir_fd, name, data, *args, **kwargs)
 
-    monkeypatch.setattr(fsutil, "write_new_file", failing)
+    monkeypatch.setattr(fsutil, "write_new_file_at", failing)
     with pytest.raises(WriteError) as info:
         apply_preview(ws, preview)
     name = errno.errorcode[code]
@@ -68,8 +66,8 @@ def test_switch_failure_at_each_step_rolls_back(
     failed = []
 
     def failing(*args: Any, **kwargs: Any) -> Any:
-        dest = Path(args[-1] if call != "unlink" else args[0])
-        if not failed and dest == ws.resolve() / target:
+        dest = Path(args[1] if call != "unlink" else args[0])
+        if not failed and dest.name == Path(target).name:
             failed.append(dest)
             raise OSError(errno.EACCES, "Permission denied")
         return real(*args, **kwargs)
@@ -88,14 +86,14 @@ def test_switch_failure_at_each_step_rolls_back(
 
 def test_disk_full_while_writing_the_journal(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     preview, old, _ = mixed_preview(ws)
-    real = fsutil.write_new_file
+    real = fsutil.write_new_file_at
 
-    def failing(path: Path, data: bytes, *args: Any, **kwargs: Any) -> None:
-        if "blobs" in path.parts:
+    def failing(dir_fd: int, name: str, data: bytes, *args: Any, **kwargs: Any) -> None:
+        if len(name) == 64:  # a blob: named by its sha256
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(path, data, *args, **kwargs)
+        real(dir_fd, name, data, *args, **kwargs)
 
-    monkeypatch.setattr(fsutil, "write_new_file", failing)
+    monkeypatch.setattr(fsutil, "write_new_file_at", failing)
     with pytest.raises(
         WriteError,
         match=r"Could not write the journal entry .*No space left on device \(ENOSPC\)\. Nothing was written\.",
@@ -126,7 +124,7 @@ def test_failed_rollback_is_finished_by_recovery(ws: Path, monkeypatch: pytest.M
         apply_preview(ws, preview)
     assert "Could not restore pkg/new/mod.py (Input/output error (EIO))" in str(info.value)
     assert "restores them the next time it opens this workspace" in str(info.value)
-    monkeypatch.undo()
+    monkeypatch.setattr(os, "unlink", real_unlink)
     messages = journal.recover(ws)
     assert len(messages) == 1 and "restored pkg/new/mod.py" in messages[0]
     assert snapshot(ws) == old

@@ -245,7 +245,9 @@ def run_exec(args: argparse.Namespace) -> int:
             2,
         )
     args.resolver = args.resolver or "human"
-    cwd = Path(args.cwd)
+    from redline.config import find_workspace_root
+
+    cwd = find_workspace_root(Path.cwd()) if args.cwd is None else Path(args.cwd).expanduser()
     if not cwd.is_dir():
         return _error(args, f"workspace {cwd}: not a folder", 2)
     if not args.prompt or not args.prompt.strip():

@@ -8,7 +8,6 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 class AgentSpecError(ValueError):
@@ -52,45 +51,20 @@ class AgentSpec:
         return merged
 
 
-def agent_tables(root: Path) -> dict[str, tuple[dict[str, Any], str]]:
-    """``[agents.NAME]`` tables: the user's config always, the workspace's only when trusted.
+def configured_agents(root: Path) -> dict[str, AgentSpec]:
+    """``[agents.NAME]`` from the config: the user's always, the workspace's only when it
+    is trusted (redline.config skips them otherwise, with a warning). All config access of
+    the ACP client is here."""
+    from redline.config import ConfigError, load_settings
 
-    Returns ``{name: (table, where)}``; the workspace wins over the user config. All config
-    access of the ACP client is here (redline.config is being reworked).
-    """
-    from redline.config import ConfigError, _read_toml, user_config_dir, workspace_state_dir
-    from redline.extensibility.trust import is_trusted
-
-    found: dict[str, tuple[dict[str, Any], str]] = {}
-    sources = [user_config_dir() / "config.toml"]
-    if is_trusted(root):
-        sources.append(workspace_state_dir(root) / "config.toml")
-    for path in sources:
-        try:
-            data = _read_toml(path)
-        except ConfigError as exc:
-            raise AgentSpecError(str(exc)) from None
-        agents = data.get("agents", {})
-        if not isinstance(agents, dict):
-            raise AgentSpecError(f"{path}: [agents] must be a table of [agents.NAME] tables")
-        for name, table in agents.items():
-            if not isinstance(table, dict):
-                raise AgentSpecError(f"{path}: [agents.{name}] must be a table")
-            found[str(name)] = (table, str(path))
-    return found
-
-
-def _from_table(name: str, table: Mapping[str, Any], where: str) -> AgentSpec:
-    command = table.get("command")
-    if not isinstance(command, str) or not command.strip():
-        raise AgentSpecError(f'{where}: [agents.{name}] needs command = "program --flags"')
-    env = table.get("env", {})
-    if not isinstance(env, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-    ):
-        raise AgentSpecError(f"{where}: [agents.{name}] env must be a table of strings")
-    argv = _split(command, f"[agents.{name}] command in {where}")
-    return AgentSpec(name, argv, dict(env), origin=where)
+    try:
+        settings = load_settings(root)
+    except ConfigError as exc:
+        raise AgentSpecError(str(exc)) from None
+    return {
+        agent.name: AgentSpec(agent.name, agent.command, dict(agent.env), origin=agent.origin)
+        for agent in settings.agents
+    }
 
 
 def _split(command: str, what: str) -> tuple[str, ...]:
@@ -108,10 +82,9 @@ def resolve_agent(agent: str, root: Path) -> AgentSpec:
     text = agent.strip()
     if not text:
         raise AgentSpecError("--agent needs a name (claude, gemini, codex) or a command line")
-    tables = agent_tables(root)
-    if text in tables:
-        table, where = tables[text]
-        spec = _from_table(text, table, where)
+    configured = configured_agents(root)
+    if text in configured:
+        spec = configured[text]
     elif text in BUILTIN_AGENTS:
         builtin = BUILTIN_AGENTS[text]
         spec = AgentSpec(text, _split(builtin.command, "built-in agent"), origin="built-in")

@@ -133,6 +133,9 @@ class AgentSession:
         self._run_task: asyncio.Task[RunStatus] | None = None
         self._abort_requested = False
         self._unreported: list[Resolution] = []
+        # Staleness checks asked for while a resolution held the store's lock.
+        self._recheck_all = False
+        self._recheck_paths: set[str] = set()
         self._reminder_due = False
         self._choice_level = 0 if provider.can_force_tool else 1
         self._log = session_log
@@ -250,7 +253,39 @@ class AgentSession:
         return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
 
     def check_staleness(self, paths: set[str] | None = None) -> list[str]:
-        """Mark pending previews whose files changed; returns the ids marked stale."""
+        """Mark pending previews whose files changed; returns the ids marked stale.
+
+        ``paths`` (workspace-relative) limits the check to actions touching them; None
+        checks every action. While a resolution is writing files, the check waits for it
+        (it runs when the resolution ends): redline's own writes are never outside edits,
+        so the action being applied is never marked stale by them, while the others that
+        touch the same files are, by hash, once it is done.
+        """
+        with self._state_lock:
+            if paths is None:
+                self._recheck_all = True
+            else:
+                self._recheck_paths |= paths
+        lock = self.store.resolution_lock
+        marked: list[str] = []
+        while True:
+            if not lock.acquire(blocking=False):
+                # Whoever holds the lock checks these paths when it lets go (_resolve, or
+                # the loop below in another thread).
+                return marked
+            try:
+                with self._state_lock:
+                    check_all, todo = self._recheck_all, self._recheck_paths
+                    self._recheck_all, self._recheck_paths = False, set()
+                if check_all or todo:
+                    marked += self._mark_stale(None if check_all else todo)
+            finally:
+                lock.release()
+            with self._state_lock:
+                if not self._recheck_all and not self._recheck_paths:
+                    return marked
+
+    def _mark_stale(self, paths: set[str] | None) -> list[str]:
         from redline.workspace.safe_apply import check_preview
 
         marked = []
@@ -590,6 +625,7 @@ class AgentSession:
                     by=by,
                     failed=True,
                 )
+            self.check_staleness(set())  # the checks that waited for this resolution
             return result
         self.events.emit(
             "pending_resolved",
@@ -613,6 +649,9 @@ class AgentSession:
                         result.text,
                     )
                 )
+        # What the apply wrote can make the other pending actions stale: check them by
+        # hash now, with any check that waited for this resolution.
+        self.check_staleness(None if action == "apply" else set())
         return result
 
     def _on_store_event(self, event: StoreEvent) -> None:

@@ -6,9 +6,11 @@ last line (the process died mid-write) is skipped when the log is read back.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,12 +35,39 @@ def _redact(text: str) -> str:
     return _KEY_SHAPES.sub("[redacted]", text)
 
 
+def _open_log(path: Path) -> Any:
+    """Open the log for appending: ``0600``, never through a symlink.
+
+    A log under ``<root>/.redline/sessions/`` is opened relative to the checked state
+    folder (``0700``; a symlinked ``.redline`` or ``sessions`` is refused). Names that are
+    not UTF-8 are written as ``\\udcXX`` JSON escapes (docs/safety.md).
+    """
+    from redline.workspace.state import STATE_DIR_NAME, open_state_dir
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    if path.parent.name == "sessions" and path.parent.parent.name == STATE_DIR_NAME:
+        dir_fd = open_state_dir(path.parent.parent.parent, "sessions")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = os.open(path.name, flags, 0o600, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)
+        raise OSError(errno.EPERM, f"{path}: not a session log redline may write to")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
+
+
 class SessionLog:
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
         self.path = path
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = path.open("a", encoding="utf-8")
+        self._handle = _open_log(path)
         self._write({"schema": SCHEMA_VERSION, **header})
 
     def _write(self, record: dict[str, Any]) -> None:

@@ -40,9 +40,10 @@ def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Search, or rewrite (and with --apply write); exit 0/1/2/3 as documented."""
-    import json
     import sys
     from pathlib import Path
+
+    from redline.workspace.names import json_dumps
 
     patterns: list[str] = list(args.pattern)
     rewrites: list[str] = list(args.rewrite)
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     except (PatternError, TargetError) as exc:
         return _fail(str(exc))
     if args.json:
-        print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
+        print(json_dumps(to_json(report), indent=2))
     else:
         print(cli_summary(report))
     if not report.files:

@@ -11,6 +11,8 @@ from redline.commands._common import (
     add_model_options,
     add_tool_options,
     add_workspace_option,
+    command_settings,
+    workspace_root,
 )
 
 if TYPE_CHECKING:
@@ -19,8 +21,12 @@ if TYPE_CHECKING:
 NO_MODEL = (
     "No model is configured, so the agent cannot run. Pass --model (scripted:PLAN.json, "
     'openai:MODEL or anthropic:MODEL), set REDLINE_MODEL, or put model = "..." in '
-    ".redline/config.toml. To see redline work with no key and no network: redline demo"
+    ".redline/config.toml or your user config.toml (see docs/configuration.md). "
+    "To see redline work with no key and no network: redline demo"
 )
+
+
+DASHBOARD_RESOLVERS = ("human", "agent")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +34,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     parser.add_argument(
         "--resolver",
-        choices=("human", "agent"),
-        default="human",
-        help="who resolves pending actions (default: human)",
+        choices=DASHBOARD_RESOLVERS,
+        default=None,
+        help="who resolves pending actions (default: resolver in the config files, else human)",
     )
     add_tool_options(parser)
     parser.add_argument(
@@ -65,25 +71,38 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    root = Path(args.cwd).expanduser().resolve()
+    root = workspace_root(args)
     if not root.is_dir():
-        print(f"redline: workspace {args.cwd!r} is not a folder", file=sys.stderr)
+        print(f"redline: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
+    root = root.resolve()
     if args.agent is not None:
         return _run_agent(args, root)
-    from redline.agent.providers import default_model
     from redline.config import ConfigError
 
     try:
-        model = args.model or default_model(root)
+        settings = command_settings(args, root, {"resolver": "human"})
     except ConfigError as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 2
+    notices: list[str] = []
+    for warning in settings.warnings:
+        print(f"redline: warning: {warning}", file=sys.stderr)
+        notices.append(f"Config: {warning}")
+    resolver = settings.resolver
+    if resolver not in DASHBOARD_RESOLVERS:
+        warning = (
+            f"{settings.origins.get('resolver', 'config')}: resolver {resolver!r} is for "
+            "redline exec; the dashboard uses human"
+        )
+        print(f"redline: warning: {warning}", file=sys.stderr)
+        notices.append(f"Config: {warning}")
+        resolver = "human"
+    model = settings.model
     from redline.agent.providers import ModelSpecError
     from redline.agent.providers.base import Provider, ProviderError
     from redline.sdk import create_agent_session
 
-    notices: list[str] = []
     target: str | Provider = model or ""
     if not model:
         from redline.agent.providers.unconfigured import UnconfiguredProvider
@@ -94,10 +113,13 @@ def run(args: argparse.Namespace) -> int:
         session = create_agent_session(
             root,
             target,
-            resolver=args.resolver,
+            resolver=resolver,
             tool_paths=tuple(args.tool_paths),
             trust=bool(args.trust),
-            base_url=args.base_url,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            timeout=settings.timeout,
+            max_turns=settings.max_turns,
             watch_plugins=True,
         )
     except ModelSpecError as exc:

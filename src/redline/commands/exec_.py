@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -13,7 +12,10 @@ from redline.commands._common import (
     add_model_options,
     add_tool_options,
     add_workspace_option,
+    command_settings,
+    workspace_root,
 )
+from redline.workspace.names import json_dumps
 
 EXIT_STATUS = {"done": 0, "awaiting_review": 3, "aborted": 1, "error": 1, "max_turns": 1}
 
@@ -25,7 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--resolver",
         choices=("agent", "human", "apply-all", "discard-all"),
         default=None,
-        help="who resolves pending actions (default: agent; human with --agent)",
+        help="who resolves pending actions (default: resolver in the config files, else agent; "
+        "human with --agent)",
     )
     parser.add_argument(
         "--agent",
@@ -39,7 +42,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replay", metavar="FILE", default=None, help="print a session log back as events"
     )
-    parser.add_argument("--max-turns", type=int, default=50, metavar="N", help=argparse.SUPPRESS)
 
 
 def _error(args: argparse.Namespace, message: str, code: int) -> int:
@@ -48,7 +50,7 @@ def _error(args: argparse.Namespace, message: str, code: int) -> int:
         from redline.agent.events import Event
 
         event = Event("error", 0, time.time(), "", {"message": message})
-        print(json.dumps(event.to_dict()), flush=True)
+        print(json_dumps(event.to_dict(), ensure_ascii=True), flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
 
@@ -64,7 +66,7 @@ def _replay(args: argparse.Namespace) -> int:
     printer = EventPrinter(sys.stdout)
     for event in events:
         if args.json:
-            print(json.dumps(event.to_dict(), ensure_ascii=False))
+            print(json_dumps(event.to_dict()))
         else:
             printer(event)
     return 0
@@ -77,38 +79,43 @@ def run(args: argparse.Namespace) -> int:
         from redline.acp.run import run_exec
 
         return run_exec(args)
-    args.resolver = args.resolver or "agent"
-    from redline.agent.providers import ModelSpecError, default_model
+    from redline.agent.providers import ModelSpecError
     from redline.agent.providers.base import ProviderError
     from redline.agent.render import EventPrinter
     from redline.config import ConfigError
     from redline.sdk import create_agent_session
 
-    cwd = Path(args.cwd)
+    cwd = workspace_root(args)
     if not cwd.is_dir():
         return _error(args, f"workspace {cwd}: not a folder", 2)
     if not args.prompt or not args.prompt.strip():
         return _error(args, "--prompt TEXT is required", 2)
     try:
-        model = args.model or default_model(cwd)
+        settings = command_settings(args, cwd, {"resolver": "agent"})
     except ConfigError as exc:
         return _error(args, str(exc), 2)
+    for warning in settings.warnings:
+        print(f"redline: warning: {warning}", file=sys.stderr)
+    model = settings.model
     if not model:
         return _error(
             args,
-            "no model configured: pass --model (scripted:PLAN.json, openai:MODEL, anthropic:MODEL) "
-            "or set REDLINE_MODEL; try `redline demo` for an offline run",
+            "no model configured: pass --model (scripted:PLAN.json, openai:MODEL, anthropic:MODEL), "
+            "set REDLINE_MODEL or model in a config file (see docs/configuration.md); "
+            "try `redline demo` for an offline run",
             2,
         )
     try:
         session = create_agent_session(
             cwd,
             model,
-            resolver=args.resolver,
+            resolver=settings.resolver,
             tool_paths=args.tool_paths,
             trust=args.trust,
-            base_url=args.base_url,
-            max_turns=args.max_turns,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            timeout=settings.timeout,
+            max_turns=settings.max_turns,
         )
     except ModelSpecError as exc:
         return _error(args, str(exc), 2)
@@ -124,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             return
         try:
             if args.json:
-                print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+                print(json_dumps(event.to_dict()), flush=True)
             else:
                 printer(event)
         except BrokenPipeError:

@@ -1,4 +1,10 @@
-"""``redline undo``: undo the newest applied action through the journal."""
+"""``redline undo``: undo applied changes through the journal.
+
+``redline undo`` undoes the newest applied change; ``redline undo ID`` undoes any applied
+change whose files are unchanged since it; ``redline undo --list`` shows the applied
+changes newest first (and entries never acted on, marked foreign); ``redline undo
+--remove ID`` deletes such a foreign entry.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,30 @@ from redline.commands._common import add_workspace_option
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace_option(parser)
+    parser.add_argument(
+        "entry_id",
+        nargs="?",
+        metavar="ID",
+        help="the applied change to undo (see --list); default: the newest",
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--list",
+        action="store_true",
+        help="list applied changes, newest first, and whether each can be undone",
+    )
+    group.add_argument(
+        "--remove",
+        metavar="ID",
+        help="delete a foreign or damaged journal entry (one redline never acts on)",
+    )
+
+
+def _shown(text: str) -> str:
+    from redline.workspace.names import shown
+
+    # Names that are not UTF-8 are shown with the same \udcXX escape JSON output uses.
+    return shown(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,12 +52,44 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"redline undo: workspace {root} is not a folder", file=sys.stderr)
         return 2
+    if getattr(args, "list", False) and args.entry_id:
+        print("redline undo: give either an ID or --list, not both", file=sys.stderr)
+        return 2
     for message in journal.recover(root):
-        print(f"redline: {message}")
+        print(_shown(f"redline: {message}"))
     try:
-        receipt = journal.undo_last(root)
+        if getattr(args, "list", False):
+            return _list(root)
+        if getattr(args, "remove", None):
+            removed = journal.remove_foreign(root, args.remove)
+            print(_shown(f"Removed the journal entry {removed}."))
+            return 0
+        receipt = journal.undo_entry(root, args.entry_id or None)
     except ApplyError as exc:
-        print(f"redline undo: {exc}", file=sys.stderr)
+        print(_shown(f"redline undo: {exc}"), file=sys.stderr)
         return 1
-    print(receipt.message)
+    except OSError as exc:
+        print(_shown(f"redline undo: {exc}"), file=sys.stderr)
+        return 1
+    print(_shown(receipt.message))
+    return 0
+
+
+def _list(root: object) -> int:
+    from pathlib import Path
+
+    from redline.workspace import journal
+
+    items = journal.undo_list(Path(str(root)))
+    if not items:
+        print("No applied changes in the journal.")
+        return 0
+    for item in items:
+        when = item.time.strftime("%Y-%m-%d %H:%M") if item.time else "-"
+        line = f"{item.entry_id}  {item.status:<8}  {when}  {item.label}"
+        if item.files:
+            line += f"  ({', '.join(item.files)})"
+        if item.why_not:
+            line += f"\n        {item.why_not}"
+        print(_shown(line))
     return 0

@@ -89,7 +89,8 @@ ResultLike: TypeAlias = "ToolResult | Mapping[str, Any] | str"
 
 
 def coerce_result(value: object) -> ToolResult | None:
-    """Accept the three callback shapes (ToolResult, note-shaped dict, plain string).
+    """Accept the callback shapes (ToolResult, note-shaped dict, plain string, and the
+    receipt ``api.apply_preview`` returns).
 
     ``None`` stays ``None`` so callers can fall back to their default text.
     """
@@ -101,6 +102,15 @@ def coerce_result(value: object) -> ToolResult | None:
         return ToolResult.text_result(value)
     if isinstance(value, Mapping):
         return ToolResult.from_dict(value)
+    from redline.workspace.safe_apply import ApplyReceipt
+
+    if isinstance(value, ApplyReceipt):
+        # What ``api.apply_preview`` returns: the write happened and was journaled.
+        files = ", ".join(value.files)
+        return ToolResult.text_result(
+            f"Applied: {value.label} ({files})." if files else f"Applied: {value.label}.",
+            details={"entry_id": value.entry_id, "files": list(value.files)},
+        )
     raise TypeError(
         f"a tool result must be a ToolResult, a dict or a string, not {type(value).__name__}"
     )

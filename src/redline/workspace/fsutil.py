@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from redline.workspace.dirfd import DirFds, UnsafePathError
 from redline.workspace.preview import sha256_bytes
 
 # Bigger files are refused: apply keeps the old bytes in memory and in the journal.
@@ -41,9 +42,31 @@ def signature(st: os.stat_result) -> tuple[int, int, int]:
 
 def read_current(path: Path, limit: int | None = None) -> Current:
     """Read a regular file's bytes (and hash them) or say what else is there."""
+    return _read_current(path, None, limit)
+
+
+def read_current_at(dirs: DirFds, rel: str, limit: int | None = None) -> Current:
+    """:func:`read_current` for ``rel`` reached through folder descriptors (no symlinked folder).
+
+    A folder on the way that is a symbolic link gives kind ``"error"`` naming it.
+    """
+    try:
+        dir_fd, name = dirs.parent(rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return Current("missing")
+    except UnsafePathError as exc:
+        if exc.why == "is not a folder":
+            return Current("missing")
+        return Current("error", error=str(exc))
+    except OSError as exc:
+        return Current("error", error=exc.strerror or str(exc))
+    return _read_current(name, dir_fd, limit)
+
+
+def _read_current(path: Path | str, dir_fd: int | None, limit: int | None) -> Current:
     limit = MAX_FILE_BYTES if limit is None else limit
     try:
-        st = os.lstat(path)
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return Current("missing")
     except NotADirectoryError:
@@ -61,7 +84,7 @@ def read_current(path: Path, limit: int | None = None) -> Current:
         return Current("file", mode=mode, size=st.st_size, signature=signature(st))
     try:
         # O_NOFOLLOW: the path was a regular file a moment ago; never follow a swapped-in link.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
         return Current("error", mode=mode, error=exc.strerror or str(exc))
     try:
@@ -117,6 +140,73 @@ def write_new_file(
     os.close(fd)
 
 
+def write_new_file_at(
+    dir_fd: int,
+    name: str,
+    data: bytes,
+    mode: int | None = None,
+    owner: tuple[int, int] | None = None,
+) -> None:
+    """:func:`write_new_file` for ``name`` inside the held folder ``dir_fd`` (never a symlink)."""
+    fd = os.open(
+        name,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o666,
+        dir_fd=dir_fd,
+    )
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if mode is not None:
+            os.fchmod(fd, mode)
+        if owner is not None:
+            with contextlib.suppress(OSError):
+                os.fchown(fd, *owner)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+        raise
+    os.close(fd)
+
+
+def fsync_fd(fd: int) -> None:
+    """fsync a held folder descriptor (best effort on odd file systems)."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+
+
+def current_umask() -> int:
+    """This process's umask, read without changing it (Linux); 022 when unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def safe_mode(recorded: int | None, current: int | None) -> int | None:
+    """A mode from the journal limited to what the file could have had.
+
+    Only permission bits survive (never setuid, setgid or sticky), and never more than the
+    file has now (``current``) or, for a file being created again, what a new file may
+    get under the umask.
+    """
+    if recorded is None:
+        return None
+    cap = current if current is not None else 0o777 & ~current_umask()
+    return recorded & 0o777 & cap
+
+
 def fsync_dir(path: Path) -> None:
     """Make renames and unlinks inside ``path`` durable (best effort on odd file systems)."""
     try:
@@ -134,7 +224,12 @@ def fsync_dir(path: Path) -> None:
 
 def temp_path_for(target: Path, tag: str) -> Path:
     """A hidden temporary name beside ``target`` (same folder: ``os.replace`` is atomic)."""
-    return target.with_name(f".{target.name[:180]}.{tag}{TEMP_SUFFIX}")
+    return target.with_name(temp_name(target.name, tag))
+
+
+def temp_name(name: str, tag: str) -> str:
+    """The temporary file name used beside the file ``name``."""
+    return f".{name[:180]}.{tag}{TEMP_SUFFIX}"
 
 
 def os_error_text(exc: OSError) -> str:

@@ -9,14 +9,13 @@ itself not undoable: undoing again reverses the next older apply.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.workspace import entries, fsutil, paths, transaction
+from redline.workspace.dirfd import DirFds
 from redline.workspace.entries import CorruptEntry, Entry, FileState, PathOp, Step
 from redline.workspace.errors import (
     ApplyError,
@@ -28,11 +27,12 @@ from redline.workspace.errors import (
 )
 from redline.workspace.lock import workspace_lock
 from redline.workspace.preview import sha256_bytes
-from redline.workspace.state import ensure_state_dir, journal_dir
+from redline.workspace.state import StateFolderError, aside_dir, ensure_state_dir
 
 __all__ = [
     "ExternalOutcome",
     "HistoryItem",
+    "ListedChange",
     "UndoError",
     "UndoReceipt",
     "begin_external",
@@ -40,8 +40,11 @@ __all__ = [
     "finish_external",
     "prune",
     "recover",
+    "remove_foreign",
+    "undo_entry",
     "undo_history",
     "undo_last",
+    "undo_list",
 ]
 
 # Complete applies kept for undo (the promise is at least ten).
@@ -71,16 +74,19 @@ class HistoryItem:
     action_id: str | None = None
 
 
-def _has_unfinished(root: Path) -> bool:
-    folder = journal_dir(root)
-    try:
-        names = os.listdir(folder)
-    except OSError:
+def _needs_recovery(root: Path) -> bool:
+    """Is there an unfinished, half-written or foreign entry? (reads, never writes)"""
+    names = entries.journal_names(root)
+    if not names:
         return False
     for name in names:
         if name.startswith(entries.TMP_PREFIX):
             return True
-        if not (folder / name / entries.DONE_FILE).exists():
+        try:
+            entry = entries.load_entry(root, name)
+        except entries.CorruptEntry:
+            return True
+        if not entry.complete:
             return True
     return False
 
@@ -88,13 +94,15 @@ def _has_unfinished(root: Path) -> bool:
 def recover(root: Path) -> list[str]:
     """Roll back interrupted applies and undos; return what was done ([] if nothing).
 
-    Cheap when the journal is clean (one directory listing, no lock). Never raises for
-    a damaged journal: damaged entries are moved to ``.redline/journal-aside/``.
+    Cheap when the journal is clean (one listing and a signature check per entry, no
+    lock). Never raises for a damaged journal: damaged entries are moved to
+    ``.redline/journal-aside/``; entries this user's redline did not write (no valid
+    signature) are never acted on, only moved aside as ``<id>-foreign`` and reported once.
     """
     root = Path(root).resolve()
-    if not _has_unfinished(root):
-        return []
     try:
+        if not _needs_recovery(root):
+            return []
         with workspace_lock(root, wait=RECOVERY_LOCK_WAIT_SECONDS):
             return recover_locked(root)
     except LockError:
@@ -103,6 +111,10 @@ def recover(root: Path) -> list[str]:
             "Recovery postponed: another redline process is changing files in this "
             "workspace; its unfinished journal entry is not a crash leftover."
         ]
+    except StateFolderError as exc:
+        return [f"Recovery could not run: {exc}"]
+    except ApplyError as exc:
+        return [f"Recovery could not run: {exc}"]
     except OSError as exc:
         return [f"Recovery could not run: {fsutil.os_error_text(exc)}."]
 
@@ -112,42 +124,54 @@ def _label(entry: Entry) -> str:
     return f'interrupted {what} "{entry.label}" (journal entry {entry.id})'
 
 
-def recover_locked(root: Path) -> list[str]:
-    """:func:`recover` for a caller that already holds the workspace lock."""
+def recover_locked(root: Path, *, full: bool = True) -> list[str]:
+    """:func:`recover` for a caller that already holds the workspace lock.
+
+    ``full=False`` (every apply) skips complete entries: a foreign complete entry is
+    never acted on anyway and is reported by the next full recovery or undo.
+    """
     messages: list[str] = []
-    folder = journal_dir(root)
     try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
+        names = entries.journal_names(root)
+    except OSError as exc:
+        return [f"Recovery could not read the journal: {exc}"]
+    done = set() if full else entries.done_names(root, names)
     for name in names:
-        path = folder / name
+        if name in done:
+            continue
         try:
-            messages.extend(_recover_one(root, path, name))
+            messages.extend(_recover_one(root, name))
         except OSError as exc:
             messages.append(f"Could not recover journal entry {name}: {fsutil.os_error_text(exc)}.")
     return messages
 
 
-def _recover_one(root: Path, path: Path, name: str) -> list[str]:
+def foreign_message(name: str, aside: Path, why: str) -> str:
+    return (
+        f"Journal entry {name} was not acted on: {why}. It was moved to {aside}; "
+        f"`redline undo --list` shows it and `redline undo --remove {name}` deletes it."
+    )
+
+
+def _recover_one(root: Path, name: str) -> list[str]:
     if name.startswith(entries.TMP_PREFIX):
         # Journal entries are moved into place before the first file changes: this one
         # never touched the workspace and only holds copies of files as they still are.
-        entries.remove_entry(path)
+        entries.remove_entry(root, name)
         return [f"Removed an incomplete journal entry ({name}); no file had been changed."]
-    if not path.is_dir():
-        aside = entries.move_aside(root, path, "unknown")
-        return [f"Moved an unexpected item out of the journal: {name} -> {aside}."]
-    if (path / entries.DONE_FILE).exists():
-        return []
     try:
-        entry = entries.load_entry(path)
+        entry = entries.load_entry(root, name)
+    except entries.ForeignEntry as exc:
+        aside = entries.move_aside(root, name, entries.FOREIGN)
+        return [foreign_message(name, aside, str(exc))]
     except CorruptEntry as exc:
-        aside = entries.move_aside(root, path, "corrupt")
+        aside = entries.move_aside(root, name, "corrupt")
         return [
             f"Journal entry {name} is damaged ({exc}); moved it to {aside} without "
             "changing any file. Check the files it lists if an apply was interrupted."
         ]
+    if entry.complete:
+        return []
     if entry.kind == "external":
         # A person approved this write; recovery records it, never rolls it back.
         outcome = _finish_external(root, entry)
@@ -162,13 +186,13 @@ def _recover_one(root: Path, path: Path, name: str) -> list[str]:
     if result.restored:
         parts.append(f"restored {', '.join(result.restored)} to the state before it")
     if result.conflicts:
-        aside = entries.move_aside(root, path, "conflict")
+        aside = entries.move_aside(root, name, "conflict")
         parts.append(
             f"left alone {describe(result.conflicts)}: it matches neither the old nor the "
             f"new contents; the old contents are kept in {aside}"
         )
     else:
-        entries.remove_entry(path)
+        entries.remove_entry(root, name)
     if not parts:
         parts.append("no file had been changed yet")
     return [f"Rolled back the {_label(entry)}: {'; '.join(parts)}."]
@@ -179,8 +203,7 @@ def _complete_entries(root: Path) -> tuple[list[Entry], list[tuple[Path, Corrupt
     bad: list[tuple[Path, CorruptEntry]] = []
     for folder, loaded in entries.iter_entries(root):
         if isinstance(loaded, CorruptEntry):
-            if (folder / entries.DONE_FILE).exists():
-                bad.append((folder, loaded))
+            bad.append((folder, loaded))
             continue
         if loaded.complete:
             good.append(loaded)
@@ -211,25 +234,20 @@ def _changed_since(current: fsutil.Current, state: FileState | None) -> str:
     return "modified since the apply"
 
 
-def _undo_plan(root: Path, entry: Entry) -> transaction.Plan:
-    """Reverse ``entry``: every path goes from its after-state back to its before-state."""
-    plan = transaction.Plan(
-        kind="undo",
-        label=entry.label,
-        files=list(entry.files),
-        source_tool_name=entry.source_tool_name,
-        action_id=entry.action_id,
-        undoes=entry.id,
-    )
+def _check_undo(dirs: DirFds, root: Path, entry: Entry) -> dict[str, fsutil.Current]:
+    """The current state of every path of ``entry``, or UndoError naming what changed."""
     problems: list[tuple[str, str]] = []
     currents: dict[str, fsutil.Current] = {}
     for op in entry.ops:
         try:
-            target = paths.resolve_inside(root, op.path)
+            paths.resolve_inside(root, op.path)
         except paths.ConfinementError as exc:
             problems.append((op.path, str(exc).removeprefix(f"{op.path}: ")))
             continue
-        current = fsutil.read_current(target)
+        current = fsutil.read_current_at(dirs, op.path)
+        if current.kind == "error":
+            problems.append((op.path, current.error))
+            continue
         if not entries.matches(current, op.after):
             problems.append((op.path, _changed_since(current, op.after)))
             continue
@@ -243,9 +261,36 @@ def _undo_plan(root: Path, entry: Entry) -> transaction.Plan:
             f"was applied: {describe(problems)}. Nothing was changed.",
             problems,
         )
-    renamed: dict[str, str] = {s.path: s.source for s in entry.steps if s.do == "rename"}
+    return currents
+
+
+def _undo_plan(root: Path, entry: Entry) -> transaction.Plan:
+    """Reverse ``entry``: every path goes from its after-state back to its before-state."""
+    plan = transaction.Plan(
+        kind="undo",
+        label=entry.label,
+        files=list(entry.files),
+        source_tool_name=entry.source_tool_name,
+        action_id=entry.action_id,
+        undoes=entry.id,
+    )
+    with DirFds(root) as dirs:
+        currents = _check_undo(dirs, root, entry)
+    op_paths = {op.path for op in entry.ops}
+    renamed: dict[str, str] = {}
+    for s in entry.steps:
+        if s.do != "rename":
+            continue
+        # Both ends of a rename must be paths the entry records (and so were confined).
+        if s.source not in op_paths or s.path not in op_paths:
+            raise UndoError(
+                f'Cannot undo "{entry.label}": its journal entry names a rename outside the '
+                "files it records. Nothing was changed.",
+                [(s.path, "rename source not recorded")],
+            )
+        renamed[s.path] = s.source
     rename_sources = set(renamed.values())
-    dirs: dict[str, None] = {}
+    dirs_needed: dict[str, None] = {}
     for op in entry.ops:
         current = currents[op.path]
         before = None if current.sha256 is None else FileState(current.sha256, current.mode)
@@ -257,18 +302,19 @@ def _undo_plan(root: Path, entry: Entry) -> transaction.Plan:
         if op.path in renamed:
             # Undo a rename by renaming back: same file, same inode.
             plan.steps.append(Step("rename", renamed[op.path], source=op.path))
-            dirs.update(dict.fromkeys(_missing_parents(root, renamed[op.path])))
+            dirs_needed.update(dict.fromkeys(_missing_parents(root, renamed[op.path])))
         elif op.path in rename_sources:
             continue
         elif op.before is None:
             plan.steps.append(Step("delete", op.path))
         else:
             try:
-                data = entry.blob_path(op.before.sha256).read_bytes()
-            except OSError as exc:
+                data = entries.read_blob(entry, op.before.sha256)
+            except (OSError, CorruptEntry) as exc:
+                cause = fsutil.os_error_text(exc) if isinstance(exc, OSError) else str(exc)
                 raise UndoError(
                     f'Cannot undo "{entry.label}": the saved old contents of {op.path} '
-                    f"cannot be read ({fsutil.os_error_text(exc)}). Nothing was changed.",
+                    f"cannot be read ({cause}). Nothing was changed.",
                     [(op.path, "saved old contents unreadable")],
                 ) from None
             if sha256_bytes(data) != op.before.sha256:
@@ -279,64 +325,96 @@ def _undo_plan(root: Path, entry: Entry) -> transaction.Plan:
                 )
             plan.steps.append(Step("write", op.path))
             plan.new_bytes[op.path] = data
-            plan.modes[op.path] = op.before.mode
+            plan.modes[op.path] = fsutil.safe_mode(
+                op.before.mode, current.mode if current.kind == "file" else None
+            )
             if current.uid is not None and current.gid is not None:
                 plan.owners[op.path] = (current.uid, current.gid)
-            dirs.update(dict.fromkeys(_missing_parents(root, op.path)))
-    plan.created_dirs = list(dirs)
+            dirs_needed.update(dict.fromkeys(_missing_parents(root, op.path)))
+    plan.created_dirs = list(dirs_needed)
     return plan
 
 
 def _missing_parents(root: Path, rel: str) -> list[str]:
     missing: list[str] = []
     folder = (root / rel).parent
-    while folder != root and not folder.is_dir():
+    while folder != root and not os.path.lexists(folder):
         missing.append(folder.relative_to(root).as_posix())
         folder = folder.parent
     return list(reversed(missing))
+
+
+def _check_root(root: Path) -> Path:
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise UndoError(f"Workspace {root} is not a folder.", [(str(root), "not a folder")])
+    return root
 
 
 def undo_last(root: Path) -> UndoReceipt:
     """Undo the newest apply that is not undone yet.
 
     Every failure is an :class:`UndoError` (nothing to undo, files changed since the
-    apply, lock held, write failed), naming the files; nothing is changed then.
+    apply, lock held, write failed, unsafe state folder), naming the files; nothing is
+    changed then.
     """
-    root = Path(root).resolve()
-    if not root.is_dir():
-        raise UndoError(f"Workspace {root} is not a folder.", [(str(root), "not a folder")])
+    return undo_entry(root, None)
+
+
+def undo_entry(root: Path, entry_id: str | None) -> UndoReceipt:
+    """Undo the apply ``entry_id`` (None: the newest not undone yet), if its files are unchanged.
+
+    Older applies can be undone while newer ones stay, as long as every file the apply
+    touched still has the contents it left; otherwise :class:`UndoError` names the files.
+    """
+    root = _check_root(root)
     try:
-        return _undo_last(root)
+        return _undo(root, entry_id)
     except ApplyError as exc:
         raise as_undo_error(exc) from None
+    except StateFolderError as exc:
+        raise UndoError(str(exc), [(exc.component, "unsafe state folder")]) from None
+    except OSError as exc:
+        raise UndoError(
+            f"Cannot undo: {fsutil.os_error_text(exc)}. Nothing was changed.",
+            [(".redline/journal", fsutil.os_error_text(exc))],
+        ) from None
 
 
-def _undo_last(root: Path) -> UndoReceipt:
+def _undo(root: Path, entry_id: str | None) -> UndoReceipt:
     with workspace_lock(root):
         recovered = recover_locked(root)
         good, bad = _complete_entries(root)
         candidates = _undoable(good)
-        newest_bad = [(f, e) for f, e in bad if not candidates or f.name > candidates[0].id]
-        if newest_bad:
-            folder, exc = newest_bad[-1]
-            aside = entries.move_aside(root, folder, "corrupt")
-            raise UndoError(
-                f"The newest journal entry {folder.name} is damaged ({exc}); moved it to "
-                f"{aside} and changed nothing. Run undo again to undo the apply before it.",
-                [(folder.name, str(exc))],
-            )
-        if not candidates:
-            raise UndoError(
-                f"Nothing to undo in {root}: the journal holds no applied action that is "
-                "not undone yet.",
-            )
-        entry = candidates[0]
+        if entry_id is None:
+            newest_bad = [(f, e) for f, e in bad if not candidates or f.name > candidates[0].id]
+            if newest_bad:
+                folder, exc = newest_bad[-1]
+                why = entries.FOREIGN if isinstance(exc, entries.ForeignEntry) else "corrupt"
+                aside = entries.move_aside(root, folder, why)
+                raise UndoError(
+                    f"The newest journal entry {folder.name} cannot be used ({exc}); moved it "
+                    f"to {aside} and changed nothing. Run undo again to undo the apply before it.",
+                    [(folder.name, str(exc))],
+                )
+            if not candidates:
+                raise UndoError(
+                    f"Nothing to undo in {root}: the journal holds no applied action that is "
+                    "not undone yet.",
+                )
+            entry = candidates[0]
+        else:
+            found = [e for e in candidates if e.id == entry_id]
+            if not found:
+                raise UndoError(
+                    _why_not_undoable(root, good, entry_id), [(entry_id, "not undoable")]
+                )
+            entry = found[0]
         plan = _undo_plan(root, entry)
-        undo_entry = transaction.run(root, plan)
-        for rel in reversed(entry.created_dirs):
+        undo_entry_ = transaction.run(root, plan)
+        with DirFds(root) as dirs:
             # Someone put files there since: keep it.
-            with contextlib.suppress(OSError):
-                (root / rel).rmdir()
+            entries.remove_created_dirs(root, dirs, entry.created_dirs)
         prune(root)
     files = list(entry.files)
     message = f"Undid: {entry.label} ({count(len(files), 'file')}: {', '.join(files)})."
@@ -345,13 +423,118 @@ def _undo_last(root: Path) -> UndoReceipt:
         label=entry.label,
         files=files,
         message=message,
-        undo_entry_id=undo_entry.id,
+        undo_entry_id=undo_entry_.id,
         recovered=tuple(recovered),
     )
 
 
+def _why_not_undoable(root: Path, good: list[Entry], entry_id: str) -> str:
+    for e in good:
+        if e.id != entry_id:
+            continue
+        if e.kind == "undo":
+            return (
+                f"Journal entry {entry_id} is an undo; undos cannot be undone. Nothing was changed."
+            )
+        return f'The apply {entry_id} ("{e.label}") was already undone. Nothing was changed.'
+    if any(name.startswith(f"{entry_id}-") for name in entries.aside_names(root)):
+        return (
+            f"Journal entry {entry_id} was moved aside (damaged or not written by your "
+            "redline) and is never acted on; `redline undo --list` shows it. Nothing was changed."
+        )
+    return (
+        f"No applied change {entry_id} in {root}; `redline undo --list` shows what can be "
+        "undone. Nothing was changed."
+    )
+
+
+@dataclass(frozen=True)
+class ListedChange:
+    """One line of ``redline undo --list``: an applied change or an entry never acted on."""
+
+    entry_id: str
+    label: str
+    files: list[str]
+    time: datetime | None
+    undoable: bool
+    why_not: str = ""
+    foreign: bool = False
+    source_tool_name: str = ""
+    action_id: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.foreign:
+            return "foreign"
+        return "undoable" if self.undoable else "blocked"
+
+
+def undo_list(root: Path) -> list[ListedChange]:
+    """Applied changes newest first (can each be undone now? why not?), then entries never
+    acted on (foreign or damaged, kept in ``.redline/journal-aside/``). Read-only."""
+    root = _check_root(root)
+    good, bad = _complete_entries(root)
+    out: list[ListedChange] = []
+    with DirFds(root) as dirs:
+        for e in _undoable(good):
+            why = ""
+            try:
+                _check_undo(dirs, root, e)
+            except UndoError as exc:
+                why = describe(exc.problems)
+            out.append(
+                ListedChange(
+                    e.id,
+                    e.label,
+                    list(e.files),
+                    e.when,
+                    not why,
+                    why,
+                    False,
+                    e.source_tool_name,
+                    e.action_id,
+                )
+            )
+    for folder, problem in reversed(bad):
+        out.append(ListedChange(folder.name, "", [], None, False, str(problem), True))
+    for name in reversed(entries.aside_names(root)):
+        if name.endswith(("-foreign", "-corrupt")) or "-foreign-" in name or "-corrupt-" in name:
+            why = (
+                "not written by your redline for this workspace; never acted on"
+                if "-foreign" in name
+                else "damaged; never acted on"
+            )
+            out.append(ListedChange(name, "", [], None, False, why, True))
+    return out
+
+
+def remove_foreign(root: Path, name: str) -> Path:
+    """Delete an entry that is never acted on (foreign or damaged): ``ID`` or its aside name.
+
+    Entries this user's redline wrote and that still count (applied changes) are refused:
+    they are what undo works from.
+    """
+    root = _check_root(root)
+    with workspace_lock(root):
+        recover_locked(root)
+        aside = entries.aside_names(root)
+        matches = [n for n in aside if n == name or n.startswith(f"{name}-")]
+        matches = [n for n in matches if "-foreign" in n or "-corrupt" in n]
+        if not matches:
+            raise UndoError(
+                f"No foreign or damaged journal entry {name} in {root}; `redline undo --list` "
+                "shows them. Nothing was removed.",
+                [(name, "no such foreign entry")],
+            )
+        for n in matches:
+            entries.remove_aside(root, n)
+    return aside_dir(root) / matches[0]
+
+
 def prune(root: Path, keep: int = KEEP_APPLIES) -> None:
     """Drop the oldest complete entries beyond ``keep`` applies (their undos go with them)."""
+    if len(entries.entry_folders(root)) <= keep:
+        return  # cheap: fewer entries than applies to keep
     good, _ = _complete_entries(root)
     applies = [e for e in good if e.kind in UNDOABLE_KINDS]
     if len(applies) <= keep:
@@ -359,23 +542,25 @@ def prune(root: Path, keep: int = KEEP_APPLIES) -> None:
     dropped = {e.id for e in applies[: len(applies) - keep]}
     for e in good:
         if (e.id in dropped or (e.kind == "undo" and e.undoes in dropped)) and e.folder:
-            entries.remove_entry(e.folder)
+            entries.remove_entry(root, e.folder.name)
 
 
 # -- writes an outside agent makes itself (ACP: Claude Code, Codex) --------------------
 #
 # The agent, not redline, writes the file once a person allowed it. Before allowing,
 # ``begin_external`` journals the file's pre-image as an unfinished entry of kind
-# ``external``; when the agent's tool call ends, ``finish_external`` records what is on
-# disk as the entry's after-state and marks it done, so ``redline undo`` reverts it.
-# Recovery completes an unfinished external entry the same way instead of rolling it
-# back: the person approved the agent's write.
+# ``external``. When the agent's tool call ends, ``finish_external`` records what is on
+# disk: a new, complete ``external`` entry (before: the pre-image, after: the file now)
+# replaces the unfinished one, so ``redline undo`` reverts it. Recovery finishes an
+# unfinished external entry the same way instead of rolling it back: the person approved
+# the agent's write. (A crash between writing the new entry and removing the old one can
+# record the write twice; undoing the second record then finds nothing to change.)
 
 
 @dataclass(frozen=True)
 class ExternalOutcome:
     entry_id: str
-    changed: bool  # the file differs from its pre-image (the entry stays, undoable)
+    changed: bool  # the file differs from its pre-image (an undoable entry records it)
     as_approved: bool  # the file is exactly what the person approved
     message: str
 
@@ -393,7 +578,7 @@ def begin_external(
     root = Path(root).resolve()
     target = paths.resolve_inside(root, rel)
     with workspace_lock(root):
-        recover_locked(root)
+        recover_locked(root, full=False)
         current = fsutil.read_current(target)
         if current.kind not in ("missing", "file") or (
             current.kind == "file" and current.data is None
@@ -425,10 +610,13 @@ def begin_external(
 
 
 def finish_external(root: Path, entry_id: str) -> ExternalOutcome:
-    """Record what the agent wrote (or remove the entry if it wrote nothing)."""
+    """Record what the agent wrote (or drop the entry if it wrote nothing)."""
     root = Path(root).resolve()
     with workspace_lock(root):
-        entry = entries.load_entry(journal_dir(root) / entry_id)
+        try:
+            entry = entries.load_entry(root, entry_id)
+        except FileNotFoundError:
+            return ExternalOutcome(entry_id, False, False, "already recorded by recovery")
         if entry.kind != "external":
             raise CorruptEntry(f"journal entry {entry_id} is not an agent write")
         if entry.complete:
@@ -437,13 +625,12 @@ def finish_external(root: Path, entry_id: str) -> ExternalOutcome:
 
 
 def _finish_external(root: Path, entry: Entry) -> ExternalOutcome:
-    assert entry.folder is not None
     op = entry.ops[0]
     target = paths.resolve_inside(root, op.path)
     current = fsutil.read_current(target)
     approved = op.after
     if entries.matches(current, op.before):
-        entries.remove_entry(entry.folder)
+        entries.remove_entry(root, entry.id)
         return ExternalOutcome(entry.id, False, False, f"{op.path} was not changed.")
     after = None
     if current.kind == "file" and current.sha256 is not None:
@@ -451,16 +638,24 @@ def _finish_external(root: Path, entry: Entry) -> ExternalOutcome:
     as_approved = (
         after is not None and approved is not None and after.sha256 == approved.sha256
     ) or (after is None and approved is None)
-    entry.ops = [PathOp(op.path, op.before, after)]
-    payload = json.dumps(entry.to_dict(), indent=1, ensure_ascii=False).encode("utf-8")
-    temp = entry.folder / (entries.ENTRY_FILE + ".tmp")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temp)
-    fsutil.write_new_file(temp, payload, 0o600)
-    os.replace(temp, entry.folder / entries.ENTRY_FILE)
-    fsutil.fsync_dir(entry.folder)
-    entries.mark_done(entry)
+    blobs: dict[str, bytes] = {}
+    if op.before is not None:
+        blobs[op.before.sha256] = entries.read_blob(entry, op.before.sha256)
+    record = Entry(
+        id=entries.next_entry_id(root),
+        kind="external",
+        label=entry.label,
+        files=list(entry.files),
+        ops=[PathOp(op.path, op.before, after)],
+        steps=[],
+        source_tool_name=entry.source_tool_name,
+        action_id=entry.action_id,
+        time=datetime.now(UTC).isoformat(),
+    )
+    entries.write_entry(root, record, blobs, lambda _description: None)
+    entries.mark_done(record)
+    entries.remove_entry(root, entry.id)
     how = "as approved" if as_approved else "differently from what was approved"
     return ExternalOutcome(
-        entry.id, True, as_approved, f"{op.path} changed {how} (journal entry {entry.id})."
+        record.id, True, as_approved, f"{op.path} changed {how} (journal entry {record.id})."
     )

@@ -160,6 +160,22 @@ def _missing_dirs(root: Path, target: Path, rel: str, checks: _Checks) -> list[s
     return list(reversed(missing))
 
 
+def _old_text_matches(change: FileModify, data: bytes | None) -> bool:
+    """Does the preview's ``old_text`` encode to exactly the file's bytes?
+
+    A preview built from text read with universal newlines (``read_text()`` on a CRLF
+    file) carries the right hash but LF text: applying it would silently rewrite every
+    line ending, so it is refused like a stale preview.
+    """
+    if data is None or not change.old_text:
+        # No old text carried (some producers leave it empty): the hash check decides.
+        return True
+    try:
+        return encode_text(change.old_text, change.encoding) == data
+    except (LookupError, UnicodeError):
+        return False
+
+
 def _encode(change: FileModify | FileCreate, checks: _Checks) -> bytes | None:
     try:
         data = encode_text(change.new_text, change.encoding)
@@ -204,6 +220,15 @@ def _build(root: Path, preview: Preview, checks: _Checks, label: str) -> transac
             current = fsutil.read_current(target)
             new = _encode(change, checks)
             if not _expect_file(current, change.old_sha256, change.path, checks) or new is None:
+                continue
+            if not _old_text_matches(change, current.data):
+                checks.stale.append(
+                    (
+                        change.path,
+                        "the preview's old text differs from the file's bytes (line endings "
+                        "or encoding; was it read with read_text()? read it with newline='')",
+                    )
+                )
                 continue
             assert current.data is not None and current.sha256 and current.signature
             plan.ops.append(
@@ -346,7 +371,7 @@ def apply_preview(
     if not preview.changes:
         return ApplyReceipt(entry_id="", files=[], label=label)
     with workspace_lock(resolved):
-        recovered = journal.recover_locked(resolved)
+        recovered = journal.recover_locked(resolved, full=False)
         checks = _Checks()
         _confine_all(resolved, preview, checks)
         _raise_for(checks)

@@ -17,6 +17,7 @@ import contextlib
 import errno
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -160,3 +161,89 @@ def ensure_state_dir(root: Path) -> Path:
     """Create (or check) ``.redline/`` and return its path; unsafe components raise."""
     os.close(open_state_dir(root))
     return state_dir(root)
+
+
+def read_state_file(
+    root: Path, name: str, *parts: str, limit: int = 16 * 1024 * 1024
+) -> bytes | None:
+    """The bytes of ``.redline/<parts...>/<name>``, or None when it (or a folder) is missing.
+
+    Every folder is checked as in :func:`open_state_dir` and the file is opened with
+    ``O_NOFOLLOW``: a symlink, a non-regular file or another user's file raises
+    :class:`StateFolderError` naming it. More than ``limit`` bytes raise it too.
+    """
+    _check_name(name)
+    shown = "/".join((STATE_DIR_NAME, *parts, name))
+    try:
+        dir_fd = open_state_dir(root, *parts, create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fd = os.open(
+                name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+            )
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise StateFolderError(
+                    f"{shown} is a symlink; redline refuses to read it. Remove it and try again.",
+                    shown,
+                ) from None
+            raise
+    finally:
+        os.close(dir_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise StateFolderError(
+                f"{shown} is not a regular file of yours; redline refuses to read it.", shown
+            )
+        if info.st_size > limit:
+            raise StateFolderError(f"{shown} is too large ({info.st_size} bytes)", shown)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def write_state_file(root: Path, name: str, data: bytes, *parts: str) -> None:
+    """Atomically replace ``.redline/<parts...>/<name>`` with ``data`` (``0600``, fsynced).
+
+    Written to a temporary name inside the held folder and renamed over the target there,
+    so neither a symlinked folder nor a symlink at ``name`` can redirect the write.
+    """
+    _check_name(name)
+    with state_dir_fd(root, *parts) as dir_fd:
+        tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            FILE_MODE,
+            dir_fd=dir_fd,
+        )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+        os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        with contextlib.suppress(OSError):
+            os.fsync(dir_fd)
+
+
+def _check_name(name: str) -> None:
+    if not name or "/" in name or name in (".", "..") or "\0" in name:
+        raise ValueError(f"not a state file name: {name!r}")

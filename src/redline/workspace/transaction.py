@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.workspace import entries, fsutil
+from redline.workspace.dirfd import DirFds, UnsafePathError
 from redline.workspace.entries import Entry, PathOp, Step
 from redline.workspace.errors import ApplyError, StaleError, WriteError, count, describe
 
@@ -74,14 +75,17 @@ class _ChangedMeanwhile(Exception):
         self.cause = cause
 
 
-def _check_unchanged(root: Path, plan: Plan, rel: str, expect_missing: bool) -> None:
+def _check_unchanged(dirs: DirFds, plan: Plan, rel: str, expect_missing: bool) -> None:
     """Right before switching a path, make sure nobody touched it since it was read."""
     try:
-        st = os.lstat(root / rel)
+        dir_fd, name = dirs.parent(rel)
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         if expect_missing:
             return
         raise _ChangedMeanwhile(rel, "deleted while the apply was running") from None
+    except UnsafePathError as exc:
+        raise _ChangedMeanwhile(rel, f"made unsafe while the apply was running ({exc})") from None
     if expect_missing:
         raise _ChangedMeanwhile(rel, "created while the apply was running")
     if fsutil.signature(st) != plan.signatures.get(rel):
@@ -89,7 +93,12 @@ def _check_unchanged(root: Path, plan: Plan, rel: str, expect_missing: bool) -> 
 
 
 def run(root: Path, plan: Plan) -> Entry:
-    """Carry out ``plan`` all-or-nothing; on failure everything is rolled back."""
+    """Carry out ``plan`` all-or-nothing; on failure everything is rolled back.
+
+    Every folder is reached through descriptors held for the whole transaction
+    (:class:`~redline.workspace.dirfd.DirFds`): temp files are created and renamed inside
+    the held folder, so a folder swapped for a symlink meanwhile cannot redirect a write.
+    """
     step = _Counter()
     entry = Entry(
         id=entries.next_entry_id(root),
@@ -120,91 +129,101 @@ def run(root: Path, plan: Plan) -> Entry:
         entries.write_entry(root, entry, plan.blobs, step)
     except SimulatedCrash:
         raise
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         _discard_unwritten(root, entry)
+        cause = fsutil.os_error_text(exc) if isinstance(exc, OSError) else str(exc)
         raise WriteError(
             f"Could not write the journal entry in {root / '.redline' / 'journal'}: "
-            f"{fsutil.os_error_text(exc)}. Nothing was written.",
-            [(".redline/journal", fsutil.os_error_text(exc))],
+            f"{cause}. Nothing was written.",
+            [(".redline/journal", cause)],
         ) from None
     current = ""
     failed_path = ""
-    try:
-        for rel in plan.created_dirs:
-            current = f"creating the folder {rel}"
-            failed_path = rel
-            (root / rel).mkdir()
-            step(f"created folder {rel}")
-        for s in steps:
-            if s.do != "write":
-                continue
-            current = f"writing {s.path}"
-            failed_path = s.path
-            fsutil.write_new_file(
-                root / s.temp,
-                plan.new_bytes[s.path],
-                plan.modes.get(s.path),
-                plan.owners.get(s.path),
-            )
-            step(f"temp written for {s.path}")
-        touched: set[Path] = set()
-        for s in steps:
-            target = root / s.path
-            current = {
-                "write": f"replacing {s.path}",
-                "delete": f"deleting {s.path}",
-                "rename": f"renaming {s.source} to {s.path}",
-            }[s.do]
-            failed_path = s.path
-            if s.do == "write":
-                _check_unchanged(root, plan, s.path, s.path not in plan.signatures)
-                os.replace(root / s.temp, target)
-                step(f"replaced {s.path}")
-            elif s.do == "delete":
-                _check_unchanged(root, plan, s.path, False)
-                os.unlink(target)
-                step(f"deleted {s.path}")
-            else:
-                _check_unchanged(root, plan, s.source, False)
-                _check_unchanged(root, plan, s.path, True)
-                os.rename(root / s.source, target)
-                touched.add((root / s.source).parent)
-                step(f"renamed {s.source} -> {s.path}")
-            touched.add(target.parent)
-        for folder in sorted(touched):
-            fsutil.fsync_dir(folder)
-        step("folders synced")
-        current = "recording the apply as finished in the journal"
-        failed_path = ".redline/journal"
-        entries.mark_done(entry)
-    except SimulatedCrash:
-        raise
-    except _ChangedMeanwhile as exc:
-        outcome = _undo_partial(root, entry)
-        raise StaleError(
-            f"Refused: {exc.path} was {exc.cause.replace(' while', ' by another program while')}. "
-            f"{outcome}",
-            [(exc.path, exc.cause)],
-        ) from None
-    except BaseException as exc:
-        outcome = _undo_partial(root, entry)
-        if not isinstance(exc, Exception):
+    with DirFds(root) as dirs:
+        try:
+            for rel in plan.created_dirs:
+                current = f"creating the folder {rel}"
+                failed_path = rel
+                dir_fd, name = dirs.parent(rel)
+                os.mkdir(name, 0o777, dir_fd=dir_fd)
+                step(f"created folder {rel}")
+            for s in steps:
+                if s.do != "write":
+                    continue
+                current = f"writing {s.path}"
+                failed_path = s.path
+                dir_fd, name = dirs.parent(s.path)
+                fsutil.write_new_file_at(
+                    dir_fd,
+                    fsutil.temp_name(name, entry.id),
+                    plan.new_bytes[s.path],
+                    plan.modes.get(s.path),
+                    plan.owners.get(s.path),
+                )
+                step(f"temp written for {s.path}")
+            touched: set[int] = set()
+            for s in steps:
+                current = {
+                    "write": f"replacing {s.path}",
+                    "delete": f"deleting {s.path}",
+                    "rename": f"renaming {s.source} to {s.path}",
+                }[s.do]
+                failed_path = s.path
+                dir_fd, name = dirs.parent(s.path)
+                if s.do == "write":
+                    _check_unchanged(dirs, plan, s.path, s.path not in plan.signatures)
+                    os.replace(
+                        fsutil.temp_name(name, entry.id), name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd
+                    )
+                    step(f"replaced {s.path}")
+                elif s.do == "delete":
+                    _check_unchanged(dirs, plan, s.path, False)
+                    os.unlink(name, dir_fd=dir_fd)
+                    step(f"deleted {s.path}")
+                else:
+                    _check_unchanged(dirs, plan, s.source, False)
+                    _check_unchanged(dirs, plan, s.path, True)
+                    source_fd, source_name = dirs.parent(s.source)
+                    os.rename(source_name, name, src_dir_fd=source_fd, dst_dir_fd=dir_fd)
+                    touched.add(source_fd)
+                    step(f"renamed {s.source} -> {s.path}")
+                touched.add(dir_fd)
+            for fd in sorted(touched):
+                fsutil.fsync_fd(fd)
+            step("folders synced")
+            current = "recording the apply as finished in the journal"
+            failed_path = ".redline/journal"
+            entries.mark_done(entry)
+        except SimulatedCrash:
             raise
-        cause = fsutil.os_error_text(exc) if isinstance(exc, OSError) else str(exc)
-        raise WriteError(
-            f"Could not {'undo' if plan.kind == 'undo' else 'apply'}: {current} "
-            f"failed: {cause}. {outcome}",
-            [(failed_path, cause)],
-        ) from None
+        except _ChangedMeanwhile as exc:
+            outcome = _undo_partial(root, entry)
+            raise StaleError(
+                f"Refused: {exc.path} was "
+                f"{exc.cause.replace(' while', ' by another program while', 1)}. {outcome}",
+                [(exc.path, exc.cause)],
+            ) from None
+        except BaseException as exc:
+            outcome = _undo_partial(root, entry)
+            if not isinstance(exc, Exception):
+                raise
+            cause = fsutil.os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+            raise WriteError(
+                f"Could not {'undo' if plan.kind == 'undo' else 'apply'}: {current} "
+                f"failed: {cause}. {outcome}",
+                [(failed_path, cause)],
+            ) from None
     step("committed")
     return entry
 
 
 def _discard_unwritten(root: Path, entry: Entry) -> None:
     for name in (f"{entries.TMP_PREFIX}{entry.id}", entry.id):
-        folder = root / ".redline" / "journal" / name
-        if folder.exists() and not (folder / entries.DONE_FILE).exists():
-            entries.remove_entry(folder)
+        try:
+            if name in entries.journal_names(root) and not entries.is_done(root, name):
+                entries.remove_entry(root, name)
+        except OSError:
+            continue
 
 
 def _undo_partial(root: Path, entry: Entry) -> str:
@@ -233,7 +252,7 @@ def _roll_back_now(root: Path, entry: Entry) -> str:
             f"Every other file was restored; left alone {describe(result.conflicts)} "
             f"(old contents kept in {aside})."
         )
-    entries.remove_entry(entry.folder)
+    entries.remove_entry(root, entry.folder.name)
     if result.restored:
         return f"Restored {count(len(result.restored), 'file')}; nothing was changed."
     return "Nothing was changed."

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from redline.agent.providers.base import Provider, ProviderError
 
@@ -23,13 +22,9 @@ class ModelSpecError(ValueError):
 
 def default_model(cwd: Path) -> str | None:
     """The configured model string, or None when nothing is configured."""
-    from redline.config import load_config
+    from redline.config import load_settings
 
-    env = os.environ.get(MODEL_ENV)
-    if env:
-        return env
-    value: Any = load_config(cwd).get("model")
-    return str(value) if value else None
+    return load_settings(cwd).model
 
 
 def create_provider(
@@ -38,8 +33,13 @@ def create_provider(
     cwd: Path,
     base_url: str | None = None,
     timeout: float = 60.0,
+    api_key_env: str | None = None,
 ) -> Provider:
-    """Build the provider a ``--model`` string names."""
+    """Build the provider a ``--model`` string names.
+
+    ``api_key_env`` names the environment variable holding the key (default: the
+    provider's own, ``OPENAI_API_KEY`` or ``ANTHROPIC_API_KEY``).
+    """
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise ModelSpecError(
@@ -55,14 +55,23 @@ def create_provider(
             return ScriptedProvider(plan)
         except PlanError as exc:
             raise ModelSpecError(str(exc)) from None
+    if kind not in ("openai", "anthropic"):
+        raise ModelSpecError(
+            f"model {spec!r}: unknown provider {kind!r} (use scripted, openai or anthropic)"
+        )
+    api_key: str | None = None
+    if api_key_env:
+        api_key = os.environ.get(api_key_env) or None
+        if api_key is None:
+            raise ProviderError(f"{kind}: {api_key_env} is not set (named by api_key_env)")
     if kind == "openai":
         from redline.agent.providers.openai_provider import OpenAIProvider
 
-        return OpenAIProvider(rest, base_url=base_url, timeout=timeout)
+        return OpenAIProvider(rest, base_url=base_url, api_key=api_key, timeout=timeout)
     if kind == "anthropic":
         from redline.agent.providers.anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(rest, timeout=timeout)
+        return AnthropicProvider(rest, base_url=base_url, api_key=api_key, timeout=timeout)
     raise ModelSpecError(
         f"model {spec!r}: unknown provider {kind!r} (use scripted, openai or anthropic)"
     )
