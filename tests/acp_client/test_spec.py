@@ -63,3 +63,12 @@ def test_bad_config_is_a_clear_error(tmp_path: Path, isolated_user_config: Path)
     (isolated_user_config / "config.toml").write_text("")
     with pytest.raises(AgentSpecError, match="cannot parse"):
         resolve_agent("'unterminated", tmp_path)
+
+
+def test_an_untrusted_workspace_agent_says_why_it_was_skipped(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".redline").mkdir(parents=True)
+    (ws / ".redline" / "config.toml").write_text(f'[agents.mine]\ncommand = ["{sys.executable}"]\n')
+    with pytest.raises(AgentSpecError, match="not trusted"):
+        resolve_agent("mine", ws)
+    assert resolve_agent("mine", ws, trusted=True).argv == (sys.executable,)

@@ -254,7 +254,7 @@ def run_exec(args: argparse.Namespace) -> int:
         return _error(args, "--prompt TEXT is required", 2)
     root = cwd.resolve()
     try:
-        spec = resolve_agent(args.agent, root)
+        spec = resolve_agent(args.agent, root, trusted=True if args.trust else None)
     except AgentSpecError as exc:
         return _error(args, str(exc), 2)
     try:

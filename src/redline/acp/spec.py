@@ -51,20 +51,23 @@ class AgentSpec:
         return merged
 
 
-def configured_agents(root: Path) -> dict[str, AgentSpec]:
-    """``[agents.NAME]`` from the config: the user's always, the workspace's only when it
-    is trusted (redline.config skips them otherwise, with a warning). All config access of
-    the ACP client is here."""
+def configured_agents(
+    root: Path, trusted: bool | None = None
+) -> tuple[dict[str, AgentSpec], tuple[str, ...]]:
+    """``[agents.NAME]`` from the config, and the config's warnings: the user's agents
+    always, the workspace's only when it is trusted (redline.config skips them otherwise,
+    with a warning). All config access of the ACP client is here."""
     from redline.config import ConfigError, load_settings
 
     try:
-        settings = load_settings(root)
+        settings = load_settings(root, trusted=trusted)
     except ConfigError as exc:
         raise AgentSpecError(str(exc)) from None
-    return {
+    agents = {
         agent.name: AgentSpec(agent.name, agent.command, dict(agent.env), origin=agent.origin)
         for agent in settings.agents
     }
+    return agents, settings.warnings
 
 
 def _split(command: str, what: str) -> tuple[str, ...]:
@@ -77,14 +80,20 @@ def _split(command: str, what: str) -> tuple[str, ...]:
     return argv
 
 
-def resolve_agent(agent: str, root: Path) -> AgentSpec:
-    """The agent ``--agent`` means: a configured name, a built-in name or a command line."""
+def resolve_agent(agent: str, root: Path, *, trusted: bool | None = None) -> AgentSpec:
+    """The agent ``--agent`` means: a configured name, a built-in name or a command line.
+
+    ``trusted`` True: use the workspace's ``[agents.*]`` for this run (``--trust``).
+    """
     text = agent.strip()
     if not text:
         raise AgentSpecError("--agent needs a name (claude, gemini, codex) or a command line")
-    configured = configured_agents(root)
+    configured, warnings = configured_agents(root, trusted)
+    skipped = [w for w in warnings if f"agents.{text} skipped" in w]
     if text in configured:
         spec = configured[text]
+    elif skipped and text not in BUILTIN_AGENTS:
+        raise AgentSpecError(skipped[0])
     elif text in BUILTIN_AGENTS:
         builtin = BUILTIN_AGENTS[text]
         spec = AgentSpec(text, _split(builtin.command, "built-in agent"), origin="built-in")

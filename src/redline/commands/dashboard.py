@@ -61,7 +61,8 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
         print("redline: --resolver agent does not apply to --agent", file=sys.stderr)
         return 2
     try:
-        session = AcpSession(root, resolve_agent(args.agent, root))
+        spec = resolve_agent(args.agent, root, trusted=True if args.trust else None)
+        session = AcpSession(root, spec)
     except (AgentSpecError, OSError) as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 2
