@@ -20,6 +20,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("tools", "tools", "list available tools and plugin load errors"),
     ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
+    ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
 )
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 USER_CONFIG_ENV = "REDLINE_CONFIG_DIR"
 MODEL_ENV = "REDLINE_MODEL"
+#: Overrides the config files' ``plugin_timeout`` (the command line still wins).
+PLUGIN_TIMEOUT_ENV = "REDLINE_PLUGIN_TIMEOUT"
 CONFIG_FILE_NAME = "config.toml"
 # A config file is a few lines; anything far bigger is not one.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -82,6 +84,7 @@ class Settings:
     resolver: str = "human"
     max_turns: int = 50
     timeout: float = 60.0
+    plugin_timeout: float = 10.0
     agents: tuple[AgentCommand, ...] = ()
     workspace_trusted: bool = False
     warnings: tuple[str, ...] = ()
@@ -95,6 +98,7 @@ DEFAULTS: dict[str, Any] = {
     "resolver": "human",
     "max_turns": 50,
     "timeout": 60.0,
+    "plugin_timeout": 10.0,
 }
 
 
@@ -116,9 +120,11 @@ def _model(value: object) -> str:
 
 
 def _url(value: object) -> str:
+    from redline.redaction import redact_url
+
     text = _text(value)
     if not text.startswith(("http://", "https://")):
-        raise ValueError(f"expected an http:// or https:// URL, got {text!r}")
+        raise ValueError(f"expected an http:// or https:// URL, got {redact_url(text)!r}")
     return text
 
 
@@ -152,6 +158,14 @@ def _timeout(value: object) -> float:
     return float(value)
 
 
+def _seconds(text: str) -> object:
+    """``text`` as a number when it is one (else unchanged, for the check to refuse)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 CHECKS: dict[str, Callable[[object], Any]] = {
     "model": _model,
     "base_url": _url,
@@ -159,6 +173,7 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "resolver": _resolver,
     "max_turns": _max_turns,
     "timeout": _timeout,
+    "plugin_timeout": _timeout,
 }
 KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents")
 
@@ -302,7 +317,7 @@ def _agents(table: object, shown: str, warnings: list[str], restricted: bool) ->
 def _stricter_or_equal(key: str, new: Any, current: Any) -> bool:
     if key == "resolver":
         return RESOLVER_STRICTNESS.index(new) <= RESOLVER_STRICTNESS.index(current)
-    if key in ("max_turns", "timeout"):
+    if key in ("max_turns", "timeout", "plugin_timeout"):
         return bool(new <= current)
     return True
 
@@ -394,6 +409,13 @@ def load_settings(
     if env_model:
         values["model"] = env_model
         origins["model"] = f"${MODEL_ENV}"
+    env_timeout = os.environ.get(PLUGIN_TIMEOUT_ENV, "").strip()
+    if env_timeout:
+        try:
+            values["plugin_timeout"] = _timeout(_seconds(env_timeout))
+        except ValueError as exc:
+            raise ConfigError(f"${PLUGIN_TIMEOUT_ENV}: {exc}") from None
+        origins["plugin_timeout"] = f"${PLUGIN_TIMEOUT_ENV}"
     for key, value in (command_line or {}).items():
         if key not in DEFAULTS:
             raise KeyError(f"no setting {key!r}")
@@ -407,6 +429,7 @@ def load_settings(
         resolver=values["resolver"],
         max_turns=values["max_turns"],
         timeout=values["timeout"],
+        plugin_timeout=values["plugin_timeout"],
         agents=tuple(agents.values()),
         workspace_trusted=workspace_trusted,
         warnings=tuple(warnings),

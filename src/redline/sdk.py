@@ -42,11 +42,39 @@ def create_agent_session(
     session_id: str | None = None,
     log_session: bool = True,
     watch_plugins: bool = False,
+    plugin_timeout: float | None = None,
 ) -> AgentSession:
     """Open a session on the workspace ``cwd`` with ``model`` (a model string or a Provider).
 
-    Raises ``ModelSpecError`` for a bad model string or plan, ``ProviderError`` for a provider
-    that cannot start (e.g. a missing API key), ``ValueError`` for a bad workspace or resolver.
+    Args:
+        cwd: the workspace root.
+        model: a model string (``openai:MODEL``, ``anthropic:MODEL``, ``scripted:PLAN.json``)
+            or a :class:`Provider`.
+        resolver: who resolves pending actions: ``agent``, ``human``, ``apply-all`` or
+            ``discard-all``.
+        custom_tools: tools or tool factories to add (see docs/custom-tools.md).
+        tool_paths: plugin files or folders to load.
+        trust: load the workspace's own ``.redline/tools/`` for this session.
+        system_prompt: replaces the default system prompt.
+        max_turns: model turns per run.
+        base_url: an OpenAI-compatible server for ``openai:`` models.
+        timeout: seconds per model request.
+        api_key_env: the environment variable holding the API key (default
+            ``OPENAI_API_KEY`` or ``ANTHROPIC_API_KEY``).
+        clock: the time source for events and actions (tests).
+        session_id: names the session log (default: time and a random suffix).
+        log_session: record events under ``.redline/sessions/``.
+        watch_plugins: reload plugin files when they change.
+        plugin_timeout: seconds each plugin may take to import and build its tools before
+            it is reported and skipped (default: ``$REDLINE_PLUGIN_TIMEOUT``, else 10).
+
+    Returns:
+        The open session; close it (or use it as a context manager) when done.
+
+    Raises:
+        ModelSpecError: a bad model string or plan.
+        ProviderError: a provider that cannot start (e.g. a missing API key).
+        ValueError: a bad workspace, resolver, ``max_turns`` or plugin timeout.
     """
     root = Path(cwd).expanduser()
     if not root.is_dir():
@@ -56,6 +84,8 @@ def create_agent_session(
         raise ValueError(f"resolver {resolver!r}: expected one of {', '.join(RESOLVERS)}")
     if max_turns < 1:
         raise ValueError("max_turns must be at least 1")
+    if plugin_timeout is not None and not plugin_timeout > 0:
+        raise ValueError("plugin_timeout must be a positive number of seconds")
     if isinstance(model, str):
         provider = create_provider(
             model, cwd=root, base_url=base_url, timeout=timeout, api_key_env=api_key_env
@@ -93,24 +123,22 @@ def create_agent_session(
         system_prompt=system_prompt,
         max_turns=max_turns,
         session_log=session_log,
+        recovery_messages=recovery_messages,
     )
-    session.recovery_messages = list(recovery_messages)
-    _load_plugins(session, custom_tools, tool_paths, trust, watch_plugins)
+    try:
+        session.plugins.load(
+            custom_tools=custom_tools,
+            tool_paths=tool_paths,
+            trust=trust,
+            reserved_names=[tool.name for tool in session.tools],
+            timeout=plugin_timeout,
+        )
+        if watch_plugins:
+            session.plugins.start_watching()
+    except BaseException:
+        session.close()
+        raise
     return session
-
-
-def _load_plugins(
-    session: AgentSession,
-    custom_tools: Sequence[Any],
-    tool_paths: Sequence[str | Path],
-    trust: bool,
-    watch: bool,
-) -> None:
-    from redline.extensibility.plugins import attach_plugins
-
-    attach_plugins(
-        session, custom_tools=custom_tools, tool_paths=tool_paths, trust=trust, watch=watch
-    )
 
 
 __all__ = ["AgentSession", "create_agent_session"]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from redline.extensibility import isolation
+
 PluginWriter = Callable[..., Path]
 
 ECHO_PLUGIN = """
@@ -53,3 +55,10 @@ def write_plugin() -> PluginWriter:
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_exit_watchdog_in_the_test_runner() -> None:
+    # These tests abandon plugin threads on purpose; they must not arm the watchdog that
+    # would end pytest itself shortly after it starts to exit.
+    isolation.disable_exit_watchdog()

@@ -33,6 +33,7 @@ EventType = Literal[
     "undone",
     "plugin_loaded",
     "plugin_error",
+    "plugin_output",
     "notice",
     "error",
     "usage",

@@ -85,5 +85,9 @@ class EventPrinter:
             self._line(f"[undone] {data.get('label')}: {', '.join(data.get('files', []))}")
         elif kind in ("plugin_error", "error"):
             self._line(f"error: {data.get('message')}")
+        elif kind == "plugin_output":
+            where = str(data.get("path", "plugin"))
+            for line in str(data.get("text", "")).splitlines() or [""]:
+                self._line(f"[{where.rsplit('/', 1)[-1]} {data.get('stream')}] {line}")
         elif kind in ("plugin_loaded", "notice"):
             self._line(f"note: {data.get('message')}")

@@ -10,6 +10,7 @@ which calls :func:`redline.tools.resolve.resolve_pending`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import json
 import logging
@@ -36,6 +37,9 @@ from redline.agent.providers.base import (
     ToolSpec,
 )
 from redline.agent.session_log import SessionLog
+from redline.extensibility.custom_tools import PluginError
+from redline.extensibility.isolation import wait_interruptibly
+from redline.extensibility.plugins import PluginHost
 from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import ResolveTool, resolve_pending
@@ -89,6 +93,51 @@ class Resolution:
 
 
 class AgentSession:
+    """One agent working in one workspace, with its pending stack, tools and plugins.
+
+    Usually made by :func:`redline.sdk.create_agent_session`. Public methods are
+    synchronous and thread-safe; the loop runs on the session's own event loop thread.
+
+    Args:
+        cwd: the workspace root.
+        provider: the model.
+        tools: the built-in tools (plugins are added by :attr:`plugins`).
+        resolver: who resolves pending actions: ``agent``, ``human``, ``apply-all`` or
+            ``discard-all``.
+        store: the pending stack (a fresh one if omitted).
+        stream: the event stream everything is reported on.
+        system_prompt: replaces the default system prompt.
+        max_turns: model turns per run before it stops with ``max_turns``.
+        session_log: where events are recorded (none if omitted).
+        recovery_messages: what recovering the journal at start did, for people to read.
+
+    Raises:
+        ValueError: an unknown resolver.
+    """
+
+    #: The workspace root.
+    cwd: Path
+    #: The model.
+    provider: Provider
+    #: Who resolves pending actions.
+    resolver: Resolver
+    #: The pending stack.
+    store: PendingActionStore
+    #: The event stream (subscribe with :meth:`subscribe`).
+    events: EventStream
+    #: The stream's session id (also the session log's name).
+    session_id: str
+    #: Model turns per run before it stops with ``max_turns``.
+    max_turns: int
+    #: What recovering the journal at start did (rolled back or finished applies).
+    recovery_messages: list[str]
+    #: The custom tools: loading, hot reload, load errors and the untrusted folder.
+    plugins: PluginHost
+    #: Where the agent is: ``idle``, ``running``, ``awaiting_review``, ``stopped``, ``failed``.
+    status: str
+    #: How the last run ended (``None`` before the first run).
+    last_status: RunStatus | None
+
     def __init__(
         self,
         *,
@@ -101,6 +150,7 @@ class AgentSession:
         system_prompt: str | None = None,
         max_turns: int = 50,
         session_log: SessionLog | None = None,
+        recovery_messages: Sequence[str] = (),
     ) -> None:
         if resolver not in RESOLVERS:
             raise ValueError(
@@ -113,13 +163,16 @@ class AgentSession:
         self.events = stream
         self.session_id = stream.session_id
         self.max_turns = max_turns
-        self.plugin_errors: list[Any] = []
-        self.untrusted_plugin_dir: Path | None = None
-        self.recovery_messages: list[str] = []
-        # Set by redline.extensibility.plugins.attach_plugins; owns loading and reloading.
-        self.plugins: Any = None
-        self.status: str = "idle"
-        self.last_status: RunStatus | None = None
+        self.recovery_messages = list(recovery_messages)
+        self.plugins = PluginHost(
+            cwd=cwd,
+            store=self.store,
+            emit=self.events.emit,
+            add_tool=self.add_tool,
+            remove_tool=self.remove_tool,
+        )
+        self.status = "idle"
+        self.last_status = None
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             self._tools[tool.name] = tool
@@ -147,17 +200,30 @@ class AgentSession:
 
     # -- public, thread-safe API ---------------------------------------------------
     @property
+    def plugin_errors(self) -> list[PluginError]:
+        """Every plugin that failed to load or reload (also sent as ``plugin_error`` events)."""
+        return self.plugins.errors
+
+    @property
+    def untrusted_plugin_dir(self) -> Path | None:
+        """The project plugin folder left unloaded because the workspace is not trusted."""
+        return self.plugins.untrusted_dir
+
+    @property
     def model_label(self) -> str:
+        """The model as people see it (credentials in a base URL are never shown)."""
         if self.provider.scripted:
             return f"{self.provider.label} (scripted run — calls no language model)"
         return self.provider.label
 
     @property
     def scripted(self) -> bool:
+        """Whether the model is a scripted plan (no language model is called)."""
         return self.provider.scripted
 
     @property
     def running(self) -> bool:
+        """Whether a run is active."""
         with self._state_lock:
             return self._run_future is not None and not self._run_future.done()
 
@@ -167,17 +233,45 @@ class AgentSession:
         return [*self._current_tools(), self._resolve_tool]
 
     def subscribe(self, listener: EventListener, *, replay: bool = False) -> Callable[[], None]:
-        """Receive every event; ``replay`` also delivers those sent before the first run."""
+        """Receive every event from now on.
+
+        Args:
+            listener: called with each :class:`Event`, in order, from the emitting thread.
+            replay: first deliver the events sent before the first run started (plugin
+                load errors and output), so a late subscriber misses nothing.
+
+        Returns:
+            A function that unsubscribes ``listener``.
+        """
         return self.events.subscribe(listener, replay=replay)
 
     def prompt(self, text: str) -> RunStatus:
-        """Send ``text`` to the agent and block until the run ends; returns its status."""
+        """Send ``text`` to the agent and block until the run ends.
+
+        Args:
+            text: the task or follow-up message.
+
+        Returns:
+            How the run ended: ``done``, ``awaiting_review``, ``aborted``, ``error`` or
+            ``max_turns``.
+
+        Raises:
+            ValueError: ``text`` is empty.
+            SessionError: a run is already active, or the session is closed.
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the prompt must be a non-empty string")
         return self._start_run(text)
 
     def resume(self) -> RunStatus:
-        """Continue a run that ended awaiting review, once every action is resolved."""
+        """Continue a run that ended awaiting review, once every action is resolved.
+
+        Returns:
+            ``awaiting_review`` at once while actions are pending, else the new run's status.
+
+        Raises:
+            SessionError: the last run did not end awaiting review.
+        """
         if self.store.has_pending:
             return "awaiting_review"
         if self.last_status != "awaiting_review":
@@ -191,8 +285,27 @@ class AgentSession:
         action_id: str | None = None,
         by: ResolvedBy = "human",
     ) -> ToolResult:
-        """Apply or discard the top action (the same path the model's resolve call takes)."""
-        return self._loop.run(self._resolve(action, reason, action_id, by))
+        """Apply or discard the top action (the same path the model's resolve call takes).
+
+        Args:
+            action: ``apply`` or ``discard``.
+            reason: why; shown to people and the agent, passed to the action's callback.
+            action_id: the action the caller was looking at; refused if the top differs.
+            by: who decided (``human``, ``agent`` or ``auto``), for the event.
+
+        Returns:
+            The result; an error result (nothing changed) when refused or when the
+            callback failed. Closing the session while a callback never returns ends
+            the wait with an error result (the callback is abandoned).
+        """
+        if self._closed:
+            return ToolResult.error("The session is closed; nothing was applied or discarded.")
+        try:
+            return self._loop.run(self._resolve(action, reason, action_id, by))
+        except concurrent.futures.CancelledError:
+            return ToolResult.error(
+                "The session closed before the action was resolved; its callback was abandoned."
+            )
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; the agent is told."""
@@ -212,7 +325,10 @@ class AgentSession:
         return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
 
     def abort(self) -> None:
-        """Stop the running turn within a second (the model stream is closed)."""
+        """Stop the running turn within a second (the model stream is closed).
+
+        A tool call or apply that does not return is abandoned, not waited for.
+        """
         with self._state_lock:
             self._abort_requested = True
             task = self._run_task
@@ -220,7 +336,14 @@ class AgentSession:
             self._loop.loop.call_soon_threadsafe(task.cancel)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the current run to end; False on timeout."""
+        """Wait for the current run to end.
+
+        Args:
+            timeout: seconds to wait at most (``None``: no limit).
+
+        Returns:
+            ``False`` if the run is still going after ``timeout``, else ``True``.
+        """
         with self._state_lock:
             future = self._run_future
         if future is None:
@@ -234,7 +357,15 @@ class AgentSession:
         return True
 
     def repreview(self, action_id: str) -> ToolResult:
-        """Recompute a pending action against the current files, in place on the stack."""
+        """Recompute a pending action against the current files, in place on the stack.
+
+        Args:
+            action_id: the pending action to recompute.
+
+        Returns:
+            What happened; an error result when the action is unknown, cannot be
+            re-previewed, or was resolved meanwhile.
+        """
         action = self.store.get(action_id)
         if action is None:
             return ToolResult.error(f"No pending action {action_id}.")
@@ -299,31 +430,43 @@ class AgentSession:
         return marked
 
     def trust_workspace(self) -> list[str]:
-        """Trust this workspace's project plugins, remember it, and load them now."""
-        if self.plugins is None:
-            return []
-        messages: list[str] = self.plugins.trust_workspace()
-        return messages
+        """Trust this workspace's project plugins, remember it, and load them now.
+
+        Returns:
+            What was done, one line per step, for people to read.
+        """
+        return self.plugins.trust_workspace()
 
     def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the session closes (errors are logged, not raised)."""
         self._on_close.append(callback)
 
     def close(self) -> None:
+        """Stop the run, stop watching plugins, and release the model and the loop.
+
+        Returns within about two seconds even when plugin code never returns: a stuck
+        ``execute`` or ``apply`` is abandoned (it runs in a daemon thread).
+        """
         if self._closed:
             return
         self._closed = True
         self.abort()
-        self.wait(2.0)
+        stopped = self.wait(1.0)
+        # Resolutions waiting on a callback that never returns end too (see resolve()).
+        self._loop.loop.call_soon_threadsafe(_cancel_all_tasks, self._loop.loop)
+        self.plugins.stop_watching()
         for callback in self._on_close:
             try:
                 callback()
             except Exception:
                 log.exception("session close callback failed")
-        try:
-            self._loop.run(self.provider.aclose(), timeout=2.0)
-        except Exception:
-            log.debug("provider close failed", exc_info=True)
-        self._loop.close()
+        if stopped:
+            try:
+                self._loop.run(self.provider.aclose(), timeout=1.0)
+            except Exception:
+                log.debug("provider close failed", exc_info=True)
+        # A loop still busy in plugin code is left behind (its thread is a daemon).
+        self._loop.close(timeout=0.5 if stopped else 0.1)
         if self._log is not None:
             self._log.close()
 
@@ -335,10 +478,12 @@ class AgentSession:
 
     # -- tools ----------------------------------------------------------------------
     def add_tool(self, tool: Tool) -> None:
+        """Offer ``tool`` to the model from the next turn on (replaces one of its name)."""
         with self._state_lock:
             self._tools[tool.name] = tool
 
     def remove_tool(self, name: str) -> None:
+        """Stop offering the tool called ``name``; unknown names are ignored."""
         with self._state_lock:
             self._tools.pop(name, None)
 
@@ -370,7 +515,7 @@ class AgentSession:
             self.status = "running"
             self._run_future = self._loop.submit(self._run(text))
             future = self._run_future
-        return future.result()  # type: ignore[no-any-return]
+        return wait_interruptibly(future)
 
     async def _run(self, text: str | None) -> RunStatus:
         with self._state_lock:
@@ -386,7 +531,8 @@ class AgentSession:
             status = "aborted"
         except ProviderError as exc:
             status, error = "error", str(exc)
-        except Exception as exc:  # a bug must end the run visibly, never kill the thread
+        except BaseException as exc:  # a bug (or a plugin's SystemExit) must end the run
+            # visibly, never kill the loop thread and leave prompt() waiting forever.
             log.exception("agent run failed")
             status, error = "error", f"{type(exc).__name__}: {exc}"
         if error is not None:
@@ -588,13 +734,13 @@ class AgentSession:
             return await tool.execute(params, ctx)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a plugin tool
             log.debug("tool %s failed", call.name, exc_info=True)
-            return ToolResult.error(
-                f"{call.name} failed: {exc}"
-                if str(exc)
-                else f"{call.name} failed: {type(exc).__name__}"
-            )
+            if not str(exc):
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}")
+            if not isinstance(exc, Exception):
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+            return ToolResult.error(f"{call.name} failed: {exc}")
 
     async def _auto_resolve(self) -> bool:
         action = "apply" if self.resolver == "apply-all" else "discard"
@@ -610,7 +756,15 @@ class AgentSession:
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
     ) -> ToolResult:
-        result = await resolve_pending(self.store, action, reason, action_id)
+        try:
+            result = await resolve_pending(self.store, action, reason, action_id)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # an action's callback that escaped its isolation
+            log.debug("resolving failed", exc_info=True)
+            detail = str(exc)
+            cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            return ToolResult.error(f"Resolving failed: {cause}. The action is still pending.")
         details = result.details if isinstance(result.details, dict) else {}
         if result.is_error:
             if details.get("action_id"):
@@ -677,6 +831,11 @@ def _pending_fields(action: PendingAction) -> dict[str, Any]:
         "source_tool_name": action.source_tool_name,
         "preview": action.preview.summary() if action.preview is not None else None,
     }
+
+
+def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
 
 
 def _choice_name(choice: ToolChoice) -> str:

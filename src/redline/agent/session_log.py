@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.agent.events import Event
+from redline.redaction import redact_urls
 
 SCHEMA_VERSION = 1
 _KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -32,7 +33,7 @@ def _redact(text: str) -> str:
         secret = os.environ.get(name)
         if secret and len(secret) >= 8:
             text = text.replace(secret, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+    return redact_urls(_KEY_SHAPES.sub("[redacted]", text))
 
 
 def _open_log(path: Path) -> Any:

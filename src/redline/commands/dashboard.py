@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=settings.timeout,
             max_turns=settings.max_turns,
             watch_plugins=True,
+            plugin_timeout=settings.plugin_timeout,
         )
     except ModelSpecError as exc:
         print(f"redline: {exc}", file=sys.stderr)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from redline.commands._common import (
     add_model_options,
@@ -16,6 +19,9 @@ from redline.commands._common import (
     workspace_root,
 )
 from redline.workspace.names import json_dumps
+
+if TYPE_CHECKING:
+    from redline.config import Settings
 
 EXIT_STATUS = {"done": 0, "awaiting_review": 3, "aborted": 1, "error": 1, "max_turns": 1}
 
@@ -38,19 +44,85 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "from [agents.NAME] in the config, or a command line (see docs/agents.md)",
     )
     add_tool_options(parser)
+    add_plugin_timeout_option(parser)
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
     parser.add_argument(
         "--replay", metavar="FILE", default=None, help="print a session log back as events"
     )
 
 
-def _error(args: argparse.Namespace, message: str, code: int) -> int:
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{raw!r} must be a positive number of seconds")
+    return value
+
+
+def add_plugin_timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin-timeout",
+        dest="plugin_timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=None,
+        help="seconds each plugin may take to load before it is skipped "
+        "(default: $REDLINE_PLUGIN_TIMEOUT, then plugin_timeout in the config files, else 10)",
+    )
+
+
+@contextmanager
+def _json_stdout() -> Iterator[TextIO]:
+    """The stream for ``--json`` lines, with nothing else able to reach it.
+
+    When stdout is the real file descriptor 1, the JSON goes to a duplicate of it and
+    fd 1 itself points at stderr for the run: whatever else writes to stdout (a plugin's
+    thread, a C extension, a child process) lands on stderr instead of between the JSON
+    lines. (Plugin ``print()`` is captured before it gets that far.)
+    """
+    from redline.extensibility.isolation import unwrap
+
+    stream = unwrap(sys.stdout)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    if fd != 1:
+        yield stream  # not the process's stdout (a test's capture): nothing else reaches it
+        return
+    stream.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        yield stream
+        return
+    out = os.fdopen(saved, "w", encoding="utf-8", errors="backslashreplace")
+    try:
+        yield out
+    finally:
+        try:
+            out.flush()
+            stream.flush()  # stray output written meanwhile still goes to stderr
+        except (OSError, ValueError):
+            pass
+        try:
+            os.dup2(saved, 1)
+        finally:
+            with suppress(OSError):
+                out.close()
+
+
+def _error(args: argparse.Namespace, message: str, code: int, out: TextIO | None = None) -> int:
     if args.json:
         # No session exists yet: a complete event all the same, outside any session.
         from redline.agent.events import Event
 
         event = Event("error", 0, time.time(), "", {"message": message})
-        print(json_dumps(event.to_dict(), ensure_ascii=True), flush=True)
+        print(json_dumps(event.to_dict(), ensure_ascii=True), file=out or sys.stdout, flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
 
@@ -79,11 +151,7 @@ def run(args: argparse.Namespace) -> int:
         from redline.acp.run import run_exec
 
         return run_exec(args)
-    from redline.agent.providers import ModelSpecError
-    from redline.agent.providers.base import ProviderError
-    from redline.agent.render import EventPrinter
     from redline.config import ConfigError
-    from redline.sdk import create_agent_session
 
     cwd = workspace_root(args)
     if not cwd.is_dir():
@@ -105,6 +173,28 @@ def run(args: argparse.Namespace) -> int:
             "try `redline demo` for an offline run",
             2,
         )
+    if args.json:
+        with _json_stdout() as out:
+            return _run_session(args, cwd, settings, model, out)
+    from redline.extensibility.isolation import unwrap
+
+    # Never the capture router: redline's own lines must not count as a plugin's output.
+    return _run_session(args, cwd, settings, model, unwrap(sys.stdout))
+
+
+def _run_session(
+    args: argparse.Namespace,
+    cwd: Path,
+    settings: Settings,
+    model: str,
+    out: TextIO,
+) -> int:
+    from redline.agent.providers import ModelSpecError
+    from redline.agent.providers.base import ProviderError
+    from redline.agent.render import EventPrinter
+    from redline.extensibility.isolation import arm_exit_watchdog
+    from redline.sdk import create_agent_session
+
     try:
         session = create_agent_session(
             cwd,
@@ -116,13 +206,14 @@ def run(args: argparse.Namespace) -> int:
             api_key_env=settings.api_key_env,
             timeout=settings.timeout,
             max_turns=settings.max_turns,
+            plugin_timeout=settings.plugin_timeout,
         )
     except ModelSpecError as exc:
-        return _error(args, str(exc), 2)
+        return _error(args, str(exc), 2, out)
     except (ProviderError, ValueError, OSError) as exc:
-        return _error(args, str(exc), 1)
+        return _error(args, str(exc), 1, out)
 
-    printer = EventPrinter(sys.stdout)
+    printer = EventPrinter(out)
     reader_gone = False
 
     def listener(event: Any) -> None:
@@ -131,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
             return
         try:
             if args.json:
-                print(json_dumps(event.to_dict()), flush=True)
+                out.write(json_dumps(event.to_dict()) + "\n")
+                out.flush()
             else:
                 printer(event)
         except BrokenPipeError:
@@ -142,13 +234,15 @@ def run(args: argparse.Namespace) -> int:
     with session:
         for message in session.recovery_messages:
             print(f"redline: {message}", file=sys.stderr)
-        for error in session.plugin_errors:
-            print(f"redline: plugin error: {error}", file=sys.stderr)
+        # Plugin errors are events (replayed here): printed once, with the rest.
         session.subscribe(listener, replay=True)
         try:
             status = session.prompt(args.prompt)
         except KeyboardInterrupt:
+            # A real Ctrl-C: stop now. Plugin code that never returns is abandoned, and
+            # should it hold the process anyway, the watchdog ends it shortly.
+            arm_exit_watchdog(code=130)
             session.abort()
-            session.wait(2.0)
+            session.wait(1.0)
             status = "aborted"
     return EXIT_STATUS.get(status, 1)

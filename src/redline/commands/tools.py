@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace_option(parser)
     add_tool_options(parser)
+    from redline.commands.exec_ import add_plugin_timeout_option
+
+    add_plugin_timeout_option(parser)
 
 
 def _builtin_tools() -> list[Tool]:
@@ -50,8 +53,23 @@ def run(args: argparse.Namespace) -> int:
             return 2
     root = root.resolve()
 
+    from redline.commands._common import command_settings
+    from redline.config import ConfigError
     from redline.extensibility.custom_tools import load_custom_tools
     from redline.tools.pending_action import PendingActionStore
+
+    try:
+        settings = command_settings(args, root)
+    except ConfigError as exc:
+        print(f"redline tools: {exc}", file=sys.stderr)
+        return 2
+    for warning in settings.warnings:
+        print(f"redline: warning: {warning}", file=sys.stderr)
+
+    def plugin_output(origin: str, stream: str, text: str) -> None:
+        # Never mixed into the listing: what a plugin prints while loading goes to stderr.
+        for line in text.splitlines():
+            print(f"redline: {origin} ({stream}): {line}", file=sys.stderr)
 
     builtins = _builtin_tools()
     result = load_custom_tools(
@@ -60,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         tool_paths=args.tool_paths,
         trust=args.trust,
         reserved_names=[tool.name for tool in builtins],
+        timeout=settings.plugin_timeout,
+        output=plugin_output,
     )
     width = max([len(tool.name) for tool in builtins] + [len(t.name) for t in result.tools] + [4])
 

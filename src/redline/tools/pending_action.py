@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from redline.workspace.preview import Preview
+
+if TYPE_CHECKING:
+    from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -79,21 +83,54 @@ class PendingActionStore:
     The agent thread pushes while the UI thread resolves, so every method takes the
     store's lock. Listeners run under the lock, in event order; one that raises is
     logged and never breaks the store.
+
+    With ``queue`` (a :class:`~redline.workspace.queue.WorkspaceQueue`) the store holds one
+    session's actions *persisted*: ``push`` writes a queue record (and takes its workspace-wide
+    ``pa-N`` id) before it returns, ``replace`` and ``mark_stale`` update the record, and an
+    action's ``apply``/``reject`` run under the action's cross-process claim and move the
+    record to the resolved log when they succeed. ``source`` says who pushed (default: an
+    ``agent`` source for this process). Without ``queue`` nothing changes.
     """
 
-    def __init__(self, clock: Clock = time.time) -> None:
+    def __init__(
+        self,
+        clock: Clock = time.time,
+        *,
+        queue: WorkspaceQueue | None = None,
+        source: Source | None = None,
+    ) -> None:
         self._lock = threading.RLock()
         self._stack: list[PendingAction] = []
         self._listeners: list[StoreListener] = []
         self._next_id = 1
         self._clock = clock
+        self.queue = queue
+        self.source = source
+        # Who a local resolution is logged as: "person", "rule" or "agent" (the session sets it).
+        self.resolved_by = "person"
+        self.resolved_rule: str | None = None
+        self._serving: set[str] = set()
         # Held for the whole of one resolution, so an action never runs twice.
         self.resolution_lock = threading.Lock()
+
+    @classmethod
+    def single(cls, action: PendingAction) -> PendingActionStore:
+        """A store (no queue) holding just ``action``, its id kept: for resolving it alone."""
+        store = cls()
+        store._stack.append(action)
+        return store
 
     # -- stack -------------------------------------------------------------------
     def push(self, action: PendingAction) -> PendingAction:
         with self._lock:
-            self._stamp(action)
+            if self.queue is not None:
+                record = self.queue.push(self._draft(action))
+                self._guard(action)
+                action.id = record.id
+                action.created_at = record.created_at
+                action.stale, action.stale_reason = False, ""
+            else:
+                self._stamp(action)
             self._stack.append(action)
             self._emit(StoreEvent("push", action))
             return action
@@ -107,6 +144,7 @@ class PendingActionStore:
             if not self._stack:
                 return None
             action = self._stack.pop()
+            self._forget(action.id)
             self._emit(StoreEvent("pop", action))
             return action
 
@@ -116,6 +154,7 @@ class PendingActionStore:
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
                     del self._stack[index]
+                    self._forget(action_id)
                     self._emit(StoreEvent("pop", action))
                     return action
             return None
@@ -125,7 +164,16 @@ class PendingActionStore:
         with self._lock:
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
-                    self._stamp(new_action)
+                    if self.queue is not None:
+                        record = self.queue.replace(
+                            action_id, self._draft(new_action), resolved_by=self.resolved_by
+                        )
+                        self._guard(new_action)
+                        new_action.id = record.id
+                        new_action.created_at = record.created_at
+                        new_action.stale, new_action.stale_reason = False, ""
+                    else:
+                        self._stamp(new_action)
                     self._stack[index] = new_action
                     self._emit(StoreEvent("replace", new_action, previous=action))
                     return new_action
@@ -138,6 +186,11 @@ class PendingActionStore:
                 return action
             action.stale = True
             action.stale_reason = reason
+            if self.queue is not None:
+                try:
+                    self.queue.update(action_id, stale=True, stale_reason=reason)
+                except Exception:
+                    log.exception("could not mark %s stale in the workspace queue", action_id)
             self._emit(StoreEvent("stale", action))
             return action
 
@@ -152,6 +205,8 @@ class PendingActionStore:
         with self._lock:
             removed = tuple(reversed(self._stack))
             self._stack.clear()
+            for action in removed:
+                self._forget(action.id)
             self._emit(StoreEvent("clear", removed=removed))
             return removed
 
@@ -198,3 +253,149 @@ class PendingActionStore:
         action.created_at = self._clock()
         action.stale = False
         action.stale_reason = ""
+
+    # -- the workspace queue (only with ``queue``) ----------------------------------------
+    def _draft(self, action: PendingAction) -> ActionDraft:
+        from redline.workspace.queue import ActionDraft, Source
+
+        assert self.queue is not None
+        if self.source is None:
+            self.source = Source.current("agent")
+        # A Preview without code of its own is applied by whichever process resolves it.
+        applied_by = (
+            "preview" if action.preview is not None and _is_preview_apply(action) else "owner"
+        )
+        details = action.details
+        try:
+            from redline.workspace.queue.records import canonical
+
+            canonical(details)
+        except (TypeError, ValueError):
+            details = repr(details)
+        return ActionDraft(
+            label=action.label,
+            source=self.source,
+            source_tool_name=action.source_tool_name,
+            preview=action.preview,
+            details=details,
+            applied_by=applied_by,
+            stale=action.stale,
+            stale_reason=action.stale_reason,
+        )
+
+    def _guard(self, action: PendingAction) -> None:
+        """Run the action's callbacks under its queue claim; log the outcome on success."""
+        queue = self.queue
+        assert queue is not None
+        apply, reject = action.apply, action.reject
+
+        async def run(decision: str, callback: Any, reason: str) -> object:
+            from redline.tools.result import coerce_result
+            from redline.workspace.queue import Resolution
+
+            with queue.claim(action.id, wait=2.0) as claim:
+                if decision == "apply" and claim.record.applied_by == "preview":
+                    claim.mark_applying()
+                value: object = None
+                try:
+                    if callback is not None:
+                        value = callback(reason)
+                        if inspect.isawaitable(value):
+                            value = await value
+                    result = coerce_result(value)
+                except BaseException:
+                    claim.back_to_pending()
+                    raise
+                if result is not None and result.is_error:
+                    claim.back_to_pending()
+                    return value
+                if action.id not in self._serving:
+                    claim.finish(
+                        Resolution(
+                            action.id,
+                            decision,
+                            reason,
+                            self.resolved_by,
+                            self.resolved_rule,
+                            result_text=result.text if result is not None else "",
+                        )
+                    )
+                return value
+
+        async def guarded_apply(reason: str) -> object:
+            return await run("apply", apply, reason)
+
+        async def guarded_reject(reason: str) -> object:
+            return await run("discard", reject, reason)
+
+        guarded_apply.__wrapped__ = apply  # type: ignore[attr-defined]
+        action.apply = guarded_apply
+        action.reject = guarded_reject
+
+    def _forget(self, action_id: str) -> None:
+        """The action left this store: make sure it left the workspace queue too."""
+        if self.queue is None or action_id in self._serving:
+            return
+        from redline.workspace.queue import ActionGone, QueueError, Resolution
+
+        try:
+            with self.queue.claim(action_id, wait=2.0) as claim:
+                claim.finish(Resolution(action_id, "removed", resolved_by=self.resolved_by))
+        except ActionGone:
+            pass  # already resolved (the usual case: its guarded callback logged it)
+        except QueueError:
+            log.exception("could not remove %s from the workspace queue", action_id)
+
+    async def serve_owner_requests(self) -> list[tuple[str, Any]]:
+        """Resolve this store's actions that another process asked for (owner actions).
+
+        Returns ``(action_id, ToolResult)`` pairs; the result text is logged as the
+        resolution, which the asking process is waiting for.
+        """
+        if self.queue is None:
+            return []
+        from redline.tools.resolve import resolve_pending
+        from redline.workspace.queue import ActionGone, QueueError, Resolution
+
+        done: list[tuple[str, Any]] = []
+        for request, _record in self.queue.owner_requests():
+            action = self.get(request.id)
+            if action is None:
+                self.queue.drop_request(request.id)
+                continue
+            self._serving.add(request.id)
+            try:
+                result = await resolve_pending(
+                    PendingActionStore.single(action), request.decision, request.reason
+                )
+                if not result.is_error:
+                    with self._lock:
+                        if action in self._stack:
+                            self._stack.remove(action)
+                            self._emit(StoreEvent("pop", action))
+                    try:
+                        with self.queue.claim(request.id, wait=2.0) as claim:
+                            claim.finish(
+                                Resolution(
+                                    request.id,
+                                    request.decision,
+                                    request.reason,
+                                    request.resolved_by,
+                                    request.rule,
+                                    result_text=result.text,
+                                )
+                            )
+                    except ActionGone:
+                        pass
+                    except QueueError:
+                        log.exception("could not log the resolution of %s", request.id)
+                done.append((request.id, result))
+            finally:
+                self._serving.discard(request.id)
+                self.queue.drop_request(request.id)
+        return done
+
+
+def _is_preview_apply(action: PendingAction) -> bool:
+    """True when the action's apply is the built-in safe apply of its Preview."""
+    return bool(getattr(action.apply, "__redline_preview_apply__", False))

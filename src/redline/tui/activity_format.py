@@ -204,6 +204,13 @@ def format_event(
         return [Content.styled(f"⚙ plugin loaded: {name}", "$text-muted")]
     if event_type == "plugin_error":
         return plugin_error_lines(_first(data, "path", "source"), _first(data, "message", "error"))
+    if event_type == "plugin_output":
+        where = (_first(data, "path") or "plugin").rsplit("/", 1)[-1]
+        stream = _first(data, "stream") or "stdout"
+        return [
+            Content.styled(f"⚙ {where} ({stream}): {line}", "$text-muted")
+            for line in (_first(data, "text") or "").splitlines()
+        ]
     if event_type == "notice" and data.get("failed"):
         # A refused or failed resolution: the action stays pending and the text says why.
         return resolution_block(

@@ -32,6 +32,7 @@ from redline.agent.providers.openai_provider import (
     parse_arguments,
     translate_sdk_error,
 )
+from redline.redaction import redact_url
 
 MISSING_EXTRA = "the anthropic provider needs the optional extra: pip install 'redline[anthropic]'"
 OFFICIAL_BASE_URL = "https://api.anthropic.com"
@@ -266,11 +267,13 @@ class AnthropicProvider(Provider):
             api_key = LOCAL_PLACEHOLDER_KEY
         self.model = model
         self.base_url = (base_url or OFFICIAL_BASE_URL).rstrip("/")
+        # What people see: never the credentials a base URL may carry.
+        self.display_url = redact_url(self.base_url)
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
-        self.label = f"anthropic:{model}" if official else f"anthropic:{model} @ {self.base_url}"
+        self.label = f"anthropic:{model}" if official else f"anthropic:{model} @ {self.display_url}"
         self._api_key = api_key
         self._client: Any = None
         self._thinking: dict[str, list[dict[str, Any]]] = {}
@@ -312,7 +315,7 @@ class AnthropicProvider(Provider):
                 anthropic,
                 exc,
                 label=self.label,
-                url=self.base_url,
+                url=self.display_url,
                 model=self.model,
                 timeout=self.timeout,
                 max_retries=self.max_retries,

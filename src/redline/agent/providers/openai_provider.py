@@ -26,6 +26,7 @@ from redline.agent.providers.base import (
     ToolSpec,
     Usage,
 )
+from redline.redaction import redact_url, redact_urls
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -186,9 +187,11 @@ class OpenAIProvider(Provider):
             api_key = LOCAL_PLACEHOLDER_KEY
         self.model = model
         self.base_url = (base_url or OFFICIAL_BASE_URL).rstrip("/")
+        # What people see: never the credentials a base URL may carry.
+        self.display_url = redact_url(self.base_url)
         self.timeout = timeout
         self.max_retries = max_retries
-        self.label = f"openai:{model}" if official else f"openai:{model} @ {self.base_url}"
+        self.label = f"openai:{model}" if official else f"openai:{model} @ {self.display_url}"
         self._api_key = api_key
         self._client: AsyncOpenAI | None = None
         # Flipped off if a server refuses ``stream_options`` (older local servers).
@@ -283,7 +286,7 @@ class OpenAIProvider(Provider):
             openai,
             exc,
             label=self.label,
-            url=self.base_url,
+            url=self.display_url,
             model=self.model,
             timeout=self.timeout,
             max_retries=self.max_retries,
@@ -298,6 +301,38 @@ class OpenAIProvider(Provider):
 
 
 def translate_sdk_error(
+    sdk: Any,
+    exc: Exception,
+    *,
+    label: str,
+    url: str,
+    model: str,
+    timeout: float,
+    max_retries: int,
+    key_env: str,
+    request: ModelRequest,
+) -> ProviderError:
+    """One clear ProviderError for an exception of a Stainless-generated SDK.
+
+    ``sdk`` is the imported ``openai`` or ``anthropic`` module; both define the same
+    exception classes, so one mapping serves both providers. Any URL credentials in the
+    message (the SDK's own text may quote the URL) are redacted.
+    """
+    error = _translate_sdk_error(
+        sdk,
+        exc,
+        label=label,
+        url=redact_url(url),
+        model=model,
+        timeout=timeout,
+        max_retries=max_retries,
+        key_env=key_env,
+        request=request,
+    )
+    return type(error)(redact_urls(str(error)))
+
+
+def _translate_sdk_error(
     sdk: Any,
     exc: Exception,
     *,

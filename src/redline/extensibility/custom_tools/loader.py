@@ -16,22 +16,33 @@ import importlib.util
 import inspect
 import itertools
 import logging
+import os
 import re
 import sys
 import threading
 import traceback
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Literal, TypeVar
 
-from redline.config import user_config_dir
+from redline.config import PLUGIN_TIMEOUT_ENV, user_config_dir
 from redline.extensibility.custom_tools.types import (
     CustomToolAdapter,
     CustomToolAPI,
+    GuardedTool,
     InvalidCustomTool,
     tool_attr,
+)
+from redline.extensibility.isolation import (
+    Capture,
+    OutputSink,
+    PluginCrash,
+    PluginTimeout,
+    call_in_thread,
+    safe_str,
 )
 from redline.extensibility.trust import is_trusted
 from redline.tools.base import Tool
@@ -42,6 +53,9 @@ ToolSource = Literal["path", "project", "user", "entry_point", "inline"]
 ENTRY_POINT_GROUP = "redline.tools"
 RESOLVE_TOOL_NAME = "resolve"
 FACTORY_TIMEOUT = 30.0
+#: Seconds one plugin (its import and its factories) may take to load before it is
+#: reported and skipped; ``REDLINE_PLUGIN_TIMEOUT`` overrides it.
+DEFAULT_PLUGIN_TIMEOUT = 10.0
 
 _T = TypeVar("_T")
 
@@ -96,6 +110,33 @@ class LoadResult:
 
 class PluginLoadError(Exception):
     """A plugin module that loaded but offers nothing usable."""
+
+
+class PluginTimeoutError(ValueError):
+    """A plugin timeout (argument or environment variable) that is not a positive number."""
+
+
+def parse_plugin_timeout(raw: str, where: str) -> float:
+    """``raw`` as a timeout in seconds; raises :class:`PluginTimeoutError` naming ``where``."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise PluginTimeoutError(f"{where}: {raw!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise PluginTimeoutError(f"{where}: {raw!r} must be a positive number of seconds")
+    return value
+
+
+def plugin_timeout() -> float:
+    """The load timeout per plugin: ``$REDLINE_PLUGIN_TIMEOUT`` or 10 seconds.
+
+    Raises:
+        PluginTimeoutError: the variable is set but not a positive number.
+    """
+    raw = os.environ.get(PLUGIN_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_PLUGIN_TIMEOUT
+    return parse_plugin_timeout(raw, PLUGIN_TIMEOUT_ENV)
 
 
 # -- where plugins live ----------------------------------------------------------------
@@ -179,10 +220,13 @@ def _forget_file(path: Path) -> None:
 
 def describe_exception(exc: BaseException, path: Path | None = None) -> str:
     """``Type: message`` plus the plugin line that raised, never a whole traceback."""
+    if isinstance(exc, PluginCrash):
+        exc = exc.original
     if isinstance(exc, SyntaxError):
         where = f" (line {exc.lineno})" if exc.lineno else ""
         return f"{type(exc).__name__}: {exc.msg}{where}"
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    detail = safe_str(exc)
+    text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     if path is not None:
         lines = [
             frame.lineno
@@ -221,40 +265,21 @@ def _module_factories(module: ModuleType) -> list[Callable[..., Any]]:
 def run_awaitable(awaitable: Awaitable[_T], timeout: float = FACTORY_TIMEOUT) -> _T:
     """Finish an awaitable from synchronous code, on a private event loop.
 
-    The loader runs in the session's setup, outside any loop; should a loop already be
-    running in this thread, a short-lived helper thread hosts the private loop instead.
+    Plugins load in a thread of their own (see :mod:`redline.extensibility.isolation`),
+    which never has a running loop, so a private one always fits.
     """
 
     async def main() -> _T:
         return await asyncio.wait_for(awaitable, timeout)
 
-    def run_private() -> _T:
-        loop = asyncio.new_event_loop()
-        try:
-            return loop.run_until_complete(main())
-        finally:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run_private()
-    box: dict[str, Any] = {}
-
-    def worker() -> None:
+        return loop.run_until_complete(main())
+    finally:
         try:
-            box["value"] = run_private()
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=worker, name="redline-plugin-factory", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    value: _T = box["value"]
-    return value
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 def _call_factory(factory: Callable[..., Any], api: CustomToolAPI) -> list[object]:
@@ -282,17 +307,88 @@ def looks_like_tool(value: object) -> bool:
     return tool_attr(value, "name") is not None and tool_attr(value, "execute") is not None
 
 
-def _adapt(candidate: object) -> Tool:
+def _adapt(candidate: object, origin: str, output: OutputSink | None) -> Tool:
     if isinstance(candidate, Tool):
-        return candidate
-    return CustomToolAdapter(candidate)
+        return GuardedTool(candidate, origin=origin, output=output)
+    return CustomToolAdapter(candidate, origin=origin, output=output)
+
+
+# -- building tools (runs in a plugin thread) ---------------------------------------------
+
+# What a plugin produced: ready tools, and messages for the parts that failed.
+Built = list[Tool | str]
+
+
+def _build_candidates(candidates: Iterable[object], origin: str, api: CustomToolAPI) -> Built:
+    built: Built = []
+    for index, candidate in enumerate(candidates):
+        try:
+            built.append(_adapt(candidate, origin, api.output))
+        except InvalidCustomTool as exc:
+            built.append(str(exc))
+        except BaseException as exc:  # plugin code (properties, schemas) may raise anything
+            built.append(f"tool #{index + 1} is unusable: {describe_exception(exc)}")
+    return built
+
+
+def _build_factories(
+    factories: Iterable[Callable[..., Any]], origin: str, api: CustomToolAPI, path: Path | None
+) -> Built:
+    built: Built = []
+    for factory in factories:
+        try:
+            candidates = _call_factory(factory, api)
+        except PluginLoadError as exc:
+            built.append(str(exc))
+            continue
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from the plugin
+            name = getattr(factory, "__name__", None) or "factory"
+            built.append(f"{name}() raised {describe_exception(exc, path)}")
+            continue
+        built.extend(_build_candidates(candidates, origin, api))
+    return built
+
+
+def _build_file(path: Path, origin: str, api: CustomToolAPI) -> Built:
+    try:
+        module = _import_file(path)
+    except BaseException as exc:  # an import may raise anything, SystemExit included
+        return [describe_exception(exc, path)]
+    try:
+        factories = _module_factories(module)
+    except PluginLoadError as exc:
+        return [str(exc)]
+    return _build_factories(factories, origin, api, path)
+
+
+def _build_entry_point(entry_point: importlib.metadata.EntryPoint, api: CustomToolAPI) -> Built:
+    try:
+        target = entry_point.load()
+    except BaseException as exc:
+        return [describe_exception(exc)]
+    where = f"entry point {entry_point.name} ({entry_point.value})"
+    if isinstance(target, ModuleType):
+        try:
+            factories = _module_factories(target)
+        except PluginLoadError as exc:
+            return [str(exc)]
+        return _build_factories(factories, where, api, None)
+    if looks_like_tool(target):
+        return _build_candidates([target], where, api)
+    if callable(target):
+        return _build_factories([target], where, api, None)
+    return [f"expected a module, a tool or a factory function, got {type(target).__name__}"]
 
 
 # -- the collector ----------------------------------------------------------------------
 
 
 class _Collector:
-    """Builds a LoadResult, keeping names unique in source order."""
+    """Builds a LoadResult, keeping names unique in source order.
+
+    Plugin code runs in a daemon thread per plugin, bounded by ``timeout``; only the
+    bookkeeping (names, errors) happens here.
+    """
 
     def __init__(
         self,
@@ -300,10 +396,15 @@ class _Collector:
         store: PendingActionStore | None,
         reserved_names: Collection[str],
         logger: logging.Logger,
+        *,
+        timeout: float | None = None,
+        output: OutputSink | None = None,
     ) -> None:
         self.cwd = cwd
         self.store = store
         self.logger = logger
+        self.timeout = plugin_timeout() if timeout is None else timeout
+        self.output = output
         self.result = LoadResult()
         self.taken: dict[str, str] = {name: "a built-in tool" for name in reserved_names}
         self.taken[RESOLVE_TOOL_NAME] = "redline's built-in resolve tool"
@@ -311,57 +412,59 @@ class _Collector:
 
     def api_for(self, label: str) -> CustomToolAPI:
         return CustomToolAPI(
-            self.cwd, self.store, logger=self.logger.getChild(re.sub(r"\W", "_", label))
+            self.cwd,
+            self.store,
+            logger=self.logger.getChild(re.sub(r"\W", "_", label)),
+            output=self.output,
         )
 
     def error(self, where: str, message: str, source: ToolSource) -> None:
         self.result.errors.append(PluginError(where, message, source))
         self.logger.info("plugin %s: %s", where, message)
 
-    def add(self, candidates: Iterable[object], source: ToolSource, origin: str) -> None:
-        for index, candidate in enumerate(candidates):
-            try:
-                tool = _adapt(candidate)
-            except InvalidCustomTool as exc:
-                self.error(origin, str(exc), source)
+    def build(
+        self, build: Callable[[], Built], where: str, source: ToolSource, origin: str
+    ) -> None:
+        """Run ``build`` (plugin code) in its own thread, then add what it made."""
+        try:
+            built = call_in_thread(
+                build,
+                name=where,
+                timeout=self.timeout,
+                capture=Capture(origin, self.output),
+            )
+        except PluginTimeout:
+            self.error(
+                where,
+                f"did not finish loading within {self.timeout:g} s (its import or factory "
+                f"is still running; skipped). Set {PLUGIN_TIMEOUT_ENV} or --plugin-timeout "
+                "to allow more time.",
+                source,
+            )
+            return
+        except Exception as exc:  # a bug of ours while building: still this plugin's error
+            self.error(where, describe_exception(exc), source)
+            return
+        self.add(built, source, where, origin)
+
+    def add(self, built: Iterable[Tool | str], source: ToolSource, where: str, origin: str) -> None:
+        for item in built:
+            if isinstance(item, str):
+                self.error(where, item, source)
                 continue
-            except Exception as exc:
-                self.error(
-                    origin, f"tool #{index + 1} is unusable: {describe_exception(exc)}", source
-                )
-                continue
+            tool = item
             owner = self.taken.get(tool.name)
             if owner is not None:
                 self.error(
-                    origin,
+                    where,
                     f"tool {tool.name!r} not loaded: the name is already used by {owner}",
                     source,
                 )
                 continue
-            self.taken[tool.name] = f"{origin} ({source})"
+            self.taken[tool.name] = (
+                f"entry point {origin}" if source == "entry_point" else f"{origin} ({source})"
+            )
             self.result.tools.append(LoadedTool(tool, source, origin))
-
-    def run_factories(
-        self,
-        factories: Iterable[Callable[..., Any]],
-        source: ToolSource,
-        origin: str,
-        path: Path | None = None,
-        api: CustomToolAPI | None = None,
-    ) -> None:
-        if api is None:
-            api = self.api_for(path.stem if path is not None else origin)
-        for factory in factories:
-            try:
-                candidates = _call_factory(factory, api)
-            except PluginLoadError as exc:
-                self.error(origin, str(exc), source)
-                continue
-            except (Exception, SystemExit) as exc:
-                name = getattr(factory, "__name__", "factory")
-                self.error(origin, f"{name}() raised {describe_exception(exc, path)}", source)
-                continue
-            self.add(candidates, source, origin)
 
     def load_file(self, path: Path, source: ToolSource, api: CustomToolAPI | None = None) -> None:
         resolved = path.resolve()
@@ -369,17 +472,8 @@ class _Collector:
             return
         self.seen_files.add(resolved)
         origin = str(resolved)
-        try:
-            module = _import_file(resolved)
-        except (Exception, SystemExit) as exc:
-            self.error(origin, describe_exception(exc, resolved), source)
-            return
-        try:
-            factories = _module_factories(module)
-        except PluginLoadError as exc:
-            self.error(origin, str(exc), source)
-            return
-        self.run_factories(factories, source, origin, resolved, api)
+        file_api = api if api is not None else self.api_for(resolved.stem)
+        self.build(partial(_build_file, resolved, origin, file_api), origin, source, origin)
 
     def load_folder(self, folder: Path, source: ToolSource) -> None:
         for path in plugin_files(folder):
@@ -394,16 +488,19 @@ class _Collector:
     def load_inline(self, items: Iterable[object]) -> None:
         for index, item in enumerate(items):
             origin = f"custom_tools[{index}]"
+            api = self.api_for(origin)
             if looks_like_tool(item):
-                self.add([item], "inline", origin)
+                build = partial(_build_candidates, [item], origin, api)
             elif callable(item):
-                self.run_factories([item], "inline", origin)
+                build = partial(_build_factories, [item], origin, api, None)
             else:
                 self.error(
                     origin,
                     f"expected a tool or a factory function, got {type(item).__name__}",
                     "inline",
                 )
+                continue
+            self.build(build, origin, "inline", origin)
 
     def load_entry_points(self) -> None:
         try:
@@ -412,47 +509,10 @@ class _Collector:
             self.error(f"entry points {ENTRY_POINT_GROUP}", describe_exception(exc), "entry_point")
             return
         for entry_point in entry_points:
-            origin = entry_point.name
             where = f"entry point {entry_point.name} ({entry_point.value})"
-            try:
-                target = entry_point.load()
-            except (Exception, SystemExit) as exc:
-                self.error(where, describe_exception(exc), "entry_point")
-                continue
-            if isinstance(target, ModuleType):
-                try:
-                    factories = _module_factories(target)
-                except PluginLoadError as exc:
-                    self.error(where, str(exc), "entry_point")
-                    continue
-                self._run_named(factories, where, origin)
-            elif looks_like_tool(target):
-                self._add_named([target], where, origin)
-            elif callable(target):
-                self._run_named([target], where, origin)
-            else:
-                self.error(
-                    where,
-                    f"expected a module, a tool or a factory function, got {type(target).__name__}",
-                    "entry_point",
-                )
-
-    # Entry-point errors name the entry point fully, tools record just its name as origin.
-    def _run_named(self, factories: list[Callable[..., Any]], where: str, origin: str) -> None:
-        before = len(self.result.tools)
-        self.run_factories(factories, "entry_point", where)
-        self._rename_origins(before, origin)
-
-    def _add_named(self, candidates: list[object], where: str, origin: str) -> None:
-        before = len(self.result.tools)
-        self.add(candidates, "entry_point", where)
-        self._rename_origins(before, origin)
-
-    def _rename_origins(self, start: int, origin: str) -> None:
-        tools = self.result.tools
-        for index in range(start, len(tools)):
-            tools[index] = LoadedTool(tools[index].tool, tools[index].source, origin)
-            self.taken[tools[index].name] = f"entry point {origin}"
+            api = self.api_for(entry_point.name)
+            build = partial(_build_entry_point, entry_point, api)
+            self.build(build, where, "entry_point", entry_point.name)
 
 
 # -- public entry points -------------------------------------------------------------------
@@ -471,15 +531,35 @@ def load_custom_tools(
     trust: bool = False,
     reserved_names: Collection[str] = (),
     logger: logging.Logger | None = None,
+    timeout: float | None = None,
+    output: OutputSink | None = None,
 ) -> LoadResult:
     """Load every custom tool the workspace, the user and installed packages offer.
 
-    ``reserved_names`` are the built-in tool names (``resolve`` is always reserved).
-    ``trust`` allows the project folder for this call only; ``redline trust`` remembers it.
-    Relative ``tool_paths`` are relative to the process's current folder, like any CLI path.
+    Args:
+        cwd: the workspace root.
+        store: the pending stack the tools push to (``None``: pushing raises).
+        tool_paths: plugin files and folders (``--tools``); relative to the process's
+            current folder, like any CLI path.
+        custom_tools: tools or factories passed in code.
+        trust: allow the project folder for this call only (``redline trust`` remembers it).
+        reserved_names: the built-in tool names (``resolve`` is always reserved).
+        logger: the parent of each plugin's ``api.logger``.
+        timeout: seconds each plugin may take to import and build its tools (default
+            :func:`plugin_timeout`); a slower one is reported and skipped.
+        output: receives what plugins print, ``(origin, stream, text)``; default: the log.
+
+    Returns:
+        The tools, one :class:`PluginError` per failure, and what to watch for reloads.
+        Plugin failures never raise.
+
+    Raises:
+        PluginTimeoutError: no ``timeout`` given and ``$REDLINE_PLUGIN_TIMEOUT`` is bad.
     """
     root = Path(cwd).resolve()
-    collector = _Collector(root, store, reserved_names, _default_logger(logger))
+    collector = _Collector(
+        root, store, reserved_names, _default_logger(logger), timeout=timeout, output=output
+    )
     collector.load_inline(custom_tools)
 
     for raw in tool_paths:
@@ -519,6 +599,7 @@ def reload_plugin_file(
     reserved_names: Collection[str],
     *,
     source: ToolSource = "path",
+    timeout: float | None = None,
 ) -> tuple[list[LoadedTool], list[PluginError]]:
     """Load one plugin file afresh, for a session swapping that file's tools.
 
@@ -529,7 +610,9 @@ def reload_plugin_file(
     if not resolved.is_file():
         _forget_file(resolved)
         return [], []
-    collector = _Collector(api.cwd, api.store, reserved_names, api.logger)
+    collector = _Collector(
+        api.cwd, api.store, reserved_names, api.logger, timeout=timeout, output=api.output
+    )
     collector.load_file(resolved, source, api=api)
     return collector.result.tools, collector.result.errors
 

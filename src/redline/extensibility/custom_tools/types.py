@@ -10,7 +10,6 @@ from a built-in.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 import logging
@@ -23,6 +22,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
+from redline.extensibility.isolation import (
+    Capture,
+    OutputSink,
+    PluginCrash,
+    await_in_thread,
+    await_plugin,
+    not_capturing,
+    safe_str,
+)
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
 from redline.tools.pending_action import (
     ApplyCallback,
@@ -113,7 +121,16 @@ _PUSHED_IDS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 
 
 class CustomToolAPI:
-    """What a factory and its tools may use: the workspace, a logger, the pending stack."""
+    """What a factory and its tools may use: the workspace, a logger, the pending stack.
+
+    Args:
+        cwd: the workspace root (``api.cwd``, resolved).
+        store: the pending stack ``push_pending_action`` pushes to (``None``: it raises
+            :class:`PendingActionStoreUnavailable`).
+        logger: ``api.logger`` (default: ``redline.plugins``).
+        output: receives what the plugin's ``apply``/``reject`` callbacks print, as
+            ``(origin, stream, text)`` (default: the log).
+    """
 
     def __init__(
         self,
@@ -121,10 +138,12 @@ class CustomToolAPI:
         store: PendingActionStore | None,
         *,
         logger: logging.Logger | None = None,
+        output: OutputSink | None = None,
     ) -> None:
         self.cwd = Path(cwd).resolve()
         self.store = store
         self.logger = logger or logging.getLogger("redline.plugins")
+        self.output = output
 
     # -- subprocesses ---------------------------------------------------------------
     def run(
@@ -232,9 +251,14 @@ class CustomToolAPI:
             preview=preview,
         )
         scope = _ActionScope(label, source_tool_name, action)
-        action.apply = _in_scope(apply, scope)
-        action.reject = _in_scope(reject, scope) if reject is not None else None
-        self.store.push(action)
+        origin = f"{source_tool_name} ({label})"
+        action.apply = _in_scope(apply, scope, Capture(origin, self.output))
+        action.reject = (
+            _in_scope(reject, scope, Capture(origin, self.output)) if reject is not None else None
+        )
+        # The store's listeners (events, the dashboard) are redline's code, not the plugin's.
+        with not_capturing():
+            self.store.push(action)
         pushed = _PUSHED_IDS.get()
         if pushed is not None:
             pushed.append(action.id)
@@ -245,28 +269,32 @@ def _noop_apply(_reason: str) -> None:
     return None
 
 
-def _in_scope(callback: Callable[[str], object], scope: _ActionScope) -> Callable[[str], object]:
-    """Run ``callback`` (plain or async) with ``scope`` as the current action."""
+def _in_scope(
+    callback: Callable[[str], object], scope: _ActionScope, capture: Capture
+) -> Callable[[str], Awaitable[object]]:
+    """Run ``callback`` (plain or async) with ``scope`` as the current action, isolated.
 
-    def wrapped(reason: str) -> object:
+    A plain callback runs in a daemon thread (a stuck one is abandoned on stop or quit
+    instead of blocking the session's loop); whatever it raises, ``SystemExit`` and
+    ``KeyboardInterrupt`` included, reaches ``resolve`` as an ordinary exception.
+    """
+
+    async def wrapped(reason: str) -> object:
         token = _CURRENT_ACTION.set(scope)
         try:
-            value = callback(reason)
+            if inspect.iscoroutinefunction(callback):
+                value = await await_plugin(callback(reason), capture)
+            else:
+                value = await await_in_thread(
+                    callback, reason, name=scope.source_tool_name, capture=capture
+                )
+            if inspect.isawaitable(value):
+                value = await await_plugin(value, capture)
+            return value
         finally:
             _CURRENT_ACTION.reset(token)
-        if inspect.isawaitable(value):
-            return _await_in_scope(value, scope)
-        return value
 
     return wrapped
-
-
-async def _await_in_scope(value: Awaitable[object], scope: _ActionScope) -> object:
-    token = _CURRENT_ACTION.set(scope)
-    try:
-        return await value
-    finally:
-        _CURRENT_ACTION.reset(token)
 
 
 # -- the adapter --------------------------------------------------------------------
@@ -286,7 +314,9 @@ class InvalidCustomTool(ValueError):
 class CustomToolAdapter(Tool):
     """A custom tool dressed as a built-in :class:`Tool` for the session."""
 
-    def __init__(self, tool: object) -> None:
+    def __init__(
+        self, tool: object, *, origin: str | None = None, output: OutputSink | None = None
+    ) -> None:
         name = tool_attr(tool, "name")
         if not isinstance(name, str) or not name.strip():
             raise InvalidCustomTool(
@@ -323,6 +353,9 @@ class CustomToolAdapter(Tool):
         self.deferrable = bool(tool_attr(tool, "deferrable", False))
         self.hidden = False
         self._execute: Callable[[str, Any], Any] = execute
+        # Where the tool came from (its plugin file), and who gets what it prints.
+        self.origin = origin or name
+        self.output = output
 
     def __repr__(self) -> str:
         return f"CustomToolAdapter({self.name!r})"
@@ -352,8 +385,10 @@ class CustomToolAdapter(Tool):
         token = _PUSHED_IDS.set(pushed)
         try:
             value = await self._call(ctx.tool_call_id, checked)
+        except PluginCrash as exc:
+            return ToolResult.error(f"{self.name} failed: {exc}")
         except Exception as exc:
-            cause = str(exc) or "(no message)"
+            cause = safe_str(exc) or "(no message)"
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {cause}")
         finally:
             _PUSHED_IDS.reset(token)
@@ -370,10 +405,44 @@ class CustomToolAdapter(Tool):
         return result
 
     async def _call(self, tool_call_id: str, params: BaseModel) -> object:
+        capture = Capture(self.origin, self.output)
         if inspect.iscoroutinefunction(self._execute):
-            return await self._execute(tool_call_id, params)
-        # A plain execute may block (subprocesses); keep the session's loop responsive.
-        value = await asyncio.to_thread(self._execute, tool_call_id, params)
+            return await await_plugin(self._execute(tool_call_id, params), capture)
+        # A plain execute may block (subprocesses) or never return: it runs in a daemon
+        # thread, so the session's loop stays responsive and a stop abandons it.
+        value = await await_in_thread(
+            self._execute, tool_call_id, params, name=self.name, capture=capture
+        )
         if inspect.isawaitable(value):
-            value = await value
+            value = await await_plugin(value, capture)
         return value
+
+
+class GuardedTool(Tool):
+    """A plugin's own :class:`Tool` subclass, run like every other plugin code: what it
+    prints is captured and whatever it raises (``SystemExit`` included) is its error."""
+
+    def __init__(self, inner: Tool, *, origin: str, output: OutputSink | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.label = inner.label
+        self.description = inner.description
+        self.parameters = inner.parameters
+        self.deferrable = inner.deferrable
+        self.hidden = inner.hidden
+        self.origin = origin
+        self.output = output
+
+    def __repr__(self) -> str:
+        return f"GuardedTool({self.name!r})"
+
+    def parameters_schema(self) -> dict[str, Any]:
+        return self.inner.parameters_schema()
+
+    async def execute(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
+        capture = Capture(self.origin, self.output)
+        try:
+            result: ToolResult = await await_plugin(self.inner.execute(params, ctx), capture)
+        except PluginCrash as exc:
+            return ToolResult.error(f"{self.name} failed: {exc}")
+        return result

@@ -47,6 +47,7 @@ def file_action(
             details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
         )
 
+    apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]  # queue: applied_by "preview"
     action = PendingAction(
         label=label,
         apply=apply,

@@ -1,0 +1,258 @@
+"""``redline pending``: review the workspace queue from the shell (list, show, apply, ...)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from redline.commands._common import add_workspace_option
+
+if TYPE_CHECKING:
+    from redline.workspace.queue import QueueRecord, WorkspaceQueue
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_workspace_option(parser)
+    sub = parser.add_subparsers(dest="pending_command", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", help="every pending action, top first")
+    listing.add_argument("--json", action="store_true", help="print one JSON object")
+    show = sub.add_parser("show", help="one action: label, source, files, full unified diff")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+    for name, text in (("apply", "write the action's change"), ("discard", "drop the action")):
+        child = sub.add_parser(name, help=text)
+        child.add_argument("id", metavar="ID")
+        child.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
+    clear = sub.add_parser("clear", help="discard every pending action, newest first")
+    clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
+
+
+def _out(text: str, *, err: bool = False) -> None:
+    """Print ``text``; bytes of file names that are not UTF-8 show as ``\\udcXX``."""
+    import sys
+
+    from redline.workspace.names import shown
+
+    print(shown(text), file=sys.stderr if err else sys.stdout)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from redline.workspace.queue import QueueError, WorkspaceQueue
+
+    root = Path(args.cwd)
+    if not root.is_dir():
+        _out(f"redline pending: workspace {root} is not a folder", err=True)
+        return EXIT_BAD_INPUT
+    queue = WorkspaceQueue(root)
+    try:
+        try:
+            records = queue.list()  # reconciles once (crash leftovers) and reads every record
+        except QueueError as exc:
+            _out(f"redline pending: {exc}", err=True)
+            return EXIT_FAILED
+        for message in queue.messages:
+            _out(f"redline: {message}", err=True)
+        command = args.pending_command
+        if command == "list":
+            return _list(queue, records, args.json)
+        if command == "show":
+            return _show(queue, args.id, args.json)
+        if command == "clear":
+            return _clear(queue, records, args.reason)
+        return _resolve(queue, args.id, command, args.reason)
+    finally:
+        queue.close()
+
+
+def _problems(queue: WorkspaceQueue) -> None:
+    for problem in queue.problems:
+        _out(f"redline pending: {problem}", err=True)
+
+
+def action_json(
+    queue: WorkspaceQueue, record: QueueRecord, *, pending: bool = True
+) -> dict[str, Any]:
+    """The ``list --json`` object of one action (the issue's contract, nothing more)."""
+    from redline.workspace.queue import iso_utc
+
+    stale = record.stale or (pending and bool(queue.stale_reasons(record)))
+    return {
+        "id": record.id,
+        "label": record.label,
+        "source_tool_name": record.source_tool_name,
+        "source": {
+            "kind": record.source.kind,
+            "name": record.source.name,
+            "session_id": record.source.session_id,
+        },
+        "applied_by": record.applied_by,
+        "files": list(record.files),
+        "added": record.added,
+        "removed": record.removed,
+        "stale": stale,
+        "orphaned": pending and record.orphaned(),
+        "created_at": iso_utc(record.created_at),
+    }
+
+
+def _dump(data: Any) -> str:
+    from redline.workspace.names import json_dumps
+
+    # The workspace's one escape: bytes of names that are not UTF-8 as \udcXX.
+    return json_dumps(data)
+
+
+def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
+    from redline.workspace.queue import ORPHANED_REASON
+
+    _problems(queue)
+    cache: dict[str, str | None] = {}
+    if as_json:
+        items = []
+        for record in records:
+            item = action_json(queue, record, pending=False)
+            item["stale"] = record.stale or bool(queue.stale_reasons(record, cache))
+            item["orphaned"] = record.orphaned()
+            items.append(item)
+        _out(_dump({"actions": items}))
+        return EXIT_OK
+    if not records:
+        _out(f"No pending actions in {queue.root}.")
+        return EXIT_OK
+    rows = [("ID", "SOURCE", "+/-", "LABEL", "NOTE")]
+    for record in records:
+        notes = []
+        reasons = queue.stale_reasons(record, cache)
+        if record.stale or reasons:
+            notes.append("stale: " + (record.stale_reason or "; ".join(reasons)))
+        if record.orphaned():
+            notes.append(ORPHANED_REASON)
+        source = record.source.name or record.source.kind
+        rows.append(
+            (
+                record.id,
+                source,
+                f"+{record.added} -{record.removed}",
+                record.label,
+                "; ".join(notes),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(4)] + [row[4]]
+        _out("  ".join(cells).rstrip())
+    _out(f"{len(records)} pending (top first). Show one with `redline pending show ID`.")
+    return EXIT_OK
+
+
+def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
+    from redline.workspace.queue import QueueError, QueueRecord, QueueRecordError, check_id
+
+    try:
+        check_id(action_id)
+    except QueueError as exc:
+        _out(f"redline pending: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    try:
+        record = queue.get(action_id)
+        resolution = None if record is not None else queue.resolution(action_id)
+        if record is None and resolution is not None and resolution.record is not None:
+            record = QueueRecord.from_dict(resolution.record, action_id)
+        if record is None:
+            _out(f"redline pending: no pending or recently resolved action {action_id}", err=True)
+            return EXIT_FAILED
+        data = action_json(queue, record, pending=resolution is None)
+        try:
+            preview = queue.preview(record)
+            diff = preview.diff() if preview is not None else ""
+        except QueueRecordError as exc:
+            if resolution is None:
+                raise
+            diff = ""
+            _out(f"redline pending: {exc}", err=True)
+    except QueueError as exc:
+        _out(f"redline pending: {exc}", err=True)
+        return EXIT_FAILED
+    data["diff"] = diff
+    if resolution is not None:
+        data["resolution"] = resolution.public()
+    if as_json:
+        _out(_dump(data))
+        return EXIT_OK
+    source = data["source"]
+    lines = [
+        f"{record.id}: {record.label}",
+        f"  source:  {source['name']} ({source['kind']}"
+        + (f", session {source['session_id']}" if source["session_id"] else "")
+        + f"), tool {record.source_tool_name}",
+        f"  created: {data['created_at']}",
+        f"  applied by: {record.applied_by}",
+        f"  files:   {', '.join(record.files) or '(none)'} (+{record.added} -{record.removed})",
+    ]
+    if data["stale"]:
+        reasons = record.stale_reason or "; ".join(queue.stale_reasons(record))
+        lines.append(f"  stale:   {reasons}")
+    if data["orphaned"]:
+        lines.append("  orphaned: its tool's process has ended; it can only be discarded")
+    if resolution is not None:
+        res = resolution.public()
+        by = res["resolved_by"] + (f" {res['rule']}" if res["rule"] else "")
+        lines.append(f"  resolved: {res['decision']} by {by} at {res['time']}")
+        if res["reason"]:
+            lines.append(f"  reason:  {res['reason']}")
+        if res["replaced_by"]:
+            lines.append(f"  replaced by: {res['replaced_by']}")
+        if res["result_text"]:
+            lines.append(f"  result:  {res['result_text']}")
+    if record.details not in (None, "", {}):
+        lines.append(f"  details: {_dump(record.details)}")
+    _out("\n".join(lines))
+    if diff:
+        _out("")
+        _out(diff.rstrip("\n"))
+    return EXIT_OK
+
+
+def _resolve(queue: WorkspaceQueue, action_id: str, decision: str, reason: str) -> int:
+    import asyncio
+
+    from redline.tools.queue_resolve import resolve_queued
+    from redline.workspace.queue import QueueError, check_id
+
+    try:
+        check_id(action_id)
+    except QueueError as exc:
+        _out(f"redline pending: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    result = asyncio.run(resolve_queued(queue, action_id, decision, reason))
+    if result.is_error:
+        _out(f"redline pending: {result.text}", err=True)
+        return EXIT_FAILED
+    _out(result.text)
+    return EXIT_OK
+
+
+def _clear(queue: WorkspaceQueue, records: list[QueueRecord], reason: str) -> int:
+    import asyncio
+
+    from redline.tools.queue_resolve import resolve_queued
+
+    _problems(queue)
+    if not records:
+        _out(f"No pending actions in {queue.root}.")
+        return EXIT_OK
+    failed = 0
+    for record in records:
+        result = asyncio.run(resolve_queued(queue, record.id, "discard", reason))
+        if result.is_error:
+            failed += 1
+            _out(f"redline pending: {result.text}", err=True)
+        else:
+            _out(result.text)
+    return EXIT_FAILED if failed else EXIT_OK

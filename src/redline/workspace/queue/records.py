@@ -1,0 +1,357 @@
+"""The shapes stored in the workspace queue: sources, action records, resolutions.
+
+Every record is a JSON object ``{"version": V, "record": {...}, "tag": HMAC}``; the tag
+covers the canonical JSON of ``record`` (which repeats the version). Texts of a Preview are
+not inside the record: each is a reference ``{"blob": SHA256}`` into the content store, so
+one 50 MB file is stored once however many actions touch it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeAlias
+
+from redline.workspace.queue.procs import is_alive, process_start_time
+
+# Version 1 is the first queue format. Raise it when a field changes meaning; keep reading
+# every older version here and refuse a newer one (see QueueRecordError).
+FORMAT_VERSION = 1
+
+SourceKind: TypeAlias = Literal["agent", "exec", "sdk", "acp", "mcp"]
+SOURCE_KINDS: tuple[str, ...] = ("agent", "exec", "sdk", "acp", "mcp")
+AppliedBy: TypeAlias = Literal["preview", "owner"]
+RecordState: TypeAlias = Literal["pending", "applying"]
+Decision: TypeAlias = Literal["apply", "discard", "replaced", "removed"]
+ResolvedBy: TypeAlias = Literal["person", "rule", "agent", "recovery"]
+
+ORPHANED_REASON = "its tool's process has ended"
+
+
+class QueueError(Exception):
+    """Base of every queue failure; the message names the record and the cause."""
+
+
+class QueueRecordError(QueueError):
+    """One record cannot be used (corrupt, truncated, tampered, newer version, blob lost)."""
+
+    def __init__(self, action_id: str, message: str) -> None:
+        super().__init__(message)
+        self.action_id = action_id
+
+
+class ActionGone(QueueError):
+    """The action is no longer pending (resolved, replaced) in any process."""
+
+    def __init__(self, action_id: str, message: str, replaced_by: str | None = None) -> None:
+        super().__init__(message)
+        self.action_id = action_id
+        self.replaced_by = replaced_by
+
+
+class ActionBusy(QueueError):
+    """Another process is resolving this action right now."""
+
+
+class QueueUnavailable(QueueError):
+    """The queue folder cannot be opened or written."""
+
+
+def canonical(data: Any) -> bytes:
+    """The bytes a tag covers: sorted keys, no spaces, ASCII (lone surrogates as \\udcXX)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode(
+        "ascii"
+    )
+
+
+def iso_utc(timestamp: float) -> str:
+    """``2026-12-01T05:26:11.123456+00:00`` style ISO-8601 in UTC."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+def id_number(action_id: str) -> int | None:
+    """N of ``pa-N``, or None for anything else."""
+    if not action_id.startswith("pa-"):
+        return None
+    digits = action_id[3:]
+    if not digits.isdigit() or (len(digits) > 1 and digits[0] == "0") or len(digits) > 18:
+        return None
+    return int(digits)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who pushed an action: a kind, a human name, the session and the process."""
+
+    kind: str = "agent"
+    name: str = ""
+    session_id: str = ""
+    pid: int = 0
+    pid_start: int | None = None
+
+    @classmethod
+    def current(cls, kind: str = "agent", name: str = "", session_id: str = "") -> Source:
+        """A source for this process (pid and its start time filled in)."""
+        if kind not in SOURCE_KINDS:
+            raise ValueError(f"unknown source kind {kind!r}: expected one of {SOURCE_KINDS}")
+        pid = os.getpid()
+        return cls(kind, name or kind, session_id, pid, process_start_time(pid))
+
+    def alive(self) -> bool:
+        return is_alive(self.pid, self.pid_start)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "session_id": self.session_id,
+            "pid": self.pid,
+            "pid_start": self.pid_start,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Source:
+        if not isinstance(data, dict):
+            raise ValueError("source is not an object")
+        pid = data.get("pid", 0)
+        start = data.get("pid_start")
+        return cls(
+            kind=str(data.get("kind", "agent")),
+            name=str(data.get("name", "")),
+            session_id=str(data.get("session_id", "")),
+            pid=pid if isinstance(pid, int) else 0,
+            pid_start=start if isinstance(start, int) else None,
+        )
+
+
+@dataclass
+class QueueRecord:
+    """One pending action as the queue stores it (the Preview's texts are blob references)."""
+
+    id: str
+    position: int
+    label: str
+    source_tool_name: str
+    source: Source
+    created_at: float
+    applied_by: str = "preview"
+    details: Any = None
+    preview: dict[str, Any] | None = None  # Preview.to_dict() with texts as {"blob": sha}
+    files: list[str] = field(default_factory=list)
+    added: int = 0
+    removed: int = 0
+    state: str = "pending"
+    stale: bool = False
+    stale_reason: str = ""
+    replaces: str | None = None
+    applied_text: str | None = None
+    version: int = FORMAT_VERSION
+
+    @property
+    def has_preview(self) -> bool:
+        return self.preview is not None
+
+    def orphaned(self) -> bool:
+        """An owner action whose pushing process has ended: it can only be discarded."""
+        return self.applied_by == "owner" and not self.source.alive()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "position": self.position,
+            "label": self.label,
+            "source_tool_name": self.source_tool_name,
+            "source": self.source.to_dict(),
+            "created_at": self.created_at,
+            "applied_by": self.applied_by,
+            "details": self.details,
+            "preview": self.preview,
+            "files": self.files,
+            "added": self.added,
+            "removed": self.removed,
+            "state": self.state,
+            "stale": self.stale,
+            "stale_reason": self.stale_reason,
+            "replaces": self.replaces,
+            "applied_text": self.applied_text,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, shown: str) -> QueueRecord:
+        """Parse a verified record; raises QueueRecordError naming ``shown``."""
+        if not isinstance(data, dict):
+            raise QueueRecordError(shown, f"queue record {shown} is not a JSON object")
+        version = data.get("version")
+        check_version(version, shown)
+        try:
+            action_id = data["id"]
+            position = data["position"]
+            label = data["label"]
+            created = data["created_at"]
+            if not isinstance(action_id, str) or id_number(action_id) is None:
+                raise ValueError(f"bad id {action_id!r}")
+            if not isinstance(position, int) or isinstance(position, bool):
+                raise ValueError("position is not a number")
+            if not isinstance(label, str) or not isinstance(created, (int, float)):
+                raise ValueError("label or created_at has the wrong type")
+            applied_by = str(data.get("applied_by", "preview"))
+            if applied_by not in ("preview", "owner"):
+                raise ValueError(f"unknown applied_by {applied_by!r}")
+            preview = data.get("preview")
+            if preview is not None and not isinstance(preview, dict):
+                raise ValueError("preview is not an object")
+            files = data.get("files", [])
+            if not isinstance(files, list):
+                raise ValueError("files is not a list")
+            replaces = data.get("replaces")
+            applied_text = data.get("applied_text")
+            return cls(
+                id=action_id,
+                position=position,
+                label=label,
+                source_tool_name=str(data.get("source_tool_name", "")),
+                source=Source.from_dict(data.get("source", {})),
+                created_at=float(created),
+                applied_by=applied_by,
+                details=data.get("details"),
+                preview=preview,
+                files=[str(f) for f in files],
+                added=int(data.get("added", 0)),
+                removed=int(data.get("removed", 0)),
+                state=str(data.get("state", "pending")),
+                stale=bool(data.get("stale", False)),
+                stale_reason=str(data.get("stale_reason", "")),
+                replaces=None if replaces is None else str(replaces),
+                applied_text=None if applied_text is None else str(applied_text),
+                version=int(version) if isinstance(version, int) else FORMAT_VERSION,
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            cause = f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+            raise QueueRecordError(shown, f"queue record {shown} is damaged: {cause}") from None
+
+
+def check_version(version: Any, shown: str) -> None:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise QueueRecordError(shown, f"queue record {shown} has no valid version field")
+    if version > FORMAT_VERSION:
+        raise QueueRecordError(
+            shown,
+            f"queue record {shown} was written by a newer redline (format version {version}; "
+            f"this redline reads up to {FORMAT_VERSION}). Upgrade redline to review it; it is "
+            "left untouched.",
+        )
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How an action left the queue; kept in the bounded resolved log."""
+
+    id: str
+    decision: str
+    reason: str = ""
+    resolved_by: str = "person"
+    rule: str | None = None
+    result_text: str = ""
+    is_error: bool = False
+    replaced_by: str | None = None
+    time: float = field(default_factory=time.time)
+    record: dict[str, Any] | None = None  # the record as it was (for `pending show`)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "decision": self.decision,
+            "reason": self.reason,
+            "resolved_by": self.resolved_by,
+            "rule": self.rule,
+            "result_text": self.result_text,
+            "is_error": self.is_error,
+            "replaced_by": self.replaced_by,
+            "time": self.time,
+            "record": self.record,
+        }
+
+    def public(self) -> dict[str, Any]:
+        """The JSON ``redline pending show`` prints (no stored record, ISO time)."""
+        return {
+            "decision": self.decision,
+            "reason": self.reason,
+            "resolved_by": self.resolved_by,
+            "rule": self.rule,
+            "result_text": self.result_text,
+            "replaced_by": self.replaced_by,
+            "time": iso_utc(self.time),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, shown: str) -> Resolution:
+        if not isinstance(data, dict):
+            raise QueueRecordError(shown, f"resolution {shown} is not a JSON object")
+        check_version(data.get("version"), shown)
+        try:
+            record = data.get("record")
+            rule = data.get("rule")
+            replaced_by = data.get("replaced_by")
+            return cls(
+                id=str(data["id"]),
+                decision=str(data["decision"]),
+                reason=str(data.get("reason", "")),
+                resolved_by=str(data.get("resolved_by", "person")),
+                rule=None if rule is None else str(rule),
+                result_text=str(data.get("result_text", "")),
+                is_error=bool(data.get("is_error", False)),
+                replaced_by=None if replaced_by is None else str(replaced_by),
+                time=float(data.get("time", 0.0)),
+                record=record if isinstance(record, dict) else None,
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise QueueRecordError(shown, f"resolution {shown} is damaged: {exc}") from None
+
+
+@dataclass(frozen=True)
+class OwnerRequest:
+    """Another process asks the owner of an ``applied_by == "owner"`` action to resolve it."""
+
+    id: str
+    decision: str
+    reason: str
+    resolved_by: str = "person"
+    rule: str | None = None
+    requested_by_pid: int = 0
+    time: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "decision": self.decision,
+            "reason": self.reason,
+            "resolved_by": self.resolved_by,
+            "rule": self.rule,
+            "requested_by_pid": self.requested_by_pid,
+            "time": self.time,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, shown: str) -> OwnerRequest:
+        if not isinstance(data, dict):
+            raise QueueRecordError(shown, f"owner request {shown} is not a JSON object")
+        check_version(data.get("version"), shown)
+        decision = data.get("decision")
+        if decision not in ("apply", "discard"):
+            raise QueueRecordError(shown, f"owner request {shown} has no valid decision")
+        rule = data.get("rule")
+        return cls(
+            id=str(data.get("id", "")),
+            decision=str(decision),
+            reason=str(data.get("reason", "")),
+            resolved_by=str(data.get("resolved_by", "person")),
+            rule=None if rule is None else str(rule),
+            requested_by_pid=int(data.get("requested_by_pid", 0)),
+            time=float(data.get("time", 0.0)),
+        )
