@@ -22,6 +22,10 @@ import threading
 import time
 from pathlib import Path
 
+# bench/ holds scripts whose names may shadow standard modules:
+# never import from the script's own folder.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 PATTERN = "print($$$A)"
 REWRITE = "logger.info($$$A)"
 SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__"}

@@ -7,6 +7,7 @@ dashboard issue (first paint < 100 ms, scroll step < 50 ms, >= 5,000 events/s).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import statistics
 import sys
 import threading
@@ -19,8 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual import events
 
-from redline.agent.events import Event, EventStream
+from redline.agent.events import Event, EventStream, MessageDelta, RunStatus, ToolStart
 from redline.tools.pending_action import PendingAction, PendingActionStore
+from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
 from redline.tui.app import RedlineApp
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
@@ -48,16 +50,18 @@ class BenchSession:
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.events.subscribe(listener)
 
-    def prompt(self, text: str) -> str:
-        return "done"
+    def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]:
+        return self.start_resume()
 
-    def resume(self) -> str:
-        return "done"
+    def start_resume(self) -> concurrent.futures.Future[RunStatus]:
+        done: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
+        done.set_result("done")
+        return done
 
     def resolve(
         self, action: str, reason: str, action_id: str | None = None, by: str = "human"
-    ) -> ToolResult:
-        return ToolResult.error("bench")
+    ) -> ResolveOutcome:
+        return ResolveOutcome("invalid", "bench")
 
     def undo(self) -> ToolResult:
         return ToolResult.error("bench")
@@ -180,13 +184,12 @@ async def throughput(rate: int | None) -> tuple[float, float, float, int]:
                         time.sleep(delay)
                 if index % 5 == 0:
                     session.events.emit(
-                        "tool_start",
-                        tool_call_id=f"c{index}",
-                        name="read",
-                        args={"path": f"f{index}.py"},
+                        ToolStart(
+                            tool_call_id=f"c{index}", name="read", args={"path": f"f{index}.py"}
+                        )
                     )
                 else:
-                    session.events.emit("message_delta", text=f"token {index} ")
+                    session.events.emit(MessageDelta(text=f"token {index} "))
 
         start = time.perf_counter()
         producer = threading.Thread(target=produce)

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from redline import create_agent_session
+from redline.agent.events import Event, PendingPushed, PendingResolved
 
 PLAN = {
     "name": "sdk-example",
@@ -27,6 +28,14 @@ PLAN = {
 }
 
 
+def show(event: Event) -> None:
+    match event:
+        case PendingPushed(action_id=action_id, label=label):
+            print(f"  [queued] {action_id} {label}")
+        case PendingResolved(action=action, label=label, reason=reason):
+            print(f"  [{action}] {label}: {reason}")
+
+
 def main() -> None:
     workspace = Path(tempfile.mkdtemp(prefix="redline-sdk-"))
     (workspace / "hello.py").write_text('print("Helo, world")\n', encoding="utf-8")
@@ -34,13 +43,7 @@ def main() -> None:
     plan.write_text(json.dumps(PLAN), encoding="utf-8")
 
     with create_agent_session(workspace, f"scripted:{plan}", resolver="human") as session:
-        session.subscribe(
-            lambda event: (
-                print(f"  [{event.type}]", event.get("label") or event.get("text") or "")
-                if event.type in ("pending_pushed", "pending_resolved")
-                else None
-            )
-        )
+        session.subscribe(show)
         status = session.prompt("Fix the typo in hello.py")
         while status == "awaiting_review":
             top = session.store.peek()

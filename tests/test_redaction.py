@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.agent.events import EventStream
+from redline.agent.events import ErrorEvent, EventStream
 from redline.agent.providers.openai_provider import OpenAIProvider
 from redline.agent.session_log import SessionLog
 from redline.redaction import redact_url, redact_urls
@@ -47,7 +47,7 @@ def test_session_log_redacts_urls_in_header_and_events(tmp_path: Path) -> None:
     log = SessionLog(path, {"model": "openai:m @ http://someone:hunter2@host/v1"})
     stream = EventStream("s")
     stream.subscribe(log.write_event)
-    stream.emit("error", message="cannot reach http://someone:hunter2@host/v1")
+    stream.emit(ErrorEvent(message="cannot reach http://someone:hunter2@host/v1"))
     log.close()
     text = path.read_text(encoding="utf-8")
     assert "hunter2" not in text and "someone" not in text

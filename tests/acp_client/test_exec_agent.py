@@ -90,7 +90,6 @@ def test_apply_all_writes_through_safe_apply_and_undo_reverts(
     pushed = of(events, "pending_pushed")[0]
     assert pushed["label"] == "Write: new.py"
     assert pushed["source_tool_name"] == "acp:write_text_file"
-    assert pushed["source"]["kind"] == "acp"
     assert pushed["preview"]["files"][0]["kind"] == "create"
     assert {"event": "write", "path": "new.py", "ok": True} in heard
     # The agent hears the resolution in one further prompt.

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -146,3 +146,11 @@ def make_session(
 
 def types(events: list[Event]) -> list[str]:
     return [e.type for e in events]
+
+
+E = TypeVar("E", bound=Event)
+
+
+def of_type(events: list[Event], kind: type[E]) -> list[E]:
+    """The events of one class, typed (so a test reading a wrong field fails mypy)."""
+    return [e for e in events if isinstance(e, kind)]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.agent.helpers import PreviewNoteTool, make_session, types
+from tests.agent.helpers import PreviewNoteTool, make_session, of_type, types
 from tests.providers.fake_openai import FakeOpenAI
 
+from redline.agent.events import ErrorEvent, MessageDelta, Notice
 from redline.agent.providers.openai_provider import OpenAIProvider
 from redline.agent.session import PREVIEW_REMINDER
 
@@ -46,7 +47,7 @@ def test_forced_resolve_while_pending_and_absent_afterwards(
     assert tool_msg["content"].startswith("Preview only: nothing has been written yet.")
     assert "tool_choice" not in third
     assert note.applied == [("a", "fine")]
-    deltas = "".join(e["text"] for e in events if e.type == "message_delta")
+    deltas = "".join(e.text for e in of_type(events, MessageDelta))
     assert "Queuing a note." in deltas and "All done." in deltas
     assert "usage" in types(events)
 
@@ -66,7 +67,7 @@ def test_400_on_forced_choice_downgrades_to_required(
     assert bodies[2]["tool_choice"] == "required"
     assert PREVIEW_REMINDER in user_texts(bodies[2])
     assert "tool_choice" not in bodies[3]
-    assert any(e.type == "notice" and "'required'" in e["message"] for e in events)
+    assert any("'required'" in e.message for e in of_type(events, Notice))
 
 
 def test_5xx_is_retried(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
@@ -105,5 +106,5 @@ def test_unreachable_server_is_one_error_event(tmp_path: Path) -> None:
     session, events = make_session(tmp_path, dead)
     with session:
         assert session.prompt("hi") == "error"
-    errors = [e for e in events if e.type == "error"]
-    assert len(errors) == 1 and "127.0.0.1:9" in errors[0]["message"]
+    errors = of_type(events, ErrorEvent)
+    assert len(errors) == 1 and "127.0.0.1:9" in errors[0].message

@@ -11,6 +11,7 @@ from tests.agent.helpers import ProgrammableProvider, call, reply
 
 import redline
 from redline import create_agent_session
+from redline.agent.events import PendingStale, ToolEnd
 from redline.agent.providers.base import ModelRequest
 
 
@@ -101,8 +102,8 @@ def test_plugin_errors_and_inline_custom_tools(tmp_path: Path) -> None:
         assert session.prompt("greet") == "done"
         assert len(session.plugin_errors) == 1
         assert "broken.py" in str(session.plugin_errors[0])
-    end = next(e for e in events if e.type == "tool_end")
-    assert end["result"]["content"][0]["text"] == "hello bob"
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.result.text == "hello bob"
 
 
 def test_bad_workspace_and_resolver(tmp_path: Path) -> None:
@@ -161,9 +162,9 @@ def test_an_apply_never_marks_itself_stale_but_marks_others(tmp_path: Path) -> N
         result = session.resolve("apply", "ok")
         assert not result.is_error, result.text
         assert seen_mid_apply == [[]]
-        stale = [e.data["action_id"] for e in events if e.type == "pending_stale"]
+        stale = [e.action_id for e in events if isinstance(e, PendingStale)]
         assert stale == ["pa-1"]
-        kinds = [(e.type, e.data.get("action_id")) for e in events]
+        kinds = [(e.type, getattr(e, "action_id", None)) for e in events]
         assert kinds.index(("pending_resolved", "pa-2")) < kinds.index(("pending_stale", "pa-1"))
         other = session.store.get("pa-1")
         assert other is not None and other.stale and "a.py" in other.stale_reason

@@ -12,10 +12,12 @@ from tests.agent.helpers import (
     SlowProvider,
     call,
     make_session,
+    of_type,
     reply,
     types,
 )
 
+from redline.agent.events import AgentEnd, Notice, PendingPushed, PendingResolved, ToolEnd
 from redline.agent.providers.base import ForceTool, ToolChoiceRejected
 from redline.agent.session import PREVIEW_REMINDER, RESOLVE_FIRST, RESOLVE_REFUSED, SessionError
 
@@ -31,10 +33,11 @@ def test_plain_run_streams_and_ends_done(tmp_path: Path) -> None:
         assert session.prompt("say hi") == "done"
     kinds = types(events)
     assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
-    assert events[-1]["status"] == "done"
+    end = events[-1]
+    assert isinstance(end, AgentEnd) and end.status == "done"
     assert "tool_start" in kinds and "tool_end" in kinds and "message_delta" in kinds
-    tool_end = next(e for e in events if e.type == "tool_end")
-    assert tool_end["result"]["content"][0]["text"] == "echo hi"
+    tool_end = of_type(events, ToolEnd)[0]
+    assert tool_end.result.text == "echo hi"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert all(e.session_id == "test-session" for e in events)
 
@@ -64,13 +67,13 @@ def test_agent_resolver_forces_resolve_and_adds_reminder(tmp_path: Path) -> None
     # LIFO: the second note was on top.
     assert note.applied == [("b", "b is fine")]
     assert note.discarded == [("a", "a is wrong")]
-    resolved = [e for e in events if e.type == "pending_resolved"]
-    assert [(e["action_id"], e["action"], e["by"]) for e in resolved] == [
+    resolved = of_type(events, PendingResolved)
+    assert [(e.action_id, e.action, e.by) for e in resolved] == [
         ("pa-2", "apply", "agent"),
         ("pa-1", "discard", "agent"),
     ]
-    pushed = [e for e in events if e.type == "pending_pushed"]
-    assert [e["label"] for e in pushed] == ["Note: a", "Note: b"]
+    pushed = of_type(events, PendingPushed)
+    assert [e.label for e in pushed] == ["Note: a", "Note: b"]
 
 
 def test_forced_turn_refuses_other_tools(tmp_path: Path) -> None:
@@ -89,8 +92,8 @@ def test_forced_turn_refuses_other_tools(tmp_path: Path) -> None:
     with session:
         assert session.prompt("go") == "done"
     assert echo.calls == []
-    ends = [e for e in events if e.type == "tool_end" and e["name"] == "echo"]
-    assert ends[0]["is_error"] and ends[0]["result"]["content"][0]["text"] == RESOLVE_FIRST
+    ends = [e for e in of_type(events, ToolEnd) if e.name == "echo"]
+    assert ends[0].is_error and ends[0].result.text == RESOLVE_FIRST
 
 
 def test_three_stuck_turns_end_awaiting_review(tmp_path: Path) -> None:
@@ -110,7 +113,7 @@ def test_reply_without_tool_call_while_pending_ends_awaiting_review(tmp_path: Pa
     session, events = make_session(tmp_path, provider)
     with session:
         assert session.prompt("go") == "awaiting_review"
-    assert events[-1]["status"] == "awaiting_review"
+    assert of_type(events, AgentEnd)[-1].status == "awaiting_review"
 
 
 def test_downgrade_forced_choice_on_rejection(tmp_path: Path) -> None:
@@ -132,7 +135,7 @@ def test_downgrade_forced_choice_on_rejection(tmp_path: Path) -> None:
     with session:
         assert session.prompt("go") == "done"
     assert choices == [ForceTool("resolve"), "required"]
-    assert any(e.type == "notice" and "required" in e["message"] for e in events)
+    assert any("required" in e.message for e in of_type(events, Notice))
 
 
 def test_provider_that_cannot_force_starts_with_required(tmp_path: Path) -> None:
@@ -177,8 +180,8 @@ def test_human_resolver_never_offers_resolve_and_reports_resolutions(tmp_path: P
     assert len(report) == 1
     assert "applied pa-2 (Note: b). Reason: b looks right" in report[0].content
     assert "discarded pa-1 (Note: a). Reason: a is not needed" in report[0].content
-    resolved = [e for e in events if e.type == "pending_resolved"]
-    assert {e["by"] for e in resolved} == {"human"}
+    resolved = of_type(events, PendingResolved)
+    assert {e.by for e in resolved} == {"human"}
 
 
 def test_human_resolver_refuses_model_resolve_call(tmp_path: Path) -> None:
@@ -188,8 +191,8 @@ def test_human_resolver_refuses_model_resolve_call(tmp_path: Path) -> None:
     session, events = make_session(tmp_path, provider, resolver="human")
     with session:
         session.prompt("go")
-    end = next(e for e in events if e.type == "tool_end")
-    assert end["is_error"] and end["result"]["content"][0]["text"] == RESOLVE_REFUSED
+    end = of_type(events, ToolEnd)[0]
+    assert end.is_error and end.result.text == RESOLVE_REFUSED
 
 
 @pytest.mark.parametrize(("resolver", "verb"), [("apply-all", "apply"), ("discard-all", "discard")])
@@ -199,14 +202,14 @@ def test_auto_resolvers(tmp_path: Path, resolver: str, verb: str) -> None:
     session, events = make_session(tmp_path, provider, resolver=resolver, tools=[note])  # type: ignore[arg-type]
     with session:
         assert session.prompt("go") == "done"
-    resolved = [e for e in events if e.type == "pending_resolved"]
-    assert [(e["action"], e["by"]) for e in resolved] == [(verb, "auto")]
+    resolved = of_type(events, PendingResolved)
+    assert [(e.action, e.by) for e in resolved] == [(verb, "auto")]
     expected = (
         "auto-applied by --resolver apply-all"
         if verb == "apply"
         else "auto-discarded by --resolver discard-all"
     )
-    assert resolved[0]["reason"] == expected
+    assert resolved[0].reason == expected
     assert "resolve" not in tool_names(provider.requests[0])
 
 
@@ -244,9 +247,6 @@ def test_unknown_tool_and_bad_arguments_are_error_results(tmp_path: Path) -> Non
     session, events = make_session(tmp_path, provider)
     with session:
         session.prompt("go")
-    ends = [e for e in events if e.type == "tool_end"]
-    assert ends[0]["is_error"] and "Unknown tool 'nope'" in ends[0]["result"]["content"][0]["text"]
-    assert (
-        ends[1]["is_error"]
-        and "Invalid arguments for echo" in ends[1]["result"]["content"][0]["text"]
-    )
+    ends = of_type(events, ToolEnd)
+    assert ends[0].is_error and "Unknown tool 'nope'" in ends[0].result.text
+    assert ends[1].is_error and "Invalid arguments for echo" in ends[1].result.text

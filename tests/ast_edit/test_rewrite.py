@@ -145,10 +145,32 @@ def test_matches_report_lines_and_columns() -> None:
     assert match.replacement is None
 
 
-def test_deleting_the_last_statement_of_a_block_is_caught() -> None:
-    result = run("if a:\n    print(x)\nz = 1\n", ("print($$$A)", ""))
-    assert result.error_kind == "rewrite"
-    assert "line 2" in (result.error or "") or "line 3" in (result.error or "")
+def test_deleting_every_statement_of_a_block_writes_pass() -> None:
+    assert rewritten("if a:\n    print(x)\nz = 1\n", "print($$$A)", "") == (
+        "if a:\n    pass\nz = 1\n"
+    )
+    text = "def f():\n    print(1)\n    print(2)\n\nclass C:\n    print(3)  # c\nfor i in x: print(i)\n"
+    assert rewritten(text, "print($$$A)", "") == (
+        "def f():\n    pass\n\nclass C:\n    pass  # c\nfor i in x: pass\n"
+    )
+    # Other statements left in the block: the lines simply go.
+    assert rewritten("if a:\n    print(x)\n    y = 1\n", "print($$$A)", "") == "if a:\n    y = 1\n"
+    # Statement patterns too; the module itself may become empty.
+    assert rewritten("try:\n    a = 1\nexcept E:\n    a = 1\n", "a = 1", "") == (
+        "try:\n    pass\nexcept E:\n    pass\n"
+    )
+    assert rewritten("print(1)\n", "print($$$A)", "") == ""
+
+
+def test_a_match_that_cannot_be_rewritten_is_left_and_reported() -> None:
+    text = "def f():\n    del y.foo\n    return y.foo\n"
+    result = run(text, ("$A.foo", "$A + 1"))
+    assert result.error is None
+    assert result.new_text == "def f():\n    del y.foo\n    return y + 1\n"
+    assert result.skipped == (
+        "line 2: left unchanged, the rewrite would not parse: does not parse: "
+        "cannot delete expression (line 2)",
+    )
 
 
 def test_parse_errors_of_rewritten_statements_name_the_file_line() -> None:

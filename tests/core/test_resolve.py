@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import NOTHING_PENDING, ResolveParams, ResolveTool, resolve_pending
+from redline.tools.resolve import (
+    NOTHING_PENDING,
+    ResolvedAction,
+    ResolveParams,
+    ResolveTool,
+    resolve_pending,
+)
 from redline.tools.result import ToolResult
 
 
@@ -38,7 +44,10 @@ def test_apply_passes_reason_and_pops_top_only() -> None:
     assert not result.is_error
     assert got == ["looks right"]
     assert result.text == "Renamed. Reason: looks right"
-    assert result.details == {
+    assert result.kind == "applied"
+    assert result.action == ResolvedAction("pa-2", "Rename x", "renamer")
+    # The tool result the model's call returns keeps the wire shape of the details.
+    assert result.to_tool_result().details == {
         "action": "apply",
         "reason": "looks right",
         "source_tool_name": "renamer",
@@ -96,7 +105,7 @@ def test_three_callback_return_shapes(value: object) -> None:
     assert result.text == "done"
     assert not result.is_error
     if not isinstance(value, str):
-        assert result.details["result_details"] == {"k": 1}
+        assert result.result_details == {"k": 1}
 
 
 def test_async_callbacks() -> None:
@@ -149,6 +158,8 @@ def test_action_id_mismatch_runs_nothing() -> None:
     assert result.is_error
     assert "top pending action changed" in result.text
     assert "pa-2" in result.text
+    assert result.top_changed
+    assert (result.expected_action_id, result.top_action_id) == ("pa-1", "pa-2")
     assert ran == [] and store.count == 2
     assert not run(resolve_pending(store, "apply", "r", action_id="pa-2")).is_error
     assert ran == ["new"]

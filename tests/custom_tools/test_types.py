@@ -111,12 +111,12 @@ async def test_pushed_action_resolves_with_the_reason(tmp_path: Path) -> None:
     discarded = await resolve_pending(store, "discard", "not this one")
     assert not discarded.is_error
     assert discarded.text == "Dropped it. Reason: not this one"
-    assert discarded.details["label"] == "Top"
+    assert discarded.action is not None and discarded.action.label == "Top"
 
     applied = await resolve_pending(store, "apply", "looks right")
     assert not applied.is_error
     assert applied.text == "Applied it. Reason: looks right"
-    assert applied.details["source_tool_name"] == "t"
+    assert applied.action is not None and applied.action.source_tool_name == "t"
     assert seen == [("reject", "not this one"), ("apply", "looks right")]
     assert not store.has_pending
 

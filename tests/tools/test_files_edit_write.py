@@ -446,7 +446,7 @@ async def test_apply_goes_through_safe_apply_with_action_id(
     result = await resolve_pending(store, "apply", "looks right")
     assert not result.is_error
     assert result.text == "Applied edit to src/app.py."
-    assert result.details["result_details"] == {"entry_id": "j-1", "files": ["src/app.py"]}
+    assert result.result_details == {"entry_id": "j-1", "files": ["src/app.py"]}
     (call,) = fake_safe_apply.calls
     assert call["root"] == ws
     assert call["preview"] is top.preview

@@ -1,24 +1,40 @@
 """A small session with the real store and the real resolve path, for dashboard tests.
 
-It has the methods the app calls on ``AgentSession``; the agent's "run" is a script the
-test hands in, executed on the worker thread that calls ``prompt``/``resume``.
+It has the methods the app calls on ``AgentSession`` and emits the same event classes; the
+agent's "run" is a script the test hands in, run on a thread of its own like the real
+session's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from redline.agent.events import Event, EventStream
+from redline.agent.events import (
+    AgentEnd,
+    AgentStart,
+    Event,
+    EventStream,
+    MessageDelta,
+    Notice,
+    PendingPushed,
+    PendingReplaced,
+    PendingStale,
+    ResolvedBy,
+    RunStatus,
+    Undone,
+)
+from redline.agent.session import resolution_event
 from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import resolve_pending
+from redline.tools.resolve import ResolveOutcome, resolve_pending
 from redline.tools.result import ToolResult
 from redline.workspace.preview import FileCreate, FileModify, FileRename, Preview, sha256_bytes
 
-Script = Callable[["FakeSession", str | None], str]
+Script = Callable[["FakeSession", str | None], RunStatus]
 
 
 def modify(path: str, old: str, new: str) -> FileModify:
@@ -71,6 +87,8 @@ class PluginProblem:
 
 
 class FakeSession:
+    """The app's view of ``AgentSession``, built from the same event and outcome types."""
+
     def __init__(
         self,
         *,
@@ -98,6 +116,7 @@ class FakeSession:
         self.resumes = 0
         self.resolutions: list[tuple[str, str, str | None, str]] = []
         self.undos = 0
+        self.undo_refusal: str | None = None
         self.trusted = False
         self.staleness_checks: list[set[str] | None] = []
         self.running = False
@@ -106,74 +125,75 @@ class FakeSession:
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.events.subscribe(listener)
 
-    def emit(self, type: str, **data: Any) -> Event:
-        return self.events.emit(type, **data)
+    def emit(self, event: Event) -> Event:
+        return self.events.emit(event)
 
-    def prompt(self, text: str) -> str:
+    def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]:
         self.prompts.append(text)
-        return self._run(self.script, text)
+        return self._start(self.script, text)
 
-    def resume(self) -> str:
+    def start_resume(self) -> concurrent.futures.Future[RunStatus]:
         if self.store.has_pending:
-            return "awaiting_review"
+            done: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
+            done.set_result("awaiting_review")
+            return done
         self.resumes += 1
-        return self._run(self.resume_script, None)
+        return self._start(self.resume_script, None)
 
-    def _run(self, script: Script | None, text: str | None) -> str:
+    def _start(
+        self, script: Script | None, text: str | None
+    ) -> concurrent.futures.Future[RunStatus]:
+        # Like the real session: the run goes on elsewhere (here a daemon thread, so a stuck
+        # script never holds up the test process) and the future says how it ended.
+        future: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
         self.aborted.clear()
         self.running = True
-        self.emit("agent_start")
-        try:
-            status = script(self, text) if script is not None else "done"
-        finally:
+
+        def run() -> None:
+            self.emit(AgentStart(model=self.model_label, resolver=self.resolver, prompt=text))
+            try:
+                status = script(self, text) if script is not None else "done"
+            except BaseException as exc:
+                self.running = False
+                future.set_exception(exc)
+                return
             self.running = False
-        self.emit("agent_end", status=status)
-        return status
+            self.emit(AgentEnd(status=status, pending=self.store.count))
+            future.set_result(status)
+
+        threading.Thread(target=run, name="fake-agent", daemon=True).start()
+        return future
 
     def push(self, action: PendingAction) -> PendingAction:
         self.store.push(action)
         self.emit(
-            "pending_pushed",
-            action_id=action.id,
-            label=action.label,
-            source_tool_name=action.source_tool_name,
-            preview=action.preview.summary() if action.preview else None,
+            PendingPushed(
+                action_id=action.id,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                preview=action.preview.summary() if action.preview else None,
+            )
         )
         return action
 
     def resolve(
-        self, action: str, reason: str, action_id: str | None = None, by: str = "human"
-    ) -> ToolResult:
+        self, action: str, reason: str, action_id: str | None = None, by: ResolvedBy = "human"
+    ) -> ResolveOutcome:
         self.resolutions.append((action, reason, action_id, by))
-        pending = self.store.get(action_id) if action_id else self.store.peek()
-        result = asyncio.run(resolve_pending(self.store, action, reason, action_id))
-        details = result.details if isinstance(result.details, dict) else {}
-        if result.is_error and details.get("action_id"):
-            # The real session reports refused and failed resolutions as a failed notice.
-            self.emit(
-                "notice",
-                message=result.text,
-                action_id=details["action_id"],
-                action=action,
-                by=by,
-                failed=True,
-            )
-        if not result.is_error and pending is not None:
-            self.emit(
-                "pending_resolved",
-                action_id=pending.id,
-                action=action,
-                label=pending.label,
-                source_tool_name=pending.source_tool_name,
-                reason=reason,
-                by=by,
-                result=result.to_dict(),
-            )
-        return result
+        outcome = asyncio.run(resolve_pending(self.store, action, reason, action_id))
+        # The real session's own rule for what a resolution is logged as.
+        event = resolution_event(outcome, by)
+        if event is not None:
+            self.emit(event)
+        return outcome
 
     def undo(self) -> ToolResult:
+        if self.undo_refusal is not None:
+            # The real session logs a refused undo as a notice and returns the error.
+            self.emit(Notice(message=self.undo_refusal))
+            return ToolResult.error(self.undo_refusal)
         self.undos += 1
-        self.emit("undone", label="the last apply")
+        self.emit(Undone(entry_id=f"{self.undos:06d}", label="the last apply", files=[]))
         return ToolResult.text_result("Undid the last apply.")
 
     def abort(self) -> None:
@@ -189,7 +209,13 @@ class FakeSession:
         )
         self.store.replace(action_id, fresh)
         self.emit(
-            "pending_replaced", old_action_id=action_id, action_id=fresh.id, label=fresh.label
+            PendingReplaced(
+                old_action_id=action_id,
+                action_id=fresh.id,
+                label=fresh.label,
+                source_tool_name=fresh.source_tool_name,
+                preview=preview.summary(),
+            )
         )
         return ToolResult.text_result(f"Re-previewed {old.label} as {fresh.id}.")
 
@@ -200,7 +226,7 @@ class FakeSession:
             if paths is None or touched & paths:
                 reason = f"{sorted(touched & (paths or touched))[0]} changed on disk"
                 self.store.mark_stale(action.id, reason)
-                self.emit("pending_stale", action_id=action.id, reason=reason)
+                self.emit(PendingStale(action_id=action.id, label=action.label, reason=reason))
 
     def trust_workspace(self) -> None:
         self.trusted = True
@@ -236,6 +262,6 @@ class FakeWatcher:
 
 def wait_for_abort_script(session: FakeSession, _text: str | None) -> str:
     """A run that streams a little, then waits until it is aborted."""
-    session.emit("message_delta", text="Working on it")
+    session.emit(MessageDelta(text="Working on it"))
     session.aborted.wait(10)
     return "aborted"

@@ -15,10 +15,13 @@ from tests.tui.fakes import (
     wait_for_abort_script,
 )
 
+from redline.agent.events import MessageDelta, PluginFailed, ToolStart
 from redline.tui.app import RedlineApp
+from redline.tui.messages import StackChanged
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
+from redline.tui.widgets.pending_stack import PendingStack
 from redline.tui.widgets.resolve_bar import ReasonInput
 
 SIZE = (140, 40)
@@ -168,7 +171,7 @@ async def test_stop_agent_drops_late_events() -> None:
         await pilot.press("ctrl+x")
         assert app.agent_state == "stopped"
         await wait_until(pilot, lambda: session.aborted.is_set())
-        session.emit("message_delta", text="LATE TEXT")
+        session.emit(MessageDelta(text="LATE TEXT"))
         await pilot.pause(0.05)
         assert "LATE TEXT" not in app.activity.plain
         assert app.agent_state == "stopped"
@@ -247,18 +250,18 @@ async def test_plugin_errors_are_shown() -> None:
     async with app.run_test(size=SIZE) as pilot:
         assert "PLUGIN ERROR" in app.activity.plain
         assert "bad.py" in app.activity.plain and "SyntaxError" in app.activity.plain
-        session.emit("plugin_error", path="tools/other.py", message="no factory")
+        session.emit(PluginFailed(path="tools/other.py", message="no factory", source="path"))
         await wait_until(pilot, lambda: "no factory" in app.activity.plain)
 
 
 async def test_human_resolver_resumes_when_stack_empties() -> None:
     def propose(session: FakeSession, _text: str | None) -> str:
-        session.emit("message_delta", text="Proposing a change.\n")
+        session.emit(MessageDelta(text="Proposing a change.\n"))
         session.push(make_action("proposal"))
         return "awaiting_review"
 
     def finish(session: FakeSession, _text: str | None) -> str:
-        session.emit("message_delta", text="All done.")
+        session.emit(MessageDelta(text="All done."))
         return "done"
 
     session = FakeSession(script=propose, resume_script=finish)
@@ -290,10 +293,7 @@ async def test_event_flood_is_batched() -> None:
         def flood() -> None:
             for index in range(3000):
                 session.emit(
-                    "tool_start",
-                    tool_call_id=f"c{index}",
-                    name="read",
-                    args={"path": f"f{index}.py"},
+                    ToolStart(tool_call_id=f"c{index}", name="read", args={"path": f"f{index}.py"})
                 )
 
         thread = threading.Thread(target=flood)
@@ -350,3 +350,44 @@ async def test_apply_all_stops_at_stale() -> None:
         assert session.store.count == 2
         app.action_discard_all()
         await wait_until(pilot, lambda: not session.store.has_pending)
+
+
+async def test_late_selection_after_shutdown_is_ignored() -> None:
+    # A PendingStack.Selected still queued when the screens are gone must not raise
+    # ScreenStackError from check_action (seen as a flaky failure at test shutdown).
+    session = stacked("a", "b")
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.exit(0)
+        assert app.check_action("apply_top", ()) is False
+        app._stack_selected(PendingStack.Selected("pa-1"))
+    assert app.screen_stack == []
+    assert app.check_action("apply_top", ()) is False
+    app._stack_selected(PendingStack.Selected("pa-1"))
+    app.on_stack_changed(StackChanged())
+
+
+async def test_refused_undo_is_logged_once() -> None:
+    session = FakeSession()
+    session.undo_refusal = "Nothing to undo in /workspace/demo."
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("u")
+        # The session's notice arrives before the command's outcome clears the busy flag.
+        await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
+        await pilot.pause()
+        assert app.activity.plain.count("Nothing to undo") == 1
+
+
+async def test_keys_follow_reactive_state() -> None:
+    session = stacked("only")
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.controls.has_top and app.check_action("apply_top", ()) is True
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not session.store.has_pending and not app._busy)
+        assert not app.controls.has_top
+        assert app.check_action("apply_top", ()) is None
+        assert app.check_action("stop_agent", ()) is None

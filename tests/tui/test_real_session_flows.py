@@ -11,6 +11,7 @@ import pytest
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeWatcher
 
+from redline.agent.events import AgentState, PendingResolved
 from redline.agent.providers.scripted import ScriptedProvider
 from redline.agent.providers.unconfigured import UnconfiguredProvider
 from redline.agent.session import AgentSession
@@ -82,8 +83,8 @@ async def test_apply_button_with_reason_reaches_the_session(
     tmp_path: Path, workspace: Path, sessions: list[AgentSession]
 ) -> None:
     session = open_session(sessions, workspace, scripted(tmp_path, [EDIT, {"say": "ok"}]))
-    resolved: list[Any] = []
-    session.subscribe(lambda e: resolved.append(e) if e.type == "pending_resolved" else None)
+    resolved: list[PendingResolved] = []
+    session.subscribe(lambda e: resolved.append(e) if isinstance(e, PendingResolved) else None)
     app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
@@ -91,7 +92,7 @@ async def test_apply_button_with_reason_reaches_the_session(
         await pilot.click("#apply")
         await wait_until(pilot, lambda: bool(resolved))
         await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
-    assert (resolved[0]["action"], resolved[0]["reason"], resolved[0]["by"]) == (
+    assert (resolved[0].action, resolved[0].reason, resolved[0].by) == (
         "apply",
         "two is right",
         "human",
@@ -107,10 +108,11 @@ async def test_stop_ends_a_running_agent_quickly(
     session = open_session(sessions, workspace, provider)
     app = RedlineApp(session, initial_prompt="wait", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "running", timeout=60)
+        await wait_until(pilot, lambda: app.agent_state is AgentState.RUNNING, timeout=60)
         await pilot.press("ctrl+x")
+        # Stopping takes well under a second; the bound only guards against a hang.
         await wait_until(pilot, lambda: not session.running, timeout=60)
-        assert app.agent_state == "stopped"
+        assert app.agent_state is AgentState.STOPPED
         assert session.last_status == "aborted"
 
 
@@ -122,7 +124,7 @@ async def test_quit_while_the_agent_runs_never_hangs(
     session = open_session(sessions, workspace, provider)
     app = RedlineApp(session, initial_prompt="wait", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.agent_state == "running", timeout=60)
+        await wait_until(pilot, lambda: app.agent_state is AgentState.RUNNING, timeout=60)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: not app.is_running, timeout=60)
     assert not session.running
@@ -140,3 +142,21 @@ async def test_no_model_configured_still_opens_and_explains(
         await pilot.press(*"hello", "enter")
         await wait_until(pilot, lambda: app.agent_state == "failed", timeout=60)
         assert app.activity.plain.count("No model is configured") >= 2
+
+
+async def test_second_undo_says_nothing_to_undo_once(
+    tmp_path: Path, workspace: Path, sessions: list[AgentSession]
+) -> None:
+    session = open_session(sessions, workspace, scripted(tmp_path, [EDIT, {"say": "ok"}]))
+    app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: "undone" in app.activity.plain and not app._busy)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
+        await pilot.pause()
+        assert app.activity.plain.count("Nothing to undo") == 1
+    assert (workspace / "a.py").read_text(encoding="utf-8") == "x = 1\n"

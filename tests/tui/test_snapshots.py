@@ -10,6 +10,16 @@ from typing import Any
 from tests.tui.fakes import FakeSession, make_action, multi_file_preview
 from textual.pilot import Pilot
 
+from redline.agent.events import (
+    AgentState,
+    ErrorEvent,
+    MessageDelta,
+    MessageEnd,
+    ResolutionFailed,
+    ToolEnd,
+    ToolStart,
+)
+from redline.tools.result import ToolResult
 from redline.tui.app import RedlineApp
 
 SIZE = (130, 38)
@@ -91,13 +101,16 @@ def test_failed_apply(snap_compare: Any) -> None:
         app = pilot.app
         assert isinstance(app, RedlineApp)
         session.emit(
-            "notice",
-            message="Apply failed for Write config: config.toml: permission denied. "
-            "The action is still pending.",
-            action_id="pa-1",
-            action="apply",
-            by="human",
-            failed=True,
+            ResolutionFailed(
+                message="Apply failed for Write config: config.toml: permission denied. "
+                "The action is still pending.",
+                action_id="pa-1",
+                action="apply",
+                reason="no reason given",
+                label="Write config",
+                source_tool_name="write",
+                by="human",
+            )
         )
         await _settle(pilot)
 
@@ -110,17 +123,19 @@ def test_agent_error(snap_compare: Any) -> None:
     async def error(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, RedlineApp)
-        session.emit("message_delta", text="Let me look at the code.")
-        session.emit("message_end")
-        session.emit("tool_start", tool_call_id="c1", name="read", args={"path": "src/greet.py"})
+        session.emit(MessageDelta(text="Let me look at the code."))
+        session.emit(MessageEnd(text="Let me look at the code."))
+        session.emit(ToolStart(tool_call_id="c1", name="read", args={"path": "src/greet.py"}))
         session.emit(
-            "tool_end",
-            tool_call_id="c1",
-            result={"content": [{"type": "text", "text": "import os"}]},
-            is_error=False,
+            ToolEnd(
+                tool_call_id="c1",
+                name="read",
+                result=ToolResult.text_result("import os"),
+                is_error=False,
+            )
         )
-        session.emit("error", message="openai: 401 Unauthorized (check OPENAI_API_KEY)")
-        app._set_state("failed")
+        session.emit(ErrorEvent(message="openai: 401 Unauthorized (check OPENAI_API_KEY)"))
+        app.agent_state = AgentState.FAILED
         await _settle(pilot)
 
     assert snap_compare(_app(session), terminal_size=SIZE, run_before=error)

@@ -44,7 +44,7 @@ from redline.acp.mapping import (
     read_disk,
 )
 from redline.acp.spec import AgentSpec
-from redline.agent.events import EventStream
+from redline.agent.events import ErrorEvent, EventStream
 from redline.tools.pending_action import PendingAction, PendingActionStore
 from redline.tools.result import ToolResult
 from redline.workspace import paths
@@ -363,9 +363,8 @@ class AcpAgent:
                 await asyncio.wait_for(self._stderr_task, 2.0)
         if self._process is not None and self.ended is None:
             self.ended = _describe_exit(self._process.returncode)
-            acp_events.emit(
-                self.events,
-                acp_events.AgentExited(self._process.returncode, self.ended, expected=True),
+            self.events.emit(
+                acp_events.AcpAgentExit(self._process.returncode, self.ended, expected=True)
             )
         self._mark_ended()
 
@@ -374,9 +373,7 @@ class AcpAgent:
         code = self._process.returncode if self._process is not None else None
         if self.ended is None:
             self.ended = _describe_exit(code)
-            acp_events.emit(
-                self.events, acp_events.AgentExited(code, self.ended, expected=self._stopping)
-            )
+            self.events.emit(acp_events.AcpAgentExit(code, self.ended, expected=self._stopping))
         self._finish_held("ended", f"the agent {self.ended}")
         self._mark_ended()
 
@@ -411,7 +408,7 @@ class AcpAgent:
                 return
             text = line.decode("utf-8", "replace").rstrip("\n")
             self._stderr_tail.append(text)
-            acp_events.emit(self.events, acp_events.StderrLine(text))
+            self.events.emit(acp_events.AcpStderr(text))
 
     # -- state the runner watches -------------------------------------------------------
     def _notify(self) -> None:
@@ -434,11 +431,11 @@ class AcpAgent:
     # -- session/update ----------------------------------------------------------------
     def _on_update(self, update: Any) -> None:
         event = acp_events.from_update(update)
-        if isinstance(event, acp_events.ToolCallStarted):
+        if isinstance(event, acp_events.AcpToolCall):
             self._tool_calls[event.tool_call_id] = _ToolCall(
                 event.title, event.kind, event.raw_input, event.status
             )
-        elif isinstance(event, acp_events.ToolCallUpdated):
+        elif isinstance(event, acp_events.AcpToolCallUpdate):
             call = self._tool_calls.setdefault(event.tool_call_id, _ToolCall())
             call.title = event.title or call.title
             call.kind = event.kind or call.kind
@@ -450,7 +447,8 @@ class AcpAgent:
                     self._tool_call_ended(event.tool_call_id)
             if event.title is None and call.title:
                 event = dataclasses.replace(event, title=call.title)
-        acp_events.emit(self.events, event)
+        if isinstance(event, acp_events.AcpEvent):
+            self.events.emit(event)
 
     # -- fs/read_text_file -------------------------------------------------------------
     def _read(self, path: str, line: int | None, limit: int | None) -> schema.ReadTextFileResponse:
@@ -617,13 +615,16 @@ class AcpAgent:
         except ApplyError as exc:
             raise acp.RequestError(NOT_WRITTEN, str(exc)) from None
         self.events.emit(
-            "notice",
-            message=(
-                f"Applied the agent's write of {rel} at once: it matches the change approved "
-                f"for tool call {approval.tool_call_id} (journal entry {receipt.entry_id})."
-            ),
-            path=rel,
-            tool_call_id=approval.tool_call_id,
+            acp_events.AcpNotice(
+                message=(
+                    f"Applied the agent's write of {rel} at once: it matches the change "
+                    f"approved for tool call {approval.tool_call_id} "
+                    f"(journal entry {receipt.entry_id})."
+                ),
+                path=rel,
+                tool_call_id=approval.tool_call_id,
+                entry_id=receipt.entry_id,
+            )
         )
         return schema.WriteTextFileResponse()
 
@@ -639,8 +640,7 @@ class AcpAgent:
                 outcome = finish_external(self.root, entry_id)
             except Exception as exc:
                 self.events.emit(
-                    "error",
-                    message=f"Could not record the agent's write of {approval.rel}: {exc}",
+                    ErrorEvent(f"Could not record the agent's write of {approval.rel}: {exc}")
                 )
                 continue
             if not outcome.changed:
@@ -650,7 +650,7 @@ class AcpAgent:
                 f"The agent wrote {approval.rel} itself; recorded as applied "
                 f"(journal entry {outcome.entry_id}), `redline undo` reverts it."
             )
-            data: dict[str, Any] = {"path": approval.rel, "entry_id": outcome.entry_id}
+            diff_text: str | None = None
             if not outcome.as_approved and approval.approved_text is not None:
                 with contextlib.suppress(MappingError, OSError):
                     actual = read_disk(self.root, approval.rel).text or ""
@@ -658,8 +658,16 @@ class AcpAgent:
                         [FileModify(approval.rel, "", approval.approved_text, actual)]
                     ).diff()
                     message += " It differs from what was approved:\n" + diff
-                    data["diff"] = diff
-            self.events.emit("notice", message=message, **data)
+                    diff_text = diff
+            self.events.emit(
+                acp_events.AcpNotice(
+                    message=message,
+                    path=approval.rel,
+                    tool_call_id=tool_call_id,
+                    entry_id=outcome.entry_id,
+                    diff=diff_text,
+                )
+            )
 
     # -- session/request_permission ----------------------------------------------------
     async def _permission(
@@ -692,8 +700,7 @@ class AcpAgent:
             ]
         except paths.ConfinementError as exc:
             self.events.emit(
-                "error",
-                message=f"Refused the agent's request {title!r}: {exc}. Nothing was queued.",
+                ErrorEvent(f"Refused the agent's request {title!r}: {exc}. Nothing was queued.")
             )
             return _answer(_Outcome("discard", str(exc)), options)
         except MappingError as exc:

@@ -1,54 +1,19 @@
-"""Typed activity from an ACP agent: one frozen dataclass per kind of ``session/update``.
+"""Typed activity from an ACP agent: one event class per kind of ``session/update``.
 
-:func:`from_update` turns the package's pydantic models into these events; each has a
-``type`` and ``to_dict()`` (JSON-able, the fields the event stream carries). They are
-emitted on the session's event stream with :func:`emit`.
+The classes are events of the one stream (:mod:`redline.agent.events`): each subclasses
+``Event``, has a wire ``TYPE`` starting with ``acp_`` and is registered, so session logs
+and ``exec --json`` replays read them back. :func:`from_update` turns the ``acp`` package's
+pydantic models into them. Nothing here imports the ``acp`` package until an update is
+converted, so the printers can match on these classes cheaply.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
-from acp import schema
-
-from redline.agent.events import EventStream
-
-ACP_EVENT_TYPES: tuple[str, ...] = (
-    "acp_message",
-    "acp_thought",
-    "acp_tool_call",
-    "acp_tool_call_update",
-    "acp_plan",
-    "acp_usage",
-    "acp_mode",
-    "acp_agent_exit",
-    "acp_stderr",
-)
-
-
-@dataclass(frozen=True)
-class AcpEvent:
-    type: ClassVar[str] = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **asdict(self)}
-
-
-@dataclass(frozen=True)
-class MessageChunk(AcpEvent):
-    """A piece of the agent's answer (text; other content is described, not embedded)."""
-
-    type: ClassVar[str] = "acp_message"
-    text: str
-    message_id: str | None = None
-
-
-@dataclass(frozen=True)
-class ThoughtChunk(AcpEvent):
-    type: ClassVar[str] = "acp_thought"
-    text: str
-    message_id: str | None = None
+from redline.agent.events import Event, Notice, register
 
 
 @dataclass(frozen=True)
@@ -58,8 +23,50 @@ class Location:
 
 
 @dataclass(frozen=True)
-class ToolCallStarted(AcpEvent):
-    type: ClassVar[str] = "acp_tool_call"
+class PlanStep:
+    content: str
+    priority: str
+    status: str
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcpEvent(Event):
+    """What an external agent did; nested records (locations, plan steps) become dicts."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _plain(value) for key, value in super().to_dict().items()}
+
+
+@register
+@dataclass(frozen=True)
+class AcpMessage(AcpEvent):
+    """A piece of the agent's answer (text; other content is described, not embedded)."""
+
+    TYPE: ClassVar[str] = "acp_message"
+    text: str
+    message_id: str | None = None
+
+
+@register
+@dataclass(frozen=True)
+class AcpThought(AcpEvent):
+    TYPE: ClassVar[str] = "acp_thought"
+    text: str
+    message_id: str | None = None
+
+
+@register
+@dataclass(frozen=True)
+class AcpToolCall(AcpEvent):
+    TYPE: ClassVar[str] = "acp_tool_call"
     tool_call_id: str
     title: str
     kind: str = "other"
@@ -68,11 +75,12 @@ class ToolCallStarted(AcpEvent):
     raw_input: Any = None
 
 
+@register
 @dataclass(frozen=True)
-class ToolCallUpdated(AcpEvent):
+class AcpToolCallUpdate(AcpEvent):
     """A change to a tool call: only the fields the agent sent are set (None: unchanged)."""
 
-    type: ClassVar[str] = "acp_tool_call_update"
+    TYPE: ClassVar[str] = "acp_tool_call_update"
     tool_call_id: str
     title: str | None = None
     kind: str | None = None
@@ -81,64 +89,80 @@ class ToolCallUpdated(AcpEvent):
     text: str | None = None
 
 
+@register
 @dataclass(frozen=True)
-class PlanStep:
-    content: str
-    priority: str
-    status: str
-
-
-@dataclass(frozen=True)
-class PlanUpdated(AcpEvent):
-    type: ClassVar[str] = "acp_plan"
+class AcpPlan(AcpEvent):
+    TYPE: ClassVar[str] = "acp_plan"
     entries: tuple[PlanStep, ...] = ()
 
 
+@register
 @dataclass(frozen=True)
-class UsageUpdated(AcpEvent):
+class AcpUsage(AcpEvent):
     """Context window use (``used`` of ``size`` tokens) and, when known, the cost."""
 
-    type: ClassVar[str] = "acp_usage"
+    TYPE: ClassVar[str] = "acp_usage"
     used: int
     size: int
     cost: float | None = None
     currency: str | None = None
 
 
+@register
 @dataclass(frozen=True)
-class ModeChanged(AcpEvent):
-    type: ClassVar[str] = "acp_mode"
+class AcpMode(AcpEvent):
+    TYPE: ClassVar[str] = "acp_mode"
     mode_id: str
 
 
+@register
 @dataclass(frozen=True)
-class AgentExited(AcpEvent):
+class AcpAgentExit(AcpEvent):
     """The agent process ended; ``how`` is a sentence (exit status or signal)."""
 
-    type: ClassVar[str] = "acp_agent_exit"
+    TYPE: ClassVar[str] = "acp_agent_exit"
     returncode: int | None
     how: str
     expected: bool = False
 
 
+@register
 @dataclass(frozen=True)
-class StderrLine(AcpEvent):
-    """One line the agent wrote to its stderr (kept in the session log)."""
+class AcpStderr(AcpEvent):
+    """One line the agent wrote to its stderr (kept in the session log, not printed)."""
 
-    type: ClassVar[str] = "acp_stderr"
+    TYPE: ClassVar[str] = "acp_stderr"
     text: str
 
 
+@register
 @dataclass(frozen=True)
-class Unhandled(AcpEvent):
+class AcpNotice(Notice):
+    """A notice about the agent's files or session, with the facts as fields.
+
+    On the wire it is a ``notice`` with ``acp: true`` (older readers show its text).
+    """
+
+    VARIANT: ClassVar[tuple[str, object] | None] = ("acp", True)
+    path: str | None = None
+    tool_call_id: str | None = None
+    entry_id: str | None = None
+    diff: str | None = None
+    acp_session_id: str | None = None
+    acp: Literal[True] = True
+
+
+@dataclass(frozen=True)
+class Unhandled:
     """An update kind redline does not show (available commands, config options...)."""
 
-    type: ClassVar[str] = ""
-    kind: str = field(default="")
+    kind: str
 
 
 def content_text(block: Any) -> str:
     """The text of a content block, or a short description of what else it is."""
+    from acp import schema
+
     if isinstance(block, schema.TextContentBlock):
         return block.text
     if isinstance(block, schema.ResourceContentBlock):
@@ -147,11 +171,13 @@ def content_text(block: Any) -> str:
     return f"[{kind}]"
 
 
-def _locations(raw: list[schema.ToolCallLocation] | None) -> tuple[Location, ...]:
+def _locations(raw: list[Any] | None) -> tuple[Location, ...]:
     return tuple(Location(loc.path, loc.line) for loc in raw or ())
 
 
 def _tool_text(content: list[Any] | None) -> str | None:
+    from acp import schema
+
     if not content:
         return None
     parts: list[str] = []
@@ -165,14 +191,16 @@ def _tool_text(content: list[Any] | None) -> str | None:
     return "\n".join(parts) if parts else None
 
 
-def from_update(update: Any) -> AcpEvent:
+def from_update(update: Any) -> AcpEvent | Unhandled:
     """The typed event for one ``session/update`` payload."""
+    from acp import schema
+
     if isinstance(update, schema.AgentMessageChunk):
-        return MessageChunk(content_text(update.content), update.message_id)
+        return AcpMessage(content_text(update.content), update.message_id)
     if isinstance(update, schema.AgentThoughtChunk):
-        return ThoughtChunk(content_text(update.content), update.message_id)
+        return AcpThought(content_text(update.content), update.message_id)
     if isinstance(update, schema.ToolCallStart):
-        return ToolCallStarted(
+        return AcpToolCall(
             update.tool_call_id,
             update.title,
             update.kind or "other",
@@ -181,7 +209,7 @@ def from_update(update: Any) -> AcpEvent:
             update.raw_input,
         )
     if isinstance(update, schema.ToolCallProgress):
-        return ToolCallUpdated(
+        return AcpToolCallUpdate(
             update.tool_call_id,
             update.title,
             update.kind,
@@ -190,24 +218,35 @@ def from_update(update: Any) -> AcpEvent:
             _tool_text(update.content),
         )
     if isinstance(update, schema.AgentPlanUpdate):
-        return PlanUpdated(tuple(PlanStep(e.content, e.priority, e.status) for e in update.entries))
+        return AcpPlan(tuple(PlanStep(e.content, e.priority, e.status) for e in update.entries))
     if isinstance(update, schema.UsageUpdate):
         cost = update.cost
-        return UsageUpdated(
+        return AcpUsage(
             update.used,
             update.size,
             None if cost is None else float(cost.amount),
             None if cost is None else cost.currency,
         )
     if isinstance(update, schema.CurrentModeUpdate):
-        return ModeChanged(update.current_mode_id)
-    return Unhandled(kind=str(getattr(update, "session_update", type(update).__name__)))
+        return AcpMode(update.current_mode_id)
+    return Unhandled(str(getattr(update, "session_update", type(update).__name__)))
 
 
-def emit(stream: EventStream, event: AcpEvent) -> None:
-    """Put ``event`` on the session's stream (unhandled kinds are dropped)."""
-    if not event.type:
-        return
-    data = event.to_dict()
-    del data["type"]
-    stream.emit(event.type, **data)
+__all__ = [
+    "AcpAgentExit",
+    "AcpEvent",
+    "AcpMessage",
+    "AcpMode",
+    "AcpNotice",
+    "AcpPlan",
+    "AcpStderr",
+    "AcpThought",
+    "AcpToolCall",
+    "AcpToolCallUpdate",
+    "AcpUsage",
+    "Location",
+    "PlanStep",
+    "Unhandled",
+    "content_text",
+    "from_update",
+]

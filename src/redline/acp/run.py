@@ -11,12 +11,23 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
 
 from redline.acp.client import AcpAgent, AcpError, resolution_prompt
+from redline.acp.events import AcpNotice
 from redline.acp.spec import AgentSpec, AgentSpecError, resolve_agent
-from redline.agent.events import Event, EventStream
+from redline.agent.events import (
+    AgentEnd,
+    AgentStart,
+    ErrorEvent,
+    Event,
+    EventStream,
+    Notice,
+    PendingPushed,
+    PendingReplaced,
+    RunStatus,
+)
 from redline.agent.render import EventPrinter
+from redline.agent.session import resolution_event
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import resolve_pending
 
@@ -30,64 +41,13 @@ RESOLVERS = ("human", "apply-all", "discard-all")
 MAX_PROMPTS = 20
 
 
-class AcpPrinter(EventPrinter):
-    """The exec printer, plus the activity of an external agent."""
-
-    def __init__(self, out: TextIO) -> None:
-        super().__init__(out)
-        self._chunk_kind = ""
-
-    def _chunk(self, kind: str, prefix: str, text: str) -> None:
-        if not self._streaming or self._chunk_kind != kind:
-            if self._streaming:
-                self.out.write("\n")
-            self.out.write(prefix)
-            self._streaming = True
-            self._chunk_kind = kind
-        self.out.write(text)
-        self.out.flush()
-
-    def __call__(self, event: Event) -> None:
-        data = event.data
-        kind = event.type
-        if kind == "acp_message":
-            self._chunk(kind, "agent: ", str(data.get("text", "")))
-        elif kind == "acp_thought":
-            self._chunk(kind, "thinking: ", str(data.get("text", "")))
-        elif kind == "acp_tool_call":
-            self._line(f"-> [{data.get('kind')}] {data.get('title')} ({data.get('status')})")
-        elif kind == "acp_tool_call_update":
-            if data.get("status") or data.get("title"):
-                title = data.get("title") or data.get("tool_call_id")
-                self._line(f"   {title}: {data.get('status') or 'updated'}")
-        elif kind == "acp_plan":
-            entries = data.get("entries") or []
-            self._line("plan:")
-            for entry in entries:
-                self._line(f"  [{entry.get('status')}] {entry.get('content')}")
-        elif kind == "acp_usage":
-            self._line(f"usage: {data.get('used')} of {data.get('size')} tokens")
-        elif kind == "acp_mode":
-            self._line(f"note: agent mode {data.get('mode_id')}")
-        elif kind == "acp_agent_exit":
-            self._line(f"== agent process {data.get('how')}")
-        elif kind == "acp_stderr":
-            return  # kept in the session log
-        else:
-            if kind != "message_delta":
-                self._chunk_kind = ""
-            super().__call__(event)
-
-
-def _pending_fields(action: PendingAction) -> dict[str, Any]:
-    details = action.details if isinstance(action.details, dict) else {}
-    return {
-        "action_id": action.id,
-        "label": action.label,
-        "source_tool_name": action.source_tool_name,
-        "source": details.get("source"),
-        "preview": action.preview.summary() if action.preview is not None else None,
-    }
+def _pending_pushed(action: PendingAction) -> PendingPushed:
+    return PendingPushed(
+        action_id=action.id,
+        label=action.label,
+        source_tool_name=action.source_tool_name,
+        preview=action.preview.summary() if action.preview is not None else None,
+    )
 
 
 class AcpRun:
@@ -110,38 +70,36 @@ class AcpRun:
         self.agent = AcpAgent(root, spec, store=self.store, stream=stream)
 
     def _on_store_event(self, event: StoreEvent) -> None:
-        if event.kind == "push" and event.action is not None:
-            self.events.emit("pending_pushed", **_pending_fields(event.action))
-        elif event.kind == "replace" and event.action is not None and event.previous:
+        action = event.action
+        if event.kind == "push" and action is not None:
+            self.events.emit(_pending_pushed(action))
+        elif event.kind == "replace" and action is not None and event.previous:
+            pushed = _pending_pushed(action)
             self.events.emit(
-                "pending_replaced",
-                old_action_id=event.previous.id,
-                **_pending_fields(event.action),
+                PendingReplaced(
+                    old_action_id=event.previous.id,
+                    action_id=pushed.action_id,
+                    label=pushed.label,
+                    source_tool_name=pushed.source_tool_name,
+                    preview=pushed.preview,
+                )
             )
 
     async def _resolve_all(self) -> bool:
         action = "apply" if self.resolver == "apply-all" else "discard"
         reason = AUTO_REASONS[self.resolver]
         while self.store.has_pending:
-            result = await resolve_pending(self.store, action, reason)
-            details = result.details if isinstance(result.details, dict) else {}
-            if result.is_error:
-                self.events.emit("error", message=result.text)
+            outcome = await resolve_pending(self.store, action, reason)
+            event = resolution_event(outcome, "auto")
+            if event is not None:
+                self.events.emit(event)
+            if outcome.is_error:
+                self.events.emit(ErrorEvent(outcome.text))
                 return False
-            self.events.emit(
-                "pending_resolved",
-                action_id=details.get("action_id"),
-                action=action,
-                reason=reason,
-                by="auto",
-                label=details.get("label"),
-                source_tool_name=details.get("source_tool_name"),
-                result=result.to_dict(),
-            )
         return True
 
-    async def _turn(self, text: str) -> str:
-        """One prompt; returns a run status or "" when the turn ended normally."""
+    async def _turn(self, text: str) -> RunStatus | None:
+        """One prompt; returns a run status, or None when the turn ended normally."""
         agent = self.agent
         task = asyncio.create_task(agent.prompt(text))
         try:
@@ -164,7 +122,7 @@ class AcpRun:
             try:
                 stop_reason = task.result()
             except AcpError as exc:
-                self.events.emit("error", message=str(exc))
+                self.events.emit(ErrorEvent(str(exc)))
                 return "error"
         finally:
             if not task.done():
@@ -174,13 +132,13 @@ class AcpRun:
             return "aborted"
         if self.store.has_pending and self.resolver == "human":
             return "awaiting_review"
-        return ""
+        return None
 
-    async def run(self, prompt: str) -> str:
+    async def run(self, prompt: str) -> RunStatus:
         self.events.emit(
-            "agent_start", model=self.spec.display_name, resolver=self.resolver, prompt=prompt
+            AgentStart(model=self.spec.display_name, resolver=self.resolver, prompt=prompt)
         )
-        status = "error"
+        status: RunStatus = "error"
         try:
             status = await self._run(prompt)
         except asyncio.CancelledError:
@@ -189,25 +147,26 @@ class AcpRun:
             raise
         finally:
             await self.agent.close()
-            self.events.emit("agent_end", status=status, pending=self.store.count)
+            self.events.emit(AgentEnd(status=status, pending=self.store.count))
         return status
 
-    async def _run(self, prompt: str) -> str:
+    async def _run(self, prompt: str) -> RunStatus:
         try:
             await self.agent.start()
         except AcpError as exc:
-            self.events.emit("error", message=str(exc))
+            self.events.emit(ErrorEvent(str(exc)))
             return "error"
         info = f" ({self.agent.agent_info})" if self.agent.agent_info else ""
         self.events.emit(
-            "notice",
-            message=f"{self.spec.display_name}{info}: session {self.agent.acp_session_id}",
-            acp_session_id=self.agent.acp_session_id,
+            AcpNotice(
+                message=f"{self.spec.display_name}{info}: session {self.agent.acp_session_id}",
+                acp_session_id=self.agent.acp_session_id,
+            )
         )
         text = prompt
         for _ in range(MAX_PROMPTS):
             status = await self._turn(text)
-            if status:
+            if status is not None:
                 if status == "awaiting_review":
                     # Stop the agent: held permission requests end with it, held writes
                     # stay pending (their Preview is what the agent asked to write).
@@ -217,13 +176,13 @@ class AcpRun:
             if not report:
                 return "done"
             text = resolution_prompt(report)
-            self.events.emit("notice", message=f"Told the agent:\n{text}")
+            self.events.emit(Notice(f"Told the agent:\n{text}"))
         return "max_turns"
 
 
 def _error(args: argparse.Namespace, message: str, code: int) -> int:
     if args.json:
-        event = Event("error", 0, time.time(), "", {"message": message})
+        event = ErrorEvent(message, time=time.time())
         print(json.dumps(event.to_dict()), flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code
@@ -277,7 +236,7 @@ def run_exec(args: argparse.Namespace) -> int:
         },
     )
     stream.subscribe(log.write_event)
-    printer = AcpPrinter(sys.stdout)
+    printer = EventPrinter(sys.stdout)
     reader_gone = False
 
     def listener(event: Event) -> None:

@@ -8,18 +8,34 @@ waits, and once the turn ends the agent hears every decision in one more prompt.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from redline.acp.client import AcpError, Resolution, resolution_prompt
+from redline.acp.events import AcpMessage, AcpStderr, AcpUsage
 from redline.acp.run import MAX_PROMPTS, AcpRun
 from redline.acp.spec import AgentSpec
-from redline.agent.events import Event, EventStream
+from redline.agent.events import (
+    AgentEnd,
+    AgentStart,
+    ErrorEvent,
+    Event,
+    EventStream,
+    MessageDelta,
+    MessageEnd,
+    Notice,
+    ResolvedBy,
+    RunStatus,
+    Undone,
+)
 from redline.agent.loop_thread import LoopThread
+from redline.agent.session import resolution_event
 from redline.tools.pending_action import PendingActionStore
-from redline.tools.resolve import resolve_pending
+from redline.tools.resolve import ResolveOutcome, resolve_pending
 from redline.tools.result import ToolResult
 
 
@@ -69,7 +85,7 @@ class AcpSession:
         self._run = AcpRun(self.cwd, spec, "human", self.events, self.store)
         self._started = False
         self._closed = False
-        self.last_status = ""
+        self.last_status: RunStatus | None = None
 
     @property
     def agent(self) -> Any:
@@ -87,23 +103,31 @@ class AcpSession:
         return self.events.subscribe(_DashboardView(listener), replay=replay)
 
     # -- runs --------------------------------------------------------------------------
-    def prompt(self, text: str) -> str:
+    def prompt(self, text: str) -> RunStatus:
+        return self.start_prompt(text).result()
+
+    def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]:
+        """Prompt the agent without blocking: the future resolves when the run ends."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the prompt must be a non-empty string")
-        self.last_status = self._loop.run(self._prompt(text))
-        return self.last_status
+        return self._loop.submit(self._prompt(text))
 
-    def resume(self) -> str:
+    def resume(self) -> RunStatus:
+        return self.start_resume().result()
+
+    def start_resume(self) -> concurrent.futures.Future[RunStatus]:
+        """Tell the agent what was decided since its turn ended (``done`` when nothing)."""
         report = self.agent.take_unreported()
         if not report:
-            return "done"
-        self.last_status = self._loop.run(self._prompt(resolution_prompt(report)))
-        return self.last_status
+            done: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
+            done.set_result("done")
+            return done
+        return self._loop.submit(self._prompt(resolution_prompt(report)))
 
-    async def _prompt(self, text: str) -> str:
+    async def _prompt(self, text: str) -> RunStatus:
         agent = self.agent
-        self.events.emit("agent_start", model=self.spec.display_name, resolver="human", prompt=text)
-        status = "done"
+        self.events.emit(AgentStart(model=self.spec.display_name, resolver="human", prompt=text))
+        status: RunStatus = "done"
         try:
             if not self._started:
                 self._started = True
@@ -117,14 +141,15 @@ class AcpSession:
                 if not report:
                     break
                 text = resolution_prompt(report)
-                self.events.emit("notice", message=f"Told the agent:\n{text}")
+                self.events.emit(Notice(f"Told the agent:\n{text}"))
             else:
                 status = "max_turns"
         except AcpError as exc:
-            self.events.emit("error", message=str(exc))
+            self.events.emit(ErrorEvent(str(exc)))
             status = "error"
         finally:
-            self.events.emit("agent_end", status=status, pending=self.store.count)
+            self.last_status = status
+            self.events.emit(AgentEnd(status=status, pending=self.store.count))
         return status
 
     def abort(self) -> None:
@@ -138,27 +163,18 @@ class AcpSession:
         action: str,
         reason: str,
         action_id: str | None = None,
-        by: str = "human",
-    ) -> ToolResult:
+        by: ResolvedBy = "human",
+    ) -> ResolveOutcome:
         return self._loop.run(self._resolve(action, reason, action_id, by))
 
     async def _resolve(
-        self, action: str, reason: str, action_id: str | None, by: str
-    ) -> ToolResult:
-        result = await resolve_pending(self.store, action, reason, action_id)
-        details = result.details if isinstance(result.details, dict) else {}
-        if not result.is_error:
-            self.events.emit(
-                "pending_resolved",
-                action_id=details.get("action_id"),
-                action=action,
-                reason=reason,
-                by=by,
-                label=details.get("label"),
-                source_tool_name=details.get("source_tool_name"),
-                result=result.to_dict(),
-            )
-        return result
+        self, action: str, reason: str, action_id: str | None, by: ResolvedBy
+    ) -> ResolveOutcome:
+        outcome = await resolve_pending(self.store, action, reason, action_id)
+        event = resolution_event(outcome, by)
+        if event is not None:
+            self.events.emit(event)
+        return outcome
 
     def undo(self) -> ToolResult:
         from redline.workspace.journal import UndoError, undo_last
@@ -166,10 +182,10 @@ class AcpSession:
         try:
             receipt = undo_last(self.cwd)
         except UndoError as exc:
-            self.events.emit("notice", message=str(exc))
+            self.events.emit(Notice(str(exc)))
             return ToolResult.error(str(exc))
         files = list(receipt.files)
-        self.events.emit("undone", entry_id=receipt.entry_id, label=receipt.label, files=files)
+        self.events.emit(Undone(entry_id=receipt.entry_id, label=receipt.label, files=files))
         with self.agent._lock:
             self.agent._unreported.append(Resolution(receipt.label, "undone", "", receipt.entry_id))
         return ToolResult.text_result(f"Undid {receipt.label} ({', '.join(files)}).")
@@ -215,51 +231,23 @@ class AcpSession:
 
 
 class _DashboardView:
-    """Translate ACP activity into the event types the dashboard already shows."""
+    """The agent's text as the dashboard streams it (``message_delta``, ``message_end``);
+    every other event, the ``Acp*`` ones included, passes through unchanged."""
 
     def __init__(self, listener: Callable[[Event], None]) -> None:
         self.listener = listener
         self.streaming = False
-        self.titles: dict[str, str] = {}
-
-    def _send(self, event: Event, type: str, **data: Any) -> None:
-        self.listener(Event(type, event.seq, event.time, event.session_id, data))
 
     def __call__(self, event: Event) -> None:
-        data = event.data
-        kind = event.type
-        if kind == "acp_message":
+        if isinstance(event, AcpMessage):
             self.streaming = True
-            self._send(event, "message_delta", text=str(data.get("text", "")))
+            self.listener(_stamped(MessageDelta(event.text), event))
             return
-        if self.streaming and kind not in ("acp_stderr", "acp_usage"):
+        if self.streaming and not isinstance(event, (AcpStderr, AcpUsage)):
             self.streaming = False
-            self._send(event, "message_end", text="")
-        if kind == "acp_tool_call":
-            call_id = str(data.get("tool_call_id", ""))
-            name = f"{data.get('kind')}: {data.get('title')}"
-            self.titles[call_id] = name
-            self._send(
-                event, "tool_start", tool_call_id=call_id, name=name, args=data.get("raw_input")
-            )
-        elif kind == "acp_tool_call_update":
-            status = data.get("status")
-            if status in ("completed", "failed"):
-                call_id = str(data.get("tool_call_id", ""))
-                self._send(
-                    event,
-                    "tool_end",
-                    tool_call_id=call_id,
-                    name=self.titles.pop(call_id, str(data.get("title") or "tool")),
-                    is_error=status == "failed",
-                    result={"content": [{"type": "text", "text": str(status)}]},
-                )
-        elif kind == "acp_plan":
-            steps = "; ".join(
-                f"[{e.get('status')}] {e.get('content')}" for e in data.get("entries") or []
-            )
-            self._send(event, "notice", message=f"plan: {steps}")
-        elif kind == "acp_agent_exit":
-            self._send(event, "notice", message=f"the agent process {data.get('how')}")
-        elif not kind.startswith("acp_"):
-            self.listener(event)
+            self.listener(_stamped(MessageEnd(""), event))
+        self.listener(event)
+
+
+def _stamped(event: Event, like: Event) -> Event:
+    return dataclasses.replace(event, seq=like.seq, time=like.time, session_id=like.session_id)

@@ -1,95 +1,425 @@
 """The one event stream: dashboard, session log, ``exec --json``, SDK listeners and tests.
 
-Every event is JSON-serialisable and carries ``type``, ``seq``, ``time`` and
-``session_id``; the remaining fields depend on the type (see docs/sdk.md).
+Every event type is a frozen dataclass below. Producers build one and hand it to
+:meth:`EventStream.emit`, which stamps ``seq``, ``time`` and ``session_id``; consumers
+dispatch with ``match`` on the classes, so mypy checks every field a producer fills and a
+consumer reads. ``to_dict()`` gives the wire shape (``exec --json``, session logs):
+``type``, ``seq``, ``time``, ``session_id``, then the event's own fields in declaration
+order. ``event_from_dict`` reads it back.
+
+A new event type is one new dataclass with a ``TYPE`` and the ``@register`` decorator.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, get_type_hints
+
+from redline.tools.result import ToolResult
+from redline.workspace.preview import PreviewSummary
 
 log = logging.getLogger(__name__)
 
-EventType = Literal[
-    "agent_start",
-    "agent_end",
-    "turn_start",
-    "turn_end",
-    "message_start",
-    "message_delta",
-    "message_end",
-    "tool_start",
-    "tool_update",
-    "tool_end",
-    "pending_pushed",
-    "pending_resolved",
-    "pending_stale",
-    "pending_replaced",
-    "undone",
-    "plugin_loaded",
-    "plugin_error",
-    "plugin_output",
-    "notice",
-    "error",
-    "usage",
-    # Activity of an external agent over ACP (redline.acp.events).
-    "acp_message",
-    "acp_thought",
-    "acp_tool_call",
-    "acp_tool_call_update",
-    "acp_plan",
-    "acp_usage",
-    "acp_mode",
-    "acp_agent_exit",
-    "acp_stderr",
-]
-
-EVENT_TYPES: frozenset[str] = frozenset(EventType.__args__)  # type: ignore[attr-defined]
-
 RunStatus = Literal["done", "awaiting_review", "aborted", "error", "max_turns"]
+"""How one run ended (``prompt()``/``resume()`` return it; ``agent_end`` carries it)."""
+
+ResolveVerb = Literal["apply", "discard"]
+ResolvedBy = Literal["agent", "human", "auto"]
 
 
-@dataclass(frozen=True)
+class AgentState(enum.StrEnum):
+    """Where the agent is now, as the SDK, ``exec`` and the dashboard name it.
+
+    The value is the words people read (the dashboard's status line shows it).
+    """
+
+    IDLE = "idle"
+    RUNNING = "running"
+    WAITING_FOR_REVIEW = "waiting for review"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+    @classmethod
+    def after(cls, status: RunStatus) -> AgentState:
+        """The state a run leaves the agent in when it ends with ``status``."""
+        return _STATE_AFTER[status]
+
+
+_STATE_AFTER: dict[str, AgentState] = {
+    "done": AgentState.IDLE,
+    "awaiting_review": AgentState.WAITING_FOR_REVIEW,
+    "aborted": AgentState.STOPPED,
+    "error": AgentState.FAILED,
+    "max_turns": AgentState.STOPPED,
+}
+
+
+class EventFormatError(ValueError):
+    """A recorded event cannot be read back (unknown type, missing or wrong field)."""
+
+
+_HEADER = ("type", "seq", "time", "session_id")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Event:
-    type: str
-    seq: int
-    time: float
-    session_id: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    """What every event carries; ``seq``, ``time`` and ``session_id`` are set by ``emit``."""
 
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
+    TYPE: ClassVar[str] = ""
+    # A second class may share a wire type; it claims the records where this key has this value.
+    VARIANT: ClassVar[tuple[str, object] | None] = None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.to_dict().get(key, default)
+    seq: int = 0
+    time: float = 0.0
+    session_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
+        """The wire shape: the four common keys, then the event's fields in order."""
+        out: dict[str, Any] = {
+            "type": self.TYPE,
             "seq": self.seq,
             "time": self.time,
             "session_id": self.session_id,
-            **self.data,
         }
+        for item in dataclasses.fields(self):
+            if item.name not in out:
+                value = getattr(self, item.name)
+                out[item.name] = value.to_dict() if isinstance(value, ToolResult) else value
+        return out
 
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Event:
-        data = {k: v for k, v in raw.items() if k not in ("type", "seq", "time", "session_id")}
-        return cls(
-            type=str(raw["type"]),
-            seq=int(raw["seq"]),
-            time=float(raw["time"]),
-            session_id=str(raw["session_id"]),
-            data=data,
-        )
+    @property
+    def type(self) -> str:
+        """The wire ``type`` (the same as the class's ``TYPE``)."""
+        return self.TYPE
 
 
 EventListener: TypeAlias = Callable[[Event], None]
+E = TypeVar("E", bound=Event)
+
+_REGISTRY: dict[str, list[type[Event]]] = {}
+
+
+def register(cls: type[E]) -> type[E]:
+    """Make ``cls`` readable by :func:`event_from_dict` under its wire ``TYPE``."""
+    if not cls.TYPE:
+        raise TypeError(f"{cls.__name__} has no TYPE")
+    variants = _REGISTRY.setdefault(cls.TYPE, [])
+    if any(other.VARIANT == cls.VARIANT for other in variants):
+        raise TypeError(f"event type {cls.TYPE!r} registered twice")
+    # Classes with a VARIANT key are tried before the plain one.
+    variants.insert(0 if cls.VARIANT is not None else len(variants), cls)
+    return cls
+
+
+# -- the run ---------------------------------------------------------------------------
+@register
+@dataclass(frozen=True)
+class AgentStart(Event):
+    TYPE: ClassVar[str] = "agent_start"
+    model: str
+    resolver: str
+    prompt: str | None
+
+
+@register
+@dataclass(frozen=True)
+class AgentEnd(Event):
+    TYPE: ClassVar[str] = "agent_end"
+    status: RunStatus
+    pending: int
+
+
+@register
+@dataclass(frozen=True)
+class TurnStart(Event):
+    TYPE: ClassVar[str] = "turn_start"
+    turn: int
+
+
+@register
+@dataclass(frozen=True)
+class TurnEnd(Event):
+    TYPE: ClassVar[str] = "turn_end"
+    turn: int
+
+
+@register
+@dataclass(frozen=True)
+class MessageStart(Event):
+    TYPE: ClassVar[str] = "message_start"
+    role: str
+
+
+@register
+@dataclass(frozen=True)
+class MessageDelta(Event):
+    TYPE: ClassVar[str] = "message_delta"
+    text: str
+
+
+@register
+@dataclass(frozen=True)
+class MessageEnd(Event):
+    TYPE: ClassVar[str] = "message_end"
+    text: str
+
+
+@register
+@dataclass(frozen=True)
+class TokenUsage(Event):
+    TYPE: ClassVar[str] = "usage"
+    input_tokens: int
+    output_tokens: int
+
+
+# -- tools -----------------------------------------------------------------------------
+@register
+@dataclass(frozen=True)
+class ToolStart(Event):
+    TYPE: ClassVar[str] = "tool_start"
+    tool_call_id: str
+    name: str
+    args: dict[str, Any]
+
+
+@register
+@dataclass(frozen=True)
+class ToolUpdate(Event):
+    TYPE: ClassVar[str] = "tool_update"
+    tool_call_id: str
+    name: str
+    text: str
+
+
+@register
+@dataclass(frozen=True)
+class ToolEnd(Event):
+    TYPE: ClassVar[str] = "tool_end"
+    tool_call_id: str
+    name: str
+    result: ToolResult
+    is_error: bool
+
+
+# -- pending actions -------------------------------------------------------------------
+@register
+@dataclass(frozen=True)
+class PendingPushed(Event):
+    TYPE: ClassVar[str] = "pending_pushed"
+    action_id: str
+    label: str
+    source_tool_name: str
+    preview: PreviewSummary | None
+
+
+@register
+@dataclass(frozen=True)
+class PendingResolved(Event):
+    TYPE: ClassVar[str] = "pending_resolved"
+    action_id: str
+    action: ResolveVerb
+    reason: str
+    by: ResolvedBy
+    label: str
+    source_tool_name: str
+    result: ToolResult
+
+
+@register
+@dataclass(frozen=True)
+class PendingStale(Event):
+    TYPE: ClassVar[str] = "pending_stale"
+    action_id: str
+    label: str
+    reason: str
+
+
+@register
+@dataclass(frozen=True)
+class PendingReplaced(Event):
+    TYPE: ClassVar[str] = "pending_replaced"
+    old_action_id: str
+    action_id: str
+    label: str
+    source_tool_name: str
+    preview: PreviewSummary | None
+
+
+@register
+@dataclass(frozen=True)
+class Undone(Event):
+    TYPE: ClassVar[str] = "undone"
+    entry_id: str
+    label: str
+    files: list[str]
+
+
+# -- plugins, notices, errors ----------------------------------------------------------
+@register
+@dataclass(frozen=True)
+class PluginLoaded(Event):
+    TYPE: ClassVar[str] = "plugin_loaded"
+    path: str
+    tools: list[str]
+    message: str
+
+
+@register
+@dataclass(frozen=True)
+class PluginFailed(Event):
+    TYPE: ClassVar[str] = "plugin_error"
+    path: str
+    message: str
+    source: str
+
+
+@register
+@dataclass(frozen=True)
+class PluginOutput(Event):
+    """What a plugin printed (``stream`` is ``stdout`` or ``stderr``); never mixed into
+    redline's own output."""
+
+    TYPE: ClassVar[str] = "plugin_output"
+    path: str
+    stream: str
+    text: str
+
+
+@register
+@dataclass(frozen=True)
+class Notice(Event):
+    TYPE: ClassVar[str] = "notice"
+    message: str
+
+
+@register
+@dataclass(frozen=True)
+class ResolutionFailed(Event):
+    """An apply or discard that was refused or failed; the action is still pending.
+
+    On the wire it is a ``notice`` with ``failed: true`` (so older readers show its text).
+    """
+
+    TYPE: ClassVar[str] = "notice"
+    VARIANT: ClassVar[tuple[str, object] | None] = ("failed", True)
+    message: str
+    action_id: str
+    action: ResolveVerb
+    reason: str
+    label: str
+    source_tool_name: str
+    by: ResolvedBy
+    failed: Literal[True] = True
+
+
+@register
+@dataclass(frozen=True)
+class ErrorEvent(Event):
+    TYPE: ClassVar[str] = "error"
+    message: str
+
+
+# Runs own these; after the person stops a run, late ones are dropped instead of shown.
+RUN_SCOPED: tuple[type[Event], ...] = (
+    AgentStart,
+    AgentEnd,
+    TurnStart,
+    TurnEnd,
+    MessageStart,
+    MessageDelta,
+    MessageEnd,
+    ToolStart,
+    ToolUpdate,
+    ToolEnd,
+    TokenUsage,
+    ErrorEvent,
+)
+
+# The built-in wire types; ``is_event_type`` also knows types registered later.
+EVENT_TYPES: frozenset[str] = frozenset(_REGISTRY)
+
+
+def is_event_type(name: str) -> bool:
+    """Whether ``name`` is the wire ``type`` of a registered event class."""
+    return name in _REGISTRY
+
+
+@dataclass(frozen=True)
+class UnknownEvent(Event):
+    """A recorded event of a type this version does not know (a newer redline wrote it).
+
+    Replays pass it through unchanged; consumers skip it.
+    """
+
+    raw: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.raw)
+
+    @property
+    def type(self) -> str:
+        return str(self.raw.get("type", ""))
+
+
+# -- reading back ----------------------------------------------------------------------
+_ADAPTERS: dict[str, dict[str, Any]] = {}
+
+
+def _field_adapters(cls: type[Event]) -> dict[str, Any]:
+    """A pydantic validator per field (None for a ToolResult), built once per class."""
+    key = f"{cls.__module__}.{cls.__qualname__}"
+    adapters = _ADAPTERS.get(key)
+    if adapters is None:
+        from pydantic import TypeAdapter
+
+        hints = get_type_hints(cls)
+        adapters = _ADAPTERS[key] = {
+            item.name: None if hints[item.name] is ToolResult else TypeAdapter(hints[item.name])
+            for item in dataclasses.fields(cls)
+        }
+    return adapters
+
+
+def _pick(raw: Mapping[str, Any]) -> type[Event]:
+    kind = raw.get("type")
+    variants = _REGISTRY.get(kind) if isinstance(kind, str) else None
+    if not variants:
+        raise EventFormatError(f"unknown event type {kind!r}")
+    for cls in variants:
+        if cls.VARIANT is None or raw.get(cls.VARIANT[0]) == cls.VARIANT[1]:
+            return cls
+    raise EventFormatError(f"event type {kind!r}: no variant matches")
+
+
+def event_from_dict(raw: Mapping[str, Any]) -> Event:
+    """The event a wire dict describes; ``EventFormatError`` names what is wrong."""
+    from pydantic import ValidationError
+
+    if not isinstance(raw, Mapping):
+        raise EventFormatError(f"an event must be an object, not {type(raw).__name__}")
+    cls = _pick(raw)
+    values: dict[str, Any] = {}
+    for name, adapter in _field_adapters(cls).items():
+        if name not in raw:
+            continue
+        value = raw[name]
+        try:
+            values[name] = (
+                ToolResult.from_dict(value) if adapter is None else adapter.validate_python(value)
+            )
+        except (ValidationError, TypeError, ValueError, AttributeError) as exc:
+            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise EventFormatError(f"{cls.TYPE} event: field {name!r}: {first}") from None
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise EventFormatError(f"{cls.TYPE} event: {exc}") from None
 
 
 class EventStream:
@@ -120,19 +450,73 @@ class EventStream:
 
         return unsubscribe
 
-    def emit(self, type: str, **data: Any) -> Event:
-        if type not in EVENT_TYPES:
-            raise ValueError(f"unknown event type {type!r}")
+    def emit(self, event: E) -> E:
+        """Stamp ``event`` with the next ``seq``, the time and the session; deliver it.
+
+        Returns the stamped event: ``event`` itself when it was fresh (``seq`` 0), else a
+        stamped copy, so an event already delivered never changes.
+        """
         with self._lock:
             self._seq += 1
-            event = Event(type, self._seq, self._clock(), self.session_id, data)
-            if type == "agent_start":
+            if event.seq:
+                # Already sent once (here or on another stream): send a stamped copy.
+                stamped = dataclasses.replace(
+                    event, seq=self._seq, time=self._clock(), session_id=self.session_id
+                )
+            else:
+                # A fresh event is stamped in place before anyone else sees it (cheap:
+                # thousands of text deltas a second pass through here).
+                stamped = event
+                object.__setattr__(stamped, "seq", self._seq)
+                object.__setattr__(stamped, "time", self._clock())
+                object.__setattr__(stamped, "session_id", self.session_id)
+            if isinstance(stamped, AgentStart):
                 self._startup = None
             elif self._startup is not None:
-                self._startup.append(event)
+                self._startup.append(stamped)
             for listener in list(self._listeners):
                 try:
-                    listener(event)
+                    listener(stamped)
                 except Exception:
-                    log.exception("event listener %r failed on %s", listener, type)
-            return event
+                    log.exception("event listener %r failed on %s", listener, stamped.TYPE)
+            return stamped
+
+
+__all__ = [
+    "RUN_SCOPED",
+    "AgentEnd",
+    "AgentStart",
+    "AgentState",
+    "ErrorEvent",
+    "Event",
+    "EventFormatError",
+    "EventListener",
+    "EventStream",
+    "MessageDelta",
+    "MessageEnd",
+    "MessageStart",
+    "Notice",
+    "PendingPushed",
+    "PendingReplaced",
+    "PendingResolved",
+    "PendingStale",
+    "PluginFailed",
+    "PluginLoaded",
+    "PluginOutput",
+    "PreviewSummary",
+    "ResolutionFailed",
+    "ResolveVerb",
+    "ResolvedBy",
+    "RunStatus",
+    "TokenUsage",
+    "ToolEnd",
+    "ToolStart",
+    "ToolUpdate",
+    "TurnEnd",
+    "TurnStart",
+    "Undone",
+    "UnknownEvent",
+    "event_from_dict",
+    "is_event_type",
+    "register",
+]

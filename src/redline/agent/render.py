@@ -5,7 +5,40 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from redline.agent.events import Event
+from redline.acp.events import (
+    AcpAgentExit,
+    AcpMessage,
+    AcpMode,
+    AcpPlan,
+    AcpStderr,
+    AcpThought,
+    AcpToolCall,
+    AcpToolCallUpdate,
+    AcpUsage,
+)
+from redline.agent import describe
+from redline.agent.events import (
+    AgentEnd,
+    AgentStart,
+    AgentState,
+    ErrorEvent,
+    Event,
+    MessageDelta,
+    MessageEnd,
+    Notice,
+    PendingPushed,
+    PendingReplaced,
+    PendingResolved,
+    PendingStale,
+    PluginFailed,
+    PluginLoaded,
+    PluginOutput,
+    ResolutionFailed,
+    ToolEnd,
+    ToolStart,
+    ToolUpdate,
+    Undone,
+)
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -14,19 +47,13 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _result_text(result: Any) -> str:
-    if isinstance(result, dict):
-        parts = result.get("content") or []
-        return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
-    return str(result)
-
-
 class EventPrinter:
     """Prints events as they come; message deltas stream onto one line."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self._streaming = False
+        self._stream_kind = ""
 
     def _line(self, text: str) -> None:
         if self._streaming:
@@ -35,59 +62,86 @@ class EventPrinter:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def __call__(self, event: Event) -> None:
-        data = event.data
-        kind = event.type
-        if kind == "message_delta":
-            if not self._streaming:
-                self.out.write("assistant: ")
-                self._streaming = True
-            self.out.write(str(data.get("text", "")))
-            self.out.flush()
-        elif kind == "message_end":
+    def _stream(self, kind: str, prefix: str, text: str) -> None:
+        """Stream ``text`` onto the current line, starting a new one when the kind changes."""
+        if not self._streaming or self._stream_kind != kind:
             if self._streaming:
                 self.out.write("\n")
-                self.out.flush()
-                self._streaming = False
-        elif kind == "agent_start":
-            self._line(f"== agent start: {data.get('model')} (resolver: {data.get('resolver')})")
-        elif kind == "agent_end":
-            self._line(f"== agent end: {data.get('status')} ({data.get('pending', 0)} pending)")
-        elif kind == "tool_start":
-            self._line(f"-> {data.get('name')} {_short(data.get('args', {}))}")
-        elif kind == "tool_update":
-            self._line(f"   {data.get('name')}: {_short(data.get('text', ''))}")
-        elif kind == "tool_end":
-            mark = "!!" if data.get("is_error") else "<-"
-            text = _result_text(data.get("result"))
-            first = text.splitlines()[0] if text else ""
-            self._line(f"{mark} {data.get('name')}: {_short(first)}")
-        elif kind == "pending_pushed":
-            preview = data.get("preview") or {}
-            stats = f" +{preview.get('added', 0)} -{preview.get('removed', 0)}" if preview else ""
-            self._line(
-                f"[pending] {data.get('action_id')} {data.get('label')} "
-                f"[{data.get('source_tool_name')}]{stats}"
-            )
-        elif kind == "pending_resolved":
-            verb = "applied" if data.get("action") == "apply" else "discarded"
-            self._line(
-                f"[{verb}] {data.get('action_id')} {data.get('label')} "
-                f"[{data.get('source_tool_name')}] by {data.get('by')}: {data.get('reason')}"
-            )
-        elif kind == "pending_stale":
-            self._line(f"[stale] {data.get('action_id')} {data.get('label')}: {data.get('reason')}")
-        elif kind == "pending_replaced":
-            self._line(
-                f"[replaced] {data.get('old_action_id')} -> {data.get('action_id')} {data.get('label')}"
-            )
-        elif kind == "undone":
-            self._line(f"[undone] {data.get('label')}: {', '.join(data.get('files', []))}")
-        elif kind in ("plugin_error", "error"):
-            self._line(f"error: {data.get('message')}")
-        elif kind == "plugin_output":
-            where = str(data.get("path", "plugin"))
-            for line in str(data.get("text", "")).splitlines() or [""]:
-                self._line(f"[{where.rsplit('/', 1)[-1]} {data.get('stream')}] {line}")
-        elif kind in ("plugin_loaded", "notice"):
-            self._line(f"note: {data.get('message')}")
+            self.out.write(prefix)
+            self._streaming = True
+            self._stream_kind = kind
+        self.out.write(text)
+        self.out.flush()
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case MessageDelta(text=text):
+                self._stream("assistant", "assistant: ", text)
+            case AcpMessage(text=text):
+                self._stream("agent", "agent: ", text)
+            case AcpThought(text=text):
+                self._stream("thinking", "thinking: ", text)
+            case AcpToolCall(kind=kind, title=title, status=status):
+                self._line(f"-> [{kind}] {title} ({status})")
+            case AcpToolCallUpdate(tool_call_id=call_id, title=title, status=status):
+                if status or title:
+                    self._line(f"   {title or call_id}: {status or 'updated'}")
+            case AcpPlan(entries=entries):
+                self._line("plan:")
+                for step in entries:
+                    self._line(f"  [{step.status}] {step.content}")
+            case AcpUsage(used=used, size=size):
+                self._line(f"usage: {used} of {size} tokens")
+            case AcpMode(mode_id=mode_id):
+                self._line(f"note: agent mode {mode_id}")
+            case AcpAgentExit(how=how):
+                self._line(f"== agent process {how}")
+            case AcpStderr():
+                pass  # kept in the session log
+            case MessageEnd():
+                if self._streaming:
+                    self.out.write("\n")
+                    self.out.flush()
+                    self._streaming = False
+            case AgentStart(model=model, resolver=resolver):
+                self._line(f"== agent start: {model} (resolver: {resolver})")
+            case AgentEnd(status=status, pending=pending):
+                state = AgentState.after(status)
+                self._line(f"== agent end: {status} ({pending} pending); agent {state}")
+            case ToolStart(name=name, args=args):
+                self._line(f"-> {name} {_short(args)}")
+            case ToolUpdate(name=name, text=text):
+                self._line(f"   {name}: {_short(text)}")
+            case ToolEnd(name=name, result=result, is_error=is_error):
+                mark = "!!" if is_error else "<-"
+                self._line(f"{mark} {name}: {_short(describe.first_line(result))}")
+            case PendingPushed():
+                self._line(
+                    f"[pending] {event.action_id} {event.label} "
+                    f"[{event.source_tool_name}]{describe.preview_stats(event.preview)}"
+                )
+            case PendingResolved():
+                verb = describe.verdict(event.action).lower()
+                self._line(
+                    f"[{verb}] {event.action_id} {event.label} "
+                    f"[{event.source_tool_name}] by {event.by}: {event.reason}"
+                )
+            case PendingStale(action_id=action_id, label=label, reason=reason):
+                self._line(f"[stale] {action_id} {label}: {reason}")
+            case PendingReplaced(old_action_id=old, action_id=new, label=label):
+                self._line(f"[replaced] {old} -> {new} {label}")
+            case Undone(label=label, files=files):
+                self._line(f"[undone] {label}: {', '.join(files)}")
+            case PluginFailed(message=message) | ErrorEvent(message=message):
+                self._line(f"error: {message}")
+            case PluginOutput(path=path, stream=stream, text=text):
+                where = describe.plugin_name(path)
+                for line in text.splitlines() or [""]:
+                    self._line(f"[{where} {stream}] {line}")
+            case ResolutionFailed(message=message):
+                # Today's wording: a failed resolution is a notice with the model-facing text.
+                self._line(f"note: {message}")
+            case PluginLoaded(message=message) | Notice(message=message):
+                self._line(f"note: {message}")
+            case _:
+                pass

@@ -22,7 +22,34 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from redline.agent.events import Event, EventListener, EventStream, RunStatus
+from redline.agent.events import (
+    AgentEnd,
+    AgentStart,
+    AgentState,
+    ErrorEvent,
+    Event,
+    EventListener,
+    EventStream,
+    MessageDelta,
+    MessageEnd,
+    MessageStart,
+    Notice,
+    PendingPushed,
+    PendingReplaced,
+    PendingResolved,
+    PendingStale,
+    ResolutionFailed,
+    ResolvedBy,
+    RunStatus,
+    TokenUsage,
+    ToolEnd,
+    ToolStart,
+    ToolUpdate,
+    TurnEnd,
+    TurnStart,
+    Undone,
+    event_from_dict,
+)
 from redline.agent.loop_thread import LoopThread
 from redline.agent.providers.base import (
     ForceTool,
@@ -42,13 +69,12 @@ from redline.extensibility.isolation import wait_interruptibly
 from redline.extensibility.plugins import PluginHost
 from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
-from redline.tools.resolve import ResolveTool, resolve_pending
+from redline.tools.resolve import ResolveOutcome, ResolveTool, resolve_pending
 from redline.tools.result import ToolResult
 
 log = logging.getLogger(__name__)
 
 Resolver = Literal["agent", "human", "apply-all", "discard-all"]
-ResolvedBy = Literal["agent", "human", "auto"]
 RESOLVERS: tuple[str, ...] = ("agent", "human", "apply-all", "discard-all")
 
 PREVIEW_REMINDER = (
@@ -167,12 +193,12 @@ class AgentSession:
         self.plugins = PluginHost(
             cwd=cwd,
             store=self.store,
-            emit=self.events.emit,
+            emit=self._plugin_event,
             add_tool=self.add_tool,
             remove_tool=self.remove_tool,
         )
-        self.status = "idle"
-        self.last_status = None
+        self.state: AgentState = AgentState.IDLE
+        self.last_status: RunStatus | None = None
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             self._tools[tool.name] = tool
@@ -182,7 +208,7 @@ class AgentSession:
         ]
         self._loop = LoopThread()
         self._state_lock = threading.RLock()
-        self._run_future: Any = None
+        self._run_future: concurrent.futures.Future[RunStatus] | None = None
         self._run_task: asyncio.Task[RunStatus] | None = None
         self._abort_requested = False
         self._unreported: list[Resolution] = []
@@ -259,6 +285,13 @@ class AgentSession:
             ValueError: ``text`` is empty.
             SessionError: a run is already active, or the session is closed.
         """
+        return wait_interruptibly(self.start_prompt(text))
+
+    def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]:
+        """Like :meth:`prompt`, without blocking: the future resolves when the run ends.
+
+        An asyncio program awaits it with ``asyncio.wrap_future``.
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the prompt must be a non-empty string")
         return self._start_run(text)
@@ -272,8 +305,14 @@ class AgentSession:
         Raises:
             SessionError: the last run did not end awaiting review.
         """
+        return wait_interruptibly(self.start_resume())
+
+    def start_resume(self) -> concurrent.futures.Future[RunStatus]:
+        """Like :meth:`resume`, without blocking."""
         if self.store.has_pending:
-            return "awaiting_review"
+            done: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
+            done.set_result("awaiting_review")
+            return done
         if self.last_status != "awaiting_review":
             raise SessionError("nothing to resume: the last run did not end awaiting review")
         return self._start_run(None)
@@ -284,7 +323,7 @@ class AgentSession:
         reason: str,
         action_id: str | None = None,
         by: ResolvedBy = "human",
-    ) -> ToolResult:
+    ) -> ResolveOutcome:
         """Apply or discard the top action (the same path the model's resolve call takes).
 
         Args:
@@ -294,17 +333,22 @@ class AgentSession:
             by: who decided (``human``, ``agent`` or ``auto``), for the event.
 
         Returns:
-            The result; an error result (nothing changed) when refused or when the
-            callback failed. Closing the session while a callback never returns ends
-            the wait with an error result (the callback is abandoned).
+            A :class:`~redline.tools.resolve.ResolveOutcome`: ``outcome.kind`` says whether
+            it was applied, discarded, failed (nothing changed), refused because the top
+            changed, or invalid; ``outcome.text`` is what the model would read. Closing
+            the session while a callback never returns ends the wait with a failed
+            outcome (the callback is abandoned).
         """
         if self._closed:
-            return ToolResult.error("The session is closed; nothing was applied or discarded.")
+            return ResolveOutcome(
+                "invalid", "The session is closed; nothing was applied or discarded."
+            )
         try:
             return self._loop.run(self._resolve(action, reason, action_id, by))
         except concurrent.futures.CancelledError:
-            return ToolResult.error(
-                "The session closed before the action was resolved; its callback was abandoned."
+            return ResolveOutcome(
+                "failed",
+                "The session closed before the action was resolved; its callback was abandoned.",
             )
 
     def undo(self) -> ToolResult:
@@ -314,13 +358,13 @@ class AgentSession:
         try:
             receipt = undo_last(self.cwd)
         except UndoError as exc:
-            self.events.emit("notice", message=str(exc))
+            self.events.emit(Notice(message=str(exc)))
             return ToolResult.error(str(exc))
         files = list(receipt.files)
         text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
         with self._state_lock:
             self._unreported.append(Resolution("undid", receipt.entry_id, receipt.label, "", text))
-        self.events.emit("undone", entry_id=receipt.entry_id, label=receipt.label, files=files)
+        self.events.emit(Undone(entry_id=receipt.entry_id, label=receipt.label, files=files))
         self.check_staleness()
         return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
 
@@ -437,6 +481,12 @@ class AgentSession:
         """
         return self.plugins.trust_workspace()
 
+    def _plugin_event(self, kind: str, **fields: Any) -> None:
+        """Emit what the plugin host reports (``plugin_error``, ``plugin_loaded``,
+        ``plugin_output``) as the typed event; the host sits below the agent layer, so it
+        names the type and fields, and they are checked here when the event is built."""
+        self.events.emit(event_from_dict({"type": kind, **fields}))
+
     def on_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the session closes (errors are logged, not raised)."""
         self._on_close.append(callback)
@@ -505,22 +555,22 @@ class AgentSession:
         return tuple(specs)
 
     # -- the run --------------------------------------------------------------------
-    def _start_run(self, text: str | None) -> RunStatus:
+    def _start_run(self, text: str | None) -> concurrent.futures.Future[RunStatus]:
         with self._state_lock:
             if self._closed:
                 raise SessionError("the session is closed")
             if self.running:
                 raise SessionError("a run is already active; wait for it or abort() it first")
             self._abort_requested = False
-            self.status = "running"
-            self._run_future = self._loop.submit(self._run(text))
-            future = self._run_future
-        return wait_interruptibly(future)
+            self.state = AgentState.RUNNING
+            future = self._loop.submit(self._run(text))
+            self._run_future = future
+        return future
 
     async def _run(self, text: str | None) -> RunStatus:
         with self._state_lock:
             self._run_task = asyncio.current_task()
-        self.events.emit("agent_start", model=self.model_label, resolver=self.resolver, prompt=text)
+        self.events.emit(AgentStart(model=self.model_label, resolver=self.resolver, prompt=text))
         if text is not None:
             self._messages.append(Message("user", text))
         status: RunStatus
@@ -536,16 +586,10 @@ class AgentSession:
             log.exception("agent run failed")
             status, error = "error", f"{type(exc).__name__}: {exc}"
         if error is not None:
-            self.events.emit("error", message=error)
+            self.events.emit(ErrorEvent(message=error))
         self.last_status = status
-        self.status = {
-            "done": "idle",
-            "awaiting_review": "awaiting_review",
-            "aborted": "stopped",
-            "error": "failed",
-            "max_turns": "stopped",
-        }[status]
-        self.events.emit("agent_end", status=status, pending=self.store.count)
+        self.state = AgentState.after(status)
+        self.events.emit(AgentEnd(status=status, pending=self.store.count))
         with self._state_lock:
             self._run_task = None
         return status
@@ -570,20 +614,21 @@ class AgentSession:
             turns += 1
             response = await self._model_turn(turns)
             if not response.tool_calls:
-                self.events.emit("turn_end", turn=turns)
+                self.events.emit(TurnEnd(turn=turns))
                 return "awaiting_review" if self.store.has_pending else "done"
             await self._run_tool_calls(
                 response.tool_calls, forced=bool(pending_before) and self._forcing()
             )
-            self.events.emit("turn_end", turn=turns)
+            self.events.emit(TurnEnd(turn=turns))
             pending_after = {a.id for a in self.store.snapshot()}
             if pending_after and self.resolver == "agent":
                 stuck = stuck + 1 if pending_after == pending_before else 0
                 if stuck >= STUCK_TURNS:
                     self.events.emit(
-                        "notice",
-                        message=f"The model left the same actions pending for {STUCK_TURNS} turns; "
-                        "stopping for review.",
+                        Notice(
+                            message=f"The model left the same actions pending for {STUCK_TURNS} "
+                            "turns; stopping for review."
+                        )
                     )
                     return "awaiting_review"
             else:
@@ -615,11 +660,11 @@ class AgentSession:
 
     async def _model_turn(self, turn: int) -> ModelResponse:
         self._pending_messages()
-        self.events.emit("turn_start", turn=turn)
+        self.events.emit(TurnStart(turn=turn))
         while True:
             choice = self._tool_choice()
             request = ModelRequest(tuple(self._messages), self._tool_specs(), choice)
-            self.events.emit("message_start", role="assistant")
+            self.events.emit(MessageStart(role="assistant"))
             parts: list[str] = []
             on_text = self._text_sink(parts)
 
@@ -628,14 +673,15 @@ class AgentSession:
                     self.provider.complete(request, on_text), timeout=self.provider.timeout * 4
                 )
             except ToolChoiceRejected as exc:
-                self.events.emit("message_end", text="".join(parts))
+                self.events.emit(MessageEnd(text="".join(parts)))
                 if choice == "auto":
                     raise
                 self._choice_level += 1
                 self.events.emit(
-                    "notice",
-                    message=f"The model server refused tool_choice {_choice_name(choice)} ({exc}); "
-                    f"retrying with {_choice_name(self._tool_choice())}.",
+                    Notice(
+                        message=f"The model server refused tool_choice {_choice_name(choice)} "
+                        f"({exc}); retrying with {_choice_name(self._tool_choice())}."
+                    )
                 )
                 continue
             except TimeoutError:
@@ -644,12 +690,13 @@ class AgentSession:
                 ) from None
             break
         text = response.text or "".join(parts)
-        self.events.emit("message_end", text=text)
+        self.events.emit(MessageEnd(text=text))
         if response.usage is not None:
             self.events.emit(
-                "usage",
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
+                TokenUsage(
+                    input_tokens=response.usage.input_tokens,
+                    output_tokens=response.usage.output_tokens,
+                )
             )
         self._messages.append(Message("assistant", text, tool_calls=response.tool_calls))
         return response
@@ -658,15 +705,13 @@ class AgentSession:
         def on_text(delta: str) -> None:
             if delta:
                 parts.append(delta)
-                self.events.emit("message_delta", text=delta)
+                self.events.emit(MessageDelta(text=delta))
 
         return on_text
 
     async def _run_tool_calls(self, calls: Sequence[ToolCall], *, forced: bool) -> None:
         for call in calls:
-            self.events.emit(
-                "tool_start", tool_call_id=call.id, name=call.name, args=call.arguments
-            )
+            self.events.emit(ToolStart(tool_call_id=call.id, name=call.name, args=call.arguments))
             if call.name == "resolve" and not self._offers_resolve():
                 result = ToolResult.error(RESOLVE_REFUSED)
             elif forced and call.name != "resolve":
@@ -676,11 +721,9 @@ class AgentSession:
             else:
                 result = await self._execute(call)
             self.events.emit(
-                "tool_end",
-                tool_call_id=call.id,
-                name=call.name,
-                result=result.to_dict(),
-                is_error=result.is_error,
+                ToolEnd(
+                    tool_call_id=call.id, name=call.name, result=result, is_error=result.is_error
+                )
             )
             self._messages.append(
                 Message(
@@ -700,7 +743,8 @@ class AgentSession:
             return ToolResult.error(
                 "resolve needs 'action' (apply or discard) and 'reason' (a string)."
             )
-        return await self._resolve(action, reason, None, "agent")
+        outcome = await self._resolve(action, reason, None, "agent")
+        return outcome.to_tool_result()
 
     async def _execute(self, call: ToolCall) -> ToolResult:
         tool = self._tools.get(call.name)
@@ -727,7 +771,7 @@ class AgentSession:
             return ToolResult.error(f"Invalid arguments for {call.name}: {problems}")
 
         def update(text: str) -> None:
-            self.events.emit("tool_update", tool_call_id=call.id, name=call.name, text=text)
+            self.events.emit(ToolUpdate(tool_call_id=call.id, name=call.name, text=text))
 
         ctx = ToolContext(cwd=self.cwd, store=self.store, tool_call_id=call.id, update=update)
         try:
@@ -748,89 +792,100 @@ class AgentSession:
         while self.store.has_pending:
             result = await self._resolve(action, reason, None, "auto")
             if result.is_error:
-                self.events.emit("error", message=result.text)
+                self.events.emit(ErrorEvent(message=result.text))
                 return False
         return True
 
     # -- the one resolution path ------------------------------------------------------
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
-    ) -> ToolResult:
+    ) -> ResolveOutcome:
         try:
-            result = await resolve_pending(self.store, action, reason, action_id)
+            outcome = await resolve_pending(self.store, action, reason, action_id)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # an action's callback that escaped its isolation
             log.debug("resolving failed", exc_info=True)
             detail = str(exc)
             cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-            return ToolResult.error(f"Resolving failed: {cause}. The action is still pending.")
-        details = result.details if isinstance(result.details, dict) else {}
-        if result.is_error:
-            if details.get("action_id"):
-                self.events.emit(
-                    "notice",
-                    message=result.text,
-                    action_id=details["action_id"],
-                    action=action,
-                    reason=reason,
-                    label=details.get("label"),
-                    source_tool_name=details.get("source_tool_name"),
-                    by=by,
-                    failed=True,
-                )
+            return ResolveOutcome(
+                "failed", f"Resolving failed: {cause}. The action is still pending."
+            )
+        event = resolution_event(outcome, by)
+        if event is not None:
+            self.events.emit(event)
+        if outcome.is_error:
             self.check_staleness(set())  # the checks that waited for this resolution
-            return result
-        self.events.emit(
-            "pending_resolved",
-            action_id=details.get("action_id"),
-            action=action,
-            reason=reason,
-            by=by,
-            label=details.get("label"),
-            source_tool_name=details.get("source_tool_name"),
-            result=result.to_dict(),
-        )
-        if by != "agent":
-            verb = "applied" if action == "apply" else "discarded"
+            return outcome
+        if isinstance(event, PendingResolved) and by != "agent":
+            done = "applied" if event.action == "apply" else "discarded"
             with self._state_lock:
                 self._unreported.append(
-                    Resolution(
-                        verb,
-                        str(details.get("action_id")),
-                        str(details.get("label")),
-                        reason,
-                        result.text,
-                    )
+                    Resolution(done, event.action_id, event.label, reason, outcome.text)
                 )
         # What the apply wrote can make the other pending actions stale: check them by
         # hash now, with any check that waited for this resolution.
         self.check_staleness(None if action == "apply" else set())
-        return result
+        return outcome
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
         if event.kind == "push" and action is not None:
             if self.store.count == 1:
                 self._reminder_due = True
-            self.events.emit("pending_pushed", **_pending_fields(action))
+            self.events.emit(
+                PendingPushed(
+                    action_id=action.id,
+                    label=action.label,
+                    source_tool_name=action.source_tool_name,
+                    preview=action.preview.summary() if action.preview is not None else None,
+                )
+            )
         elif event.kind == "replace" and action is not None and event.previous is not None:
             self.events.emit(
-                "pending_replaced", old_action_id=event.previous.id, **_pending_fields(action)
+                PendingReplaced(
+                    old_action_id=event.previous.id,
+                    action_id=action.id,
+                    label=action.label,
+                    source_tool_name=action.source_tool_name,
+                    preview=action.preview.summary() if action.preview is not None else None,
+                )
             )
         elif event.kind == "stale" and action is not None:
             self.events.emit(
-                "pending_stale", action_id=action.id, label=action.label, reason=action.stale_reason
+                PendingStale(
+                    action_id=action.id, label=action.label, reason=action.stale_reason or ""
+                )
             )
 
 
-def _pending_fields(action: PendingAction) -> dict[str, Any]:
-    return {
-        "action_id": action.id,
-        "label": action.label,
-        "source_tool_name": action.source_tool_name,
-        "preview": action.preview.summary() if action.preview is not None else None,
-    }
+def resolution_event(
+    outcome: ResolveOutcome, by: ResolvedBy
+) -> PendingResolved | ResolutionFailed | None:
+    """The event a resolution is logged as: resolved, failed (the action is still pending),
+    or none when no action was involved (empty stack, bad arguments, the top changed)."""
+    facts, verb = outcome.action, outcome.verb
+    if facts is None or verb is None:
+        return None
+    if outcome.is_error:
+        return ResolutionFailed(
+            message=outcome.text,
+            action_id=facts.action_id,
+            action=verb,
+            reason=outcome.reason,
+            label=facts.label,
+            source_tool_name=facts.source_tool_name,
+            by=by,
+        )
+    return PendingResolved(
+        action_id=facts.action_id,
+        action=verb,
+        reason=outcome.reason,
+        by=by,
+        label=facts.label,
+        source_tool_name=facts.source_tool_name,
+        result=outcome.to_tool_result(),
+    )
 
 
 def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
@@ -853,6 +908,8 @@ __all__ = [
     "AgentSession",
     "Event",
     "Resolution",
+    "ResolvedBy",
     "Resolver",
     "SessionError",
+    "resolution_event",
 ]

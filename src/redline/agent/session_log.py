@@ -16,7 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from redline.agent.events import Event
+from redline.agent.events import (
+    Event,
+    EventFormatError,
+    UnknownEvent,
+    event_from_dict,
+    is_event_type,
+)
 from redline.redaction import redact_urls
 
 SCHEMA_VERSION = 1
@@ -110,8 +116,14 @@ def read_log(path: Path) -> tuple[dict[str, Any], Iterator[Event]]:
         for line in lines[1:]:
             try:
                 raw = json.loads(line)
-                yield Event.from_dict(raw)
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            except json.JSONDecodeError:
                 continue
+            try:
+                yield event_from_dict(raw)
+            except EventFormatError:
+                # A type a newer redline added is passed through; a broken record is skipped.
+                kind = raw.get("type") if isinstance(raw, dict) else None
+                if isinstance(kind, str) and not is_event_type(kind):
+                    yield UnknownEvent(raw=raw)
 
     return header, events()

@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"redline ast-edit: {result.path}: {result.error}", file=sys.stderr)
         elif not args.json:
             print(cli_file_text(result, rewrite), flush=True)
+        for note in result.skipped:
+            print(f"redline ast-edit: {result.path}: {note}", file=sys.stderr)
 
     try:
         report = search(root, pairs, args.targets or ["."], args.glob, args.limit, on_file=show)

@@ -119,9 +119,9 @@ def _json_stdout() -> Iterator[TextIO]:
 def _error(args: argparse.Namespace, message: str, code: int, out: TextIO | None = None) -> int:
     if args.json:
         # No session exists yet: a complete event all the same, outside any session.
-        from redline.agent.events import Event
+        from redline.agent.events import ErrorEvent
 
-        event = Event("error", 0, time.time(), "", {"message": message})
+        event = ErrorEvent(message=message, time=time.time())
         print(json_dumps(event.to_dict(), ensure_ascii=True), file=out or sys.stdout, flush=True)
     print(f"redline exec: {message}", file=sys.stderr)
     return code

@@ -143,7 +143,7 @@ async def _resolve_here(
         claim.finish(
             Resolution(record.id, decision, reason, resolved_by, rule, result_text=result.text)
         )
-    return result
+    return result.to_tool_result()
 
 
 def _ask_owner(

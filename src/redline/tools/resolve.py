@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,19 +21,75 @@ NOTHING_PENDING = "No pending action to resolve. Nothing to apply or discard."
 STORE_UNAVAILABLE = "Pending action store unavailable in this runtime."
 
 ResolveAction = Literal["apply", "discard"]
+ResolveKind = Literal["applied", "discarded", "failed", "top_changed", "invalid"]
 
 
-def _details(
-    action: str, reason: str, pending: PendingAction, result_details: Any = None
-) -> dict[str, Any]:
-    return {
-        "action": action,
-        "reason": reason,
-        "source_tool_name": pending.source_tool_name,
-        "label": pending.label,
-        "action_id": pending.id,
-        "result_details": result_details,
-    }
+@dataclass(frozen=True)
+class ResolvedAction:
+    """The facts of the action a resolution was about (it may still be pending)."""
+
+    action_id: str
+    label: str
+    source_tool_name: str
+
+    @classmethod
+    def of(cls, pending: PendingAction) -> ResolvedAction:
+        return cls(pending.id, pending.label, pending.source_tool_name)
+
+
+@dataclass(frozen=True)
+class ResolveOutcome:
+    """What one apply or discard did.
+
+    ``kind`` says how it ended: ``applied``/``discarded`` (the action left the stack),
+    ``failed`` (refused as stale, or its callback failed: the action is still pending),
+    ``top_changed`` (``action_id`` was no longer on top: nothing happened) or ``invalid``
+    (bad arguments or an empty stack). ``text`` is what the model reads.
+    """
+
+    kind: ResolveKind
+    text: str
+    verb: ResolveAction | None = None
+    reason: str = ""
+    action: ResolvedAction | None = None
+    result_details: Any = None
+    expected_action_id: str = ""
+    top_action_id: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.kind not in ("applied", "discarded")
+
+    @property
+    def top_changed(self) -> bool:
+        return self.kind == "top_changed"
+
+    def tool_details(self) -> dict[str, Any] | None:
+        """The details dict of the tool result (the wire shape of ``tool_end`` events)."""
+        if self.kind == "top_changed":
+            return {
+                "expected_action_id": self.expected_action_id,
+                "top_action_id": self.top_action_id,
+            }
+        if self.action is None:
+            return None
+        return {
+            "action": self.verb,
+            "reason": self.reason,
+            "source_tool_name": self.action.source_tool_name,
+            "label": self.action.label,
+            "action_id": self.action.action_id,
+            "result_details": self.result_details,
+        }
+
+    def to_tool_result(self) -> ToolResult:
+        return ToolResult.text_result(
+            self.text, details=self.tool_details(), is_error=self.is_error
+        )
+
+
+def _invalid(text: str) -> ResolveOutcome:
+    return ResolveOutcome("invalid", text)
 
 
 async def _call(callback: Any, reason: str) -> object:
@@ -53,24 +110,27 @@ async def resolve_pending(
     action: str,
     reason: str,
     action_id: str | None = None,
-) -> ToolResult:
+) -> ResolveOutcome:
     """Apply or discard the top action; it leaves the stack only if its callback succeeded."""
     if action not in ("apply", "discard"):
-        return ToolResult.error(
-            f"Invalid resolve action {action!r}: expected 'apply' or 'discard'."
-        )
+        return _invalid(f"Invalid resolve action {action!r}: expected 'apply' or 'discard'.")
     if not isinstance(reason, str):
-        return ToolResult.error("The resolve reason must be a string.")
+        return _invalid("The resolve reason must be a string.")
+    verb: ResolveAction = "apply" if action == "apply" else "discard"
     await _acquire(store)
     try:
         pending = store.peek()
         if pending is None:
-            return ToolResult.error(NOTHING_PENDING)
+            return _invalid(NOTHING_PENDING)
         if action_id is not None and pending.id != action_id:
-            return ToolResult.error(
+            return ResolveOutcome(
+                "top_changed",
                 f"The top pending action changed: you were looking at {action_id}, but the top "
                 f"is now {pending.id} ({pending.label}). Nothing was applied or discarded.",
-                details={"expected_action_id": action_id, "top_action_id": pending.id},
+                verb=verb,
+                reason=reason,
+                expected_action_id=action_id,
+                top_action_id=pending.id,
             )
         if action == "apply":
             return await _apply(store, pending, reason)
@@ -79,12 +139,15 @@ async def resolve_pending(
         store.resolution_lock.release()
 
 
-async def _apply(store: PendingActionStore, pending: PendingAction, reason: str) -> ToolResult:
+async def _apply(store: PendingActionStore, pending: PendingAction, reason: str) -> ResolveOutcome:
     if pending.stale:
-        return ToolResult.error(
+        return ResolveOutcome(
+            "failed",
             f"Refused to apply {pending.label}: it is stale ({pending.stale_reason}). "
             "Nothing was written; re-preview it or discard it.",
-            details=_details("apply", reason, pending),
+            "apply",
+            reason,
+            ResolvedAction.of(pending),
         )
     try:
         result = coerce_result(await _call(pending.apply, reason))
@@ -104,12 +167,19 @@ async def _apply(store: PendingActionStore, pending: PendingAction, reason: str)
     text = (
         result.text if result is not None and result.text.strip() else f"Applied: {pending.label}."
     )
-    return ToolResult.text_result(
-        text, details=_details("apply", reason, pending, result.details if result else None)
+    return ResolveOutcome(
+        "applied",
+        text,
+        "apply",
+        reason,
+        ResolvedAction.of(pending),
+        result.details if result else None,
     )
 
 
-async def _discard(store: PendingActionStore, pending: PendingAction, reason: str) -> ToolResult:
+async def _discard(
+    store: PendingActionStore, pending: PendingAction, reason: str
+) -> ResolveOutcome:
     result: ToolResult | None = None
     if pending.reject is not None:
         try:
@@ -129,19 +199,32 @@ async def _discard(store: PendingActionStore, pending: PendingAction, reason: st
         text = f"Discarded: {pending.label}. Reason: {reason}"
     else:
         text = result.text
-    return ToolResult.text_result(
-        text, details=_details("discard", reason, pending, result.details if result else None)
+    return ResolveOutcome(
+        "discarded",
+        text,
+        "discard",
+        reason,
+        ResolvedAction.of(pending),
+        result.details if result else None,
     )
 
 
 def _failed(
-    action: str, pending: PendingAction, reason: str, cause: str, result_details: Any = None
-) -> ToolResult:
+    action: ResolveAction,
+    pending: PendingAction,
+    reason: str,
+    cause: str,
+    result_details: Any = None,
+) -> ResolveOutcome:
     verb = "Apply" if action == "apply" else "Discard"
     cause = cause.rstrip().rstrip(".")
-    return ToolResult.error(
+    return ResolveOutcome(
+        "failed",
         f"{verb} failed for {pending.label}: {cause}. The action is still pending.",
-        details=_details(action, reason, pending, result_details),
+        action,
+        reason,
+        ResolvedAction.of(pending),
+        result_details,
     )
 
 
@@ -168,4 +251,5 @@ class ResolveTool(Tool):
         assert isinstance(params, ResolveParams)
         if ctx.store is None:
             return ToolResult.error(STORE_UNAVAILABLE)
-        return await resolve_pending(ctx.store, params.action, params.reason)
+        outcome = await resolve_pending(ctx.store, params.action, params.reason)
+        return outcome.to_tool_result()

@@ -1,19 +1,22 @@
 """RedlineApp: watch the agent work and review every queued change before it lands.
 
-The app takes an already-created session. The agent runs in a thread worker; session
-and store callbacks become messages in :mod:`redline.tui.bridge`; every blocking call
-into the session (resolve, undo, re-preview, trust, abort) runs in a thread worker and
-posts its outcome back, so the UI never waits on the agent.
+The app takes an already-created session. The agent runs on the session's own loop; an
+async worker awaits the run's future. Session and store callbacks become messages in
+:mod:`redline.tui.bridge`; every blocking call into the session (resolve, undo,
+re-preview, trust) runs in a thread worker and posts its outcome back, so the UI never
+waits on the agent. Which keys are live follows two reactives (``agent_state`` and
+``controls``) declared with ``bindings=True``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import logging
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, TypeVar
 
@@ -22,14 +25,16 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
-from textual.worker import get_current_worker
 
+from redline.agent.events import RUN_SCOPED, AgentState, MessageDelta, MessageEnd, RunStatus
 from redline.tools.pending_action import PendingAction
+from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
-from redline.tui.activity_format import format_event, plugin_error_lines
+from redline.tui.activity_format import error_lines, format_event, plugin_error_lines
 from redline.tui.bridge import EventBridge
 from redline.tui.messages import (
     BatchFinished,
@@ -55,30 +60,6 @@ log = logging.getLogger(__name__)
 STYLE_FILES = ("app.tcss", "stack.tcss", "preview.tcss", "activity.tcss", "modals.tcss")
 NO_REASON = "no reason given"
 QUIT_GRACE_SECONDS = 2.0
-# Events that belong to one run; after a stop they are dropped instead of shown.
-RUN_SCOPED = frozenset(
-    {
-        "agent_start",
-        "agent_end",
-        "turn_start",
-        "turn_end",
-        "message_start",
-        "message_delta",
-        "message_end",
-        "tool_start",
-        "tool_update",
-        "tool_end",
-        "usage",
-        "error",
-    }
-)
-STATUS_STATE = {
-    "done": "idle",
-    "max_turns": "idle",
-    "awaiting_review": "waiting for review",
-    "aborted": "stopped",
-    "error": "failed",
-}
 DEAD_RUN = -1
 _W = TypeVar("_W", bound=Widget)
 
@@ -88,6 +69,17 @@ def _css_paths() -> list[str | PurePath]:
 
     base = styles_dir()
     return [base / name for name in STYLE_FILES]
+
+
+@dataclass(frozen=True)
+class Controls:
+    """What decides which resolve and preview keys are live (compared as one value)."""
+
+    has_top: bool = False
+    top_stale: bool = False
+    busy: bool = False
+    selected_stale: bool = False
+    file_count: int = 0
 
 
 def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) -> WatcherLike:
@@ -104,6 +96,10 @@ class RedlineApp(App[int]):
     CSS_PATH = _css_paths()
     AUTO_FOCUS = "#stack"
     ENABLE_COMMAND_PALETTE = True
+
+    # Setting either refreshes the footer's keys (only when the value really changes).
+    agent_state: reactive[AgentState] = reactive(AgentState.IDLE, bindings=True, init=False)
+    controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "apply_top", "Apply"),
@@ -138,17 +134,16 @@ class RedlineApp(App[int]):
         self._watcher_factory = watcher_factory or _default_watcher_factory
         self._watcher: WatcherLike | None = None
         self.bridge = EventBridge(self.post_message)
-        self.agent_state = "idle"
         self._run_seq = 0
         self._live_run = 0
-        self._agent_thread: threading.Thread | None = None
+        self._agent_future: concurrent.futures.Future[RunStatus] | None = None
         self._busy = False
+        self._exiting = False
         self._trust_asked = False
         self._previewed: tuple[int, bool, str] | bool | None = False
         self._tool_names: dict[str, str] = {}
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
-        self._binding_state: tuple[bool | None, ...] = ()
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -261,36 +256,30 @@ class RedlineApp(App[int]):
     # -- session events ------------------------------------------------------------
     def on_events_available(self, _message: EventsAvailable) -> None:
         batch = self.bridge.drain()
+        if not self._alive():
+            return
         activity = self.activity
         with activity.batch_writes():
             for stamped in batch:
                 event = stamped.event
                 if (
-                    event.type in RUN_SCOPED
+                    isinstance(event, RUN_SCOPED)
                     and stamped.run_id != 0
                     and stamped.run_id != self._live_run
                 ):
                     continue
-                data = event.data
-                if event.type == "message_delta":
-                    activity.stream_text(str(data.get("text", data.get("delta", ""))))
-                elif event.type == "message_end":
-                    activity.end_text()
-                else:
-                    if event.type == "notice" and data.get("failed"):
-                        data = self._with_action_facts(data)
-                    activity.write_lines(format_event(event.type, data, self._tool_names))
-
-    def _with_action_facts(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
-        """A failed resolution names only the action id; the action is still on the stack."""
-        action = self.session.store.get(str(data.get("action_id", "")))
-        if action is None:
-            return data
-        return {"label": action.label, "source_tool_name": action.source_tool_name, **data}
+                match event:
+                    case MessageDelta(text=text):
+                        activity.stream_text(text)
+                    case MessageEnd():
+                        activity.end_text()
+                    case _:
+                        activity.write_lines(format_event(event, self._tool_names))
 
     def on_stack_changed(self, _message: StackChanged) -> None:
         self.bridge.stack_seen()
-        self._refresh_stack()
+        if self._alive():
+            self._refresh_stack()
 
     def _refresh_stack(self) -> None:
         actions = self.session.store.snapshot()
@@ -314,21 +303,39 @@ class RedlineApp(App[int]):
 
     @on(PendingStack.Selected)
     def _stack_selected(self, _message: PendingStack.Selected) -> None:
+        # Queued selections can arrive while the app shuts down, after the last screen went.
+        if not self._alive():
+            return
         self._show_selected()
-        self._refresh_bindings_if_changed()
+        self._update_controls()
+
+    def _alive(self) -> bool:
+        """False once quitting started or the screens are gone (late messages do nothing)."""
+        return not self._exiting and bool(self.screen_stack)
+
+    def exit(
+        self, result: int | None = None, return_code: int = 0, message: Any | None = None
+    ) -> None:
+        self._exiting = True
+        super().exit(result, return_code, message)
 
     def _update_controls(self) -> None:
         top = self.session.store.peek()
+        selected = self._selected_action()
+        self.controls = Controls(
+            has_top=top is not None,
+            top_stale=top is not None and top.stale,
+            busy=self._busy,
+            selected_stale=selected is not None and selected.stale,
+            file_count=self.preview.file_count,
+        )
         self.resolve_bar.set_enabled(
             apply=top is not None and not top.stale and not self._busy,
             discard=top is not None and not self._busy,
         )
-        self._refresh_bindings_if_changed()
 
-    def _set_state(self, state: str) -> None:
-        self.agent_state = state
+    def watch_agent_state(self, state: AgentState) -> None:
         self.status_line.state = state
-        self._refresh_bindings_if_changed()
 
     def _show_plugin_error(self, error: Any) -> None:
         where = str(getattr(error, "path", "") or getattr(error, "source", "") or "")
@@ -342,52 +349,39 @@ class RedlineApp(App[int]):
         run_id = self._run_seq
         self._live_run = run_id
         self.bridge.run_id = run_id
-        self._set_state("running")
+        self.agent_state = AgentState.RUNNING
         self._run_agent(run_id, text)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="agent")
-    def _run_agent(self, run_id: int, text: str | None) -> None:
-        worker = get_current_worker()
-        outcome: dict[str, str] = {}
-
-        def target() -> None:
-            try:
-                call = self.session.resume if text is None else lambda: self.session.prompt(text)
-                outcome["status"] = str(call())
-            except Exception as exc:
-                outcome["error"] = (
-                    f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                )
-
-        # A daemon thread: if a run ever ignores abort, quitting still cannot hang on it.
-        thread = threading.Thread(target=target, name=f"redline-agent-{run_id}", daemon=True)
-        self._agent_thread = thread
-        thread.start()
-        while thread.is_alive():
-            thread.join(0.05)
-            if worker.is_cancelled:
-                return
-        self.post_message(
-            RunFinished(run_id, outcome.get("status", "error"), outcome.get("error", ""))
-        )
+    @work(exclusive=True, exit_on_error=False, group="agent")
+    async def _run_agent(self, run_id: int, text: str | None) -> None:
+        """Start the run on the session's loop and await its future (no thread here)."""
+        try:
+            future = (
+                self.session.start_resume() if text is None else self.session.start_prompt(text)
+            )
+            self._agent_future = future
+            # Shielded: cancelling this worker (quit, a newer run) never cancels the run;
+            # stopping it is the session's abort().
+            status = await asyncio.shield(asyncio.wrap_future(future))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self.post_message(RunFinished(run_id, "error", error))
+            return
+        self.post_message(RunFinished(run_id, status))
 
     def on_run_finished(self, message: RunFinished) -> None:
-        if message.run_id != self._live_run:
+        if message.run_id != self._live_run or not self._alive():
             return
         self._live_run = 0
         self.bridge.run_id = 0
         if message.error:
-            self.activity.write_lines(
-                [
-                    Content.assemble(
-                        (" ERROR ", "bold $redline-text-error on $error-muted"), " ", message.error
-                    )
-                ]
-            )
-            self._set_state("failed")
+            self.activity.write_lines(error_lines(message.error))
+            self.agent_state = AgentState.FAILED
             return
-        self._set_state(STATUS_STATE.get(message.status, "idle"))
-        if message.status == "awaiting_review":
+        self.agent_state = AgentState.after(message.status)
+        if self.agent_state is AgentState.WAITING_FOR_REVIEW:
             if self.session.store.has_pending:
                 self.bell()
             else:
@@ -395,18 +389,18 @@ class RedlineApp(App[int]):
 
     def _maybe_resume(self) -> None:
         if (
-            self.agent_state == "waiting for review"
+            self.agent_state is AgentState.WAITING_FOR_REVIEW
             and not self._busy
             and not self.session.store.has_pending
         ):
             self.start_run(None)
 
     def action_stop_agent(self) -> None:
-        if self.agent_state != "running":
+        if self.agent_state is not AgentState.RUNNING:
             return
         self._live_run = 0
         self.bridge.run_id = DEAD_RUN
-        self._set_state("stopped")
+        self.agent_state = AgentState.STOPPED
         self.activity.write_lines(
             [Content.styled("■ agent stopped by you", "bold $redline-text-warning")]
         )
@@ -423,7 +417,7 @@ class RedlineApp(App[int]):
         text = event.value.strip()
         if not text:
             return
-        if self.agent_state == "running":
+        if self.agent_state is AgentState.RUNNING:
             self.notify("The agent is still running: stop it first (ctrl+x).", severity="warning")
             return
         event.input.value = ""
@@ -457,28 +451,31 @@ class RedlineApp(App[int]):
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_worker(self, verb: str, action_id: str, reason: str) -> None:
         try:
-            result = self.session.resolve(verb, reason, action_id=action_id, by="human")
+            outcome = self.session.resolve(verb, reason, action_id=action_id, by="human")
         except Exception as exc:
-            result = ToolResult.error(f"The session could not {verb} {action_id}: {exc}")
-        self.post_message(ResolutionFinished(verb, action_id, reason, result))
+            outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
+        self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
         self._busy = False
-        result = message.result
-        if not result.is_error:
+        if not self._alive():
+            return
+        outcome = message.outcome
+        if not outcome.is_error:
             self.resolve_bar.clear_reason()
-        elif isinstance(result.details, dict) and "expected_action_id" in result.details:
-            self.notify(result.text, title="Top changed", severity="warning")
-            self.activity.write_lines([Content.styled(f"ℹ {result.text}", "$redline-text-warning")])
+        elif outcome.top_changed:
+            self.notify(outcome.text, title="Top changed", severity="warning")
+            self.activity.write_lines(
+                [Content.styled(f"ℹ {outcome.text}", "$redline-text-warning")]
+            )
         else:
-            self._show_failure(message.verb, message.action_id, result)
+            # A failure about an action is logged by the session (a resolution-failed event);
+            # the toast makes sure whoever pressed the key sees it with the log scrolled away.
+            self.notify(outcome.text, title=f"{message.verb.capitalize()} failed", severity="error")
+            if outcome.action is None:
+                self.activity.write_lines(error_lines(outcome.text))
         self._update_controls()
         self._maybe_resume()
-
-    def _show_failure(self, verb: str, action_id: str, result: ToolResult) -> None:
-        # The session logs the failure itself (a ``notice`` event with ``failed``); the toast
-        # makes sure the person who pressed the key sees it even with the log scrolled away.
-        self.notify(result.text, title=f"{verb.capitalize()} failed", severity="error")
 
     def action_apply_all(self) -> None:
         self._resolve_all("apply")
@@ -505,11 +502,11 @@ class RedlineApp(App[int]):
                 self.post_message(BatchFinished(verb, done, stop))
                 return
             try:
-                result = self.session.resolve(verb, reason, action_id=top.id, by="human")
+                outcome = self.session.resolve(verb, reason, action_id=top.id, by="human")
             except Exception as exc:
-                result = ToolResult.error(str(exc))
-            if result.is_error:
-                self.post_message(ResolutionFinished(verb, top.id, reason, result))
+                outcome = ResolveOutcome("failed", str(exc))
+            if outcome.is_error:
+                self.post_message(ResolutionFinished(verb, top.id, reason, outcome))
                 self.post_message(BatchFinished(verb, done, f"{top.id} ({top.label}) failed"))
                 return
             done += 1
@@ -517,6 +514,8 @@ class RedlineApp(App[int]):
 
     def on_batch_finished(self, message: BatchFinished) -> None:
         self._busy = False
+        if not self._alive():
+            return
         verb = "Applied" if message.verb == "apply" else "Discarded"
         if message.stopped_at:
             self.notify(
@@ -553,21 +552,29 @@ class RedlineApp(App[int]):
             )
         except Exception as exc:
             result = ToolResult.error(f"{command} failed: {exc}")
-        self.post_message(CommandFinished(command, result))
+            self.post_message(CommandFinished(command, result, logged=False))
+            return
+        # The session logs undo's refusal itself (a notice event); the rest it does not.
+        self.post_message(CommandFinished(command, result, logged=command == "undo"))
 
     def on_command_finished(self, message: CommandFinished) -> None:
         if message.command == "undo":
             self._busy = False
+        if not self._alive():
+            return
         result = message.result
         if result.is_error:
+            # Each fact once in the log: the toast is for whoever pressed the key.
             self.notify(result.text, title=f"{message.command} failed", severity="error")
-            self.activity.write_lines([Content.styled(f"✗ {result.text}", "$redline-text-error")])
+            if not message.logged:
+                self.activity.write_lines(
+                    [Content.styled(f"✗ {result.text}", "$redline-text-error")]
+                )
         elif message.command == "undo":
             self.notify(result.text or "Undone.", title="Undo")
         elif message.command == "trust":
+            # Load errors of the newly trusted plugins arrive as plugin_error events.
             self.notify("Workspace trusted; its plugins are loaded.", title="Trust")
-            for error in self.session.plugin_errors:
-                self._show_plugin_error(error)
         self._update_controls()
 
     def _trust_answered(self, trusted: bool | None) -> None:
@@ -616,32 +623,26 @@ class RedlineApp(App[int]):
         "undo",
     )
 
-    def _refresh_bindings_if_changed(self) -> None:
-        # The Footer recomposes on every refresh, so only refresh when a key's state flips.
-        state = tuple(self.check_action(name, ()) for name in self.GATED_ACTIONS)
-        if state != self._binding_state:
-            self._binding_state = state
-            self.refresh_bindings()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self._alive():
+            return False
         if not self._widgets or self.screen.is_modal:
             return True
-        top = self.session.store.peek()
+        controls = self.controls
         if action == "apply_top":
-            return None if top is None or top.stale or self._busy else True
+            return None if not controls.has_top or controls.top_stale or controls.busy else True
         if action == "discard_top":
-            return None if top is None or self._busy else True
+            return None if not controls.has_top or controls.busy else True
         if action == "repreview":
-            selected = self._selected_action()
-            return True if selected is not None and selected.stale else None
+            return True if controls.selected_stale else None
         if action == "step_file":
-            return True if self.preview.file_count > 1 else None
+            return True if controls.file_count > 1 else None
         if action in ("toggle_split", "context"):
-            return True if self.preview.file_count > 0 else None
+            return True if controls.file_count > 0 else None
         if action == "stop_agent":
-            return True if self.agent_state == "running" else None
+            return True if self.agent_state is AgentState.RUNNING else None
         if action == "undo":
-            return None if self._busy else True
+            return None if controls.busy else True
         return True
 
     # -- command palette -------------------------------------------------------------
@@ -703,13 +704,12 @@ class RedlineApp(App[int]):
 
     async def quit_now(self) -> None:
         """Abort a running agent, give it at most two seconds, then exit."""
-        thread = self._agent_thread
-        if thread is not None and thread.is_alive():
+        future = self._agent_future
+        if future is not None and not future.done():
             self._live_run = 0
             self.bridge.run_id = DEAD_RUN
             threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
-            deadline = time.monotonic() + QUIT_GRACE_SECONDS
-            while thread.is_alive() and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
+            # A run that ignores abort must not keep the dashboard open: wait, never raise.
+            await asyncio.wait([asyncio.wrap_future(future)], timeout=QUIT_GRACE_SECONDS)
         self.workers.cancel_group(self, "agent")
         self.exit(0)

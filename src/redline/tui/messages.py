@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from redline.agent.events import Event
+from redline.agent.events import Event, RunStatus
+from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
 
 
@@ -35,7 +36,7 @@ class RunFinished(Message):
     """``prompt()`` or ``resume()`` returned (``error`` when it raised)."""
 
     run_id: int
-    status: str
+    status: RunStatus
     error: str = ""
 
 
@@ -46,7 +47,7 @@ class ResolutionFinished(Message):
     verb: str
     action_id: str
     reason: str
-    result: ToolResult
+    outcome: ResolveOutcome
 
 
 @dataclass
@@ -64,3 +65,5 @@ class CommandFinished(Message):
 
     command: str
     result: ToolResult
+    # True when the session already wrote the outcome to the event stream.
+    logged: bool = False

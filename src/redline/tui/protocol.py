@@ -6,16 +6,15 @@ same methods while the real ``AgentSession`` lives in ``redline.agent.session``.
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from redline.agent.events import Event
+from redline.agent.events import Event, ResolvedBy, RunStatus
 from redline.tools.pending_action import PendingAction, PendingActionStore
+from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
-
-# Who resolved an action, as the session records it (the dashboard only passes "human").
-ResolvedBy = Literal["agent", "human", "auto"]
 
 
 class SessionLike(Protocol):
@@ -44,9 +43,9 @@ class SessionLike(Protocol):
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]: ...
 
-    def prompt(self, text: str) -> str: ...
+    def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]: ...
 
-    def resume(self) -> str: ...
+    def start_resume(self) -> concurrent.futures.Future[RunStatus]: ...
 
     def resolve(
         self,
@@ -54,7 +53,7 @@ class SessionLike(Protocol):
         reason: str,
         action_id: str | None = None,
         by: ResolvedBy = "human",
-    ) -> ToolResult: ...
+    ) -> ResolveOutcome: ...
 
     def undo(self) -> ToolResult: ...
 

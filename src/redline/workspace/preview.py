@@ -13,6 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+# pydantic reads these back from session logs; on Python 3.11 it needs this TypedDict.
+from typing_extensions import TypedDict
+
 from redline.workspace.diffing import grouped_opcodes, opcodes
 
 ChangeKind = Literal["modify", "create", "delete", "rename"]
@@ -45,6 +48,24 @@ def decode_text(data: bytes, path: str) -> tuple[str, str]:
 
 def encode_text(text: str, encoding: str) -> bytes:
     return text.encode(encoding)
+
+
+class FileSummary(TypedDict, total=False):
+    """One file of :meth:`Preview.summary` (``old_path`` only for renames)."""
+
+    kind: str
+    path: str
+    old_path: str
+    added: int
+    removed: int
+
+
+class PreviewSummary(TypedDict):
+    """:meth:`Preview.summary`: per-file and total line counts, no file contents."""
+
+    files: list[FileSummary]
+    added: int
+    removed: int
 
 
 @dataclass(frozen=True)
@@ -234,12 +255,12 @@ class Preview:
             removed += stats.removed
         return LineStats(added, removed)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PreviewSummary:
         """A small JSON-able description for events and lists (no file contents)."""
-        files = []
+        files: list[FileSummary] = []
         for change in self.changes:
             stats = self.file_stats(change)
-            entry: dict[str, Any] = {"kind": change.kind, "path": change.path}
+            entry: FileSummary = {"kind": change.kind, "path": change.path}
             if isinstance(change, FileRename):
                 entry["old_path"] = change.old_path
             entry["added"] = stats.added

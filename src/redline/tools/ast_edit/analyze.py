@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from redline.tools.ast_edit.locate import Locator, line_starts, word_regex
+from redline.tools.ast_edit.locate import KIND_PREFIX, Locator, line_starts, word_regex
 from redline.tools.ast_edit.match import (
     Found,
     find_expression_matches,
@@ -22,12 +22,15 @@ from redline.tools.ast_edit.pattern import CompiledOp
 from redline.tools.ast_edit.positions import Positions
 from redline.tools.ast_edit.results import FileResult, Match, splice
 from redline.tools.ast_edit.rewrite import match_span, render
+from redline.tools.ast_edit.shape import fits
 
 _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
 
 
 _TOO_DEEP = ("too many nested", "too complex", "too many statically nested")
 _MAX_FALLBACK_DEPTH = 400
+# Past this many candidate statements in a file, parse it whole instead.
+_MAX_UNITS = 200
 
 
 def _bracket_depth(text: str) -> int:
@@ -86,8 +89,57 @@ def _libcst_parse(text: str) -> cst.Module:
         raise FileFailure("parse", f"does not parse: {exc}") from None
 
 
-def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
-    """Parsed pieces of the file and whether `ast` could parse it."""
+Regions = list[tuple[int, int]]
+
+
+def _top_regions(tree: ast.Module) -> Regions:
+    return [(_stmt_first(s), s.end_lineno or s.lineno) for s in tree.body]
+
+
+def _stmt_first(statement: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", None) or []
+    return min([statement.lineno, *(d.lineno for d in decorators)])
+
+
+def _kind_key(op: CompiledOp) -> str:
+    return f"{KIND_PREFIX}{op.index}"
+
+
+def _line_starts_of(text: str) -> list[int]:
+    return line_starts(text)
+
+
+def _kind_offsets(
+    tree: ast.Module, starts: list[int], ops: list[CompiledOp]
+) -> dict[str, list[int]]:
+    """For each op, the start offsets of the lines where a node of its kind begins (a
+    statement holding such a line may hold a match; the others cannot)."""
+    wanted: dict[type[ast.AST], list[tuple[str, type[ast.AST] | None, ast.expr | None]]] = {}
+    found: dict[str, set[int]] = {}
+    for op in ops:
+        key = _kind_key(op)
+        found[key] = set()
+        for kind, operator in op.pattern.kinds or ():
+            wanted.setdefault(kind, []).append((key, operator, op.pattern.shape))
+    for node in ast.walk(tree):
+        entries = wanted.get(type(node))
+        if entries is None:
+            continue
+        line = getattr(node, "lineno", None)
+        if line is None:
+            continue
+        for key, operator, shape in entries:
+            if operator is not None and type(getattr(node, "op", None)) is not operator:
+                continue
+            if shape is not None and not fits(shape, node):
+                continue
+            found[key].add(starts[min(line - 1, len(starts) - 1)])
+    return {key: sorted(lines) for key, lines in found.items()}
+
+
+def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | None, Regions]:
+    """Parsed pieces of the file, its `ast` tree (None if `ast` cannot parse it), and
+    the line ranges of the statements each rewrite is checked in."""
     ast_error: str | None = None
     try:
         tree: ast.Module | None = ast.parse(text)
@@ -103,30 +155,53 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
         # libcst's native parser overflows the C stack (a crash, not an exception) on
         # input nested far deeper than Python itself accepts; never hand it such a file.
         raise FileFailure("parse", _RECURSION)
-    whole = tree is None or any(op.pattern.whole_file or not op.pattern.words for op in ops)
+    op_words: dict[int, frozenset[str]] = {op.index: op.pattern.words for op in ops}
+    given: dict[str, list[int]] = {}
+    if tree is not None:
+        kinded = [op for op in ops if op.pattern.kinds and not op.pattern.whole_file]
+        if kinded:
+            given = _kind_offsets(tree, _line_starts_of(text), kinded)
+            for op in kinded:
+                key = _kind_key(op)
+                if not given[key]:
+                    # No node of the pattern's kind: no match, nothing to parse.
+                    ops = [other for other in ops if other is not op]
+                    op_words.pop(op.index)
+                else:
+                    op_words[op.index] = op.pattern.words | {key}
+            if not ops:
+                return [], tree, []
+    whole = tree is None or any(op.pattern.whole_file or not op_words[op.index] for op in ops)
     if whole:
         try:
             module = _libcst_parse(text)
         except FileFailure as failure:
             # Python's own message is the one people know.
             raise FileFailure(failure.kind, ast_error or failure.message) from None
-        return [_Unit(module, 0, 0, ops, len(text))], tree is not None
+        return [_Unit(module, 0, 0, ops, len(text))], tree, _top_regions(tree) if tree else []
     assert tree is not None
     locator = Locator(
         text,
         tree,
-        {op.index: op.pattern.words for op in ops},
+        op_words,
         {
             op.index: op.pattern.compound_types
             for op in ops
             if op.pattern.compound_types is not None
         },
+        given,
     )
     starts = locator.starts
     by_index = {op.index: op for op in ops}
     newline = "\r\n" if "\r\n" in text[: starts[1] if len(starts) > 1 else 0] else "\n"
+    located = locator.units()
+    covered = sum(starts[min(u.last, len(starts) - 1)] - starts[u.first - 1] for u in located)
+    if len(located) > _MAX_UNITS or (len(located) > 16 and 2 * covered > len(text)):
+        # Many small pieces: one parse of the whole file costs less than one per piece.
+        regions = [(u.first, u.last) for u in located]
+        return [_Unit(_libcst_parse(text), 0, 0, ops, len(text))], tree, regions
     units: list[_Unit] = []
-    for unit in locator.units():
+    for unit in located:
         lo = starts[unit.first - 1]
         hi = starts[min(unit.last, len(starts) - 1)]
         snippet = text[lo:hi]
@@ -135,7 +210,7 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], bool]:
         units.append(
             _Unit(module, len(header), lo, [by_index[i] for i in sorted(unit.ops)], hi, header)
         )
-    return units, True
+    return units, tree, [(u.first, u.last) for u in located]
 
 
 def _find(unit: _Unit, op: CompiledOp, nested: bool) -> list[Found]:
@@ -153,7 +228,7 @@ def _parses(text: str, with_ast: bool, line_shift: int = 0) -> str | None:
     """None if ``text`` parses, else why not (``line_shift`` maps lines back to the file)."""
     if with_ast:
         try:
-            ast.parse(text)
+            compile(text, "<rewritten>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
             return None
         except SyntaxError as exc:
             if exc.lineno is not None:
@@ -209,15 +284,14 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     active = [op for op in ops if text_has_words(text, op.pattern.words)]
     if not active:
         return FileResult("")
-    units, ast_ok = _units(text, active)
+    units, tree, regions = _units(text, active)
+    ast_ok = tree is not None
     lines = _Lines(text)
     matches: list[Match] = []
-    touched: list[_Unit] = []
     for unit in units:
         found_by_op = [(op, _find(unit, op, nested=not rewrite)) for op in unit.ops]
         if not any(found for _, found in found_by_op):
             continue
-        touched.append(unit)
         positions = Positions.of_module(
             unit.module, unit.header_text + text[unit.offset : unit.end]
         )
@@ -259,52 +333,144 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
     overlap = _overlap(matches, ops)
     if overlap is not None:
         return FileResult("", error=overlap, error_kind="overlap")
-    new_text = splice(text, tuple(matches))
-    problem = _check_units(text, touched, matches, ast_ok, lines)
+    if tree is not None:
+        matches = _keep_blocks(text, tree, matches, lines)
+    kept, skipped = _check_regions(text, regions if ast_ok else [], matches, ast_ok, lines)
+    if not kept:
+        reason = skipped[0].split("would not parse: ", 1)[-1]
+        return FileResult(
+            "",
+            error=f"the rewritten file would not parse ({reason}); file left out",
+            error_kind="rewrite",
+        )
+    new_text = splice(text, tuple(kept))
+    problem = _parses(new_text, ast_ok)
     if problem is not None:
         return FileResult(
             "",
             error=f"the rewritten file would not parse ({problem}); file left out",
             error_kind="rewrite",
         )
-    return FileResult("", tuple(matches), old_text=text, new_text=new_text)
+    return FileResult("", tuple(kept), old_text=text, new_text=new_text, skipped=tuple(skipped))
 
 
-def _check_units(
-    text: str, units: list[_Unit], matches: list[Match], ast_ok: bool, lines: _Lines
-) -> str | None:
-    """Parse each rewritten statement rather than the whole rewritten file: the rest of
-    the file is unchanged, and parsing is most of the cost."""
-    for unit in units:
-        inside = tuple(
-            Match(
-                m.op,
-                m.start,
-                m.end,
-                0,
-                0,
-                0,
-                0,
-                "",
-                m.replacement,
-                m.edit_start - unit.offset,
-                m.edit_end - unit.offset,
-            )
-            for m in matches
-            if unit.offset <= m.edit_start and m.edit_end <= unit.end
+def _offset(text: str, lines: _Lines, line: int, column: int) -> int:
+    """Character offset of an `ast` position (its columns count UTF-8 bytes)."""
+    start = lines.starts[line - 1]
+    end = lines.starts[min(line, len(lines.starts) - 1)]
+    chunk = text[start:end]
+    if chunk.isascii():
+        return start + column
+    return start + len(chunk.encode("utf-8")[:column].decode("utf-8", "replace"))
+
+
+def _blocks(tree: ast.Module) -> list[list[ast.stmt]]:
+    """Every block of statements below the module (the module may end up empty)."""
+    found: list[list[ast.stmt]] = []
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.stmt) and not isinstance(node, ast.excepthandler):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(node, name, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                found.append(value)
+                stack.extend(value)
+        for holder in getattr(node, "handlers", ()) or ():
+            stack.append(holder)
+        for case in getattr(node, "cases", ()) or ():
+            found.append(case.body)
+            stack.extend(case.body)
+    return found
+
+
+def _keep_blocks(text: str, tree: ast.Module, matches: list[Match], lines: _Lines) -> list[Match]:
+    """A rewrite that deletes every statement of a block writes ``pass`` in the last one's
+    place, so the block stays valid Python."""
+    deleted = sorted((m for m in matches if m.replacement == ""), key=lambda m: m.start)
+    if not deleted:
+        return matches
+    starts = [m.start for m in deleted]
+
+    def covering(statement: ast.stmt) -> Match | None:
+        lo = _offset(text, lines, statement.lineno, statement.col_offset)
+        decorators: list[ast.expr] = getattr(statement, "decorator_list", None) or []
+        if decorators:
+            # The decorator's expression starts after its `@`.
+            lo = _offset(text, lines, decorators[0].lineno, decorators[0].col_offset) - 1
+        hi = _offset(
+            text, lines, statement.end_lineno or statement.lineno, statement.end_col_offset or 0
         )
-        snippet = splice(text[unit.offset : unit.end], inside)
+        index = bisect.bisect_right(starts, lo) - 1
+        if index >= 0 and deleted[index].end >= hi:
+            return deleted[index]
+        return None
+
+    replaced: dict[int, Match] = {}
+    for block in _blocks(tree):
+        last = covering(block[-1])
+        if last is None or not all(covering(statement) for statement in block[:-1]):
+            continue
+        replaced[id(last)] = replace(
+            last, replacement="pass", edit_start=last.start, edit_end=last.end
+        )
+    if not replaced:
+        return matches
+    return [replaced.get(id(m), m) for m in matches]
+
+
+_MANY_REGIONS = 64
+
+
+def _check_regions(
+    text: str, regions: Regions, matches: list[Match], ast_ok: bool, lines: _Lines
+) -> tuple[list[Match], list[str]]:
+    """Check each rewritten statement on its own (the rest of the file is unchanged, and
+    parsing is most of the cost); a statement whose rewrite would not parse keeps its
+    original text, and its matches are reported instead. Linear in the matches: they are
+    sorted, and each region finds its own by binary search."""
+    if not regions or len(regions) > _MANY_REGIONS:
+        # One check of the whole new text is cheaper than many small ones; only when it
+        # fails are the statements checked one by one to find the culprits.
+        problem = _parses(splice(text, tuple(matches)), ast_ok)
+        if problem is None:
+            return list(matches), []
+        if not regions:
+            return [], [problem]
+    ordered = sorted(matches, key=lambda m: m.edit_start)
+    edit_starts = [m.edit_start for m in ordered]
+    newline = "\r\n" if "\r\n" in text[: lines.starts[1] if len(lines.starts) > 1 else 0] else "\n"
+    dropped: set[int] = set()
+    skipped: list[str] = []
+    for first, last in sorted(regions):
+        lo = lines.starts[first - 1]
+        hi = lines.starts[min(last, len(lines.starts) - 1)]
+        index = bisect.bisect_left(edit_starts, lo)
+        inside: list[Match] = []
+        for m in ordered[index:]:
+            if m.edit_start >= hi:
+                break
+            if m.edit_end <= hi:
+                inside.append(replace(m, edit_start=m.edit_start - lo, edit_end=m.edit_end - lo))
+        if not inside:
+            continue
+        snippet = splice(text[lo:hi], tuple(inside))
         if not any(
             line.strip() and not line.lstrip().startswith("#") for line in snippet.splitlines()
         ):
-            # Deleted statements may leave their block empty: only the whole file tells.
-            return _parses(splice(text, tuple(matches)), ast_ok)
-        first_line = lines.at(unit.offset)[0]
-        header_lines = unit.header_text.count("\n")
-        problem = _parses(unit.header_text + snippet, ast_ok, first_line - 1 - header_lines)
+            continue  # deleted whole; blocks that would be left empty got `pass`
+        header = f"if 1:{newline}" if snippet[:1] in (" ", "\t", "\f") else ""
+        problem = _parses(header + snippet, ast_ok, first - 1 - (1 if header else 0))
         if problem is not None:
-            return problem
-    return None
+            dropped.update(m.edit_start + lo for m in inside)
+            for m in inside:
+                skipped.append(
+                    f"line {lines.at(m.edit_start + lo)[0]}: left unchanged, the rewrite "
+                    f"would not parse: {problem}"
+                )
+    kept = [m for m in matches if m.edit_start not in dropped]
+    return kept, skipped
 
 
 def _overlap(matches: list[Match], ops: list[CompiledOp]) -> str | None:

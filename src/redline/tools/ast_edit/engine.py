@@ -17,8 +17,10 @@ import atexit
 import fnmatch
 import multiprocessing
 import os
+import select
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
@@ -210,6 +212,42 @@ def _with_texts(result: FileResult, data: bytes | None) -> FileResult:
     return replace(result, old_text=old_text, new_text=splice(old_text, result.matches))
 
 
+def _exit_when_gone(pid: int) -> None:
+    """Block until process ``pid`` has ended, then end this process at once."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        # No pidfd (old kernel, other system): poll instead.
+        while True:
+            time.sleep(0.25)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+    # A pidfd becomes readable when its process has ended.
+    select.select([handle], [], [])
+    os._exit(1)
+
+
+def _watch_parent(pid: int) -> None:
+    """Pool worker initializer: die with the process that started the pool.
+
+    Workers are children of the forkserver, not of redline, and each holds the pipes
+    that would tell the forkserver and the resource tracker that redline has gone; if
+    redline is killed (``kill -9``), nothing else would ever end them. A thread waiting
+    on the parent's pidfd ends the worker instead; then the forkserver and the resource
+    tracker see their pipes close and end too. (``PR_SET_PDEATHSIG`` is no substitute:
+    it fires when the parent *thread* ends, and searches run in short-lived threads.)
+    """
+    threading.Thread(
+        target=_exit_when_gone, args=(pid,), daemon=True, name="ast-edit-parent"
+    ).start()
+
+
 _executor: ProcessPoolExecutor | None = None
 _executor_size = 0
 _executor_lock = threading.Lock()
@@ -247,7 +285,9 @@ def _get_executor(workers: int) -> ProcessPoolExecutor | None:
             context = forkserver
         else:
             context = multiprocessing.get_context("spawn")
-        _executor = ProcessPoolExecutor(workers, mp_context=context)
+        _executor = ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_watch_parent, initargs=(os.getpid(),)
+        )
         _executor_size = workers
         return _executor
 

@@ -58,9 +58,22 @@ class Unit:
     ops: frozenset[int]
 
 
+KIND_PREFIX = "\0kind:"
+
+
 class _Words:
-    def __init__(self, text: str, words: Iterable[str]) -> None:
-        self.offsets = {w: [m.start() for m in word_regex(w).finditer(text)] for w in set(words)}
+    """Offsets of each word; a key starting with KIND_PREFIX is a structural
+    candidate whose (sorted) offsets the caller gives."""
+
+    def __init__(
+        self, text: str, words: Iterable[str], given: dict[str, list[int]] | None = None
+    ) -> None:
+        self.offsets = {
+            w: [m.start() for m in word_regex(w).finditer(text)]
+            for w in set(words)
+            if not w.startswith(KIND_PREFIX)
+        }
+        self.offsets.update(given or {})
 
     def within(self, word: str, ranges: Sequence[tuple[int, int]]) -> bool:
         offsets = self.offsets[word]
@@ -106,6 +119,7 @@ class Locator:
         tree: ast.Module,
         op_words: dict[int, frozenset[str]],
         compound: dict[int, tuple[type[ast.AST], ...]],
+        given: dict[str, list[int]] | None = None,
     ) -> None:
         self.text = text
         self.tree = tree
@@ -113,7 +127,7 @@ class Locator:
         self.lines = len(self.starts) - 1
         self.op_words = op_words
         self.compound = compound
-        self.words = _Words(text, (w for words in op_words.values() for w in words))
+        self.words = _Words(text, (w for words in op_words.values() for w in words), given)
 
     def _range(self, first: int, last: int) -> tuple[int, int]:
         return self.starts[first - 1], self.starts[min(last, len(self.starts) - 1)]

@@ -98,6 +98,9 @@ def match_node(
         assert isinstance(pattern, cst.Parameters) and isinstance(code, cst.Parameters)
         found = match_sequence(parameter_items(pattern), parameter_items(code), env, placeholders)
         return found[0] if found else None
+    if kind is cst.ImportFrom:
+        assert isinstance(pattern, cst.ImportFrom) and isinstance(code, cst.ImportFrom)
+        return _match_import_from(pattern, code, env, placeholders)
     if kind is cst.SimpleStatementLine:
         found = match_sequence(block_items(pattern), block_items(code), env, placeholders)
         return found[0] if found else None
@@ -134,6 +137,50 @@ def match_node(
         elif _norm(left) != _norm(right):
             return None
     return current
+
+
+def _match_import_from(
+    pattern: cst.ImportFrom, code: cst.ImportFrom, env: Env, placeholders: bool
+) -> Env | None:
+    """``from $M import $$$N``: ``$M`` also takes a relative module (``.``, ``..a``), and a
+    lone ``$$$N`` also takes ``*``."""
+    current: Env | None = env
+    module = pattern.module
+    meta = (
+        placeholder_meta(module.value)
+        if placeholders and isinstance(module, cst.Name) and not pattern.relative
+        else None
+    )
+    if meta is not None and not meta.multi:
+        parts: tuple[cst.CSTNode, ...] = tuple(code.relative)
+        if code.module is not None:
+            parts += (code.module,)
+        current = _bind(meta, Capture(parts, False), env)
+    else:
+        if len(pattern.relative) != len(code.relative):
+            return None
+        if (pattern.module is None) != (code.module is None):
+            return None
+        if pattern.module is not None and code.module is not None:
+            current = match_node(pattern.module, code.module, env, placeholders)
+    if current is None:
+        return None
+    names, code_names = pattern.names, code.names
+    if isinstance(names, cst.ImportStar) or isinstance(code_names, cst.ImportStar):
+        if isinstance(names, cst.ImportStar) and isinstance(code_names, cst.ImportStar):
+            return current
+        if (
+            placeholders
+            and isinstance(code_names, cst.ImportStar)
+            and not isinstance(names, cst.ImportStar)
+            and len(names) == 1
+        ):
+            star_meta = multi_meta(names[0])
+            if star_meta is not None:
+                return _bind(star_meta, Capture((code_names,), True), current)
+        return None
+    found = match_sequence(names, code_names, current, placeholders)
+    return found[0] if found else None
 
 
 def _match_block(

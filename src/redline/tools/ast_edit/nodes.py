@@ -159,7 +159,17 @@ def item_meta(item: cst.CSTNode) -> Meta | None:
 
 
 def unwrap(node: cst.CSTNode) -> cst.CSTNode:
-    """The expression inside a plain item (``f(x)``'s ``x``), else the node itself."""
+    """The expression inside a plain item (``f(x)``'s ``x``), else the node itself.
+
+    A plain parameter is its name, so ``lambda $X: $X`` binds ``$X`` to equal code.
+    """
+    if (
+        isinstance(node, cst.Param)
+        and node.annotation is None
+        and node.default is None
+        and not (node.star if isinstance(node.star, str) else "")
+    ):
+        return node.name
     if isinstance(node, cst.Arg) and node.keyword is None and node.star == "":
         return node.value
     if isinstance(node, (cst.Element, cst.Expr)):

@@ -29,10 +29,12 @@ from redline.tools.ast_edit.nodes import (
     BLOCKS,
     block_items,
     child_nodes,
+    item_meta,
     multi_meta,
     parameter_items,
 )
 from redline.tools.ast_edit.positions import Positions
+from redline.tools.ast_edit.shape import pattern_shape
 
 _MAX_VARIANT_SLOTS = 6
 
@@ -50,6 +52,65 @@ _AST_TYPES: dict[type[cst.CSTNode], tuple[type[ast.AST], ...]] = {
 }
 
 
+_BINARY_OPS: dict[type[cst.CSTNode], type[ast.AST]] = {
+    cst.Add: ast.Add,
+    cst.Subtract: ast.Sub,
+    cst.Multiply: ast.Mult,
+    cst.Divide: ast.Div,
+    cst.FloorDivide: ast.FloorDiv,
+    cst.Modulo: ast.Mod,
+    cst.Power: ast.Pow,
+    cst.MatrixMultiply: ast.MatMult,
+    cst.LeftShift: ast.LShift,
+    cst.RightShift: ast.RShift,
+    cst.BitAnd: ast.BitAnd,
+    cst.BitOr: ast.BitOr,
+    cst.BitXor: ast.BitXor,
+}
+# The `ast` classes every match of a pattern rooted at a libcst class is one of. Only
+# exact correspondences are listed (a superset is fine, missing one would lose matches).
+_KINDS: dict[type[cst.CSTNode], tuple[type[ast.AST], ...]] = {
+    cst.Subscript: (ast.Subscript,),
+    cst.Comparison: (ast.Compare,),
+    cst.BinaryOperation: (ast.BinOp,),
+    cst.BooleanOperation: (ast.BoolOp,),
+    cst.ListComp: (ast.ListComp,),
+    cst.SetComp: (ast.SetComp,),
+    cst.DictComp: (ast.DictComp,),
+    cst.GeneratorExp: (ast.GeneratorExp,),
+    cst.Lambda: (ast.Lambda,),
+    cst.IfExp: (ast.IfExp,),
+    cst.Await: (ast.Await,),
+    cst.NamedExpr: (ast.NamedExpr,),
+    cst.Call: (ast.Call,),
+    cst.Yield: (ast.Yield, ast.YieldFrom),
+    cst.Assert: (ast.Assert,),
+    cst.Return: (ast.Return,),
+    cst.Raise: (ast.Raise,),
+    cst.Del: (ast.Delete,),
+    cst.AugAssign: (ast.AugAssign,),
+    cst.AnnAssign: (ast.AnnAssign,),
+    cst.Assign: (ast.Assign,),
+    cst.Import: (ast.Import,),
+    cst.ImportFrom: (ast.ImportFrom,),
+    **{kind: types for kind, types in _AST_TYPES.items()},
+}
+
+
+def _kinds(root: cst.CSTNode) -> tuple[tuple[type[ast.AST], type[ast.AST] | None], ...] | None:
+    """What `ast` node (and operator) every match is: a structural prefilter for patterns
+    without words; None when the pattern's root gives no such guarantee."""
+    if isinstance(root, cst.Expr):
+        root = root.value
+    types = _KINDS.get(type(root))
+    if types is None:
+        return None
+    operator: type[ast.AST] | None = None
+    if isinstance(root, cst.BinaryOperation):
+        operator = _BINARY_OPS.get(type(root.operator))
+    return tuple((kind, operator) for kind in types)
+
+
 @dataclass(frozen=True)
 class CompiledPattern:
     source: str
@@ -59,6 +120,10 @@ class CompiledPattern:
     bound: Mapping[str, Meta]
     # For statement patterns of one compound statement: the `ast` classes it can match.
     compound_types: tuple[type[ast.AST], ...] | None
+    # The `ast` node kinds (and binary operator) a match must be, when known.
+    kinds: tuple[tuple[type[ast.AST], type[ast.AST] | None], ...] | None = None
+    # An expression pattern's own `ast`, for the coarse shape test (shape.fits).
+    shape: ast.expr | None = None
 
     @property
     def whole_file(self) -> bool:
@@ -214,6 +279,18 @@ def _check_kinds(sub: Substituted, what: str) -> dict[str, Meta]:
     return bound
 
 
+def _yield_expression(tree: cst.CSTNode) -> cst.CSTNode:
+    """``yield $A`` parses only as a statement, but is an expression: it matches (and is
+    rewritten) wherever it stands, as in ``x = yield $A`` or ``return (yield from $A)``."""
+    if isinstance(tree, cst.Module) and len(tree.body) == 1:
+        line = tree.body[0]
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            statement = line.body[0]
+            if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Yield):
+                return statement.value
+    return tree
+
+
 def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
     source = _normalize(text)
     if not source:
@@ -229,8 +306,18 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
                 f"{what}: {meta.spelled} can only stand for items of a list "
                 "(call arguments, elements, parameters or statements)"
             )
+    tree = _yield_expression(tree)
     if isinstance(tree, cst.BaseExpression):
-        return CompiledPattern(source, tree, (), _words(rendered), bound, compound_types=None)
+        return CompiledPattern(
+            source,
+            tree,
+            (),
+            _words(rendered),
+            bound,
+            compound_types=None,
+            kinds=_kinds(tree),
+            shape=pattern_shape(rendered),
+        )
     assert isinstance(tree, cst.Module)
     items = tuple(block_items(tree))
     if not items:
@@ -240,7 +327,12 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
     compound = None
     if len(items) == 1 and isinstance(items[0], cst.BaseCompoundStatement):
         compound = _AST_TYPES.get(type(items[0]), ())
-    return CompiledPattern(source, None, items, _words(rendered), bound, compound)
+    kinds = (
+        _kinds(items[0])
+        if len(items) == 1 and multi_meta(items[0]) is None and item_meta(items[0]) is None
+        else None
+    )
+    return CompiledPattern(source, None, items, _words(rendered), bound, compound, kinds)
 
 
 def _string_lines(text: str) -> frozenset[int]:
@@ -303,7 +395,8 @@ def compile_template(
                 region[0], region[1], occ.meta.name, occ.meta.multi, parent, field, indent, own_line
             )
         )
-    root = tree if isinstance(tree, cst.BaseExpression) else None
+    yielded = _yield_expression(tree)
+    root = yielded if isinstance(yielded, cst.BaseExpression) else None
     return CompiledTemplate(source, rendered, tuple(slots), root, _string_lines(rendered))
 
 

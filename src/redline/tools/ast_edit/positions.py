@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from redline.tools.ast_edit.nodes import child_nodes
+
 Span = tuple[int, int]
 
 
@@ -123,7 +125,17 @@ class Positions:
 
     def syntactic(self, node: cst.CSTNode) -> Span:
         """The node without surrounding parentheses, commas and trailing whitespace."""
-        return self._mapped(self._syntactic.get(id(node)) or self._full[id(node)])
+        span = self._syntactic.get(id(node)) or self._full[id(node)]
+        if isinstance(node, cst.BaseSmallStatement):
+            # libcst's own span of some statements stops early (``assert a, msg`` ends
+            # before ``, msg``): a statement always reaches the end of its last part.
+            end = span[1]
+            for child, _name in child_nodes(node):
+                child_span = self._syntactic.get(id(child)) or self._full.get(id(child))
+                if child_span is not None:
+                    end = max(end, child_span[1])
+            span = (span[0], end)
+        return self._mapped(span)
 
     def expression(self, node: cst.CSTNode) -> Span:
         """An expression with its own parentheses (they belong to a capture)."""
@@ -156,7 +168,8 @@ class Positions:
         elif isinstance(node, cst.WithItem):
             tail = node.asname.name if node.asname is not None else node.item
             end = max(end, self.full(tail)[1])
-        comma = getattr(node, "comma", None)
+        # A separating comma after the item (``assert``'s comma is inside it).
+        comma = None if isinstance(node, cst.Assert) else getattr(node, "comma", None)
         if isinstance(comma, cst.Comma) and id(comma) in self._full:
             end = min(end, self.full(comma)[0])
         return start, end

@@ -41,6 +41,10 @@ def _problems(report: AstEditReport) -> list[str]:
     lines: list[str] = []
     left_out = [r for r in report.errors if r.error_kind in ("overlap", "rewrite")]
     unreadable = [r for r in report.errors if r.error_kind not in ("overlap", "rewrite")]
+    kept_back = [(r.path, note) for r in report.files for note in r.skipped]
+    if kept_back:
+        lines.append("Matches left unchanged:")
+        lines.extend(f"  {path}: {note}" for path, note in kept_back)
     if left_out:
         lines.append("Left out of the change:")
         lines.extend(f"  {r.path}: {r.error}" for r in left_out)
@@ -104,6 +108,8 @@ def to_json(report: AstEditReport) -> dict[str, Any]:
         item: dict[str, Any] = {"path": result.path, "matches": matches}
         if report.rewrite:
             item["diff"] = file_diff(result)
+            if result.skipped:
+                item["left_unchanged"] = list(result.skipped)
         files.append(item)
     return {
         "files": files,

@@ -35,6 +35,8 @@ class FileResult:
     encoding: str = "utf-8"
     old_text: str | None = None
     new_text: str | None = None
+    # Matches left as they were (their rewrite would not parse), one line each.
+    skipped: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:

@@ -52,7 +52,12 @@ class _Tokens:
     """Significant tokens of the matched code (comments and line breaks skipped)."""
 
     def __init__(self, code: str, span: Span) -> None:
-        begin = max(code.rfind("\n", 0, span[0]), code.rfind("\r", 0, span[0])) + 1
+        # Only the match is tokenized (never the code before it on its line: a line of
+        # thousands of matches must not be read once per match). Indentation before it
+        # is kept, so statement blocks inside the span still dedent consistently.
+        line_start = max(code.rfind("\n", 0, span[0]), code.rfind("\r", 0, span[0])) + 1
+        prefix = code[line_start : span[0]]
+        begin = line_start if not prefix.strip(" \t\f") else span[0]
         fragment = code[begin : span[1]]
         rows = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", fragment)]
         self.tokens: list[tuple[int, int, str]] = []
@@ -176,6 +181,15 @@ def _empty_cut(template: CompiledTemplate, slot: TemplateSlot, floor: int) -> Sp
     return slot.start, slot.end
 
 
+def _header_comments(code: str, tokens: _Tokens, start: int) -> list[str]:
+    """Comments between a block's header and its first statement, which starts at
+    ``start``: they belong to the block, and a rewrite of the block keeps them."""
+    previous = tokens.before(start)
+    if previous is None or previous[2] != ":":
+        return []
+    return re.findall(r"#[^\r\n]*", code[previous[1] : start])
+
+
 def _inline_suite(template: CompiledTemplate, slot: TemplateSlot) -> bool:
     """Whether the slot is the body written on its header's line (``def f(): $$$B``)."""
     return template.text[: slot.start].rstrip(" \t").endswith(":")
@@ -221,20 +235,33 @@ def render(
             captured = _bracket_layout(tokens, captured[0], captured[1])
         text = code[captured[0] : captured[1]]
         target = base + slot.line_indent
+        statements = capture.multi and isinstance(
+            capture.nodes[0], (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+        )
+        comments: list[str] = []
+        if statements:
+            if tokens is None:
+                tokens = _Tokens(code, span)
+            comments = _header_comments(code, tokens, captured[0])
+        newline = "\r\n" if "\r\n" in code else "\n"
         if (
-            capture.multi
-            and isinstance(capture.nodes[0], (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+            statements
             and _inline_suite(template, slot)
-            and ("\n" in text or "\r" in text)
+            and ("\n" in text or "\r" in text or comments)
         ):
             # Statements over several lines cannot follow `def f():` on its line: open an
-            # indented block, or the later statements would leave the body.
+            # indented block, or the later statements would leave the body. The comment
+            # after the original header stays after the new one.
             step = _indent_step(line_indent(code, captured[0]), line_indent(code, span[0]))
             target = target + step
-            newline = "\r\n" if "\r\n" in code else "\n"
+            while pieces[-1].endswith(" "):
+                pieces[-1] = pieces[-1][:-1]
+            if comments:
+                pieces.append("  " + comments.pop(0))
             pieces.append(newline + target)
-            while pieces[-2].endswith(" "):
-                pieces[-2] = pieces[-2][:-1]
+        if comments:
+            # Comments between the header and the first statement go above it.
+            text = "".join(comment + newline + target for comment in comments) + text
         if "\n" in text or "\r" in text:
             source = line_indent(code, captured[0])
             text = _reindent(text, captured[0], source, target, _string_spans(capture, positions))

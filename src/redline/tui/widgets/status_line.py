@@ -6,18 +6,19 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from redline.agent.events import AgentState
+
 STATE_STYLE = {
-    "running": "bold $redline-text-accent",
-    "waiting for review": "bold $redline-text-warning",
-    "idle": "$text-muted",
-    "stopped": "bold $redline-text-warning",
-    "failed": "bold $text-error",
+    AgentState.RUNNING: "bold $redline-text-accent",
+    AgentState.WAITING_FOR_REVIEW: "bold $redline-text-warning",
+    AgentState.IDLE: "$text-muted",
+    AgentState.STOPPED: "bold $redline-text-warning",
+    AgentState.FAILED: "bold $text-error",
 }
-AGENT_STATES = tuple(STATE_STYLE)
 
 
 class StatusLine(Widget):
-    state: reactive[str] = reactive("idle")
+    state: reactive[AgentState] = reactive(AgentState.IDLE)
     pending: reactive[int] = reactive(0)
 
     def __init__(
@@ -27,11 +28,6 @@ class StatusLine(Widget):
         self.model_label = model_label
         self.workspace = workspace
         self.scripted = scripted
-
-    def validate_state(self, value: str) -> str:
-        if value not in STATE_STYLE:
-            raise ValueError(f"unknown agent state {value!r}: expected one of {AGENT_STATES}")
-        return value
 
     def render(self) -> Content:
         model = Content.styled(self.model_label, "bold")
@@ -47,7 +43,7 @@ class StatusLine(Widget):
             (self.workspace, ""),
             ("  │  ", "$text-muted"),
             ("agent: ", "$text-muted"),
-            (self.state, STATE_STYLE[self.state]),
+            (self.state.value, STATE_STYLE[self.state]),
             ("  │  ", "$text-muted"),
             (f"{self.pending} pending", "bold" if self.pending else "$text-muted"),
         )

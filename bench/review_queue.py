@@ -6,7 +6,7 @@ Prints three figures (targets from issue 12):
 * push -> visible in another process that watches the queue: median under 200 ms;
 * ``redline pending list`` (and ``--json``) over 1,000 queued actions: under 300 ms.
 
-Usage: ``uv run python bench/queue.py [--pushes N] [--actions N] [--runs N]``. Everything
+Usage: ``uv run python bench/review_queue.py [--pushes N] [--actions N] [--runs N]``. Everything
 happens in a temporary folder with its own ``REDLINE_CONFIG_DIR``.
 """
 

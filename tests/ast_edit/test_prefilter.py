@@ -1,0 +1,71 @@
+"""The structural prefilter (node kind, operator, names) never changes a match set."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from redline.tools.ast_edit import analyze as analyze_module
+from redline.tools.ast_edit.pattern import CompiledOp
+
+from .helpers import matched
+
+CODE = """\
+import a.b
+from a.b import c
+x = f(key=1) + f(*args) + f(a)
+y = self.a.b(1, k=2) + self.a.b + other.a.b()
+z = [i for i in j] + [i for i in j if i]
+if v == None or v != None or None == v:
+    print(x, sep='')
+w = q[1] + q[1,] + q[a:b] + list[int]
+u = not True and -1 and a @ b and a - b and a // b
+async def g():
+    await h(x)
+    yield from k
+    return (yield m)
+"""
+
+PATTERNS = [
+    "f($A)",
+    "f($$$A)",
+    "self.$A.$B($$$C)",
+    "$A.b",
+    "$A.b($$$C)",
+    "$A == None",
+    "None == $A",
+    "[$E for $X in $Y]",
+    "$A[$B]",
+    "$A + $B",
+    "$A - $B",
+    "-$A",
+    "not $A",
+    "$A and $B",
+    "print($$$A)",
+    "h($X)",
+    "yield from $A",
+    "yield $A",
+    "await $A",
+    "True",
+]
+
+
+def _no_prefilter(
+    tree: ast.Module, starts: list[int], ops: list[CompiledOp]
+) -> dict[str, list[int]]:
+    every = starts[:-1] or [0]
+    return {analyze_module._kind_key(op): every for op in ops}
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_the_prefilter_keeps_every_match(pattern: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_filter = matched(CODE, pattern)
+    monkeypatch.setattr(analyze_module, "_kind_offsets", _no_prefilter)
+    assert matched(CODE, pattern) == with_filter
+
+
+def test_the_prefilter_finds_what_it_should() -> None:
+    assert matched(CODE, "$A == None") == ["v == None"]
+    assert matched(CODE, "self.$A.$B($$$C)") == ["self.a.b(1, k=2)"]
+    assert matched(CODE, "f($A)") == ["f(key=1)", "f(*args)", "f(a)"]

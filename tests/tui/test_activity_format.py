@@ -1,0 +1,32 @@
+"""The activity log's lines for every recorded event type (no guessed or missing keys)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from redline.agent.events import event_from_dict
+from redline.tui.activity_format import format_event
+
+FIXTURE = Path(__file__).parents[1] / "agent" / "fixtures" / "events.json"
+EXAMPLES = [e for group in json.loads(FIXTURE.read_text(encoding="utf-8")).values() for e in group]
+QUIET = {"turn_start", "turn_end", "message_start", "message_delta", "message_end", "usage"}
+
+
+def lines(raw: dict[str, object]) -> list[str]:
+    return [line.plain for line in format_event(event_from_dict(raw), {})]
+
+
+def test_every_recorded_event_reads_without_missing_fields() -> None:
+    for raw in EXAMPLES:
+        text = "\n".join(lines(raw))
+        assert "None" not in text, (raw["type"], text)
+        assert bool(text) == (raw["type"] not in QUIET), (raw["type"], text)
+
+
+def test_failed_resolution_block_names_label_source_and_reason() -> None:
+    failed = next(raw for raw in EXAMPLES if raw.get("failed"))
+    text = "\n".join(lines(failed))
+    assert "APPLY FAILED" in text and "Write: notes.md" in text and " write " in text
+    assert "reason: try anyway" in text and "by human" in text
+    assert "it is stale" in text
