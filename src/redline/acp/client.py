@@ -546,6 +546,10 @@ class AcpAgent:
             self.record_resolution(action, "discarded", reason)
             return ToolResult.text_result(f"Discarded: {label}. Reason: {reason}")
 
+        # Its apply is safe apply of the Preview (plus answering the agent while it runs):
+        # in the workspace queue it is a preview action, so any redline process may apply
+        # it, also after this agent and this process have ended.
+        apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]
         action = PendingAction(
             label=label,
             apply=apply,

@@ -50,6 +50,21 @@ def _pending_pushed(action: PendingAction) -> PendingPushed:
     )
 
 
+def queue_store(root: Path, spec: AgentSpec, session_id: str) -> PendingActionStore:
+    """The session's store, persisted in the workspace queue (``.redline/queue/``).
+
+    Held writes and verified diffs are preview actions there: they outlive the agent and
+    this process, and ``redline pending`` applies them later. Other permission requests
+    are owner actions; they end with the agent.
+    """
+    from redline.workspace.queue import Source, WorkspaceQueue
+
+    return PendingActionStore(
+        queue=WorkspaceQueue(root),
+        source=Source.current("acp", f"{spec.display_name} via ACP", session_id),
+    )
+
+
 class AcpRun:
     """One headless run: the agent, the store, the resolver and the event stream."""
 
@@ -252,7 +267,14 @@ def run_exec(args: argparse.Namespace) -> int:
             reader_gone = True
 
     stream.subscribe(listener)
-    run = AcpRun(root, spec, args.resolver, stream)
+    from redline.workspace.queue import QueueError
+
+    try:
+        store = queue_store(root, spec, sid)
+    except (OSError, QueueError) as exc:
+        log.close()
+        return _error(args, f"cannot use the review queue in {root / '.redline'}: {exc}", 1)
+    run = AcpRun(root, spec, args.resolver, stream, store)
     try:
         status = asyncio.run(run.run(args.prompt))
     except KeyboardInterrupt:

@@ -17,7 +17,7 @@ from typing import Any
 
 from redline.acp.client import AcpError, Resolution, resolution_prompt
 from redline.acp.events import AcpMessage, AcpStderr, AcpUsage
-from redline.acp.run import MAX_PROMPTS, AcpRun
+from redline.acp.run import MAX_PROMPTS, AcpRun, queue_store
 from redline.acp.spec import AgentSpec
 from redline.agent.events import (
     AgentEnd,
@@ -34,7 +34,6 @@ from redline.agent.events import (
 )
 from redline.agent.loop_thread import LoopThread
 from redline.agent.session import resolution_event
-from redline.tools.pending_action import PendingActionStore
 from redline.tools.resolve import ResolveOutcome, resolve_pending
 from redline.tools.result import ToolResult
 
@@ -63,8 +62,8 @@ class AcpSession:
         self.recovery_messages: list[str] = recover(self.cwd)
         self.plugin_errors: list[Any] = []
         self.untrusted_plugin_dir: Path | None = None
-        self.store = PendingActionStore()
         sid = session_id or new_session_id()
+        self.store = queue_store(self.cwd, spec, sid)
         self.events = EventStream(sid)
         self.session_id = sid
         self._log = None
