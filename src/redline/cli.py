@@ -15,12 +15,18 @@ EXIT_BAD_INPUT = 2
 # (subcommand, module under redline.commands, one-line help)
 SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("demo", "demo", "run the scripted demo on a copy of a sample project (no key, no network)"),
+    (
+        "serve",
+        "serve",
+        "serve the dashboard to a web browser (token-protected, 127.0.0.1 by default)",
+    ),
     ("exec", "exec_", "run one agent session headless and print its events"),
     ("ast-edit", "ast_edit", "structural search and rewrite of Python code"),
     ("tools", "tools", "list available tools and plugin load errors"),
     ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
+    ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
 )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from redline.agent.events import EventStream
+from redline.agent.events import EventStream, Notice
 from redline.agent.providers import ModelSpecError, create_provider
 from redline.agent.providers.base import Provider
 from redline.agent.session import RESOLVERS, AgentSession, Resolver
@@ -113,6 +113,9 @@ def create_agent_session(
             {"session_id": sid, "model": provider.label, "cwd": str(root), "resolver": resolver},
         )
     tools = builtin_tools()
+    from redline.rules import RuleSet
+
+    rules = RuleSet(root, trusted=True if trust else None)
     session = AgentSession(
         cwd=root,
         provider=provider,
@@ -123,9 +126,11 @@ def create_agent_session(
         system_prompt=system_prompt,
         max_turns=max_turns,
         session_log=session_log,
+        rules=rules,
         recovery_messages=recovery_messages,
     )
     try:
+        _announce_rules(session, rules)
         session.plugins.load(
             custom_tools=custom_tools,
             tool_paths=tool_paths,
@@ -139,6 +144,17 @@ def create_agent_session(
         session.close()
         raise
     return session
+
+
+def _announce_rules(session: AgentSession, rules: Any) -> None:
+    """Rules-file errors and an ignored workspace rules file reach the activity log."""
+
+    def announce(snapshot: Any) -> None:
+        for note in snapshot.notes:
+            session.events.emit(Notice(message=f"Review rules: {note}"))
+
+    rules.on_notes_changed(announce)
+    rules.snapshot()
 
 
 __all__ = ["AgentSession", "create_agent_session"]

@@ -25,8 +25,10 @@ from redline.agent.providers.base import (
     ToolCall,
     Usage,
 )
+from redline.rules import Rule
 from redline.sdk import create_agent_session
 from redline.tools.base import Tool, ToolContext
+from redline.tools.pending_action import PendingAction
 from redline.tools.result import ToolResult
 
 FIXTURE = Path(__file__).parent / "fixtures" / "events.json"
@@ -150,6 +152,13 @@ def record() -> list[dict[str, Any]]:
             session.undo()  # nothing left: a plain notice
             (plugins / "good.py").write_text(GOOD_PLUGIN, encoding="utf-8")
             session.plugins.reload(plugins / "good.py")
+            # A review rule resolves a pending action: by "rule", with the rule's name.
+            assert session.rules is not None
+            session.store.push(PendingAction("Note: draft", apply=lambda reason: "kept"))
+            session.rules.add_session_rule(
+                Rule(name="no-notes", decision="discard", reason="notes are kept by hand")
+            )
+            session.apply_rules()
     # The temporary folder's name changes every run; the fixture names a fixed one.
     text = json.dumps(events).replace(str(root), "/workspace")
     loaded: list[dict[str, Any]] = json.loads(text)

@@ -32,10 +32,14 @@ def test_every_recorded_event_prints_without_missing_fields() -> None:
 
 
 def test_readable_lines_name_the_facts() -> None:
-    by_type = {raw["type"]: raw for raw in EXAMPLES}
+    by_type = {raw["type"]: raw for raw in reversed(EXAMPLES)}  # the first of each type
     assert printed(by_type["pending_pushed"]) == "[pending] pa-1 Edit: app.py [edit] +1 -1\n"
     assert printed(by_type["pending_resolved"]) == (
         "[applied] pa-1 Edit: app.py [edit] by agent: looks right\n"
+    )
+    by_rule = next(raw for raw in EXAMPLES if raw.get("by") == "rule")
+    assert printed(by_rule) == (
+        "[discarded] pa-4 Note: draft [custom_tool] by rule no-notes: notes are kept by hand\n"
     )
     assert printed(by_type["agent_end"]) == "== agent end: error (1 pending); agent failed\n"
     assert printed(by_type["undone"]) == "[undone] Edit: app.py: app.py\n"

@@ -5,7 +5,7 @@ Each fact has its wording here once, so ``redline exec`` and the activity log ag
 
 from __future__ import annotations
 
-from redline.agent.events import ResolveVerb, RunStatus
+from redline.agent.events import ResolvedBy, ResolveVerb, RunStatus
 from redline.tools.result import ToolResult
 from redline.workspace.preview import PreviewSummary
 
@@ -65,3 +65,8 @@ __all__ = [
     "run_status",
     "verdict",
 ]
+
+
+def resolver(by: ResolvedBy, rule: str | None = None) -> str:
+    """Who resolved: ``human``/``agent``/``auto``, or ``rule NAME`` for a review rule."""
+    return f"rule {rule}" if by == "rule" and rule else by

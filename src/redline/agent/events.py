@@ -30,7 +30,7 @@ RunStatus = Literal["done", "awaiting_review", "aborted", "error", "max_turns"]
 """How one run ended (``prompt()``/``resume()`` return it; ``agent_end`` carries it)."""
 
 ResolveVerb = Literal["apply", "discard"]
-ResolvedBy = Literal["agent", "human", "auto"]
+ResolvedBy = Literal["agent", "human", "auto", "rule"]
 
 
 class AgentState(enum.StrEnum):
@@ -66,6 +66,10 @@ class EventFormatError(ValueError):
 
 _HEADER = ("type", "seq", "time", "session_id")
 
+# Field metadata: a field whose value is None is left out of ``to_dict()`` (new optional
+# fields keep the shapes older readers know).
+OMIT_IF_NONE = "omit_if_none"
+
 
 @dataclass(frozen=True, kw_only=True)
 class Event:
@@ -90,6 +94,8 @@ class Event:
         for item in dataclasses.fields(self):
             if item.name not in out:
                 value = getattr(self, item.name)
+                if value is None and item.metadata.get(OMIT_IF_NONE):
+                    continue  # an optional field that is not set stays off the wire
                 out[item.name] = value.to_dict() if isinstance(value, ToolResult) else value
         return out
 
@@ -229,6 +235,8 @@ class PendingResolved(Event):
     label: str
     source_tool_name: str
     result: ToolResult
+    # The review rule's name when ``by`` is ``"rule"``.
+    rule: str | None = dataclasses.field(default=None, metadata={OMIT_IF_NONE: True})
 
 
 @register
@@ -316,6 +324,8 @@ class ResolutionFailed(Event):
     source_tool_name: str
     by: ResolvedBy
     failed: Literal[True] = True
+    # The review rule's name when ``by`` is ``"rule"``.
+    rule: str | None = dataclasses.field(default=None, metadata={OMIT_IF_NONE: True})
 
 
 @register

@@ -122,9 +122,10 @@ class EventPrinter:
                 )
             case PendingResolved():
                 verb = describe.verdict(event.action).lower()
+                who = describe.resolver(event.by, event.rule)
                 self._line(
                     f"[{verb}] {event.action_id} {event.label} "
-                    f"[{event.source_tool_name}] by {event.by}: {event.reason}"
+                    f"[{event.source_tool_name}] by {who}: {event.reason}"
                 )
             case PendingStale(action_id=action_id, label=label, reason=reason):
                 self._line(f"[stale] {action_id} {label}: {reason}")

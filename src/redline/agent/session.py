@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -71,6 +71,9 @@ from redline.tools.base import Tool, ToolContext
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import ResolveOutcome, ResolveTool, resolve_pending
 from redline.tools.result import ToolResult
+
+if TYPE_CHECKING:
+    from redline.rules import Decision, RuleOutcome, RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +180,7 @@ class AgentSession:
         max_turns: int = 50,
         session_log: SessionLog | None = None,
         recovery_messages: Sequence[str] = (),
+        rules: RuleSet | None = None,
     ) -> None:
         if resolver not in RESOLVERS:
             raise ValueError(
@@ -186,6 +190,8 @@ class AgentSession:
         self.provider = provider
         self.resolver: Resolver = resolver
         self.store = store if store is not None else PendingActionStore()
+        # Review rules decide freshly pushed actions first (redline.rules); None: no rules.
+        self.rules = rules
         self.events = stream
         self.session_id = stream.session_id
         self.max_turns = max_turns
@@ -719,7 +725,9 @@ class AgentSession:
             elif call.name == "resolve":
                 result = await self._resolve_call(call)
             else:
+                before = {a.id for a in self.store.snapshot()}
                 result = await self._execute(call)
+                result = await self._run_rules(result, before)
             self.events.emit(
                 ToolEnd(
                     tool_call_id=call.id, name=call.name, result=result, is_error=result.is_error
@@ -796,12 +804,107 @@ class AgentSession:
                 return False
         return True
 
+    # -- review rules -------------------------------------------------------------------
+    def apply_rules(self) -> list[str]:
+        """Let the rules decide the pending actions now, top first (after a session rule was
+        added, say); stops at the first action they leave. The model hears of each decision
+        at its next turn, as of a person's. Returns what each rule did, in words."""
+        if self.rules is None or self.resolver in AUTO_REASONS:
+            return []
+        outcomes = self._loop.run(self._decide_top(None))
+        with self._state_lock:
+            for outcome in outcomes:
+                if outcome.resolved:
+                    verb = "applied" if outcome.decision.decision == "apply" else "discarded"
+                    self._unreported.append(
+                        Resolution(
+                            f"{verb} by rule {outcome.decision.rule}",
+                            outcome.action_id,
+                            outcome.label,
+                            outcome.decision.reason,
+                            outcome.result_text,
+                        )
+                    )
+        return [outcome.text for outcome in outcomes]
+
+    async def _decide_top(self, only: set[str] | None) -> list[RuleOutcome]:
+        """Rules decide the top action while they resolve it (and it is one of ``only``)."""
+        from redline.rules import run_rules
+
+        assert self.rules is not None
+        outcomes: list[RuleOutcome] = []
+        seen: set[str] = set()
+        while True:
+            top = self.store.peek()
+            if top is None or top.id in seen or (only is not None and top.id not in only):
+                return outcomes
+            seen.add(top.id)
+            try:
+                outcome = await run_rules(self.rules, top, self._rule_resolve)
+            except Exception as exc:  # a broken rule must never lose the action
+                log.exception("review rules failed")
+                self.events.emit(Notice(message=f"Review rules failed: {exc}"))
+                return outcomes
+            if outcome is None:
+                return outcomes
+            outcomes.append(outcome)
+            if not outcome.resolved:
+                return outcomes
+
+    async def _run_rules(self, result: ToolResult, before: set[str]) -> ToolResult:
+        """Let the rules decide the actions this tool call pushed (top first).
+
+        ``apply-all``/``discard-all`` decide everything themselves: rules do not run there.
+        Rules stop at the first action they leave for review (only the top is resolvable).
+        """
+        if self.rules is None or self.resolver in AUTO_REASONS:
+            return result
+        pushed = [a.id for a in self.store.snapshot() if a.id not in before]
+        if not pushed:
+            return result
+        outcomes = await self._decide_top(set(pushed))
+        if not outcomes:
+            return result
+        texts = [outcome.text for outcome in outcomes]
+        decided = [
+            {"action_id": o.action_id, "resolved": o.resolved} | o.decision.to_dict()
+            for o in outcomes
+        ]
+        details = dict(result.details) if isinstance(result.details, dict) else {}
+        details["rules"] = decided
+        if len(outcomes) == len(pushed) and all(o.resolved for o in outcomes):
+            return ToolResult.text_result("\n\n".join(texts), details=details)
+        return ToolResult.text_result(
+            "\n\n".join([result.text, *texts]), details=details, is_error=result.is_error
+        )
+
+    async def _rule_resolve(
+        self, verb: str, reason: str, action_id: str, decision: Decision
+    ) -> tuple[bool, str]:
+        outcome = await self._resolve(verb, reason, action_id, "rule", rule=decision.rule)
+        return not outcome.is_error, outcome.text
+
     # -- the one resolution path ------------------------------------------------------
     async def _resolve(
-        self, action: str, reason: str, action_id: str | None, by: ResolvedBy
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None,
+        by: ResolvedBy,
+        *,
+        rule: str | None = None,
     ) -> ResolveOutcome:
         try:
-            outcome = await resolve_pending(self.store, action, reason, action_id)
+            # A queue-backed store logs who resolved in the workspace's resolved log: a rule
+            # is credited for this one call (other resolvers keep the store's default).
+            outcome = await resolve_pending(
+                self.store,
+                action,
+                reason,
+                action_id,
+                resolved_by="rule" if by == "rule" else None,
+                rule=rule,
+            )
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # an action's callback that escaped its isolation
@@ -811,13 +914,14 @@ class AgentSession:
             return ResolveOutcome(
                 "failed", f"Resolving failed: {cause}. The action is still pending."
             )
-        event = resolution_event(outcome, by)
+        event = resolution_event(outcome, by, rule=rule)
         if event is not None:
             self.events.emit(event)
         if outcome.is_error:
             self.check_staleness(set())  # the checks that waited for this resolution
             return outcome
-        if isinstance(event, PendingResolved) and by != "agent":
+        # The model reads its own and the rules' resolutions in its tool result.
+        if isinstance(event, PendingResolved) and by not in ("agent", "rule"):
             done = "applied" if event.action == "apply" else "discarded"
             with self._state_lock:
                 self._unreported.append(
@@ -860,10 +964,11 @@ class AgentSession:
 
 
 def resolution_event(
-    outcome: ResolveOutcome, by: ResolvedBy
+    outcome: ResolveOutcome, by: ResolvedBy, *, rule: str | None = None
 ) -> PendingResolved | ResolutionFailed | None:
     """The event a resolution is logged as: resolved, failed (the action is still pending),
-    or none when no action was involved (empty stack, bad arguments, the top changed)."""
+    or none when no action was involved (empty stack, bad arguments, the top changed).
+    ``rule`` names the review rule when ``by`` is ``"rule"``."""
     facts, verb = outcome.action, outcome.verb
     if facts is None or verb is None:
         return None
@@ -876,6 +981,7 @@ def resolution_event(
             label=facts.label,
             source_tool_name=facts.source_tool_name,
             by=by,
+            rule=rule,
         )
     return PendingResolved(
         action_id=facts.action_id,
@@ -885,6 +991,7 @@ def resolution_event(
         label=facts.label,
         source_tool_name=facts.source_tool_name,
         result=outcome.to_tool_result(),
+        rule=rule,
     )
 
 

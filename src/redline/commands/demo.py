@@ -28,19 +28,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep",
         metavar="PATH",
+        nargs="?",
+        const=True,
         default=None,
-        help="copy the sample project into this new folder instead of a temporary one",
+        help="keep the copy of the sample project when the demo ends and print where it is "
+        "(by default the temporary copy is removed); with PATH, make the copy in that new "
+        "folder instead",
     )
 
 
-def prepare_workspace(keep: str | None) -> Path:
-    """A fresh copy of the sample project: in a new temp folder, or at ``keep``."""
+def prepare_workspace(keep: str | bool | None) -> Path:
+    """A fresh copy of the sample project: at ``keep`` when it is a path, else in a new
+    temporary folder (``redline-demo-*/inventory``)."""
     import shutil
     import tempfile
 
     from redline.resources import demo_project_dir
 
-    if keep:
+    if isinstance(keep, str):
         target = Path(keep).expanduser()
         if target.exists() and any(target.iterdir()):
             raise ValueError(f"--keep {target}: the folder exists and is not empty")
@@ -55,16 +60,45 @@ def prepare_workspace(keep: str | None) -> Path:
     return target
 
 
-def run(args: argparse.Namespace) -> int:
-    from redline.agent.providers.scripted import ScriptedProvider
-    from redline.resources import demo_plan_path, example_tools_dir
-    from redline.sdk import create_agent_session
+def remove_copy(workspace: Path) -> None:
+    """Remove the temporary folder ``prepare_workspace`` made around ``workspace``."""
+    import shutil
 
+    folder = workspace.parent
+    if not folder.name.startswith("redline-demo-"):
+        return  # not ours: never remove a folder the user named
+    try:
+        shutil.rmtree(folder)
+    except OSError as exc:
+        print(f"redline demo: could not remove the temporary copy {folder}: {exc}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
     try:
         workspace = prepare_workspace(args.keep)
     except (OSError, ValueError) as exc:
         print(f"redline demo: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _run(args, workspace)
+    finally:
+        if args.keep is None:
+            remove_copy(workspace)
+        else:
+            print(f"redline demo: the sample project is kept in {workspace}", file=sys.stderr)
+
+
+def _fate(args: argparse.Namespace) -> str:
+    if args.keep is None:
+        return " (removed when the demo ends; redline demo --keep keeps it)"
+    return ""
+
+
+def _run(args: argparse.Namespace, workspace: Path) -> int:
+    from redline.agent.providers.scripted import ScriptedProvider
+    from redline.resources import demo_plan_path, example_tools_dir
+    from redline.sdk import create_agent_session
+
     provider = ScriptedProvider(demo_plan_path(), wait_scale=0.0 if args.no_wait else None)
     headless = args.headless
     resolver = args.resolver or ("agent" if headless else "human")
@@ -79,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         from redline.agent.render import EventPrinter
         from redline.commands.exec_ import EXIT_STATUS
 
-        print(f"redline demo: sample project copied to {workspace}", file=sys.stderr)
+        print(f"redline demo: sample project copied to {workspace}{_fate(args)}", file=sys.stderr)
         with session:
             session.subscribe(EventPrinter(sys.stdout))
             try:
@@ -88,9 +122,8 @@ def run(args: argparse.Namespace) -> int:
                 session.abort()
                 session.wait(2.0)
                 status = "aborted"
-        print(f"redline demo: the changed project is in {workspace}", file=sys.stderr)
         return EXIT_STATUS.get(status, 1)
     from redline.commands.dashboard import launch
 
-    notices = [f"Sample project copied to {workspace}; the demo works on that copy."]
+    notices = [f"Sample project copied to {workspace}; the demo works on that copy{_fate(args)}."]
     return launch(session, prompt=DEMO_PROMPT, notices=notices)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -109,9 +110,28 @@ class PendingActionStore:
         # Who a local resolution is logged as: "person", "rule" or "agent" (the session sets it).
         self.resolved_by = "person"
         self.resolved_rule: str | None = None
+        # Per action, who resolves it in the resolution running now (see ``credited``).
+        self._credits: dict[str, tuple[str, str | None]] = {}
         self._serving: set[str] = set()
         # Held for the whole of one resolution, so an action never runs twice.
         self.resolution_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def credited(self, action_id: str, resolved_by: str, rule: str | None) -> Iterator[None]:
+        """Log the resolution of ``action_id`` run inside this block as ``resolved_by``
+        (and ``rule``) instead of the store's default: credit is per call, so two
+        resolutions never see each other's resolver."""
+        with self._lock:
+            self._credits[action_id] = (resolved_by, rule)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._credits.pop(action_id, None)
+
+    def _credit(self, action_id: str) -> tuple[str, str | None]:
+        with self._lock:
+            return self._credits.get(action_id, (self.resolved_by, self.resolved_rule))
 
     @classmethod
     def single(cls, action: PendingAction) -> PendingActionStore:
@@ -310,13 +330,14 @@ class PendingActionStore:
                     claim.back_to_pending()
                     return value
                 if action.id not in self._serving:
+                    resolved_by, rule = self._credit(action.id)
                     claim.finish(
                         Resolution(
                             action.id,
                             decision,
                             reason,
-                            self.resolved_by,
-                            self.resolved_rule,
+                            resolved_by,
+                            rule,
                             result_text=result.text if result is not None else "",
                         )
                     )
@@ -340,7 +361,8 @@ class PendingActionStore:
 
         try:
             with self.queue.claim(action_id, wait=2.0) as claim:
-                claim.finish(Resolution(action_id, "removed", resolved_by=self.resolved_by))
+                by = self._credit(action_id)[0]
+                claim.finish(Resolution(action_id, "removed", resolved_by=by))
         except ActionGone:
             pass  # already resolved (the usual case: its guarded callback logged it)
         except QueueError:

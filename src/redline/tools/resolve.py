@@ -7,6 +7,7 @@ all end up in :func:`resolve_pending`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -110,8 +111,14 @@ async def resolve_pending(
     action: str,
     reason: str,
     action_id: str | None = None,
+    *,
+    resolved_by: str | None = None,
+    rule: str | None = None,
 ) -> ResolveOutcome:
-    """Apply or discard the top action; it leaves the stack only if its callback succeeded."""
+    """Apply or discard the top action; it leaves the stack only if its callback succeeded.
+
+    ``resolved_by`` (and ``rule``) is who a queue-backed store logs this one resolution as;
+    None keeps the store's default."""
     if action not in ("apply", "discard"):
         return _invalid(f"Invalid resolve action {action!r}: expected 'apply' or 'discard'.")
     if not isinstance(reason, str):
@@ -132,9 +139,15 @@ async def resolve_pending(
                 expected_action_id=action_id,
                 top_action_id=pending.id,
             )
-        if action == "apply":
-            return await _apply(store, pending, reason)
-        return await _discard(store, pending, reason)
+        credit = (
+            store.credited(pending.id, resolved_by, rule)
+            if resolved_by is not None
+            else contextlib.nullcontext()
+        )
+        with credit:
+            if action == "apply":
+                return await _apply(store, pending, reason)
+            return await _discard(store, pending, reason)
     finally:
         store.resolution_lock.release()
 

@@ -152,7 +152,7 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
                 event.label or event.action_id,
                 event.source_tool_name,
                 event.reason,
-                by=event.by,
+                by=describe.resolver(event.by, event.rule),
                 result_text=event.result.text,
                 failed=event.result.is_error,
             )
@@ -163,7 +163,7 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
                 event.label or event.action_id,
                 event.source_tool_name,
                 event.reason,
-                by=event.by,
+                by=describe.resolver(event.by, event.rule),
                 result_text=event.message,
                 failed=True,
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import gc
 import logging
 import threading
@@ -79,6 +80,7 @@ class Controls:
     top_stale: bool = False
     busy: bool = False
     selected_stale: bool = False
+    selected_has_preview: bool = False
     file_count: int = 0
 
 
@@ -106,6 +108,7 @@ class RedlineApp(App[int]):
         Binding("n", "discard_top", "Discard"),
         Binding("r", "focus_reason", "Reason"),
         Binding("p", "repreview", "Re-preview"),
+        Binding("a", "always_apply", "Always apply", show=False),
         Binding("left_square_bracket", "step_file(-1)", "Prev file", key_display="["),
         Binding("right_square_bracket", "step_file(1)", "Next", key_display="]"),
         Binding("s", "toggle_split", "Split"),
@@ -213,6 +216,11 @@ class RedlineApp(App[int]):
             self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
         for error in self.session.plugin_errors:
             self._show_plugin_error(error)
+        rules = getattr(self.session, "rules", None)
+        if rules is not None:  # broken rules files, an untrusted workspace's ignored rules
+            for note in rules.snapshot().notes:
+                line = f"ℹ Review rules: {note}"
+                self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
         self._start_watcher()
         # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
         # the app; moving it out of the collector's sight keeps full collections from
@@ -327,6 +335,7 @@ class RedlineApp(App[int]):
             top_stale=top is not None and top.stale,
             busy=self._busy,
             selected_stale=selected is not None and selected.stale,
+            selected_has_preview=selected is not None and bool(selected.preview),
             file_count=self.preview.file_count,
         )
         self.resolve_bar.set_enabled(
@@ -540,6 +549,42 @@ class RedlineApp(App[int]):
         action_id = action.id
         self._command_worker("repreview", lambda: self.session.repreview(action_id))
 
+    def action_always_apply(self) -> None:
+        """Offer a session rule: always apply this tool's changes under this folder."""
+        from redline.rules import ActionFacts, session_rule_for
+
+        action = self._selected_action()
+        rules = getattr(self.session, "rules", None)
+        if action is None or rules is None:
+            return
+        rule = session_rule_for(ActionFacts.of(action))
+        if rule is None:
+            self.notify("Only changes to files can get a session rule.", title="Always apply")
+            return
+        folder = rule.paths[0] if rule.paths else "**"
+        tool = rule.tools[0] if rule.tools else action.source_tool_name
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            with contextlib.suppress(ValueError):  # the same rule is already in force
+                rules.add_session_rule(rule)
+            apply_rules = getattr(self.session, "apply_rules", None)
+            self.activity.write_lines(
+                [Content.styled(f"ℹ session rule: {rule.name}", "$text-muted")]
+            )
+            if apply_rules is not None:
+                self._command_worker("rules", lambda: "\n".join(apply_rules()))
+
+        self.push_screen(
+            ConfirmScreen(
+                f"Always apply {tool} changes under {folder} for this session?",
+                yes="Always apply",
+                no="Cancel",
+            ),
+            answered,
+        )
+
     def action_trust(self) -> None:
         self._command_worker("trust", self.session.trust_workspace)
 
@@ -635,6 +680,9 @@ class RedlineApp(App[int]):
             return None if not controls.has_top or controls.busy else True
         if action == "repreview":
             return True if controls.selected_stale else None
+        if action == "always_apply":
+            has_rules = getattr(self.session, "rules", None) is not None
+            return True if has_rules and controls.selected_has_preview else None
         if action == "step_file":
             return True if controls.file_count > 1 else None
         if action in ("toggle_split", "context"):

@@ -20,6 +20,7 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("n", "discard the top action"),
             ("r", "type a reason (Enter / Escape: back to the stack)"),
             ("p", "re-preview the selected stale action"),
+            ("a", "always apply this tool's changes under this folder (session rule)"),
             ("u", "undo the last apply (the agent is told)"),
         ),
     ),

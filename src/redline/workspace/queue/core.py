@@ -563,7 +563,7 @@ class WorkspaceQueue:
                     loaded.complete
                     and loaded.kind == "apply"
                     and loaded.action_id == record.id
-                    and loaded.when.timestamp() >= record.created_at - 0.01
+                    and loaded.when.timestamp() >= record.created_at - 1e-6
                 ):
                     return loaded.id
         except OSError:
@@ -750,7 +750,7 @@ class WorkspaceQueue:
                 record.id in resolved
                 or record.state != "pending"
                 or (record.replaces is not None and record.replaces in ids)
-                or (when is not None and when >= record.created_at - 0.01)
+                or (when is not None and when >= record.created_at - 1e-6)
             )
             if not needs:
                 continue

@@ -1,0 +1,190 @@
+"""``redline serve`` over HTTP: every request and the websocket need the token, the right
+Host and (when sent) the right Origin; refusals are 403 with a reason."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.serve.helpers import Served, serve
+
+TIMEOUT = 60.0  # hang guard per request
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    workspace = tmp_path_factory.mktemp("served")
+    (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    config = tmp_path_factory.mktemp("serve-config")
+    env_before = os.environ.get("REDLINE_CONFIG_DIR")
+    os.environ["REDLINE_CONFIG_DIR"] = str(config)
+    try:
+        with serve(["-C", str(workspace)]) as served:
+            yield served
+    finally:
+        if env_before is None:
+            os.environ.pop("REDLINE_CONFIG_DIR", None)
+        else:
+            os.environ["REDLINE_CONFIG_DIR"] = env_before
+
+
+def request(
+    served: Served,
+    path: str,
+    *,
+    host: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], str]:
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=TIMEOUT)
+    try:
+        connection.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", host if host is not None else f"127.0.0.1:{served.port}")
+        for name, value in (headers or {}).items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        response = connection.getresponse()
+        status = response.status
+        got = {name.lower(): value for name, value in response.getheaders()}
+        body = "" if status == 101 else response.read().decode("utf-8", "replace")
+        return status, got, body
+    finally:
+        connection.close()
+
+
+def websocket_headers(origin: str | None, cookie: str | None = None) -> dict[str, str]:
+    headers = {
+        "Connection": "Upgrade",
+        "Upgrade": "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+    }
+    if origin is not None:
+        headers["Origin"] = origin
+    if cookie is not None:
+        headers["Cookie"] = cookie
+    return headers
+
+
+def test_the_printed_url_is_local_with_a_long_token(server: Served) -> None:
+    assert server.url.startswith(f"http://127.0.0.1:{server.port}/?token=")
+    assert len(server.token) >= 40
+
+
+def test_right_token_gets_the_page_and_a_cookie(server: Served) -> None:
+    status, headers, body = request(server, f"/?token={server.token}")
+    assert status == 200
+    assert "textual-terminal" in body and f"ws://127.0.0.1:{server.port}/ws" in body
+    assert "fonts.googleapis.com" not in body  # the page loads nothing from elsewhere
+    assert "/static/css/xterm.css" in body and "/static/js/textual.js" in body
+    cookie = headers["set-cookie"]
+    assert cookie.startswith(f"redline-serve-{server.port}={server.token};")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["referrer-policy"] == "no-referrer"
+
+
+def test_the_cookie_stands_for_the_token(server: Served) -> None:
+    cookie = f"redline-serve-{server.port}={server.token}"
+    status, _, _ = request(server, "/static/js/textual.js", headers={"Cookie": cookie})
+    assert status == 200
+    status, _, body = request(server, "/", headers={"Cookie": f"{cookie}x"})
+    assert status == 403 and "Wrong token" in body
+
+
+def test_no_token_is_refused_everywhere(server: Served) -> None:
+    for path in ("/", "/static/js/textual.js", "/static/", "/download/abc", "/ws"):
+        status, _, body = request(server, path)
+        assert status == 403, path
+        assert "No token" in body
+
+
+def test_wrong_token_is_refused(server: Served) -> None:
+    for token in ("x", server.token[:-1], server.token + "a", "%C3%A9" * 43, "%FF"):
+        status, _, body = request(server, f"/?token={token}")
+        assert status == 403
+        assert "Wrong token" in body
+
+
+def test_a_foreign_host_is_refused_even_with_the_token(server: Served) -> None:
+    for host in (
+        "evil.example",
+        f"evil.example:{server.port}",
+        f"127.0.0.1:{server.port + 1}",
+        f"localhost.evil.example:{server.port}",
+        "",
+    ):
+        status, _, body = request(server, f"/?token={server.token}", host=host)
+        assert status == 403, host
+        assert "is not this server" in body
+    status, _, body = request(server, f"/?token={server.token}", host=f"localhost:{server.port}")
+    assert status == 200
+    assert f"ws://localhost:{server.port}/ws" in body
+
+
+def test_a_foreign_origin_is_refused(server: Served) -> None:
+    for origin in ("http://evil.example", f"http://localhost:{server.port}", "null"):
+        status, _, body = request(server, f"/?token={server.token}", headers={"Origin": origin})
+        assert status == 403, origin
+        assert "may not use this server" in body
+
+
+def test_the_websocket_upgrade_checks_origin_and_token(server: Served) -> None:
+    cookie = f"redline-serve-{server.port}={server.token}"
+    status, _, body = request(
+        server, "/ws", headers=websocket_headers("http://evil.example", cookie)
+    )
+    assert status == 403 and "Origin" in body
+    status, _, body = request(
+        server, "/ws", headers=websocket_headers(f"http://127.0.0.1:{server.port}")
+    )
+    assert status == 403 and "No token" in body
+    status, headers, _ = request(
+        server, "/ws", headers=websocket_headers(f"http://127.0.0.1:{server.port}", cookie)
+    )
+    assert status == 101
+    assert headers["upgrade"].lower() == "websocket"
+
+
+def test_refusals_are_logged_without_the_token(server: Served) -> None:
+    request(server, "/?token=wrong-token-here")
+    log = "".join(server.output)
+    assert "refused GET /: Wrong token" in log
+    assert log.count(server.token) == 1  # only in the start URL
+
+
+def run_serve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "redline", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_non_local_host_prints_a_warning(tmp_path: Path) -> None:
+    # 192.0.2.1 is a documentation address this machine does not have: the warning is
+    # printed before binding, then binding fails cleanly, so nothing listens beyond 127.0.0.1.
+    done = run_serve("-C", str(tmp_path), "--host", "192.0.2.1", "--port", "0")
+    assert "warning: serving on '192.0.2.1': other machines" in done.stderr
+    assert done.returncode == 1
+    assert "cannot listen on 192.0.2.1:0" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
+    done = run_serve("--demo", "--model", "openai:x", "--port", "0")
+    assert done.returncode == 2 and "--demo runs the scripted demo" in done.stderr
+    done = run_serve("-C", str(tmp_path), "--no-wait", "--port", "0")
+    assert done.returncode == 2 and "--no-wait is for --demo" in done.stderr
+    done = run_serve("-C", str(tmp_path / "missing"), "--port", "0")
+    assert done.returncode == 2 and "is not a folder" in done.stderr
+    done = run_serve("-C", str(tmp_path), "--port", "70000")
+    assert done.returncode == 2 and "65535" in done.stderr
+    assert all("Traceback" not in text for text in (done.stderr, done.stdout))
