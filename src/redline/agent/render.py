@@ -5,6 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from redline.acp.events import (
+    AcpAgentExit,
+    AcpMessage,
+    AcpMode,
+    AcpPlan,
+    AcpStderr,
+    AcpThought,
+    AcpToolCall,
+    AcpToolCallUpdate,
+    AcpUsage,
+)
 from redline.agent import describe
 from redline.agent.events import (
     AgentEnd,
@@ -43,6 +54,7 @@ class EventPrinter:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self._streaming = False
+        self._stream_kind = ""
 
     def _line(self, text: str) -> None:
         if self._streaming:
@@ -51,14 +63,42 @@ class EventPrinter:
         self.out.write(text + "\n")
         self.out.flush()
 
+    def _stream(self, kind: str, prefix: str, text: str) -> None:
+        """Stream ``text`` onto the current line, starting a new one when the kind changes."""
+        if not self._streaming or self._stream_kind != kind:
+            if self._streaming:
+                self.out.write("\n")
+            self.out.write(prefix)
+            self._streaming = True
+            self._stream_kind = kind
+        self.out.write(text)
+        self.out.flush()
+
     def __call__(self, event: Event) -> None:
         match event:
             case MessageDelta(text=text):
-                if not self._streaming:
-                    self.out.write("assistant: ")
-                    self._streaming = True
-                self.out.write(text)
-                self.out.flush()
+                self._stream("assistant", "assistant: ", text)
+            case AcpMessage(text=text):
+                self._stream("agent", "agent: ", text)
+            case AcpThought(text=text):
+                self._stream("thinking", "thinking: ", text)
+            case AcpToolCall(kind=kind, title=title, status=status):
+                self._line(f"-> [{kind}] {title} ({status})")
+            case AcpToolCallUpdate(tool_call_id=call_id, title=title, status=status):
+                if status or title:
+                    self._line(f"   {title or call_id}: {status or 'updated'}")
+            case AcpPlan(entries=entries):
+                self._line("plan:")
+                for step in entries:
+                    self._line(f"  [{step.status}] {step.content}")
+            case AcpUsage(used=used, size=size):
+                self._line(f"usage: {used} of {size} tokens")
+            case AcpMode(mode_id=mode_id):
+                self._line(f"note: agent mode {mode_id}")
+            case AcpAgentExit(how=how):
+                self._line(f"== agent process {how}")
+            case AcpStderr():
+                pass  # kept in the session log
             case MessageEnd():
                 if self._streaming:
                     self.out.write("\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from redline.commands._common import (
@@ -38,6 +39,34 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="who resolves pending actions (default: resolver in the config files, else human)",
     )
     add_tool_options(parser)
+    parser.add_argument(
+        "--agent",
+        metavar="AGENT",
+        default=None,
+        help="review an external ACP agent instead of --model (see docs/agents.md)",
+    )
+
+
+def _run_agent(args: argparse.Namespace, root: Path) -> int:
+    import sys
+    from typing import Any, cast
+
+    from redline.acp.session import AcpSession
+    from redline.acp.spec import AgentSpecError, resolve_agent
+
+    if args.model:
+        print("redline: --agent and --model exclude each other: pick one", file=sys.stderr)
+        return 2
+    if args.resolver == "agent":
+        print("redline: --resolver agent does not apply to --agent", file=sys.stderr)
+        return 2
+    try:
+        spec = resolve_agent(args.agent, root, trusted=True if args.trust else None)
+        session = AcpSession(root, spec)
+    except (AgentSpecError, OSError) as exc:
+        print(f"redline: {exc}", file=sys.stderr)
+        return 2
+    return launch(cast(Any, session), prompt=args.prompt)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"redline: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
     root = root.resolve()
+    if args.agent is not None:
+        return _run_agent(args, root)
     from redline.config import ConfigError
 
     try:

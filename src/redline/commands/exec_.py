@@ -33,7 +33,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--resolver",
         choices=("agent", "human", "apply-all", "discard-all"),
         default=None,
-        help="who resolves pending actions (default: resolver in the config files, else agent)",
+        help="who resolves pending actions (default: resolver in the config files, else agent; "
+        "human with --agent)",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="AGENT",
+        default=None,
+        help="an external ACP agent instead of --model: claude, gemini, codex, a name "
+        "from [agents.NAME] in the config, or a command line (see docs/agents.md)",
     )
     add_tool_options(parser)
     add_plugin_timeout_option(parser)
@@ -151,6 +159,10 @@ def _replay(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
+    if args.agent is not None:
+        from redline.acp.run import run_exec
+
+        return run_exec(args)
     from redline.config import ConfigError
 
     cwd = workspace_root(args)

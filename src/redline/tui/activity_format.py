@@ -10,6 +10,14 @@ import json
 
 from textual.content import Content
 
+from redline.acp.events import (
+    AcpAgentExit,
+    AcpEvent,
+    AcpMode,
+    AcpPlan,
+    AcpToolCall,
+    AcpToolCallUpdate,
+)
 from redline.agent import describe
 from redline.agent.events import (
     AgentEnd,
@@ -193,9 +201,50 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
             ]
         case Notice(message=message):
             return [Content.styled(f"ℹ {message}", "$text-muted")]
+        case AcpEvent():
+            return _acp_lines(event, tool_names)
         case ErrorEvent(message=message):
             return error_lines(message)
         case _:
+            return []
+
+
+def _acp_lines(event: AcpEvent, tool_names: dict[str, str]) -> list[Content]:
+    """An external agent's activity (its text is streamed, like the built-in agent's)."""
+    match event:
+        case AcpToolCall(tool_call_id=call_id, kind=kind, title=title, raw_input=raw):
+            name = f"{kind}: {title}"
+            tool_names[call_id] = name
+            shown = "" if raw is None else json.dumps(raw, ensure_ascii=False, default=str)
+            return [
+                Content.assemble(
+                    ("→ ", "$redline-text-accent"),
+                    (name, "bold"),
+                    " ",
+                    (_short(shown, ARGS_WIDTH), "$text-muted"),
+                )
+            ]
+        case AcpToolCallUpdate(tool_call_id=call_id, status="completed" | "failed" as status):
+            name = tool_names.pop(call_id, "") or event.title or "tool"
+            failed = status == "failed"
+            return [
+                Content.assemble(
+                    ("← ", "$redline-text-error" if failed else "$redline-text-success"),
+                    (name, "bold"),
+                    " ",
+                    (status, "$redline-text-error" if failed else "$text-muted"),
+                )
+            ]
+        case AcpPlan(entries=entries):
+            steps = "; ".join(f"[{step.status}] {step.content}" for step in entries)
+            return [Content.styled(f"ℹ plan: {_short(steps, ARGS_WIDTH)}", "$text-muted")]
+        case AcpMode(mode_id=mode_id):
+            return [Content.styled(f"ℹ agent mode {mode_id}", "$text-muted")]
+        case AcpAgentExit(how=how, expected=expected):
+            style = "$text-muted" if expected else "$redline-text-error"
+            return [Content.styled(f"── the agent process {how} ──", style)]
+        case _:
+            # Messages are streamed; thoughts, usage and stderr stay in the session log.
             return []
 
 

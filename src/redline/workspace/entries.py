@@ -201,7 +201,7 @@ def entry_from_dict(data: Any, folder: Path) -> Entry:
         entry_id = str(data["id"])
     except (KeyError, TypeError, AttributeError) as exc:
         raise CorruptEntry(f"entry.json lacks a required field ({exc})") from None
-    if kind not in ("apply", "undo"):
+    if kind not in ("apply", "undo", "external"):
         raise CorruptEntry(f"unknown entry kind {kind!r}")
     if not ID_RE.match(entry_id) or entry_id != folder.name:
         raise CorruptEntry(f"entry id {entry_id!r} does not match its folder {folder.name}")

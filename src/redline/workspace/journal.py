@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from redline.workspace import entries, fsutil, paths, transaction
@@ -30,11 +30,14 @@ from redline.workspace.preview import sha256_bytes
 from redline.workspace.state import StateFolderError, aside_dir, ensure_state_dir
 
 __all__ = [
+    "ExternalOutcome",
     "HistoryItem",
     "ListedChange",
     "UndoError",
     "UndoReceipt",
+    "begin_external",
     "ensure_state_dir",
+    "finish_external",
     "prune",
     "recover",
     "remove_foreign",
@@ -46,6 +49,8 @@ __all__ = [
 
 # Complete applies kept for undo (the promise is at least ten).
 KEEP_APPLIES = 50
+# Complete entries undo can reverse: redline's own applies and approved agent writes.
+UNDOABLE_KINDS = ("apply", "external")
 RECOVERY_LOCK_WAIT_SECONDS = 1.0
 
 
@@ -167,6 +172,10 @@ def _recover_one(root: Path, name: str) -> list[str]:
         ]
     if entry.complete:
         return []
+    if entry.kind == "external":
+        # A person approved this write; recovery records it, never rolls it back.
+        outcome = _finish_external(root, entry)
+        return [f'Recorded the approved agent write "{entry.label}": {outcome.message}']
     result = entries.roll_back(root, entry)
     if result.failures:
         return [
@@ -203,7 +212,7 @@ def _complete_entries(root: Path) -> tuple[list[Entry], list[tuple[Path, Corrupt
 
 def _undoable(good: list[Entry]) -> list[Entry]:
     undone = {e.undoes for e in good if e.kind == "undo"}
-    return [e for e in reversed(good) if e.kind == "apply" and e.id not in undone]
+    return [e for e in reversed(good) if e.kind in UNDOABLE_KINDS and e.id not in undone]
 
 
 def undo_history(root: Path) -> list[HistoryItem]:
@@ -527,10 +536,126 @@ def prune(root: Path, keep: int = KEEP_APPLIES) -> None:
     if len(entries.entry_folders(root)) <= keep:
         return  # cheap: fewer entries than applies to keep
     good, _ = _complete_entries(root)
-    applies = [e for e in good if e.kind == "apply"]
+    applies = [e for e in good if e.kind in UNDOABLE_KINDS]
     if len(applies) <= keep:
         return
     dropped = {e.id for e in applies[: len(applies) - keep]}
     for e in good:
         if (e.id in dropped or (e.kind == "undo" and e.undoes in dropped)) and e.folder:
             entries.remove_entry(root, e.folder.name)
+
+
+# -- writes an outside agent makes itself (ACP: Claude Code, Codex) --------------------
+#
+# The agent, not redline, writes the file once a person allowed it. Before allowing,
+# ``begin_external`` journals the file's pre-image as an unfinished entry of kind
+# ``external``. When the agent's tool call ends, ``finish_external`` records what is on
+# disk: a new, complete ``external`` entry (before: the pre-image, after: the file now)
+# replaces the unfinished one, so ``redline undo`` reverts it. Recovery finishes an
+# unfinished external entry the same way instead of rolling it back: the person approved
+# the agent's write. (A crash between writing the new entry and removing the old one can
+# record the write twice; undoing the second record then finds nothing to change.)
+
+
+@dataclass(frozen=True)
+class ExternalOutcome:
+    entry_id: str
+    changed: bool  # the file differs from its pre-image (an undoable entry records it)
+    as_approved: bool  # the file is exactly what the person approved
+    message: str
+
+
+def begin_external(
+    root: Path,
+    rel: str,
+    *,
+    label: str,
+    source_tool_name: str,
+    approved_sha256: str | None,
+    action_id: str | None = None,
+) -> str:
+    """Journal ``rel``'s pre-image before an agent writes it; return the entry id."""
+    root = Path(root).resolve()
+    target = paths.resolve_inside(root, rel)
+    with workspace_lock(root):
+        recover_locked(root, full=False)
+        current = fsutil.read_current(target)
+        if current.kind not in ("missing", "file") or (
+            current.kind == "file" and current.data is None
+        ):
+            raise ApplyError(
+                f"Cannot journal {rel} before the agent writes it: it is not a regular "
+                "text file redline can keep a copy of.",
+                [(rel, "not a regular file")],
+            )
+        before = None
+        blobs: dict[str, bytes] = {}
+        if current.kind == "file" and current.data is not None and current.sha256:
+            before = FileState(current.sha256, current.mode)
+            blobs[current.sha256] = current.data
+        after = None if approved_sha256 is None else FileState(approved_sha256, current.mode)
+        entry = Entry(
+            id=entries.next_entry_id(root),
+            kind="external",
+            label=label,
+            files=[rel],
+            ops=[PathOp(rel, before, after)],
+            steps=[],
+            source_tool_name=source_tool_name,
+            action_id=action_id,
+            time=datetime.now(UTC).isoformat(),
+        )
+        entries.write_entry(root, entry, blobs, lambda _description: None)
+    return entry.id
+
+
+def finish_external(root: Path, entry_id: str) -> ExternalOutcome:
+    """Record what the agent wrote (or drop the entry if it wrote nothing)."""
+    root = Path(root).resolve()
+    with workspace_lock(root):
+        try:
+            entry = entries.load_entry(root, entry_id)
+        except FileNotFoundError:
+            return ExternalOutcome(entry_id, False, False, "already recorded by recovery")
+        if entry.kind != "external":
+            raise CorruptEntry(f"journal entry {entry_id} is not an agent write")
+        if entry.complete:
+            return ExternalOutcome(entry_id, True, True, "already recorded")
+        return _finish_external(root, entry)
+
+
+def _finish_external(root: Path, entry: Entry) -> ExternalOutcome:
+    op = entry.ops[0]
+    target = paths.resolve_inside(root, op.path)
+    current = fsutil.read_current(target)
+    approved = op.after
+    if entries.matches(current, op.before):
+        entries.remove_entry(root, entry.id)
+        return ExternalOutcome(entry.id, False, False, f"{op.path} was not changed.")
+    after = None
+    if current.kind == "file" and current.sha256 is not None:
+        after = FileState(current.sha256, current.mode)
+    as_approved = (
+        after is not None and approved is not None and after.sha256 == approved.sha256
+    ) or (after is None and approved is None)
+    blobs: dict[str, bytes] = {}
+    if op.before is not None:
+        blobs[op.before.sha256] = entries.read_blob(entry, op.before.sha256)
+    record = Entry(
+        id=entries.next_entry_id(root),
+        kind="external",
+        label=entry.label,
+        files=list(entry.files),
+        ops=[PathOp(op.path, op.before, after)],
+        steps=[],
+        source_tool_name=entry.source_tool_name,
+        action_id=entry.action_id,
+        time=datetime.now(UTC).isoformat(),
+    )
+    entries.write_entry(root, record, blobs, lambda _description: None)
+    entries.mark_done(record)
+    entries.remove_entry(root, entry.id)
+    how = "as approved" if as_approved else "differently from what was approved"
+    return ExternalOutcome(
+        record.id, True, as_approved, f"{op.path} changed {how} (journal entry {record.id})."
+    )

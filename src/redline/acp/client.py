@@ -1,0 +1,827 @@
+"""redline as an ACP client: an external agent's edits become pending actions.
+
+:class:`AcpAgent` spawns the agent (``agent-client-protocol`` does the JSON-RPC),
+initializes it with file-system capabilities, opens a session on the workspace and
+prompts it. The agent's requests map onto redline as docs/agents.md describes:
+
+- ``fs/read_text_file``: confined to the workspace, ``line``/``limit`` honoured, a missing
+  file answers empty content.
+- ``fs/write_text_file``: confined; a pending action (``Write: <path>``, source tool
+  ``acp:write_text_file``) whose reply is held until it is resolved. Apply writes through
+  safe apply, discard answers ``Discarded by the reviewer: <reason>``. A write the person
+  already approved in a permission request of a running tool call is applied at once.
+- ``session/request_permission``: a pending action (source tool ``acp:<kind>``), with the
+  full-file Preview when the tool call carries a diff. Apply selects ``allow_once``,
+  discard ``reject_once``; ``cancelled`` only when the agent is stopped.
+
+Every resolution is remembered until :meth:`AcpAgent.take_unreported` hands it over for
+the prompt that tells the agent what happened (the permission outcome has no reason).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import acp
+from acp import schema
+
+from redline.acp import events as acp_events
+from redline.acp.mapping import (
+    MappedChange,
+    MappingError,
+    codex_changes,
+    confine,
+    content_sha256,
+    full_file_change,
+    read_disk,
+)
+from redline.acp.spec import AgentSpec
+from redline.agent.events import ErrorEvent, EventStream
+from redline.tools.pending_action import PendingAction, PendingActionStore
+from redline.tools.result import ToolResult
+from redline.workspace import paths
+from redline.workspace.preview import FileCreate, FileModify, Preview
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+# Lines of the agent's stderr quoted when it fails to start or dies.
+STDERR_TAIL = 8
+# JSON-RPC error codes of redline's answers (the application range of JSON-RPC).
+OUTSIDE_WORKSPACE = -32602
+DISCARDED = -32001
+NOT_WRITTEN = -32002
+AGENT_STOPPED = -32003
+FILE_UNREADABLE = -32004
+
+
+class AcpError(RuntimeError):
+    """The agent could not be started or stopped answering; the message says how."""
+
+
+Decision = Literal["apply", "discard", "cancelled", "ended"]
+
+
+@dataclass
+class _Outcome:
+    decision: Decision
+    reason: str = ""
+
+
+@dataclass
+class HeldRequest:
+    """A request of the agent redline has not answered yet: it waits for review."""
+
+    action_id: str
+    kind: Literal["write", "permission"]
+    future: asyncio.Future[_Outcome]
+    # A permission whose diff was verified: what stays queued once the agent is gone.
+    leftover: PendingAction | None = None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A decision the agent has not heard about yet."""
+
+    label: str
+    decision: str
+    reason: str
+    action_id: str
+
+
+@dataclass
+class _Approval:
+    """A person allowed this change of this tool call; the first matching fs write applies."""
+
+    tool_call_id: str
+    rel: str
+    base_sha256: str | None
+    content_sha256: str | None
+    approved_text: str | None
+    entry_id: str | None = None
+    used: bool = False
+
+
+@dataclass
+class _ToolCall:
+    title: str = ""
+    kind: str = "other"
+    raw_input: Any = None
+    status: str = "pending"
+
+
+@dataclass(frozen=True)
+class AcpSource:
+    """Where an action came from; phase 2 moves this into the durable queue's record."""
+
+    kind: str
+    name: str
+    session_id: str
+    acp_session_id: str
+    pid: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "session_id": self.session_id,
+            "acp_session_id": self.acp_session_id,
+            "pid": self.pid,
+        }
+
+
+def _option(options: list[schema.PermissionOption], *kinds: str) -> str | None:
+    for kind in kinds:
+        for option in options:
+            if option.kind == kind:
+                return option.option_id
+    return None
+
+
+def _answer(
+    outcome: _Outcome, options: list[schema.PermissionOption]
+) -> schema.RequestPermissionResponse:
+    if outcome.decision == "apply":
+        option = _option(options, "allow_once", "allow_always")
+    elif outcome.decision == "discard":
+        option = _option(options, "reject_once", "reject_always")
+    else:
+        option = None
+    if option is None:
+        return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+    return schema.RequestPermissionResponse(
+        outcome=schema.AllowedOutcome(outcome="selected", option_id=option)
+    )
+
+
+def _describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with status {returncode}"
+
+
+class _Handler:
+    """The ``acp.Client`` the agent talks to; every method runs on the agent's loop."""
+
+    def __init__(self, owner: AcpAgent) -> None:
+        self.owner = owner
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.owner._on_update(update)
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> schema.ReadTextFileResponse:
+        return self.owner._read(path, line, limit)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> schema.WriteTextFileResponse | None:
+        return await self.owner._write(path, content)
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: schema.ToolCallUpdate,
+        options: list[schema.PermissionOption],
+        **kwargs: Any,
+    ) -> schema.RequestPermissionResponse:
+        return await self.owner._permission(tool_call, options)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+class AcpAgent:
+    """One external agent process and its ACP session on a workspace."""
+
+    def __init__(
+        self,
+        root: Path,
+        spec: AgentSpec,
+        *,
+        store: PendingActionStore,
+        stream: EventStream,
+    ) -> None:
+        self.root = root.resolve()
+        self.spec = spec
+        self.store = store
+        self.events = stream
+        self.acp_session_id = ""
+        self.agent_info = ""
+        self.load_session = False
+        self.held: dict[str, HeldRequest] = {}
+        self.in_flight = 0
+        self.changed = asyncio.Event()
+        self.ended: str | None = None
+        self.source: AcpSource | None = None
+        self._unreported: list[Resolution] = []
+        self._approvals: list[_Approval] = []
+        self._tool_calls: dict[str, _ToolCall] = {}
+        self._permission_calls: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._conn: Any = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+
+    # -- life cycle --------------------------------------------------------------------
+    async def start(self) -> None:
+        """Spawn the agent, ``initialize`` it and open a session on the workspace."""
+        self._loop = asyncio.get_running_loop()
+        self._stack = contextlib.AsyncExitStack()
+        try:
+            conn, process = await self._stack.enter_async_context(
+                acp.spawn_agent_process(
+                    cast(acp.Client, _Handler(self)),
+                    self.spec.argv[0],
+                    *self.spec.argv[1:],
+                    env=self.spec.environment(),
+                    cwd=self.root,
+                    transport_kwargs={"shutdown_timeout": 2.0},
+                )
+            )
+        except OSError as exc:
+            await self._stack.aclose()
+            raise AcpError(f"cannot start agent {self.spec.name}: {exc.strerror or exc}") from None
+        self._conn = conn
+        self._process = process
+        if process.stderr is not None:
+            self._stderr_task = asyncio.create_task(self._pump_stderr(process.stderr))
+        try:
+            init = await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=schema.ClientCapabilities(
+                    fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                    terminal=False,
+                ),
+                client_info=schema.Implementation(name="redline", version=_version()),
+            )
+            caps = init.agent_capabilities
+            self.load_session = bool(caps and caps.load_session)
+            if init.agent_info is not None:
+                self.agent_info = f"{init.agent_info.name} {init.agent_info.version}"
+            session = await conn.new_session(cwd=str(self.root), mcp_servers=[])
+        except (ConnectionError, acp.RequestError, OSError) as exc:
+            await self._wait_exit()
+            message = self._failure("did not start", exc)
+            await self.close()
+            raise AcpError(message) from None
+        self.acp_session_id = session.session_id
+        self.source = AcpSource(
+            "acp",
+            self.spec.display_name,
+            self.events.session_id,
+            self.acp_session_id,
+            process.pid,
+        )
+
+    async def _wait_exit(self) -> None:
+        """After a broken connection: let the process end and its last stderr arrive."""
+        if self._process is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._process.wait(), 5.0)
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 2.0)
+
+    def _failure(self, what: str, exc: BaseException) -> str:
+        cause = str(exc) or type(exc).__name__
+        if isinstance(exc, acp.RequestError):
+            cause = f"{exc} (JSON-RPC error {exc.code})"
+        code = self._process.returncode if self._process is not None else None
+        if code is not None:
+            cause = f"the process {_describe_exit(code)}"
+        tail = "\n".join(f"  {line}" for line in self._stderr_tail)
+        if tail:
+            cause += f"; its last output:\n{tail}"
+        return f"agent {self.spec.name} {what}: {cause}"
+
+    async def prompt(self, text: str) -> str:
+        """Send one prompt; return the stop reason. AcpError when the agent ended."""
+        assert self._conn is not None
+        try:
+            response = await self._conn.prompt(
+                session_id=self.acp_session_id, prompt=[acp.text_block(text)]
+            )
+        except (ConnectionError, acp.RequestError, OSError) as exc:
+            await self._wait_exit()
+            message = self._failure("ended its turn with an error", exc)
+            if self._process is not None and self._process.returncode is not None:
+                self.agent_gone()
+            raise AcpError(message) from None
+        return str(response.stop_reason)
+
+    async def cancel(self) -> None:
+        """Stop the agent's turn: ``session/cancel``; held requests answer ``cancelled``."""
+        self._stopping = True
+        self._finish_held("cancelled", "the agent was stopped")
+        if self._conn is not None and self.acp_session_id:
+            with contextlib.suppress(ConnectionError, OSError, acp.RequestError):
+                await self._conn.cancel(session_id=self.acp_session_id)
+
+    async def close(self) -> None:
+        """End the agent process (stdin closed, then terminate, then kill)."""
+        self._stopping = True
+        self._finish_held("ended", "the agent ended")
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            with contextlib.suppress(Exception):
+                await stack.aclose()
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._stderr_task, 2.0)
+        if self._process is not None and self.ended is None:
+            self.ended = _describe_exit(self._process.returncode)
+            self.events.emit(
+                acp_events.AcpAgentExit(self._process.returncode, self.ended, expected=True)
+            )
+        self._mark_ended()
+
+    def agent_gone(self) -> None:
+        """The process ended on its own: refuse held writes, drop permission actions."""
+        code = self._process.returncode if self._process is not None else None
+        if self.ended is None:
+            self.ended = _describe_exit(code)
+            self.events.emit(acp_events.AcpAgentExit(code, self.ended, expected=self._stopping))
+        self._finish_held("ended", f"the agent {self.ended}")
+        self._mark_ended()
+
+    def _mark_ended(self) -> None:
+        """Actions this agent left on the stack say that its session has ended."""
+        for action in self.store.snapshot():
+            details = action.details
+            source = details.get("source") if isinstance(details, dict) else None
+            if isinstance(source, dict) and source.get("acp_session_id") == self.acp_session_id:
+                details["agent_ended"] = self.ended or "ended"
+
+    def _finish_held(self, decision: Decision, reason: str) -> None:
+        for held in list(self.held.values()):
+            if not held.future.done():
+                held.future.set_result(_Outcome(decision, reason))
+            if held.kind == "permission":
+                # Owner actions end with the agent; a verified diff stays queued as a
+                # preview action (applying it writes what the agent would have).
+                if held.leftover is not None and self.store.get(held.action_id) is not None:
+                    self.store.replace(held.action_id, held.leftover)
+                else:
+                    self.store.remove(held.action_id)
+        self._notify()
+
+    async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                line = await stream.readline()
+            except (ValueError, OSError):
+                return
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip("\n")
+            self._stderr_tail.append(text)
+            self.events.emit(acp_events.AcpStderr(text))
+
+    # -- state the runner watches -------------------------------------------------------
+    def _notify(self) -> None:
+        self.changed.set()
+
+    @property
+    def waiting_only_on_review(self) -> bool:
+        """Every request the agent holds open is a pending action (and there is one)."""
+        return bool(self.held) and self.in_flight == len(self.held)
+
+    def take_unreported(self) -> list[Resolution]:
+        with self._lock:
+            report, self._unreported = self._unreported, []
+        return report
+
+    def record_resolution(self, action: PendingAction, decision: str, reason: str) -> None:
+        with self._lock:
+            self._unreported.append(Resolution(action.label, decision, reason, action.id))
+
+    # -- session/update ----------------------------------------------------------------
+    def _on_update(self, update: Any) -> None:
+        event = acp_events.from_update(update)
+        if isinstance(event, acp_events.AcpToolCall):
+            self._tool_calls[event.tool_call_id] = _ToolCall(
+                event.title, event.kind, event.raw_input, event.status
+            )
+        elif isinstance(event, acp_events.AcpToolCallUpdate):
+            call = self._tool_calls.setdefault(event.tool_call_id, _ToolCall())
+            call.title = event.title or call.title
+            call.kind = event.kind or call.kind
+            if isinstance(update, schema.ToolCallProgress) and update.raw_input is not None:
+                call.raw_input = update.raw_input
+            if event.status:
+                call.status = event.status
+                if event.status in ("completed", "failed"):
+                    self._tool_call_ended(event.tool_call_id)
+            if event.title is None and call.title:
+                event = dataclasses.replace(event, title=call.title)
+        if isinstance(event, acp_events.AcpEvent):
+            self.events.emit(event)
+
+    # -- fs/read_text_file -------------------------------------------------------------
+    def _read(self, path: str, line: int | None, limit: int | None) -> schema.ReadTextFileResponse:
+        self.in_flight += 1
+        try:
+            try:
+                disk = read_disk(self.root, path)
+            except paths.ConfinementError as exc:
+                raise acp.RequestError(OUTSIDE_WORKSPACE, f"Refused: {exc}") from None
+            except MappingError as exc:
+                raise acp.RequestError(FILE_UNREADABLE, str(exc)) from None
+            text = disk.text or ""
+            if line is not None or limit is not None:
+                lines = text.splitlines(keepends=True)
+                start = max((line or 1) - 1, 0)
+                end = len(lines) if limit is None else start + max(limit, 0)
+                text = "".join(lines[start:end])
+            return schema.ReadTextFileResponse(content=text)
+        finally:
+            self.in_flight -= 1
+
+    # -- fs/write_text_file ------------------------------------------------------------
+    async def _write(self, path: str, content: str) -> schema.WriteTextFileResponse | None:
+        self.in_flight += 1
+        try:
+            return await self._write_inner(path, content)
+        finally:
+            self.in_flight -= 1
+            self._notify()
+
+    async def _write_inner(self, path: str, content: str) -> schema.WriteTextFileResponse | None:
+        from redline.tools.files._common import FileToolError
+        from redline.tools.files.write import NothingToWrite, WriteRequest, build_write_action
+
+        try:
+            _absolute, rel = confine(self.root, path)
+            built = build_write_action(WriteRequest(self.root, rel, content))
+        except paths.ConfinementError as exc:
+            raise acp.RequestError(OUTSIDE_WORKSPACE, f"Refused: {exc}") from None
+        except NothingToWrite:
+            return schema.WriteTextFileResponse()
+        except FileToolError as exc:
+            raise acp.RequestError(NOT_WRITTEN, f"Not written: {exc}") from None
+        preview = built.preview
+        assert preview is not None
+        approval = self._matching_approval(rel, preview)
+        if approval is not None:
+            return self._apply_approved(approval, rel, preview)
+        label = f"Write: {rel}"
+        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+        action = self._preview_action(label, "acp:write_text_file", preview, future)
+        action.details = {**self._source_details(), "path": rel, "kind": preview.changes[0].kind}
+        self.store.push(action)
+        self.held[action.id] = HeldRequest(action.id, "write", future)
+        self._notify()
+        try:
+            outcome = await future
+        finally:
+            self.held.pop(action.id, None)
+        if outcome.decision == "apply":
+            return schema.WriteTextFileResponse()
+        if outcome.decision == "discard":
+            raise acp.RequestError(DISCARDED, f"Discarded by the reviewer: {outcome.reason}")
+        raise acp.RequestError(AGENT_STOPPED, f"Not written: {outcome.reason}.")
+
+    def _preview_action(
+        self,
+        label: str,
+        source_tool_name: str,
+        preview: Preview,
+        future: asyncio.Future[_Outcome],
+    ) -> PendingAction:
+        """A held write: apply writes the Preview through safe apply, then answers."""
+        root = self.root
+
+        def apply(reason: str) -> ToolResult:
+            from redline.workspace.safe_apply import apply_preview
+
+            receipt = apply_preview(
+                root,
+                preview,
+                label=label,
+                source_tool_name=source_tool_name,
+                action_id=action.id or None,
+            )
+            self._settle(future, _Outcome("apply", reason))
+            self.record_resolution(action, "applied", reason)
+            return ToolResult.text_result(
+                f"Applied: {label}.",
+                details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
+            )
+
+        def reject(reason: str) -> ToolResult:
+            self._settle(future, _Outcome("discard", reason))
+            self.record_resolution(action, "discarded", reason)
+            return ToolResult.text_result(f"Discarded: {label}. Reason: {reason}")
+
+        # Its apply is safe apply of the Preview (plus answering the agent while it runs):
+        # in the workspace queue it is a preview action, so any redline process may apply
+        # it, also after this agent and this process have ended.
+        apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]
+        action = PendingAction(
+            label=label,
+            apply=apply,
+            reject=reject,
+            source_tool_name=source_tool_name,
+            preview=preview,
+        )
+        return action
+
+    def _settle(self, future: asyncio.Future[_Outcome], outcome: _Outcome) -> None:
+        """Answer a held request from any thread (the dashboard resolves on its own)."""
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(outcome)
+            self._notify()
+
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            settle()
+        else:
+            loop.call_soon_threadsafe(settle)
+
+    def _source_details(self) -> dict[str, Any]:
+        return {"source": self.source.to_dict() if self.source else None}
+
+    # -- approvals (Gemini asks, then writes through fs) --------------------------------
+    def _matching_approval(self, rel: str, preview: Preview) -> _Approval | None:
+        change = preview.changes[0]
+        base = change.old_sha256 if isinstance(change, FileModify) else None
+        content = content_sha256(change)
+        for approval in self._approvals:
+            call = self._tool_calls.get(approval.tool_call_id)
+            if approval.used or (call is not None and call.status in ("completed", "failed")):
+                continue
+            if (approval.rel, approval.base_sha256, approval.content_sha256) == (
+                rel,
+                base,
+                content,
+            ):
+                return approval
+        return None
+
+    def _apply_approved(
+        self, approval: _Approval, rel: str, preview: Preview
+    ) -> schema.WriteTextFileResponse:
+        from redline.workspace.errors import ApplyError
+        from redline.workspace.journal import finish_external
+        from redline.workspace.safe_apply import apply_preview
+
+        approval.used = True
+        if approval.entry_id is not None:
+            # The pre-image entry is not needed: redline writes it itself, journaled.
+            with contextlib.suppress(Exception):
+                finish_external(self.root, approval.entry_id)
+            approval.entry_id = None
+        try:
+            receipt = apply_preview(
+                self.root, preview, label=f"Write: {rel}", source_tool_name="acp:write_text_file"
+            )
+        except ApplyError as exc:
+            raise acp.RequestError(NOT_WRITTEN, str(exc)) from None
+        self.events.emit(
+            acp_events.AcpNotice(
+                message=(
+                    f"Applied the agent's write of {rel} at once: it matches the change "
+                    f"approved for tool call {approval.tool_call_id} "
+                    f"(journal entry {receipt.entry_id})."
+                ),
+                path=rel,
+                tool_call_id=approval.tool_call_id,
+                entry_id=receipt.entry_id,
+            )
+        )
+        return schema.WriteTextFileResponse()
+
+    def _tool_call_ended(self, tool_call_id: str) -> None:
+        """Record what a self-writing agent wrote after its approval, for undo."""
+        from redline.workspace.journal import finish_external
+
+        for approval in self._approvals:
+            if approval.tool_call_id != tool_call_id or approval.entry_id is None:
+                continue
+            entry_id, approval.entry_id = approval.entry_id, None
+            try:
+                outcome = finish_external(self.root, entry_id)
+            except Exception as exc:
+                self.events.emit(
+                    ErrorEvent(f"Could not record the agent's write of {approval.rel}: {exc}")
+                )
+                continue
+            if not outcome.changed:
+                continue
+            approval.used = True
+            message = (
+                f"The agent wrote {approval.rel} itself; recorded as applied "
+                f"(journal entry {outcome.entry_id}), `redline undo` reverts it."
+            )
+            diff_text: str | None = None
+            if not outcome.as_approved and approval.approved_text is not None:
+                with contextlib.suppress(MappingError, OSError):
+                    actual = read_disk(self.root, approval.rel).text or ""
+                    diff = Preview(
+                        [FileModify(approval.rel, "", approval.approved_text, actual)]
+                    ).diff()
+                    message += " It differs from what was approved:\n" + diff
+                    diff_text = diff
+            self.events.emit(
+                acp_events.AcpNotice(
+                    message=message,
+                    path=approval.rel,
+                    tool_call_id=tool_call_id,
+                    entry_id=outcome.entry_id,
+                    diff=diff_text,
+                )
+            )
+
+    # -- session/request_permission ----------------------------------------------------
+    async def _permission(
+        self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> schema.RequestPermissionResponse:
+        self.in_flight += 1
+        try:
+            return await self._permission_inner(tool_call, options)
+        finally:
+            self.in_flight -= 1
+            self._notify()
+
+    async def _permission_inner(
+        self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> schema.RequestPermissionResponse:
+        if self._stopping:
+            return _answer(_Outcome("cancelled"), options)
+        known = self._tool_calls.setdefault(tool_call.tool_call_id, _ToolCall())
+        title = tool_call.title or known.title or "Permission request"
+        kind = tool_call.kind or known.kind or "other"
+        raw_input = tool_call.raw_input if tool_call.raw_input is not None else known.raw_input
+        diffs = [
+            c for c in tool_call.content or [] if isinstance(c, schema.FileEditToolCallContent)
+        ]
+        mapped: list[MappedChange] = []
+        unverifiable = ""
+        try:
+            mapped = codex_changes(self.root, raw_input) or [
+                full_file_change(self.root, d.path, d.old_text, d.new_text) for d in diffs
+            ]
+        except paths.ConfinementError as exc:
+            self.events.emit(
+                ErrorEvent(f"Refused the agent's request {title!r}: {exc}. Nothing was queued.")
+            )
+            return _answer(_Outcome("discard", str(exc)), options)
+        except MappingError as exc:
+            unverifiable = str(exc)
+        details: dict[str, Any] = {
+            **self._source_details(),
+            "tool_call_id": tool_call.tool_call_id,
+            "kind": kind,
+            "raw_input": raw_input,
+        }
+        preview = Preview(m.change for m in mapped) if mapped else None
+        verified = bool(mapped) and all(m.verified for m in mapped)
+        notes = [m.note for m in mapped if m.note] + ([unverifiable] if unverifiable else [])
+        label = title
+        if diffs and not verified:
+            label = f"{title} (not verifiable against the disk)"
+            details["not_verifiable"] = "; ".join(notes) or "the change cannot be checked"
+            if preview is None:
+                details["diffs"] = [
+                    {"path": d.path, "old_text": d.old_text, "new_text": d.new_text} for d in diffs
+                ]
+        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+
+        def apply(reason: str) -> ToolResult:
+            if verified and preview is not None:
+                self._approve(tool_call.tool_call_id, mapped, label)
+            self._settle(future, _Outcome("apply", reason))
+            self.record_resolution(action, "applied", reason)
+            return ToolResult.text_result(f"Allowed: {label}.")
+
+        def reject(reason: str) -> ToolResult:
+            self._settle(future, _Outcome("discard", reason))
+            self.record_resolution(action, "discarded", reason)
+            return ToolResult.text_result(f"Rejected: {label}. Reason: {reason}")
+
+        action = PendingAction(
+            label=label,
+            apply=apply,
+            reject=reject,
+            details=details,
+            source_tool_name=f"acp:{kind}",
+            preview=preview,
+        )
+        self.store.push(action)
+        leftover = None
+        if verified and preview is not None:
+            leftover = self._preview_action(label, f"acp:{kind}", preview, future)
+            leftover.details = {**details, "agent_ended": True}
+        self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
+        self._notify()
+        try:
+            outcome = await future
+        finally:
+            self.held.pop(action.id, None)
+            if outcome_is_final(future):
+                self.store.remove(action.id)
+        return _answer(outcome, options)
+
+    def _approve(self, tool_call_id: str, mapped: list[MappedChange], label: str) -> None:
+        """Record the approval; journal each file's pre-image in case the agent writes it."""
+        from redline.workspace.journal import begin_external
+
+        for item in mapped:
+            change = item.change
+            if not isinstance(change, (FileModify, FileCreate)):
+                continue
+            approval = _Approval(
+                tool_call_id,
+                change.path,
+                change.old_sha256 if isinstance(change, FileModify) else None,
+                content_sha256(change),
+                change.new_text,
+            )
+            # Synchronous on purpose: the pre-image is on disk before the agent hears "allow".
+            approval.entry_id = begin_external(
+                self.root,
+                change.path,
+                label=f"{label} ({self.spec.display_name})",
+                source_tool_name=f"acp:{self._tool_calls.get(tool_call_id, _ToolCall()).kind}",
+                approved_sha256=approval.content_sha256,
+            )
+            self._approvals.append(approval)
+
+
+def outcome_is_final(future: asyncio.Future[_Outcome]) -> bool:
+    """Did a person decide (the action is done), rather than the agent ending?"""
+    return (
+        future.done()
+        and not future.cancelled()
+        and future.result().decision in ("apply", "discard")
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("redline")
+    except PackageNotFoundError:
+        return "0"
+
+
+def resolution_prompt(resolutions: list[Resolution]) -> str:
+    """The prompt that tells the agent what the reviewer decided (the outcome has no reason)."""
+    lines = ["The reviewer resolved your pending requests:"]
+    for item in resolutions:
+        reason = item.reason.strip() or "no reason given"
+        lines.append(f"- {item.label}: {item.decision}. Reason: {reason}")
+    lines.append("Take these decisions into account and continue.")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "AcpAgent",
+    "AcpError",
+    "AcpSource",
+    "HeldRequest",
+    "Resolution",
+    "resolution_prompt",
+]
