@@ -9,7 +9,8 @@ Steps (``do``): ``text``, ``thought``, ``plan``, ``fs_read``, ``fs_write``,
 ``gemini_edit`` (permission with a whole-file diff, then fs/write_text_file),
 ``claude_edit`` (permission with a snippet diff, then the agent writes the file itself),
 ``shell`` (permission for a command, no diff), ``wait_cancel``, ``crash``,
-``write_and_crash`` (dies while its write is held).
+``write_and_crash`` (dies while its write is held), ``mcp_call`` (starts the first MCP
+server offered in session/new and calls ``tool`` with ``arguments``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class ScriptedAgent:
         self.prompts = 0
         self.cancelled = asyncio.Event()
         self.calls = 0
+        self.mcp_servers: list[Any] = []
 
     def record(self, **data: Any) -> None:
         with self.record_path.open("a", encoding="utf-8") as handle:
@@ -64,7 +66,12 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kw: Any):
         self.cwd = Path(cwd)
-        self.record(event="new_session", cwd=cwd)
+        self.mcp_servers = list(mcp_servers or [])
+        servers = [
+            server.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for server in (mcp_servers or [])
+        ]
+        self.record(event="new_session", cwd=cwd, mcp_servers=servers)
         return schema.NewSessionResponse(session_id="scripted-1")
 
     async def cancel(self, session_id: str, **kw: Any) -> None:
@@ -115,6 +122,33 @@ class ScriptedAgent:
             return False
         self.record(event="write", path=path, ok=True)
         return True
+
+    async def mcp_call(self, tool: str, arguments: dict[str, Any]) -> None:
+        """Start the first MCP server offered in session/new, as an agent would, and call one tool.
+
+        Only the offered environment is passed (the mcp package adds HOME, PATH and the
+        like), so the call works only if redline offered everything its server needs.
+        """
+        from mcp import Client, StdioServerParameters
+        from mcp.types import Implementation
+
+        if not self.mcp_servers:
+            self.record(event="mcp_call", tool=tool, error="no MCP server offered")
+            return
+        server = self.mcp_servers[0]
+        params = StdioServerParameters(
+            command=server.command,
+            args=list(server.args),
+            env={item.name: item.value for item in server.env},
+        )
+        async with Client(
+            params,
+            client_info=Implementation(name="scripted-agent", version="1.0"),
+            read_timeout_seconds=60.0,
+        ) as client:
+            result = await client.call_tool(tool, arguments)
+        text = "\n".join(getattr(item, "text", "") for item in result.content)
+        self.record(event="mcp_call", tool=tool, error=bool(result.is_error), text=text)
 
     async def do(self, sid: str, step: dict[str, Any]) -> str | None:
         kind = step["do"]
@@ -187,6 +221,8 @@ class ScriptedAgent:
                 ),
             )
             await self.permission(sid, call_id, title=f"Run {step['command']}", kind="execute")
+        elif kind == "mcp_call":
+            await self.mcp_call(step["tool"], step["arguments"])
         elif kind == "wait_cancel":
             await self.say(sid, "waiting")
             await self.cancelled.wait()

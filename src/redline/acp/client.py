@@ -25,6 +25,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,6 +220,23 @@ class _Handler:
         return None
 
 
+def redline_mcp_server(root: Path) -> schema.McpServerStdio:
+    """redline's own MCP server (``redline mcp -C ROOT``), as offered in ``session/new``.
+
+    The command is this interpreter running ``redline.cli``, so the agent starts the same
+    redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on so the records the server
+    signs verify with the user key this process uses.
+    """
+    from redline.config import USER_CONFIG_ENV, user_config_dir
+
+    return schema.McpServerStdio(
+        name="redline",
+        command=str(Path(sys.executable).absolute()),
+        args=["-m", "redline.cli", "mcp", "-C", str(root)],
+        env=[schema.EnvVariable(name=USER_CONFIG_ENV, value=str(user_config_dir().absolute()))],
+    )
+
+
 class AcpAgent:
     """One external agent process and its ACP session on a workspace."""
 
@@ -229,11 +247,13 @@ class AcpAgent:
         *,
         store: PendingActionStore,
         stream: EventStream,
+        offer_tools: bool = False,
     ) -> None:
         self.root = root.resolve()
         self.spec = spec
         self.store = store
         self.events = stream
+        self.offer_tools = offer_tools
         self.acp_session_id = ""
         self.agent_info = ""
         self.load_session = False
@@ -291,7 +311,8 @@ class AcpAgent:
             self.load_session = bool(caps and caps.load_session)
             if init.agent_info is not None:
                 self.agent_info = f"{init.agent_info.name} {init.agent_info.version}"
-            session = await conn.new_session(cwd=str(self.root), mcp_servers=[])
+            offered = [redline_mcp_server(self.root)] if self.offer_tools else []
+            session = await conn.new_session(cwd=str(self.root), mcp_servers=offered)
         except (ConnectionError, acp.RequestError, OSError) as exc:
             await self._wait_exit()
             message = self._failure("did not start", exc)

@@ -75,6 +75,8 @@ class AcpRun:
         resolver: str,
         stream: EventStream,
         store: PendingActionStore | None = None,
+        *,
+        offer_tools: bool = False,
     ) -> None:
         self.root = root
         self.spec = spec
@@ -82,7 +84,7 @@ class AcpRun:
         self.events = stream
         self.store = store if store is not None else PendingActionStore()
         self.store.subscribe(self._on_store_event)
-        self.agent = AcpAgent(root, spec, store=self.store, stream=stream)
+        self.agent = AcpAgent(root, spec, store=self.store, stream=stream, offer_tools=offer_tools)
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
@@ -274,7 +276,14 @@ def run_exec(args: argparse.Namespace) -> int:
     except (OSError, QueueError) as exc:
         log.close()
         return _error(args, f"cannot use the review queue in {root / '.redline'}: {exc}", 1)
-    run = AcpRun(root, spec, args.resolver, stream, store)
+    run = AcpRun(
+        root,
+        spec,
+        args.resolver,
+        stream,
+        store,
+        offer_tools=bool(getattr(args, "offer_tools", False)),
+    )
     try:
         status = asyncio.run(run.run(args.prompt))
     except KeyboardInterrupt:

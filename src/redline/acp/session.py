@@ -51,6 +51,7 @@ class AcpSession:
         *,
         session_id: str | None = None,
         log_session: bool = True,
+        offer_tools: bool = False,
     ) -> None:
         from redline.agent.session_log import SessionLog
         from redline.sdk import new_session_id
@@ -81,7 +82,9 @@ class AcpSession:
             )
             self.events.subscribe(self._log.write_event)
         self._loop = LoopThread("redline-acp")
-        self._run = AcpRun(self.cwd, spec, "human", self.events, self.store)
+        self._run = AcpRun(
+            self.cwd, spec, "human", self.events, self.store, offer_tools=offer_tools
+        )
         self._started = False
         self._closed = False
         self.last_status: RunStatus | None = None

@@ -45,6 +45,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="review an external ACP agent instead of --model (see docs/agents.md)",
     )
+    parser.add_argument(
+        "--offer-tools",
+        action="store_true",
+        help="offer redline's MCP tools (ast_edit, propose_edit, propose_write, "
+        "review_status, await_review) to the --agent in session/new (see docs/mcp.md)",
+    )
 
 
 def _run_agent(args: argparse.Namespace, root: Path) -> int:
@@ -62,7 +68,7 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
         return 2
     try:
         spec = resolve_agent(args.agent, root, trusted=True if args.trust else None)
-        session = AcpSession(root, spec)
+        session = AcpSession(root, spec, offer_tools=args.offer_tools)
     except (AgentSpecError, OSError) as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 2
@@ -79,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
     root = root.resolve()
     if args.agent is not None:
         return _run_agent(args, root)
+    if args.offer_tools:
+        print("redline: --offer-tools needs --agent AGENT", file=sys.stderr)
+        return 2
     from redline.config import ConfigError
 
     try:

@@ -43,6 +43,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="an external ACP agent instead of --model: claude, gemini, codex, a name "
         "from [agents.NAME] in the config, or a command line (see docs/agents.md)",
     )
+    parser.add_argument(
+        "--offer-tools",
+        action="store_true",
+        help="offer redline's MCP tools (ast_edit, propose_edit, propose_write, "
+        "review_status, await_review) to the --agent in session/new (see docs/mcp.md)",
+    )
     add_tool_options(parser)
     add_plugin_timeout_option(parser)
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
@@ -163,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
         from redline.acp.run import run_exec
 
         return run_exec(args)
+    if args.offer_tools:
+        return _error(args, "--offer-tools needs --agent AGENT", 2)
     from redline.config import ConfigError
 
     cwd = workspace_root(args)
