@@ -311,7 +311,12 @@ class AcpAgent:
             self.load_session = bool(caps and caps.load_session)
             if init.agent_info is not None:
                 self.agent_info = f"{init.agent_info.name} {init.agent_info.version}"
-            offered = [redline_mcp_server(self.root)] if self.offer_tools else []
+            offered: list[
+                schema.HttpMcpServer
+                | schema.SseMcpServer
+                | schema.AcpMcpServer
+                | schema.McpServerStdio
+            ] = [redline_mcp_server(self.root)] if self.offer_tools else []
             session = await conn.new_session(cwd=str(self.root), mcp_servers=offered)
         except (ConnectionError, acp.RequestError, OSError) as exc:
             await self._wait_exit()
