@@ -28,6 +28,7 @@ from redline.agent.events import (
 )
 from redline.agent.render import EventPrinter
 from redline.agent.session import resolution_event
+from redline.rules import RuleSet
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import resolve_pending
 
@@ -75,6 +76,7 @@ class AcpRun:
         resolver: str,
         stream: EventStream,
         store: PendingActionStore | None = None,
+        rules: RuleSet | None = None,
     ) -> None:
         self.root = root
         self.spec = spec
@@ -82,7 +84,9 @@ class AcpRun:
         self.events = stream
         self.store = store if store is not None else PendingActionStore()
         self.store.subscribe(self._on_store_event)
-        self.agent = AcpAgent(root, spec, store=self.store, stream=stream)
+        # apply-all / discard-all decide everything themselves: rules do not run there.
+        self.rules = rules if resolver not in AUTO_REASONS else None
+        self.agent = AcpAgent(root, spec, store=self.store, stream=stream, rules=self.rules)
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
@@ -274,7 +278,9 @@ def run_exec(args: argparse.Namespace) -> int:
     except (OSError, QueueError) as exc:
         log.close()
         return _error(args, f"cannot use the review queue in {root / '.redline'}: {exc}", 1)
-    run = AcpRun(root, spec, args.resolver, stream, store)
+    # User rules always; the workspace's only when it is trusted (or --trust).
+    rules = RuleSet(root, trusted=True if args.trust else None)
+    run = AcpRun(root, spec, args.resolver, stream, store, rules)
     try:
         status = asyncio.run(run.run(args.prompt))
     except KeyboardInterrupt:

@@ -51,6 +51,7 @@ class AcpSession:
         *,
         session_id: str | None = None,
         log_session: bool = True,
+        trust: bool = False,
     ) -> None:
         from redline.agent.session_log import SessionLog
         from redline.sdk import new_session_id
@@ -81,7 +82,11 @@ class AcpSession:
             )
             self.events.subscribe(self._log.write_event)
         self._loop = LoopThread("redline-acp")
-        self._run = AcpRun(self.cwd, spec, "human", self.events, self.store)
+        from redline.rules import RuleSet
+
+        # Review rules: user rules always, the workspace's when trusted (or ``trust``).
+        self.rules = RuleSet(self.cwd, trusted=True if trust else None)
+        self._run = AcpRun(self.cwd, spec, "human", self.events, self.store, self.rules)
         self._started = False
         self._closed = False
         self.last_status: RunStatus | None = None
@@ -174,6 +179,10 @@ class AcpSession:
         if event is not None:
             self.events.emit(event)
         return outcome
+
+    def apply_rules(self) -> list[str]:
+        """Let the review rules decide what is already waiting (after a session rule)."""
+        return self._loop.run(self.agent.apply_rules())
 
     def undo(self) -> ToolResult:
         from redline.workspace.journal import UndoError, undo_last
