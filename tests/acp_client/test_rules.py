@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.acp_client.test_exec_agent import of, run_exec
 
 from redline.workspace.journal import undo_history
-from tests.acp_client.test_exec_agent import of, run_exec
 
 RULES = """
 [[rule]]
@@ -147,3 +147,42 @@ def test_apply_all_does_not_run_rules(tmp_path: Path, workspace: Path) -> None:
     assert code == 0
     assert (workspace / "migrations/0001.py").exists()
     assert of(events, "pending_resolved")[0]["by"] == "auto"
+
+
+def test_a_session_rule_decides_what_already_waits(tmp_path: Path) -> None:
+    import json
+    import shlex
+    import sys
+    import threading
+
+    from tests.acp_client.test_exec_agent import AGENT
+
+    from redline.acp.session import AcpSession
+    from redline.acp.spec import resolve_agent
+    from redline.rules import Rule
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"do": "fs_write", "path": "docs/a.md", "content": "# a\n"}]))
+    record = tmp_path / "record.jsonl"
+    command = shlex.join([sys.executable, str(AGENT), str(script), str(record)])
+    session = AcpSession(root, resolve_agent(command, root), log_session=False)
+    seen: list[Any] = []
+    session.events.subscribe(seen.append)
+    pushed = threading.Event()
+    session.store.subscribe(lambda event: pushed.set() if event.kind == "push" else None)
+    try:
+        done = session.start_prompt("go")
+        assert pushed.wait(120)  # hang guard only
+        session.rules.add_session_rule(
+            Rule(name="docs", decision="apply", tools=("acp:*",), paths=("docs/**",))
+        )
+        texts = session.apply_rules()
+        assert texts and texts[0].startswith("Applied by rule docs: Write: docs/a.md.")
+        assert done.result(timeout=120) == "done"
+    finally:
+        session.close()
+    assert (root / "docs/a.md").read_text() == "# a\n"
+    resolved = [e for e in seen if type(e).__name__ == "PendingResolved"]
+    assert [(e.by, e.rule) for e in resolved] == [("rule", "docs")]
