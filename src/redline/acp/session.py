@@ -11,7 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from redline.agent.events import (
 )
 from redline.agent.loop_thread import LoopThread
 from redline.agent.session import resolution_event
-from redline.tools.resolve import ResolveOutcome, resolve_pending
+from redline.tools.resolve import EditOutcome, ResolveOutcome, resolve_pending
 from redline.tools.result import ToolResult
 
 
@@ -168,8 +168,27 @@ class AcpSession:
         reason: str,
         action_id: str | None = None,
         by: ResolvedBy = "human",
+        only: Sequence[str] | None = None,
     ) -> ResolveOutcome:
+        if only:
+            # The agent's request is answered once, for the whole change: a held write or a
+            # permission cannot be granted for some hunks only.
+            return ResolveOutcome(
+                "invalid",
+                "An external agent's change resolves only as a whole: apply or discard all of "
+                "it (nothing was applied or discarded).",
+                reason=reason,
+            )
         return self._loop.run(self._resolve(action, reason, action_id, by))
+
+    def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
+        """Editing is not offered for an external agent's change (its reply is the agent's)."""
+        return EditOutcome(
+            "invalid",
+            "An external agent's change cannot be edited before it lands: discard it with a "
+            "reason and the agent hears why.",
+            action_id,
+        )
 
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
