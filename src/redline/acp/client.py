@@ -8,11 +8,15 @@ prompts it. The agent's requests map onto redline as docs/agents.md describes:
   file answers empty content.
 - ``fs/write_text_file``: confined; a pending action (``Write: <path>``, source tool
   ``acp:write_text_file``) whose reply is held until it is resolved. Apply writes through
-  safe apply, discard answers ``Discarded by the reviewer: <reason>``. A write the person
+  safe apply, discard answers ``Discarded by the reviewer: <reason>`` (``Discarded by rule
+  <name>: <reason>`` when a review rule decided it). A write the person
   already approved in a permission request of a running tool call is applied at once.
 - ``session/request_permission``: a pending action (source tool ``acp:<kind>``), with the
   full-file Preview when the tool call carries a diff. Apply selects ``allow_once``,
   discard ``reject_once``; ``cancelled`` only when the agent is stopped.
+
+Review rules (docs/rules.md) decide each pushed action first, through the same store
+path a person's apply or discard takes, credited ``by rule <name>``.
 
 Every resolution is remembered until :meth:`AcpAgent.take_unreported` hands it over for
 the prompt that tells the agent what happened (the permission outcome has no reason).
@@ -29,7 +33,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import acp
 from acp import schema
@@ -45,11 +49,16 @@ from redline.acp.mapping import (
     read_disk,
 )
 from redline.acp.spec import AgentSpec
-from redline.agent.events import ErrorEvent, EventStream
+from redline.agent.events import ErrorEvent, EventStream, Notice
 from redline.tools.pending_action import PendingAction, PendingActionStore
+from redline.tools.resolve import resolve_pending
 from redline.tools.result import ToolResult
 from redline.workspace import paths
 from redline.workspace.preview import FileCreate, FileModify, Preview
+
+if TYPE_CHECKING:
+    from redline.rules import Decision as RuleDecision
+    from redline.rules import RuleOutcome, RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +84,8 @@ Decision = Literal["apply", "discard", "cancelled", "ended"]
 class _Outcome:
     decision: Decision
     reason: str = ""
+    # The review rule that decided, when a rule did (docs/rules.md).
+    rule: str | None = None
 
 
 @dataclass
@@ -247,6 +258,7 @@ class AcpAgent:
         *,
         store: PendingActionStore,
         stream: EventStream,
+        rules: RuleSet | None = None,
         offer_tools: bool = False,
     ) -> None:
         self.root = root.resolve()
@@ -254,6 +266,10 @@ class AcpAgent:
         self.store = store
         self.events = stream
         self.offer_tools = offer_tools
+        # Review rules decide each pushed action first (docs/rules.md); None: no rules.
+        self.rules = rules
+        # The rule resolving an action right now, by action id (read by its callbacks).
+        self._deciding_rule: dict[str, str] = {}
         self.acp_session_id = ""
         self.agent_info = ""
         self.load_session = False
@@ -450,9 +466,60 @@ class AcpAgent:
             report, self._unreported = self._unreported, []
         return report
 
-    def record_resolution(self, action: PendingAction, decision: str, reason: str) -> None:
+    def record_resolution(
+        self, action: PendingAction, decision: str, reason: str, rule: str | None = None
+    ) -> None:
+        if rule is not None:
+            decision = f"{decision} by rule {rule}"
         with self._lock:
             self._unreported.append(Resolution(action.label, decision, reason, action.id))
+
+    # -- review rules ------------------------------------------------------------------
+    async def _run_rules(self, action: PendingAction) -> RuleOutcome | None:
+        """Let the review rules decide a freshly pushed action (a held write or a
+        permission request); what they leave waits for review as before."""
+        if self.rules is None:
+            return None
+        from redline.rules import run_rules
+
+        try:
+            return await run_rules(self.rules, action, self._rule_resolve, source_kind="acp")
+        except Exception as exc:  # a broken rule never loses the action: it waits
+            log.exception("review rules failed")
+            self.events.emit(Notice(message=f"Review rules failed: {exc}"))
+            return None
+
+    async def apply_rules(self) -> list[str]:
+        """Let the rules decide every action already pending (after a session rule was
+        added); returns what each decision said."""
+        texts: list[str] = []
+        for action in self.store.snapshot():
+            if self.store.get(action.id) is None:
+                continue
+            outcome = await self._run_rules(action)
+            if outcome is not None:
+                texts.append(outcome.text)
+        return texts
+
+    async def _rule_resolve(
+        self, verb: str, reason: str, action_id: str, decision: RuleDecision
+    ) -> tuple[bool, str]:
+        """Resolve as a person would (same store path), credited to the rule."""
+        from redline.agent.session import resolution_event
+
+        rule = decision.rule
+        if rule is not None:
+            self._deciding_rule[action_id] = rule
+        try:
+            outcome = await resolve_pending(
+                self.store, verb, reason, action_id, resolved_by="rule", rule=rule
+            )
+        finally:
+            self._deciding_rule.pop(action_id, None)
+        event = resolution_event(outcome, "rule", rule=rule)
+        if event is not None:
+            self.events.emit(event)
+        return not outcome.is_error, outcome.text
 
     # -- session/update ----------------------------------------------------------------
     def _on_update(self, update: Any) -> None:
@@ -528,6 +595,8 @@ class AcpAgent:
         action = self._preview_action(label, "acp:write_text_file", preview, future)
         action.details = {**self._source_details(), "path": rel, "kind": preview.changes[0].kind}
         self.store.push(action)
+        # Before it counts as held: the runner must not see "waiting on review" meanwhile.
+        await self._run_rules(action)
         self.held[action.id] = HeldRequest(action.id, "write", future)
         self._notify()
         try:
@@ -537,7 +606,8 @@ class AcpAgent:
         if outcome.decision == "apply":
             return schema.WriteTextFileResponse()
         if outcome.decision == "discard":
-            raise acp.RequestError(DISCARDED, f"Discarded by the reviewer: {outcome.reason}")
+            by = f"rule {outcome.rule}" if outcome.rule else "the reviewer"
+            raise acp.RequestError(DISCARDED, f"Discarded by {by}: {outcome.reason}")
         raise acp.RequestError(AGENT_STOPPED, f"Not written: {outcome.reason}.")
 
     def _preview_action(
@@ -560,16 +630,18 @@ class AcpAgent:
                 source_tool_name=source_tool_name,
                 action_id=action.id or None,
             )
-            self._settle(future, _Outcome("apply", reason))
-            self.record_resolution(action, "applied", reason)
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("apply", reason, rule))
+            self.record_resolution(action, "applied", reason, rule)
             return ToolResult.text_result(
                 f"Applied: {label}.",
                 details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
             )
 
         def reject(reason: str) -> ToolResult:
-            self._settle(future, _Outcome("discard", reason))
-            self.record_resolution(action, "discarded", reason)
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("discard", reason, rule))
+            self.record_resolution(action, "discarded", reason, rule)
             return ToolResult.text_result(f"Discarded: {label}. Reason: {reason}")
 
         # Its apply is safe apply of the Preview (plus answering the agent while it runs):
@@ -757,13 +829,15 @@ class AcpAgent:
         def apply(reason: str) -> ToolResult:
             if verified and preview is not None:
                 self._approve(tool_call.tool_call_id, mapped, label)
-            self._settle(future, _Outcome("apply", reason))
-            self.record_resolution(action, "applied", reason)
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("apply", reason, rule))
+            self.record_resolution(action, "applied", reason, rule)
             return ToolResult.text_result(f"Allowed: {label}.")
 
         def reject(reason: str) -> ToolResult:
-            self._settle(future, _Outcome("discard", reason))
-            self.record_resolution(action, "discarded", reason)
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("discard", reason, rule))
+            self.record_resolution(action, "discarded", reason, rule)
             return ToolResult.text_result(f"Rejected: {label}. Reason: {reason}")
 
         action = PendingAction(
@@ -779,6 +853,7 @@ class AcpAgent:
         if verified and preview is not None:
             leftover = self._preview_action(label, f"acp:{kind}", preview, future)
             leftover.details = {**details, "agent_ended": True}
+        await self._run_rules(action)
         self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
         self._notify()
         try:

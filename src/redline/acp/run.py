@@ -28,6 +28,7 @@ from redline.agent.events import (
 )
 from redline.agent.render import EventPrinter
 from redline.agent.session import resolution_event
+from redline.rules import RuleSet
 from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.resolve import resolve_pending
 
@@ -75,6 +76,7 @@ class AcpRun:
         resolver: str,
         stream: EventStream,
         store: PendingActionStore | None = None,
+        rules: RuleSet | None = None,
         *,
         offer_tools: bool = False,
     ) -> None:
@@ -84,7 +86,11 @@ class AcpRun:
         self.events = stream
         self.store = store if store is not None else PendingActionStore()
         self.store.subscribe(self._on_store_event)
-        self.agent = AcpAgent(root, spec, store=self.store, stream=stream, offer_tools=offer_tools)
+        # apply-all / discard-all decide everything themselves: rules do not run there.
+        self.rules = rules if resolver not in AUTO_REASONS else None
+        self.agent = AcpAgent(
+            root, spec, store=self.store, stream=stream, rules=self.rules, offer_tools=offer_tools
+        )
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
@@ -276,12 +282,15 @@ def run_exec(args: argparse.Namespace) -> int:
     except (OSError, QueueError) as exc:
         log.close()
         return _error(args, f"cannot use the review queue in {root / '.redline'}: {exc}", 1)
+    # User rules always; the workspace's only when it is trusted (or --trust).
+    rules = RuleSet(root, trusted=True if args.trust else None)
     run = AcpRun(
         root,
         spec,
         args.resolver,
         stream,
         store,
+        rules,
         offer_tools=bool(getattr(args, "offer_tools", False)),
     )
     try:

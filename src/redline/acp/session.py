@@ -11,7 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from redline.agent.events import (
 )
 from redline.agent.loop_thread import LoopThread
 from redline.agent.session import resolution_event
-from redline.tools.resolve import ResolveOutcome, resolve_pending
+from redline.tools.resolve import EditOutcome, ResolveOutcome, resolve_pending
 from redline.tools.result import ToolResult
 
 
@@ -51,6 +51,7 @@ class AcpSession:
         *,
         session_id: str | None = None,
         log_session: bool = True,
+        trust: bool = False,
         offer_tools: bool = False,
     ) -> None:
         from redline.agent.session_log import SessionLog
@@ -82,8 +83,12 @@ class AcpSession:
             )
             self.events.subscribe(self._log.write_event)
         self._loop = LoopThread("redline-acp")
+        from redline.rules import RuleSet
+
+        # Review rules: user rules always, the workspace's when trusted (or ``trust``).
+        self.rules = RuleSet(self.cwd, trusted=True if trust else None)
         self._run = AcpRun(
-            self.cwd, spec, "human", self.events, self.store, offer_tools=offer_tools
+            self.cwd, spec, "human", self.events, self.store, self.rules, offer_tools=offer_tools
         )
         self._started = False
         self._closed = False
@@ -166,8 +171,27 @@ class AcpSession:
         reason: str,
         action_id: str | None = None,
         by: ResolvedBy = "human",
+        only: Sequence[str] | None = None,
     ) -> ResolveOutcome:
+        if only:
+            # The agent's request is answered once, for the whole change: a held write or a
+            # permission cannot be granted for some hunks only.
+            return ResolveOutcome(
+                "invalid",
+                "An external agent's change resolves only as a whole: apply or discard all of "
+                "it (nothing was applied or discarded).",
+                reason=reason,
+            )
         return self._loop.run(self._resolve(action, reason, action_id, by))
+
+    def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
+        """Editing is not offered for an external agent's change (its reply is the agent's)."""
+        return EditOutcome(
+            "invalid",
+            "An external agent's change cannot be edited before it lands: discard it with a "
+            "reason and the agent hears why.",
+            action_id,
+        )
 
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
@@ -177,6 +201,10 @@ class AcpSession:
         if event is not None:
             self.events.emit(event)
         return outcome
+
+    def apply_rules(self) -> list[str]:
+        """Let the review rules decide what is already waiting (after a session rule)."""
+        return self._loop.run(self.agent.apply_rules())
 
     def undo(self) -> ToolResult:
         from redline.workspace.journal import UndoError, undo_last

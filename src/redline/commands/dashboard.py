@@ -68,7 +68,7 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
         return 2
     try:
         spec = resolve_agent(args.agent, root, trusted=True if args.trust else None)
-        session = AcpSession(root, spec, offer_tools=args.offer_tools)
+        session = AcpSession(root, spec, trust=bool(args.trust), offer_tools=args.offer_tools)
     except (AgentSpecError, OSError) as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 2

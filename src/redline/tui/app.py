@@ -34,7 +34,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from redline.agent.events import RUN_SCOPED, AgentState, MessageDelta, MessageEnd, RunStatus
 from redline.tools.pending_action import PendingAction
@@ -64,6 +64,7 @@ from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
+from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.tui.widgets.pending_stack import PendingStack, source_counts
 from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput, Searchable, SearchInput, find_row
@@ -89,6 +90,16 @@ _W = TypeVar("_W", bound=Widget)
 NARROW_BELOW = 100
 TINY_BELOW = 22
 SHORT_BELOW = 32
+# The footer shows as many keys as fit whole; these actions get the room first, in this order.
+FOOTER_FIRST = (
+    "apply_top",
+    "discard_top",
+    "focus_reason",
+    "focus_prompt",
+    "help",
+    "quit",
+    "stop_agent",
+)
 
 
 def _css_paths() -> list[str | PurePath]:
@@ -154,7 +165,7 @@ class RedlineApp(App[int]):
     controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # The footer shows them in this order, as many as fit: the review keys first.
+        # The footer shows them in this order, as many as fit whole (FOOTER_FIRST get room first).
         Binding("y", "apply_top", "Apply"),
         Binding("n", "discard_top", "Discard"),
         Binding("right_curly_bracket", "step_hunk(1)", "Next hunk", key_display="}"),
@@ -242,7 +253,7 @@ class RedlineApp(App[int]):
             yield ActivityLog(id="activity")
             yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
         yield SearchInput(placeholder="search (Enter finds, Escape closes)", id="search")
-        yield Footer(compact=True)
+        yield FittingFooter(first=FOOTER_FIRST)
 
     # Widgets are looked up once on the main screen: a modal on top must not hide them.
     @property

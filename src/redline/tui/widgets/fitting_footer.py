@@ -1,0 +1,76 @@
+"""A compact footer that shows only the keys that fit whole on one line.
+
+Textual's own footer lays its keys out left to right and lets the last one run under the
+command-palette key, so a narrow terminal shows half a word. This one measures each key
+before showing it: the keys named in ``first`` get the room first (in that order), then the
+command-palette key, then the rest in binding order, each only while it still fits. The keys
+shown keep the bindings' order. The footer recomposes when its width changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.cells import cell_len
+from textual import events
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+# In the compact style a key is "<key> <description>" followed by a one-cell margin; the
+# command-palette key has no margin but a one-cell border on its left.
+_KEY_MARGIN = 1
+_PALETTE_BORDER = 1
+PALETTE_CLASS = "-command-palette"
+
+
+def key_width(key: FooterKey) -> int:
+    """Cells ``key`` takes in a compact footer, its margin or border included."""
+    text = cell_len(key.key_display)
+    if key.description:
+        text += 1 + cell_len(key.description)
+    if key.has_class(PALETTE_CLASS):
+        return text + _PALETTE_BORDER
+    return text + _KEY_MARGIN
+
+
+class FittingFooter(Footer):
+    """A compact :class:`Footer` that drops the keys that would not fit whole."""
+
+    def __init__(self, first: Iterable[str] = (), **kwargs: object) -> None:
+        super().__init__(compact=True, **kwargs)  # type: ignore[arg-type]
+        self.first: tuple[str, ...] = tuple(first)
+        self._composed_width = -1
+
+    def _available(self) -> int:
+        width = self.size.width
+        return width if width > 0 else self.app.size.width
+
+    def compose(self) -> ComposeResult:
+        widgets = list(super().compose())
+        budget = self._available()
+        self._composed_width = budget
+        keys = [w for w in widgets if isinstance(w, FooterKey)]
+        palette = [k for k in keys if k.has_class(PALETTE_CLASS)]
+        plain = [k for k in keys if not k.has_class(PALETTE_CLASS)]
+        # Anything else (a group of keys with one label) is kept and counted as unknown width.
+        shown = {id(w) for w in widgets if not isinstance(w, FooterKey)}
+
+        def rank(key: FooterKey) -> int:
+            return self.first.index(key.action) if key.action in self.first else len(self.first)
+
+        candidates = sorted((k for k in plain if k.action in self.first), key=rank)
+        candidates += palette
+        candidates += [k for k in plain if k.action not in self.first]
+        for key in candidates:
+            width = key_width(key)
+            if width <= budget:
+                shown.add(id(key))
+                budget -= width
+        kept: list[Widget] = [w for w in widgets if id(w) in shown]
+        yield from kept
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._composed_width:
+            self.call_after_refresh(self.recompose)

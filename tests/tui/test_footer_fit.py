@@ -1,0 +1,74 @@
+"""The footer shows only whole keys: none runs past the screen or under the palette key."""
+
+from __future__ import annotations
+
+import pytest
+from tests.tui.conftest import wait_until
+from tests.tui.fakes import FakeSession, FakeWatcher, make_action, multi_file_preview
+from textual.widgets._footer import FooterKey
+
+from redline.tui.app import RedlineApp
+from redline.tui.widgets.fitting_footer import PALETTE_CLASS, FittingFooter
+
+
+def _app() -> RedlineApp:
+    session = FakeSession()
+    session.push(make_action("three files", preview=multi_file_preview()))
+    return RedlineApp(session, watcher_factory=FakeWatcher)
+
+
+def _keys(app: RedlineApp) -> list[FooterKey]:
+    return list(app.screen.query_one(FittingFooter).query(FooterKey))
+
+
+def _assert_whole(app: RedlineApp, width: int) -> None:
+    keys = _keys(app)
+    assert keys, "the footer shows no key"
+    palette = [k for k in keys if k.has_class(PALETTE_CLASS)]
+    limit = palette[0].region.x if palette else width
+    for key in keys:
+        region = key.region
+        text = f"{key.key_display} {key.description}".strip()
+        assert region.width >= len(text), f"{text!r} is squeezed into {region.width} cells"
+        assert region.right <= width, f"{text!r} ends at {region.right}, past width {width}"
+        if key not in palette:
+            assert region.right <= limit, f"{text!r} runs under the palette key at {limit}"
+
+
+def _shown(app: RedlineApp) -> list[str]:
+    return [k.action for k in _keys(app)]
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (160, 48)])
+async def test_footer_keys_fit_whole(size: tuple[int, int]) -> None:
+    app = _app()
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: "apply_top" in _shown(app))
+        await pilot.pause()
+        _assert_whole(app, size[0])
+        shown = _shown(app)
+        for action in ("apply_top", "discard_top", "focus_reason", "focus_prompt", "help"):
+            assert action in shown, f"{action} is missing at {size}"
+
+
+async def test_footer_refits_after_resize_and_longer_labels() -> None:
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: "apply_top" in _shown(app))
+        wide = len(_keys(app))
+        await pilot.resize_terminal(60, 20)
+        await wait_until(pilot, lambda: len(_keys(app)) < wide)
+        await pilot.pause()
+        _assert_whole(app, 60)
+        # Picking a hunk lengthens y/n ("Apply 1/3 hunks"); still nothing is cut.
+        await pilot.press("space")
+        await wait_until(
+            pilot, lambda: any(k.description.startswith("Apply 1/") for k in _keys(app))
+        )
+        await pilot.pause()
+        _assert_whole(app, 60)
+        narrow = len(_keys(app))
+        await pilot.resize_terminal(160, 48)
+        await wait_until(pilot, lambda: len(_keys(app)) > narrow)
+        await pilot.pause()
+        _assert_whole(app, 160)
