@@ -112,6 +112,21 @@ def _read_current(path: Path | str, dir_fd: int | None, limit: int | None) -> Cu
     )
 
 
+def _fill(fd: int, data: bytes, mode: int | None, owner: tuple[int, int] | None) -> None:
+    """Write ``data`` to a new file's ``fd``, set mode and owner, fsync."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    if mode is not None:
+        os.fchmod(fd, mode)
+    if owner is not None:
+        # Keeping the owner is best effort: only root may give files away.
+        with contextlib.suppress(OSError):
+            os.fchown(fd, *owner)
+    os.fsync(fd)
+
+
 def write_new_file(
     path: Path,
     data: bytes,
@@ -121,17 +136,7 @@ def write_new_file(
     """Create ``path`` (it must not exist), write ``data``, set mode/owner, fsync."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if mode is not None:
-            os.fchmod(fd, mode)
-        if owner is not None:
-            # Keeping the owner is best effort: only root may give files away.
-            with contextlib.suppress(OSError):
-                os.fchown(fd, *owner)
-        os.fsync(fd)
+        _fill(fd, data, mode, owner)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -155,16 +160,7 @@ def write_new_file_at(
         dir_fd=dir_fd,
     )
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if mode is not None:
-            os.fchmod(fd, mode)
-        if owner is not None:
-            with contextlib.suppress(OSError):
-                os.fchown(fd, *owner)
-        os.fsync(fd)
+        _fill(fd, data, mode, owner)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
