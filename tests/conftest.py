@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.providers.fake_openai import FakeOpenAI
+from tests.agent.providers.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def isolated_user_config(
 
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
-    """A fake OpenAI-compatible server on 127.0.0.1 (see tests/providers/fake_openai.py)."""
+    """A fake OpenAI-compatible server on 127.0.0.1 (see tests/agent/providers/fake_openai.py)."""
     with FakeOpenAI() as fake:
         yield fake
 

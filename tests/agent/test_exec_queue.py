@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.providers.fake_openai import FakeOpenAI
+from tests.agent.providers.fake_openai import FakeOpenAI
 
 from redline.cli import main
 

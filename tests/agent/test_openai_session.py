@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent.helpers import PreviewNoteTool, make_session, of_type, types
-from tests.providers.fake_openai import FakeOpenAI
+from tests.agent.providers.fake_openai import FakeOpenAI
 
 from redline.agent.events import ErrorEvent, MessageDelta, Notice
 from redline.agent.providers.openai_provider import OpenAIProvider

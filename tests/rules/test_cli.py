@@ -147,7 +147,7 @@ def test_check_without_a_queue(
 def test_check_reads_the_workspace_queue(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.review_queue.helpers import create_draft, edit_draft
+    from tests.workspace.queue.helpers import create_draft, edit_draft
 
     from redline.workspace.queue import WorkspaceQueue
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.review_queue.helpers import create_draft
+from tests.workspace.queue.helpers import create_draft
 
 from redline.rules import (
     ActionFacts,
