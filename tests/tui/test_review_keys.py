@@ -175,6 +175,7 @@ async def test_editor_cancel_changes_nothing() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
         area = app.screen.query_one(TextArea)
         assert area.text == NEW and area.show_line_numbers
+        assert area.language == "python"  # textual[syntax] highlights the proposed text
         area.insert("junk ")
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, EditorScreen))

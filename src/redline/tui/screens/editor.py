@@ -20,7 +20,22 @@ from textual.widgets import Footer, Static, TextArea
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.workspace.hunks import python_warning
 
-LANGUAGES = {".py": "python", ".pyi": "python", ".md": "markdown", ".json": "json"}
+LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".md": "markdown",
+    ".json": "json",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".js": "javascript",
+    ".html": "html",
+    ".css": "css",
+    ".sh": "bash",
+    ".sql": "sql",
+    ".rs": "rust",
+    ".go": "go",
+}
 
 
 def language_for(path: str, available: set[str]) -> str | None:
