@@ -47,7 +47,7 @@ class ScriptedAgent:
         self.cancelled = asyncio.Event()
         self.calls = 0
         self.mcp_servers: list[Any] = []
-        self.load_session = os.environ.get("SCRIPTED_AGENT_LOAD_SESSION") == "1"
+        self.offers_load = os.environ.get("SCRIPTED_AGENT_LOAD_SESSION") == "1"
         if os.environ.get("SCRIPTED_AGENT_RESUMED") == "1" and record.exists():
             for line in record.read_text().splitlines():
                 if json.loads(line).get("event") == "prompt":
@@ -70,7 +70,7 @@ class ScriptedAgent:
         )
         return schema.InitializeResponse(
             protocol_version=1,
-            agent_capabilities=schema.AgentCapabilities(load_session=self.load_session),
+            agent_capabilities=schema.AgentCapabilities(load_session=self.offers_load),
             agent_info=schema.Implementation(name="scripted-agent", version="1.0"),
         )
 
