@@ -99,3 +99,69 @@ def test_the_pending_command_reaches_the_owner(started: Any, workspace: Path) ->
     code, stderr = run.finish()
     assert code == 0, stderr
     assert {"event": "permission", "call": "call-1", "outcome": "reject"} in run.heard()
+
+
+def test_the_dashboard_session_serves_owner_requests_and_remote_writes(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """The dashboard's ACP session (no TUI needed) answers what another process resolves:
+    a permission through the owner request, a held write through the queue."""
+    import json
+    import shlex
+    import sys
+
+    from tests.acp_client.test_exec_agent import AGENT
+    from tests.acp_client.test_queue import pending
+
+    from redline.acp.session import AcpSession
+    from redline.acp.spec import resolve_agent
+
+    steps = [
+        {"do": "shell", "command": "make"},
+        {"do": "fs_write", "path": "app.py", "content": "changed\n"},
+    ]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    record = tmp_path / "record.jsonl"
+    command = shlex.join([sys.executable, str(AGENT), str(script), str(record)])
+    session = AcpSession(workspace, resolve_agent(command, workspace), log_session=False)
+
+    import threading
+
+    changed = threading.Condition()
+
+    def on_store(_event: object) -> None:
+        with changed:
+            changed.notify_all()
+
+    session.store.subscribe(on_store)
+
+    def first_pending(label: str) -> str:
+        with changed:
+            if not changed.wait_for(lambda: _top(session) == label, HANG_GUARD):
+                raise AssertionError(f"{label} never became pending")
+        top = session.store.peek()
+        assert top is not None
+        return top.id
+
+    with session:
+        done = session.start_prompt("go")
+        shell = first_pending("Run make")
+        result = resolve_elsewhere(workspace, shell, "apply", "ok")
+        assert result.text == "Allowed: Run make.", result.text
+        write = first_pending("Write: app.py")
+        proc = pending(workspace, "discard", write, "--reason", "not yet")
+        assert proc.returncode == 0, proc.stderr
+        assert done.result(HANG_GUARD) == "done"
+    heard = [json.loads(line) for line in record.read_text().splitlines()]
+    assert {"event": "permission", "call": "call-1", "outcome": "allow"} in heard
+    written = next(h for h in heard if h["event"] == "write")
+    assert written["error"] == "Discarded by the reviewer: not yet"
+    told = [h["text"] for h in heard if h["event"] == "prompt"][-1]
+    assert "Run make: applied. Reason: ok" in told
+    assert "Write: app.py: discarded. Reason: not yet" in told
+
+
+def _top(session: Any) -> str | None:
+    top = session.store.peek()
+    return top.label if top is not None else None

@@ -279,6 +279,10 @@ class AcpAgent:
         self.loaded = False
         self._replaying = False
         self.held: dict[str, HeldRequest] = {}
+        # Every request with a pushed action, by action id, from its push until answered.
+        self._requests: dict[
+            str, tuple[Literal["write", "permission"], asyncio.Future[_Outcome]]
+        ] = {}
         self.in_flight = 0
         self.changed = asyncio.Event()
         self.ended: str | None = None
@@ -613,12 +617,13 @@ class AcpAgent:
         self, action: PendingAction, resolution: QueueResolution | None
     ) -> None:
         """Answer the request behind ``action``: another process resolved it through the queue."""
-        held = self.held.get(action.id)
+        # The request's future, also while the rules still look at it (not yet held).
+        request = self._requests.get(action.id)
         if resolution is not None and resolution.decision in ("apply", "discard"):
             rule = resolution.rule if resolution.resolved_by == "rule" else None
             decision: Decision = "apply" if resolution.decision == "apply" else "discard"
-            if held is not None:
-                self._settle(held.future, _Outcome(decision, resolution.reason, rule))
+            if request is not None:
+                self._settle(request[1], _Outcome(decision, resolution.reason, rule))
             done = "applied" if decision == "apply" else "discarded"
             self.record_resolution(action, done, resolution.reason, rule)
             self._report_remote(action, resolution)
@@ -627,10 +632,10 @@ class AcpAgent:
         if resolution is not None and resolution.replaced_by:
             how = f"replaced by {resolution.replaced_by}"
         text = f"{action.id} ({action.label}) was {how} in another process"
-        if held is not None:
+        if request is not None:
             # A permission is refused; a write is not written as sent (read the file again).
-            decision = "discard" if held.kind == "permission" else "cancelled"
-            self._settle(held.future, _Outcome(decision, f"{text}; read the file again"))
+            decision = "discard" if request[0] == "permission" else "cancelled"
+            self._settle(request[1], _Outcome(decision, f"{text}; read the file again"))
         self.events.emit(Notice(message=f"{text}."))
 
     def _report_remote(self, action: PendingAction, resolution: QueueResolution) -> None:
@@ -775,14 +780,16 @@ class AcpAgent:
         action = self._preview_action(label, "acp:write_text_file", preview, future)
         action.details = {**self._source_details(), "path": rel, "kind": preview.changes[0].kind}
         self.store.push(action)
-        # Before it counts as held: the runner must not see "waiting on review" meanwhile.
-        await self._run_rules(action)
-        self.held[action.id] = HeldRequest(action.id, "write", future)
-        self._notify()
+        self._requests[action.id] = ("write", future)
         try:
+            # Before it counts as held: the runner must not see "waiting on review" meanwhile.
+            await self._run_rules(action)
+            self.held[action.id] = HeldRequest(action.id, "write", future)
+            self._notify()
             outcome = await future
         finally:
             self.held.pop(action.id, None)
+            self._requests.pop(action.id, None)
         if outcome.decision == "apply":
             return schema.WriteTextFileResponse()
         if outcome.decision == "discard":
@@ -1033,13 +1040,15 @@ class AcpAgent:
         if verified and preview is not None:
             leftover = self._preview_action(label, f"acp:{kind}", preview, future)
             leftover.details = dict(details)
-        await self._run_rules(action)
-        self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
-        self._notify()
+        self._requests[action.id] = ("permission", future)
         try:
+            await self._run_rules(action)
+            self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
+            self._notify()
             outcome = await future
         finally:
             self.held.pop(action.id, None)
+            self._requests.pop(action.id, None)
             if outcome_is_final(future):
                 self.store.remove(action.id)
         return _answer(outcome, options)
