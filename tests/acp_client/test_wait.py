@@ -106,8 +106,9 @@ def test_ctrl_c_while_waiting_stops_the_agent_and_leaves_the_write_queued(
     assert (record.id, record.applied_by) == (action_id, "preview")
     # The record says (to any process, later) that its agent ended and how.
     assert record.details["agent_ended"].startswith(("exited with status", "was killed by"))
-    shown = pending(workspace, "show", action_id)
-    assert '"agent_ended"' in shown.stdout
+    ended = record.details["agent_ended"]
+    assert f"  agent:   {ended}" in pending(workspace, "show", action_id).stdout
+    assert f"its agent {ended}" in pending(workspace, "list").stdout
     # Applying it later writes what the agent asked for, as without --wait.
     assert pending(workspace, "apply", action_id).returncode == 0
     assert (workspace / "app.py").read_text() == "changed\n"
