@@ -136,3 +136,36 @@ def test_no_session_to_resume_is_bad_input(started: Any) -> None:
     code, stderr = run.finish()
     assert code == 2
     assert "no session to resume" in stderr
+
+
+def test_a_session_the_agent_cannot_load_is_continued_in_a_new_one(
+    started: Any, workspace: Path
+) -> None:
+    from redline.acp.resume import read_acp_session, record_acp_session
+
+    session_id, action_id = first_run(started, env=LOAD)
+    # A properly signed record of a session the agent does not know (any more).
+    record_acp_session(workspace, session_id, "forgotten-7", "python")
+    assert read_acp_session(workspace, session_id) == ("forgotten-7", "python")
+    assert pending(workspace, "discard", action_id, "--reason", "no").returncode == 0
+    run = resumed(started, env=LOAD)
+    code, stderr = run.finish()
+    assert code == 0, stderr
+    heard = run.heard()
+    assert [h["session_id"] for h in heard if h["event"] == "load_session"] == ["forgotten-7"]
+    assert [h["event"] for h in heard].count("new_session") == 2
+    assert "Write: app.py: discarded. Reason: no" in prompts(heard)[-1]
+    assert any("could not load session forgotten-7" in e.get("message", "") for e in run.events)
+
+
+def test_a_record_from_another_session_does_not_verify(workspace: Path) -> None:
+    from redline.acp.resume import read_acp_session, record_acp_session
+
+    record_acp_session(workspace, "s-1", "acp-1", "gemini")
+    folder = workspace / ".redline" / "acp"
+    (folder / "s-2.json").write_bytes((folder / "s-1.json").read_bytes())
+    assert read_acp_session(workspace, "s-1") == ("acp-1", "gemini")
+    assert read_acp_session(workspace, "s-2") is None
+    (folder / "s-3.json").write_text("not json")
+    assert read_acp_session(workspace, "s-3") is None
+    assert read_acp_session(workspace, "s-4") is None

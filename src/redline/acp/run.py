@@ -173,6 +173,8 @@ class AcpRun:
             if not task.done():
                 task.cancel()
                 await asyncio.wait({task}, timeout=10.0)
+            else:
+                self.waiting = False
         if stop_reason == "cancelled":
             return "aborted"
         if self.store.has_pending and self.resolver == "human":
@@ -245,7 +247,9 @@ class AcpRun:
             )
         )
         self._remember_session()
-        if self.wait:
+        if self.resolver == "human":
+            # Another process may resolve what the agent holds (it waits on review only
+            # with --wait; otherwise, while it works on, or until the run ends).
             agent.watch_queue()
         text = self._first_prompt(prompt)
         if text is None:
