@@ -146,3 +146,25 @@ def test_wait_without_an_agent_is_bad_input(workspace: Path) -> None:
     proc = subprocess.run([*argv, "--wait"], capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 2
     assert "--wait needs --agent AGENT" in proc.stderr
+
+
+def test_a_write_applied_in_part_elsewhere_tells_the_agent_and_the_rest_stays(
+    started: Any, workspace: Path
+) -> None:
+    lines = [f"line {n}\n" for n in range(1, 31)]
+    (workspace / "app.py").write_text("".join(lines))
+    changed = list(lines)
+    changed[0], changed[29] = "first\n", "last\n"
+    steps = [{"do": "fs_write", "path": "app.py", "content": "".join(changed)}]
+    run = started(steps, "--prompt", "do the task", "--wait")
+    action_id = run.wait_for_waiting()
+    proc = pending(workspace, "apply", action_id, "--only", "app.py#1")
+    assert proc.returncode == 0, proc.stderr
+    code, stderr = run.finish()
+    # The rest waits in the queue: the run ends awaiting review.
+    assert code == 3, stderr
+    assert (workspace / "app.py").read_text().startswith("first\nline 2\n")
+    write = next(h for h in run.heard() if h["event"] == "write")
+    assert "was resolved in part in another process" in write["error"]
+    (rest,) = WorkspaceQueue(workspace).list()
+    assert write["error"].endswith(f"the rest waits for review as {rest.id}; read the file again.")

@@ -79,7 +79,8 @@ class AcpError(RuntimeError):
     """The agent could not be started or stopped answering; the message says how."""
 
 
-Decision = Literal["apply", "discard", "cancelled", "ended"]
+# "elsewhere": another process removed or split the action (its reason says how).
+Decision = Literal["apply", "discard", "cancelled", "ended", "elsewhere"]
 
 
 @dataclass
@@ -628,13 +629,17 @@ class AcpAgent:
             self.record_resolution(action, done, resolution.reason, rule)
             self._report_remote(action, resolution)
             return
-        how = "removed"
+        text = f"{action.id} ({action.label}) was removed in another process"
         if resolution is not None and resolution.replaced_by:
-            how = f"replaced by {resolution.replaced_by}"
-        text = f"{action.id} ({action.label}) was {how} in another process"
+            # `redline pending apply|discard --only`: part of it was resolved, the rest
+            # waits under a new id (it outlives this request, as a preview action).
+            text = (
+                f"{action.id} ({action.label}) was resolved in part in another process; "
+                f"the rest waits for review as {resolution.replaced_by}"
+            )
         if request is not None:
-            # A permission is refused; a write is not written as sent (read the file again).
-            decision = "discard" if request[0] == "permission" else "cancelled"
+            # A permission is refused; a write is not done as sent (read the file again).
+            decision = "discard" if request[0] == "permission" else "elsewhere"
             self._settle(request[1], _Outcome(decision, f"{text}; read the file again"))
         self.events.emit(Notice(message=f"{text}."))
 
@@ -795,6 +800,8 @@ class AcpAgent:
         if outcome.decision == "discard":
             by = f"rule {outcome.rule}" if outcome.rule else "the reviewer"
             raise acp.RequestError(DISCARDED, f"Discarded by {by}: {outcome.reason}")
+        if outcome.decision == "elsewhere":
+            raise acp.RequestError(NOT_WRITTEN, f"{outcome.reason}.")
         raise acp.RequestError(AGENT_STOPPED, f"Not written: {outcome.reason}.")
 
     def _preview_action(

@@ -217,6 +217,8 @@ class AcpRun:
         status: RunStatus = "error"
         try:
             status = await self._run(prompt)
+            if status == "done" and self._left_in_queue():
+                status = "awaiting_review"
         except asyncio.CancelledError:
             await self.agent.cancel()
             if not self.waiting:
@@ -229,6 +231,19 @@ class AcpRun:
             await self.agent.close()
             self.events.emit(AgentEnd(status=status, pending=self.store.count))
         return status
+
+    def _left_in_queue(self) -> bool:
+        """Does the session still have actions in the workspace queue? (The rest of one
+        another process resolved only in part is queued there, not held by the agent.)"""
+        queue = self.store.queue
+        if queue is None or self.resolver != "human":
+            return False
+        from redline.workspace.queue import QueueError
+
+        try:
+            return queue.session_view(self.events.session_id).has_pending
+        except QueueError:
+            return False
 
     async def _run(self, prompt: str | None) -> RunStatus:
         history = self.history
