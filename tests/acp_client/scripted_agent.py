@@ -11,6 +11,11 @@ Steps (``do``): ``text``, ``thought``, ``plan``, ``fs_read``, ``fs_write``,
 ``shell`` (permission for a command, no diff), ``wait_cancel``, ``crash``,
 ``write_and_crash`` (dies while its write is held), ``mcp_call`` (starts the first MCP
 server offered in session/new and calls ``tool`` with ``arguments``).
+
+With ``SCRIPTED_AGENT_RESUMED=1`` (a resumed session) the agent counts the prompts RECORD
+already holds, so the script is not done again: every prompt is answered with one line. With
+``SCRIPTED_AGENT_LOAD_SESSION=1`` in its environment the agent offers ``loadSession``;
+``session/load`` then replays one message and records the session id it was asked for.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ class ScriptedAgent:
         self.cancelled = asyncio.Event()
         self.calls = 0
         self.mcp_servers: list[Any] = []
+        self.offers_load = os.environ.get("SCRIPTED_AGENT_LOAD_SESSION") == "1"
+        if os.environ.get("SCRIPTED_AGENT_RESUMED") == "1" and record.exists():
+            for line in record.read_text().splitlines():
+                if json.loads(line).get("event") == "prompt":
+                    self.prompts += 1
 
     def record(self, **data: Any) -> None:
         with self.record_path.open("a", encoding="utf-8") as handle:
@@ -60,7 +70,7 @@ class ScriptedAgent:
         )
         return schema.InitializeResponse(
             protocol_version=1,
-            agent_capabilities=schema.AgentCapabilities(load_session=False),
+            agent_capabilities=schema.AgentCapabilities(load_session=self.offers_load),
             agent_info=schema.Implementation(name="scripted-agent", version="1.0"),
         )
 
@@ -73,6 +83,17 @@ class ScriptedAgent:
         ]
         self.record(event="new_session", cwd=cwd, mcp_servers=servers)
         return schema.NewSessionResponse(session_id="scripted-1")
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kw: Any
+    ) -> schema.LoadSessionResponse:
+        self.cwd = Path(cwd)
+        self.mcp_servers = list(mcp_servers or [])
+        self.record(event="load_session", cwd=cwd, session_id=session_id)
+        if session_id != "scripted-1":
+            raise acp.RequestError.invalid_params({"session_id": "no such session"})
+        await self.say(session_id, "(replayed history)")
+        return schema.LoadSessionResponse()
 
     async def cancel(self, session_id: str, **kw: Any) -> None:
         self.record(event="cancel")

@@ -59,6 +59,8 @@ from redline.workspace.preview import FileCreate, FileModify, Preview
 if TYPE_CHECKING:
     from redline.rules import Decision as RuleDecision
     from redline.rules import RuleOutcome, RuleSet
+    from redline.workspace.queue import QueueWatcher
+    from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +79,8 @@ class AcpError(RuntimeError):
     """The agent could not be started or stopped answering; the message says how."""
 
 
-Decision = Literal["apply", "discard", "cancelled", "ended"]
+# "elsewhere": another process removed or split the action (its reason says how).
+Decision = Literal["apply", "discard", "cancelled", "ended", "elsewhere"]
 
 
 @dataclass
@@ -273,7 +276,14 @@ class AcpAgent:
         self.acp_session_id = ""
         self.agent_info = ""
         self.load_session = False
+        # The session was loaded (session/load), not created; updates meanwhile are a replay.
+        self.loaded = False
+        self._replaying = False
         self.held: dict[str, HeldRequest] = {}
+        # Every request with a pushed action, by action id, from its push until answered.
+        self._requests: dict[
+            str, tuple[Literal["write", "permission"], asyncio.Future[_Outcome]]
+        ] = {}
         self.in_flight = 0
         self.changed = asyncio.Event()
         self.ended: str | None = None
@@ -290,10 +300,19 @@ class AcpAgent:
         self._stderr_task: asyncio.Task[None] | None = None
         self._stopping = False
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+        # Following the workspace queue (watch_queue): other processes' resolutions.
+        self._watcher: QueueWatcher | None = None
+        self._sync_task: asyncio.Task[None] | None = None
+        self._sync_again = False
 
     # -- life cycle --------------------------------------------------------------------
-    async def start(self) -> None:
-        """Spawn the agent, ``initialize`` it and open a session on the workspace."""
+    async def start(self, load_session_id: str | None = None) -> None:
+        """Spawn the agent, ``initialize`` it and open a session on the workspace.
+
+        With ``load_session_id``, an agent that offers ``loadSession`` is asked to load that
+        session instead (:attr:`loaded` says whether it did); its replay of the
+        conversation is not shown again.
+        """
         self._loop = asyncio.get_running_loop()
         self._stack = contextlib.AsyncExitStack()
         try:
@@ -333,13 +352,32 @@ class AcpAgent:
                 | schema.AcpMcpServer
                 | schema.McpServerStdio
             ] = [redline_mcp_server(self.root)] if self.offer_tools else []
-            session = await conn.new_session(cwd=str(self.root), mcp_servers=offered)
+            session_id = load_session_id or ""
+            if load_session_id is not None and self.load_session:
+                self._replaying = True
+                try:
+                    await conn.load_session(
+                        cwd=str(self.root), session_id=load_session_id, mcp_servers=offered
+                    )
+                    self.loaded = True
+                except acp.RequestError as exc:
+                    self.events.emit(
+                        Notice(
+                            f"{self.spec.display_name} could not load session "
+                            f"{load_session_id} ({exc}); starting a new session."
+                        )
+                    )
+                finally:
+                    self._replaying = False
+            if not self.loaded:
+                session = await conn.new_session(cwd=str(self.root), mcp_servers=offered)
+                session_id = session.session_id
         except (ConnectionError, acp.RequestError, OSError) as exc:
             await self._wait_exit()
             message = self._failure("did not start", exc)
             await self.close()
             raise AcpError(message) from None
-        self.acp_session_id = session.session_id
+        self.acp_session_id = session_id
         self.source = AcpSource(
             "acp",
             self.spec.display_name,
@@ -395,6 +433,7 @@ class AcpAgent:
     async def close(self) -> None:
         """End the agent process (stdin closed, then terminate, then kill)."""
         self._stopping = True
+        self.stop_watching()
         self._finish_held("ended", "the agent ended")
         if self._stack is not None:
             stack, self._stack = self._stack, None
@@ -420,12 +459,27 @@ class AcpAgent:
         self._mark_ended()
 
     def _mark_ended(self) -> None:
-        """Actions this agent left on the stack say that its session has ended."""
+        """Actions this agent left on the stack say that its session has ended, and how
+        (``agent_ended`` in their details, also in their queue records: ``redline pending``
+        and a dashboard opened later show it)."""
+        from redline.workspace.queue import QueueError
+
+        ended = self.ended or "ended"
+        queue = self.store.queue
         for action in self.store.snapshot():
             details = action.details
             source = details.get("source") if isinstance(details, dict) else None
-            if isinstance(source, dict) and source.get("acp_session_id") == self.acp_session_id:
-                details["agent_ended"] = self.ended or "ended"
+            if not isinstance(source, dict) or source.get("acp_session_id") != self.acp_session_id:
+                continue
+            if details.get("agent_ended") == ended:
+                continue
+            details["agent_ended"] = ended
+            if queue is None:
+                continue
+            try:
+                queue.update_details(action.id, details)
+            except (QueueError, ValueError, OSError) as exc:
+                log.warning("could not record in %s that its agent ended: %s", action.id, exc)
 
     def _finish_held(self, decision: Decision, reason: str) -> None:
         for held in list(self.held.values()):
@@ -473,6 +527,140 @@ class AcpAgent:
             decision = f"{decision} by rule {rule}"
         with self._lock:
             self._unreported.append(Resolution(action.label, decision, reason, action.id))
+
+    # -- other processes' resolutions ---------------------------------------------------
+    def watch_queue(self) -> None:
+        """Follow the workspace queue (call on the agent's loop, after :meth:`start`).
+
+        When another process (``redline pending``, a dashboard) resolves one of this agent's
+        actions, the request the agent holds is answered exactly as a local resolution
+        answers it: an owner action (a permission request) is run here through
+        :meth:`PendingActionStore.serve_owner_requests`, the built-in runtime's path; a held
+        write is a preview action the other process applied (or discarded) itself, so the
+        agent hears the success reply (or ``Discarded by the reviewer: <reason>``).
+        Stopped by :meth:`close`.
+        """
+        queue = self.store.queue
+        if queue is None or self._watcher is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._watcher = queue.watch(self.queue_changed)
+        self.queue_changed()  # whatever happened before the watch began
+
+    def stop_watching(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    def queue_changed(self) -> None:
+        """From any thread: something in ``.redline/queue/`` changed; catch up on the loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def kick() -> None:
+            if self._watcher is None:
+                return
+            if self._sync_task is not None and not self._sync_task.done():
+                self._sync_again = True
+                return
+            self._sync_task = loop.create_task(self._sync_queue())
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(kick)
+
+    async def _sync_queue(self) -> None:
+        while True:
+            self._sync_again = False
+            try:
+                await self._serve_queue()
+            except Exception:  # a damaged queue never stops the agent; the next change retries
+                log.exception("following the workspace queue failed")
+            if not self._sync_again:
+                return
+
+    async def _serve_queue(self) -> None:
+        queue = self.store.queue
+        if queue is None:
+            return
+        before = {action.id: action for action in self.store.snapshot()}
+        # Owner actions (permission requests): the built-in runtime's one code path.
+        for action_id, result in await self.store.serve_owner_requests():
+            action = before.get(action_id)
+            resolution = queue.resolution(action_id)
+            if action is not None and resolution is not None and not result.is_error:
+                self._report_remote(action, resolution)
+        # Preview actions (held writes, verified diffs) another process resolved itself.
+        mine = self.store.snapshot()
+        if not mine:
+            return
+        queued = {record.id for record in queue.list()}
+        lock = self.store.resolution_lock
+        for action in mine:
+            if action.id in queued:
+                continue
+            # A local resolution holds this lock until the store is updated: wait for it,
+            # so it is never mistaken for one made in another process.
+            while not lock.acquire(blocking=False):
+                await asyncio.sleep(0.002)
+            try:
+                if self.store.get(action.id) is None:
+                    continue  # resolved here meanwhile
+                resolution = queue.resolution(action.id)
+                if resolution is None and queue.get(action.id) is not None:
+                    continue
+                self._resolved_elsewhere(action, resolution)
+                self.store.remove(action.id)
+            finally:
+                lock.release()
+
+    def _resolved_elsewhere(
+        self, action: PendingAction, resolution: QueueResolution | None
+    ) -> None:
+        """Answer the request behind ``action``: another process resolved it through the queue."""
+        # The request's future, also while the rules still look at it (not yet held).
+        request = self._requests.get(action.id)
+        if resolution is not None and resolution.decision in ("apply", "discard"):
+            rule = resolution.rule if resolution.resolved_by == "rule" else None
+            decision: Decision = "apply" if resolution.decision == "apply" else "discard"
+            if request is not None:
+                self._settle(request[1], _Outcome(decision, resolution.reason, rule))
+            done = "applied" if decision == "apply" else "discarded"
+            self.record_resolution(action, done, resolution.reason, rule)
+            self._report_remote(action, resolution)
+            return
+        text = f"{action.id} ({action.label}) was removed in another process"
+        if resolution is not None and resolution.replaced_by:
+            # `redline pending apply|discard --only`: part of it was resolved, the rest
+            # waits under a new id (it outlives this request, as a preview action).
+            text = (
+                f"{action.id} ({action.label}) was resolved in part in another process; "
+                f"the rest waits for review as {resolution.replaced_by}"
+            )
+        if request is not None:
+            # A permission is refused; a write is not done as sent (read the file again).
+            decision = "discard" if request[0] == "permission" else "elsewhere"
+            self._settle(request[1], _Outcome(decision, f"{text}; read the file again"))
+        self.events.emit(Notice(message=f"{text}."))
+
+    def _report_remote(self, action: PendingAction, resolution: QueueResolution) -> None:
+        from redline.agent.events import PendingResolved, ResolvedBy
+        from redline.tools.queue_resolve import resolution_result
+
+        by: ResolvedBy = "rule" if resolution.resolved_by == "rule" else "human"
+        self.events.emit(
+            PendingResolved(
+                action_id=action.id,
+                action="apply" if resolution.decision == "apply" else "discard",
+                reason=resolution.reason,
+                by=by,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                result=resolution_result(resolution),
+                rule=resolution.rule if by == "rule" else None,
+            )
+        )
+        self._notify()
 
     # -- review rules ------------------------------------------------------------------
     async def _run_rules(self, action: PendingAction) -> RuleOutcome | None:
@@ -523,6 +711,8 @@ class AcpAgent:
 
     # -- session/update ----------------------------------------------------------------
     def _on_update(self, update: Any) -> None:
+        if self._replaying:
+            return  # session/load replays the conversation: it is in the log already
         event = acp_events.from_update(update)
         if isinstance(event, acp_events.AcpToolCall):
             self._tool_calls[event.tool_call_id] = _ToolCall(
@@ -595,19 +785,23 @@ class AcpAgent:
         action = self._preview_action(label, "acp:write_text_file", preview, future)
         action.details = {**self._source_details(), "path": rel, "kind": preview.changes[0].kind}
         self.store.push(action)
-        # Before it counts as held: the runner must not see "waiting on review" meanwhile.
-        await self._run_rules(action)
-        self.held[action.id] = HeldRequest(action.id, "write", future)
-        self._notify()
+        self._requests[action.id] = ("write", future)
         try:
+            # Before it counts as held: the runner must not see "waiting on review" meanwhile.
+            await self._run_rules(action)
+            self.held[action.id] = HeldRequest(action.id, "write", future)
+            self._notify()
             outcome = await future
         finally:
             self.held.pop(action.id, None)
+            self._requests.pop(action.id, None)
         if outcome.decision == "apply":
             return schema.WriteTextFileResponse()
         if outcome.decision == "discard":
             by = f"rule {outcome.rule}" if outcome.rule else "the reviewer"
             raise acp.RequestError(DISCARDED, f"Discarded by {by}: {outcome.reason}")
+        if outcome.decision == "elsewhere":
+            raise acp.RequestError(NOT_WRITTEN, f"{outcome.reason}.")
         raise acp.RequestError(AGENT_STOPPED, f"Not written: {outcome.reason}.")
 
     def _preview_action(
@@ -852,14 +1046,16 @@ class AcpAgent:
         leftover = None
         if verified and preview is not None:
             leftover = self._preview_action(label, f"acp:{kind}", preview, future)
-            leftover.details = {**details, "agent_ended": True}
-        await self._run_rules(action)
-        self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
-        self._notify()
+            leftover.details = dict(details)
+        self._requests[action.id] = ("permission", future)
         try:
+            await self._run_rules(action)
+            self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
+            self._notify()
             outcome = await future
         finally:
             self.held.pop(action.id, None)
+            self._requests.pop(action.id, None)
             if outcome_is_final(future):
                 self.store.remove(action.id)
         return _answer(outcome, options)

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from redline.agent.events import Event, Notice, register
+from redline.agent.events import OMIT_IF_NONE, Event, Notice, register
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,9 @@ class AcpNotice(Notice):
     diff: str | None = None
     acp_session_id: str | None = None
     acp: Literal[True] = True
+    # The ids of the resolutions a resolution prompt just told the agent about (a resumed
+    # session reports only what came after the last such notice).
+    told: tuple[str, ...] | None = dataclasses.field(default=None, metadata={OMIT_IF_NONE: True})
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,16 @@
 """``redline exec --agent``: one prompt to an external ACP agent, headless.
 
 Exit statuses as for the built-in runtime: 0 done, 3 awaiting review, 1 error, 2 bad input.
+
+``--wait`` keeps the agent running while it waits on review: another process (the
+dashboard, ``redline pending``) resolves the session's actions, the held requests are
+answered as a local resolution would answer them, and the run goes on. Ctrl-C while
+waiting ends the run as it would have ended without ``--wait``: the agent is stopped, the
+held writes and verified diffs stay queued, and the status is 3.
+
+``--resume`` continues the workspace's latest session (or ``--session ID``): through
+``session/load`` when the agent offers it, else in a new session whose first prompt lists
+the resolutions the agent has not heard of (see :mod:`redline.acp.resume`).
 """
 
 from __future__ import annotations
@@ -12,8 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from redline.acp.client import AcpAgent, AcpError, resolution_prompt
+from redline.acp.client import AcpAgent, AcpError, Resolution, resolution_prompt
 from redline.acp.events import AcpNotice
+from redline.acp.resume import AcpHistory, new_session_prompt
 from redline.acp.spec import AgentSpec, AgentSpecError, resolve_agent
 from redline.agent.events import (
     AgentEnd,
@@ -79,10 +90,18 @@ class AcpRun:
         rules: RuleSet | None = None,
         *,
         offer_tools: bool = False,
+        wait: bool = False,
+        history: AcpHistory | None = None,
     ) -> None:
         self.root = root
         self.spec = spec
         self.resolver = resolver
+        # --wait: keep the agent running while another process reviews its actions.
+        self.wait = wait and resolver == "human"
+        self.history = history
+        # True while the run waits on review only (Ctrl-C then ends it as awaiting review).
+        self.waiting = False
+        self._announced: frozenset[str] = frozenset()
         self.events = stream
         self.store = store if store is not None else PendingActionStore()
         self.store.subscribe(self._on_store_event)
@@ -138,7 +157,10 @@ class AcpRun:
                             return "error"
                         continue
                     if agent.waiting_only_on_review:
-                        return "awaiting_review"
+                        if not self.wait:
+                            return "awaiting_review"
+                        self._announce_wait()
+                self.waiting = self.wait and agent.waiting_only_on_review
                 waiter = asyncio.create_task(agent.changed.wait())
                 await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
@@ -151,42 +173,105 @@ class AcpRun:
             if not task.done():
                 task.cancel()
                 await asyncio.wait({task}, timeout=10.0)
+            else:
+                self.waiting = False
         if stop_reason == "cancelled":
             return "aborted"
         if self.store.has_pending and self.resolver == "human":
-            return "awaiting_review"
+            if not self.wait:
+                return "awaiting_review"
+            await self._wait_resolved()
         return None
 
-    async def run(self, prompt: str) -> RunStatus:
+    def _announce_wait(self) -> None:
+        """Say once per set of actions what the run waits for and how to end the wait."""
+        ids = frozenset(action.id for action in self.store.snapshot())
+        if ids == self._announced:
+            return
+        self._announced = ids
+        listed = ", ".join(sorted(ids, key=lambda i: (len(i), i)))
+        self.events.emit(
+            Notice(
+                f"Waiting for review of {listed}: resolve with `redline pending apply|discard "
+                "ID --reason TEXT` or in the dashboard. Ctrl-C stops the agent and leaves "
+                "them pending."
+            )
+        )
+
+    async def _wait_resolved(self) -> None:
+        """The turn ended with actions pending: wait until another process resolves them."""
+        agent = self.agent
+        while self.store.has_pending:
+            agent.changed.clear()
+            if not self.store.has_pending:
+                break
+            self._announce_wait()
+            self.waiting = True
+            await agent.changed.wait()
+        self.waiting = False
+
+    async def run(self, prompt: str | None) -> RunStatus:
         self.events.emit(
             AgentStart(model=self.spec.display_name, resolver=self.resolver, prompt=prompt)
         )
         status: RunStatus = "error"
         try:
             status = await self._run(prompt)
+            if status == "done" and self._left_in_queue():
+                status = "awaiting_review"
         except asyncio.CancelledError:
-            status = "aborted"
             await self.agent.cancel()
-            raise
+            if not self.waiting:
+                status = "aborted"
+                raise
+            # Ctrl-C while only waiting on review: end as exec without --wait would have.
+            status = "awaiting_review"
+            self.events.emit(Notice("Interrupted while waiting for review: the agent was stopped."))
         finally:
             await self.agent.close()
             self.events.emit(AgentEnd(status=status, pending=self.store.count))
         return status
 
-    async def _run(self, prompt: str) -> RunStatus:
+    def _left_in_queue(self) -> bool:
+        """Does the session still have actions in the workspace queue? (The rest of one
+        another process resolved only in part is queued there, not held by the agent.)"""
+        queue = self.store.queue
+        if queue is None or self.resolver != "human":
+            return False
+        from redline.workspace.queue import QueueError
+
         try:
-            await self.agent.start()
+            return queue.session_view(self.events.session_id).has_pending
+        except QueueError:
+            return False
+
+    async def _run(self, prompt: str | None) -> RunStatus:
+        history = self.history
+        try:
+            await self.agent.start(history.acp_session_id if history is not None else None)
         except AcpError as exc:
             self.events.emit(ErrorEvent(str(exc)))
             return "error"
-        info = f" ({self.agent.agent_info})" if self.agent.agent_info else ""
+        agent = self.agent
+        info = f" ({agent.agent_info})" if agent.agent_info else ""
+        how = "loaded session" if agent.loaded else "session"
         self.events.emit(
             AcpNotice(
-                message=f"{self.spec.display_name}{info}: session {self.agent.acp_session_id}",
-                acp_session_id=self.agent.acp_session_id,
+                message=f"{self.spec.display_name}{info}: {how} {agent.acp_session_id}",
+                acp_session_id=agent.acp_session_id,
             )
         )
-        text = prompt
+        self._remember_session()
+        if self.resolver == "human":
+            # Another process may resolve what the agent holds (it waits on review only
+            # with --wait; otherwise, while it works on, or until the run ends).
+            agent.watch_queue()
+        text = self._first_prompt(prompt)
+        if text is None:
+            self.events.emit(
+                Notice("Nothing to tell the agent: no resolution since it last heard.")
+            )
+            return "done"
         for _ in range(MAX_PROMPTS):
             status = await self._turn(text)
             if status is not None:
@@ -199,8 +284,45 @@ class AcpRun:
             if not report:
                 return "done"
             text = resolution_prompt(report)
-            self.events.emit(Notice(f"Told the agent:\n{text}"))
+            self.told(report, text)
         return "max_turns"
+
+    def told(self, report: list[Resolution], text: str) -> None:
+        """Log the resolution prompt (a resumed session reports only what came after)."""
+        self.events.emit(
+            AcpNotice(
+                message=f"Told the agent:\n{text}", told=tuple(item.action_id for item in report)
+            )
+        )
+
+    def _remember_session(self) -> None:
+        from redline.acp.resume import record_acp_session
+
+        try:
+            record_acp_session(
+                self.root, self.events.session_id, self.agent.acp_session_id, self.spec.name
+            )
+        except (OSError, ValueError) as exc:
+            self.events.emit(Notice(f"The ACP session cannot be resumed later: {exc}"))
+
+    def _first_prompt(self, prompt: str | None) -> str | None:
+        """The task; on resume, what the agent missed (and the new task, if any)."""
+        history = self.history
+        if history is None:
+            return prompt
+        report = history.unreported
+        if not self.agent.loaded:
+            # A new session: its first prompt says what happened to the earlier requests.
+            if not report and not prompt:
+                return None
+            text = new_session_prompt(report, prompt)
+        elif report:
+            text = resolution_prompt(report) + (f"\n\n{prompt}" if prompt else "")
+        else:
+            return prompt
+        if report:
+            self.told(report, text)
+        return text
 
 
 def _error(args: argparse.Namespace, message: str, code: int) -> int:
@@ -227,13 +349,26 @@ def run_exec(args: argparse.Namespace) -> int:
             2,
         )
     args.resolver = args.resolver or "human"
+    wait = bool(getattr(args, "wait", False))
+    resume = bool(getattr(args, "resume", False))
+    if wait and args.resolver != "human":
+        return _error(
+            args,
+            f"--wait waits for a person's review; --resolver {args.resolver} resolves "
+            "everything itself: drop one of them",
+            2,
+        )
+    if getattr(args, "session", None) is not None and not resume:
+        return _error(args, "--session ID needs --resume", 2)
     from redline.config import find_workspace_root
 
     cwd = find_workspace_root(Path.cwd()) if args.cwd is None else Path(args.cwd).expanduser()
     if not cwd.is_dir():
         return _error(args, f"workspace {cwd}: not a folder", 2)
-    if not args.prompt or not args.prompt.strip():
-        return _error(args, "--prompt TEXT is required", 2)
+    if args.prompt is not None and not args.prompt.strip():
+        return _error(args, "--prompt TEXT must not be empty", 2)
+    if not resume and not args.prompt:
+        return _error(args, "--prompt TEXT is required (or --resume)", 2)
     root = cwd.resolve()
     try:
         spec = resolve_agent(args.agent, root, trusted=True if args.trust else None)
@@ -245,7 +380,29 @@ def run_exec(args: argparse.Namespace) -> int:
         return _error(args, f"cannot use {root / '.redline'}: {exc}", 1)
     for message in recover(root):
         print(f"redline: {message}", file=sys.stderr)
-    sid = new_session_id()
+    history: AcpHistory | None = None
+    if resume:
+        from redline.acp.resume import load_acp_history
+        from redline.agent.resume import ResumeError, session_log_path
+        from redline.workspace.queue import QueueError, WorkspaceQueue
+
+        try:
+            with WorkspaceQueue(root) as queue:
+                history = load_acp_history(root, session_log_path(root, args.session), queue)
+                waiting = queue.session_view(history.session_id).list()
+        except ResumeError as exc:
+            return _error(args, str(exc), 2)
+        except (QueueError, OSError) as exc:
+            return _error(args, str(exc), 1)
+        if waiting:
+            ids = ", ".join(record.id for record in waiting)
+            print(
+                f"redline exec: session {history.session_id} still has pending actions "
+                f"({ids}); resolve them (redline pending) and resume again",
+                file=sys.stderr,
+            )
+            return EXIT_STATUS["awaiting_review"]
+    sid = history.session_id if history is not None else new_session_id()
     stream = EventStream(sid)
     log = SessionLog(
         state_dir / "sessions" / f"{sid}.jsonl",
@@ -292,6 +449,8 @@ def run_exec(args: argparse.Namespace) -> int:
         store,
         rules,
         offer_tools=bool(getattr(args, "offer_tools", False)),
+        wait=wait,
+        history=history,
     )
     try:
         status = asyncio.run(run.run(args.prompt))

@@ -129,7 +129,9 @@ class AcpSession:
             done: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
             done.set_result("done")
             return done
-        return self._loop.submit(self._prompt(resolution_prompt(report)))
+        text = resolution_prompt(report)
+        self._run.told(report, text)
+        return self._loop.submit(self._prompt(text))
 
     async def _prompt(self, text: str) -> RunStatus:
         agent = self.agent
@@ -139,6 +141,9 @@ class AcpSession:
             if not self._started:
                 self._started = True
                 await agent.start()
+                self._run._remember_session()
+                # `redline pending` in another process answers this agent's held requests.
+                agent.watch_queue()
             for _ in range(MAX_PROMPTS):
                 stop_reason = await agent.prompt(text)
                 if stop_reason == "cancelled":
@@ -148,7 +153,7 @@ class AcpSession:
                 if not report:
                     break
                 text = resolution_prompt(report)
-                self.events.emit(Notice(f"Told the agent:\n{text}"))
+                self._run.told(report, text)
             else:
                 status = "max_turns"
         except AcpError as exc:

@@ -44,6 +44,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "from [agents.NAME] in the config, or a command line (see docs/agents.md)",
     )
     parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="with --agent: instead of exiting 3 when the agent only waits on review, keep "
+        "it running until another process (the dashboard, redline pending) resolves its "
+        "actions, then go on; Ctrl-C stops it and exits 3 (see docs/agents.md)",
+    )
+    parser.add_argument(
         "--offer-tools",
         action="store_true",
         help="offer redline's MCP tools (ast_edit, propose_edit, propose_write, "
@@ -171,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         return run_exec(args)
     if args.offer_tools:
         return _error(args, "--offer-tools needs --agent AGENT", 2)
+    if args.wait:
+        return _error(args, "--wait needs --agent AGENT (the built-in runtime never waits)", 2)
     from redline.config import ConfigError
 
     cwd = workspace_root(args)
@@ -232,6 +241,13 @@ def _run_session(
             return _error(args, str(exc), 2, out)
         except QueueError as exc:
             return _error(args, str(exc), 1, out)
+        if history.header.get("kind") == "acp":
+            return _error(
+                args,
+                f"session {history.session_id} ran an external agent: resume it with --agent AGENT",
+                2,
+                out,
+            )
         if waiting:
             ids = ", ".join(record.id for record in waiting)
             print(

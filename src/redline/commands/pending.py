@@ -114,6 +114,13 @@ def action_json(
     }
 
 
+def _agent_ended(record: QueueRecord) -> str:
+    """How an external agent that pushed this action ended (``details.agent_ended``), or ""."""
+    details = record.details
+    ended = details.get("agent_ended") if isinstance(details, dict) else None
+    return ended if isinstance(ended, str) else ""
+
+
 def _dump(data: Any) -> str:
     from redline.workspace.names import json_dumps
 
@@ -146,6 +153,9 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
             notes.append("stale: " + (record.stale_reason or "; ".join(reasons)))
         if record.orphaned():
             notes.append(ORPHANED_REASON)
+        ended = _agent_ended(record)
+        if ended:
+            notes.append(f"its agent {ended}")
         source = record.source.name or record.source.kind
         rows.append(
             (
@@ -229,6 +239,9 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         lines.append(f"  stale:   {reasons}")
     if data["orphaned"]:
         lines.append("  orphaned: its tool's process has ended; it can only be discarded")
+    ended = _agent_ended(record)
+    if ended:
+        lines.append(f"  agent:   {ended}")
     if resolution is not None:
         res = resolution.public()
         by = res["resolved_by"] + (f" {res['rule']}" if res["rule"] else "")

@@ -424,6 +424,19 @@ class WorkspaceQueue:
                 self._write_record(record)
             return record
 
+    def update_details(self, action_id: str, details: Any) -> QueueRecord | None:
+        """Replace an action's ``details`` (its pusher learned more, e.g. its agent ended)."""
+        try:
+            storage.canonical_check(details)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the action's details are not JSON: {exc}") from None
+        with self.claim(action_id, wait=2.0) as claim:
+            record = claim.record
+            if record.details != details:
+                record.details = details
+                self._write_record(record)
+            return record
+
     # -- reading -------------------------------------------------------------------
     def list(self) -> builtins.list[QueueRecord]:
         """Every pending action, top first; unusable records go to :attr:`problems`."""
