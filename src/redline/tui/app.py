@@ -690,8 +690,9 @@ class RedlineApp(App[int]):
         self._exit_run = run_id
         self._exit_how = how
         self.agent_ended = how
+        # An external agent's label already says so (``gemini via ACP``).
         agent = self.session.model_label
-        self._widget(EndedBanner).show_ended(f"{agent} via ACP", how, self._ended_left())
+        self._widget(EndedBanner).show_ended(agent, how, self._ended_left())
         prompt = self.screen_stack[0].query_one("#prompt", PromptInput)
         prompt.placeholder = "the agent has ended: review what it left above"
         prompt.disabled = True
