@@ -133,7 +133,7 @@ async def test_crash_with_a_held_write_shows_the_end_and_keeps_review(tmp_path: 
 
 
 async def test_crash_without_a_held_request(tmp_path: Path) -> None:
-    session, record = _session(tmp_path, [{"do": "crash", "status": 3}])
+    session, _record = _session(tmp_path, [{"do": "crash", "status": 3}])
     app = RedlineApp(session, initial_prompt="go", watcher_factory=FakeWatcher)  # type: ignore[arg-type]
     try:
         async with app.run_test(size=(100, 30)) as pilot:
