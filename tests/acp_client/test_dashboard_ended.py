@@ -66,7 +66,7 @@ async def test_waiting_for_review_then_running_again(tmp_path: Path) -> None:
             await wait_until(pilot, lambda: app.agent_state == "waiting for review", GUARD)
             assert app.status_line.state is AgentState.WAITING_FOR_REVIEW
             assert session.store.count == 1
-            # Its turn is still open: stop stays live, a new prompt does not start a run.
+            # Its turn is still open: stop stays live while it waits.
             assert _live(app, "stop_agent")
             await pilot.press("y")
             await wait_until(pilot, lambda: len(_prompts(record)) == 2, GUARD)
@@ -102,7 +102,7 @@ async def test_crash_with_a_held_write_shows_the_end_and_keeps_review(tmp_path: 
             assert banner.ended and banner.display
             shown = str(banner.render())
             assert "python via ACP exited with status 9" in shown
-            assert "action it left stays pending" in shown
+            assert "1 action it left stays for review" in shown
             # The activity says how the process ended once; the turn's error adds only
             # the agent's last output, and no second "agent ended" line follows.
             plain = app.activity.plain

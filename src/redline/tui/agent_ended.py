@@ -52,8 +52,10 @@ def banner_text(agent: str, how: str, *, left: int) -> Content:
     agent = _printable(agent) or "the agent"
     how = _printable(how) or "ended"
     if left:
-        noun = "action it left stays" if left == 1 else f"{left} actions it left stay"
-        after = f"the {noun} pending for review (y applies, n discards)"
+        after = (
+            f"{left} action{'s' if left != 1 else ''} it left {'stay' if left != 1 else 'stays'}"
+        )
+        after += " for review"
     else:
         after = "it left nothing pending"
     return Content.assemble(
@@ -61,7 +63,7 @@ def banner_text(agent: str, how: str, *, left: int) -> Content:
         " ",
         (f"{agent} {how}", "bold $redline-text-error"),
         ("  ·  ", "$text-muted"),
-        (f"{after}; prompting it is off", "$text-muted"),
+        (f"{after} · prompting is off", "$text-muted"),
     )
 
 

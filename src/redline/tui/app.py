@@ -687,7 +687,7 @@ class RedlineApp(App[int]):
 
     def _agent_gone(self, how: str, run_id: int) -> None:
         """The external agent's process ended on its own: say so until the app closes."""
-        self._exit_run = run_id
+        self._exit_run = run_id or None
         self._exit_how = how
         self.agent_ended = how
         # An external agent's label already says so (``gemini via ACP``).

@@ -107,10 +107,7 @@ class PreviewPanel(Vertical):
                     (" AGENT ENDED ", "bold $redline-text-warning on $warning-muted"),
                     " ",
                     (f"the agent {ended}", "$redline-text-warning"),
-                    (
-                        "  — it will not hear the outcome; apply or discard still work",
-                        "$text-muted",
-                    ),
+                    ("  — it will not hear the outcome", "$text-muted"),
                 ]
             )
         if action.stale:
