@@ -169,3 +169,30 @@ async def test_stop_is_not_an_ended_agent(tmp_path: Path) -> None:
     finally:
         session.close()
     assert _prompts(record)[1] == "again"
+
+
+async def test_stop_while_waiting_for_review_keeps_the_write_for_review(tmp_path: Path) -> None:
+    steps = [{"do": "fs_write", "path": "app.py", "content": "print('later')\n"}]
+    session, record = _session(tmp_path, steps)
+    app = RedlineApp(session, initial_prompt="go", watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=(150, 45)) as pilot:
+            await wait_until(pilot, lambda: app.agent_state == "waiting for review", GUARD)
+            assert _live(app, "stop_agent")
+            await pilot.press("ctrl+x")
+            assert app.agent_state == "stopped"
+            await wait_until(pilot, lambda: {"event": "cancel"} in _heard(record), GUARD)
+            assert not _live(app, "stop_agent")
+            assert app.agent_ended is None
+            # The held write was refused to the agent but stays for review.
+            await wait_until(
+                pilot, lambda: any(h["event"] == "write" for h in _heard(record)), GUARD
+            )
+            assert session.store.count == 1
+            await pilot.press("y")
+            await wait_until(pilot, lambda: session.store.count == 0, GUARD)
+            assert app.agent_state == "stopped"
+    finally:
+        session.close()
+    assert (session.cwd / "app.py").read_text() == "print('later')\n"
+    assert len(_prompts(record)) == 1

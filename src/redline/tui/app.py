@@ -240,7 +240,7 @@ class RedlineApp(App[int]):
         self._panels: dict[str, Widget] = {}
         # What the stack shows, by id, and display copies of other processes' actions.
         self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[str, bool, str, bool], PendingAction]] = {}
+        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
         self._can_undo = True
         self._search_target: Searchable | None = None
         self._search_term = ""
@@ -474,7 +474,13 @@ class RedlineApp(App[int]):
 
     def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
         """A display copy of another process's action (cached while its record stays)."""
-        key = (record.id, record.stale, record.stale_reason, record.orphaned())
+        key = (
+            record.id,
+            record.stale,
+            record.stale_reason,
+            record.orphaned(),
+            ended_note(record.details),
+        )
         cached = self._foreign.get(record.id)
         if cached is not None and cached[0] == key:
             return cached[1]
