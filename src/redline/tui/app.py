@@ -36,7 +36,16 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
-from redline.agent.events import RUN_SCOPED, AgentState, MessageDelta, MessageEnd, RunStatus
+from redline.acp.events import AcpAgentExit
+from redline.agent.events import (
+    RUN_SCOPED,
+    AgentEnd,
+    AgentState,
+    ErrorEvent,
+    MessageDelta,
+    MessageEnd,
+    RunStatus,
+)
 from redline.tools.pending_action import PendingAction
 from redline.tools.queue_resolve import resolve_queued
 from redline.tools.resolve import ResolveOutcome
@@ -47,6 +56,7 @@ from redline.tui.activity_format import (
     format_event,
     plugin_error_lines,
 )
+from redline.tui.agent_ended import ended_note, exit_error_lines
 from redline.tui.bridge import EventBridge
 from redline.tui.messages import (
     BatchFinished,
@@ -64,6 +74,7 @@ from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
+from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.tui.widgets.pending_stack import PendingStack, source_counts
 from redline.tui.widgets.preview_panel import PreviewPanel
@@ -85,6 +96,8 @@ STYLE_FILES = (
 )
 NO_REASON = "no reason given"
 QUIT_GRACE_SECONDS = 2.0
+# How often a live run over an external agent is asked whether it only waits on review.
+WAITING_POLL_SECONDS = 0.2
 DEAD_RUN = -1
 _W = TypeVar("_W", bound=Widget)
 NARROW_BELOW = 100
@@ -163,6 +176,8 @@ class RedlineApp(App[int]):
     # Setting either refreshes the footer's keys (only when the value really changes).
     agent_state: reactive[AgentState] = reactive(AgentState.IDLE, bindings=True, init=False)
     controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
+    # How the external agent's process ended on its own (None: alive, or not external).
+    agent_ended: reactive[str | None] = reactive(None, bindings=True, init=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # The footer shows them in this order, as many as fit whole (FOOTER_FIRST get room first).
@@ -219,17 +234,20 @@ class RedlineApp(App[int]):
         self._busy = False
         self._exiting = False
         self._trust_asked = False
-        self._previewed: tuple[int, bool, str] | bool | None = False
+        self._previewed: tuple[object, ...] | bool | None = False
         self._tool_names: dict[str, str] = {}
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
         # What the stack shows, by id, and display copies of other processes' actions.
         self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[str, bool, str, bool], PendingAction]] = {}
+        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
         self._can_undo = True
         self._search_target: Searchable | None = None
         self._search_term = ""
         self._search_hit: int | None = None
+        # The run during which the agent's process ended (its end and error say it once).
+        self._exit_run: int | None = None
+        self._exit_how = ""
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -244,6 +262,7 @@ class RedlineApp(App[int]):
             scripted=self.session.scripted,
             id="status",
         )
+        yield EndedBanner(id="ended-banner")
         with Horizontal(id="main"):
             with Vertical(id="stack-panel"):
                 yield PendingStack(id="stack")
@@ -326,6 +345,8 @@ class RedlineApp(App[int]):
                 self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
         self._start_watcher()
         self._check_undo()
+        if isinstance(self._held_only(), bool):
+            self.set_interval(WAITING_POLL_SECONDS, self._check_waiting)
         # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
         # the app; moving it out of the collector's sight keeps full collections from
         # stalling key presses for tens of milliseconds.
@@ -380,11 +401,19 @@ class RedlineApp(App[int]):
                     and stamped.run_id != self._live_run
                 ):
                     continue
+                after_exit = self._exit_run is not None and stamped.run_id == self._exit_run
                 match event:
                     case MessageDelta(text=text):
                         activity.stream_text(text)
                     case MessageEnd():
                         activity.end_text()
+                    case AcpAgentExit(how=how, expected=False):
+                        activity.write_lines(format_event(event, self._tool_names))
+                        self._agent_gone(how, stamped.run_id)
+                    case AgentEnd() if after_exit:
+                        pass  # the exit line already closed this run
+                    case ErrorEvent(message=message) if after_exit and self.agent_ended:
+                        activity.write_lines(exit_error_lines(message, self._exit_how))
                     case _:
                         activity.write_lines(
                             format_event(event, self._tool_names), detail_lines(event)
@@ -445,7 +474,13 @@ class RedlineApp(App[int]):
 
     def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
         """A display copy of another process's action (cached while its record stays)."""
-        key = (record.id, record.stale, record.stale_reason, record.orphaned())
+        key = (
+            record.id,
+            record.stale,
+            record.stale_reason,
+            record.orphaned(),
+            ended_note(record.details),
+        )
         cached = self._foreign.get(record.id)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -476,6 +511,7 @@ class RedlineApp(App[int]):
     def _refresh_stack(self) -> None:
         actions = self._pending()
         self.stack.update_actions(actions)
+        self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
         self.status_line.sources = source_counts(actions)
         self._panel("stack-panel").border_title = self._stack_title()
@@ -489,7 +525,11 @@ class RedlineApp(App[int]):
 
     def _show_selected(self, *, force: bool = False) -> None:
         action = self._selected_action()
-        key = (id(action), action.stale, action.stale_reason) if action else None
+        key = (
+            (id(action), action.stale, action.stale_reason, ended_note(action.details))
+            if action
+            else None
+        )
         if force or key != self._previewed:
             self._previewed = key
             self.preview.show_action(action)
@@ -601,6 +641,9 @@ class RedlineApp(App[int]):
             return
         self._live_run = 0
         self.bridge.run_id = 0
+        if self.agent_ended is not None:
+            # The session marks the ended agent's actions after saying that it ended.
+            self._refresh_stack()
         if message.error:
             self.activity.write_lines(error_lines(message.error))
             self.agent_state = AgentState.FAILED
@@ -618,10 +661,61 @@ class RedlineApp(App[int]):
             and not self._busy
             and not self.session.store.has_pending
         ):
-            self.start_run(None)
+            if self._live_run:
+                # An external agent's turn is still open: the answers let it go on, and
+                # the session tells it the reasons once the turn ends.
+                self.agent_state = AgentState.RUNNING
+            elif self.agent_ended is None:
+                self.start_run(None)
+
+    # -- an external agent: waiting on review, and its process ending -------------------
+    def _held_only(self) -> bool | None:
+        """Whether the session's external agent holds only requests that wait for review
+        (None: the session has no external agent to ask)."""
+        agent = getattr(self.session, "agent", None)
+        try:
+            waiting = getattr(agent, "waiting_only_on_review", None)
+        except Exception:
+            return None
+        return waiting if isinstance(waiting, bool) else None
+
+    def _check_waiting(self) -> None:
+        """Follow a live run over an external agent: ``waiting for review`` while every
+        request it holds open is a pending action, ``running`` again once it goes on."""
+        if not self._alive() or not self._live_run or self.agent_ended is not None:
+            return
+        waiting = bool(self._held_only()) and self.session.store.has_pending
+        if waiting and self.agent_state is AgentState.RUNNING:
+            self.agent_state = AgentState.WAITING_FOR_REVIEW
+            self.bell()
+        elif not waiting and self.agent_state is AgentState.WAITING_FOR_REVIEW:
+            self.agent_state = AgentState.RUNNING
+
+    def _agent_gone(self, how: str, run_id: int) -> None:
+        """The external agent's process ended on its own: say so until the app closes."""
+        self._exit_run = run_id or None
+        self._exit_how = how
+        self.agent_ended = how
+        # An external agent's label already says so (``gemini via ACP``).
+        agent = self.session.model_label
+        self._widget(EndedBanner).show_ended(agent, how, self._ended_left())
+        prompt = self.screen_stack[0].query_one("#prompt", PromptInput)
+        prompt.placeholder = "the agent has ended: review what it left above"
+        prompt.disabled = True
+        # Its actions are marked with the ended session: the stack and preview show it.
+        self._refresh_stack()
+
+    def _ended_left(self) -> int:
+        """How many of this session's pending actions the ended agent left."""
+        if self.agent_ended is None:
+            return 0
+        return self.session.store.count
 
     def action_resume_session(self) -> None:
-        if self.agent_state is AgentState.RUNNING:
+        if self.agent_ended is not None:
+            self.notify(f"The agent {self.agent_ended}: it cannot continue.", severity="warning")
+            return
+        if self.agent_state is AgentState.RUNNING or self._live_run:
             self.notify("The agent is already running.")
             return
         if self.session.store.has_pending:
@@ -630,7 +724,7 @@ class RedlineApp(App[int]):
         self.start_run(None)
 
     def action_stop_agent(self) -> None:
-        if self.agent_state is not AgentState.RUNNING:
+        if not self._can_stop():
             return
         self._live_run = 0
         self.bridge.run_id = DEAD_RUN
@@ -639,6 +733,14 @@ class RedlineApp(App[int]):
             [Content.styled("■ agent stopped by you", "bold $redline-text-warning")]
         )
         threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
+
+    def _can_stop(self) -> bool:
+        """A run is going on (also while it waits for review) and its agent is alive."""
+        if self.agent_ended is not None:
+            return False
+        return self.agent_state is AgentState.RUNNING or (
+            self.agent_state is AgentState.WAITING_FOR_REVIEW and self._live_run != 0
+        )
 
     def _abort_quietly(self) -> None:
         try:
@@ -651,7 +753,10 @@ class RedlineApp(App[int]):
         text = event.value.strip()
         if not text:
             return
-        if self.agent_state is AgentState.RUNNING:
+        if self.agent_ended is not None:
+            self.notify(f"The agent {self.agent_ended}: it cannot take a prompt.")
+            return
+        if self.agent_state is AgentState.RUNNING or self._live_run:
             self.notify("The agent is still running: stop it first (ctrl+x).", severity="warning")
             return
         event.input.value = ""
@@ -1155,7 +1260,9 @@ class RedlineApp(App[int]):
         if action in ("toggle_split", "context"):
             return True if controls.file_count > 0 else None
         if action == "stop_agent":
-            return True if self.agent_state is AgentState.RUNNING else None
+            return True if self._can_stop() else None
+        if action == "focus_prompt":
+            return True if self.agent_ended is None else None
         if action == "undo":
             return None if controls.busy or not controls.can_undo else True
         if action == "search_step":

@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from redline.tools.pending_action import PendingAction
+from redline.tui.agent_ended import ended_note
 from redline.tui.render import content_strip, fit
 
 ROW_HEIGHT = 2
@@ -73,6 +74,8 @@ class StackRow:
     stale: bool
     stale_reason: str
     origin: str = "agent"
+    # How the agent that left this action ended (empty: its agent is alive or unknown).
+    ended: str = ""
 
 
 def _facts(action: PendingAction) -> tuple[tuple[str, ...], int, int]:
@@ -169,6 +172,7 @@ class PendingStack(ScrollView, can_focus=True):
                     action.stale,
                     action.stale_reason,
                     origin,
+                    ended_note(action.details) or "",
                 )
             )
         self._facts = facts
@@ -277,7 +281,13 @@ class PendingStack(ScrollView, can_focus=True):
             marker = ("▶ top ", "bold $redline-text-accent") if on_top else ("      ", "")
             head = Content.assemble(marker, (f"{row.action_id:<7}", "$text-muted"), " ")
             badge = Content.assemble("  ", (" STALE ", "bold $text-error on $error-muted"))
-            tail = Content.assemble(" ", self._badge(row), badge if row.stale else "")
+            ended = Content.assemble(" ", ("agent ended", "bold $redline-text-warning"))
+            tail = Content.assemble(
+                " ",
+                self._badge(row),
+                ended if row.ended else "",
+                badge if row.stale else "",
+            )
             if self.row_height == 1:
                 # One line per action: the size follows the label too.
                 tail = Content.assemble(

@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 
 from redline.tools.pending_action import PendingAction
+from redline.tui.agent_ended import ended_note
 from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
@@ -98,6 +99,17 @@ class PreviewPanel(Vertical):
             "  ",
             (f"[{action.source_tool_name}]", "$text-secondary"),
         ]
+        ended = ended_note(action.details)
+        if ended is not None:
+            parts.extend(
+                [
+                    "\n",
+                    (" AGENT ENDED ", "bold $redline-text-warning on $warning-muted"),
+                    " ",
+                    (f"the agent {ended}", "$redline-text-warning"),
+                    ("  — it will not hear the outcome", "$text-muted"),
+                ]
+            )
         if action.stale:
             parts.extend(
                 [
