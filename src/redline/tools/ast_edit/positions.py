@@ -109,6 +109,14 @@ class Positions:
         self._syntactic = state.syntactic
         # Keep the tree alive: offsets are keyed by node identity.
         self._root = root
+        self._newline: str | None = None
+
+    @property
+    def newline(self) -> str:
+        """The line break new lines get: CRLF if the code uses it anywhere, else LF."""
+        if self._newline is None:
+            self._newline = "\r\n" if "\r\n" in self.code else "\n"
+        return self._newline
 
     @classmethod
     def of_module(cls, module: cst.Module, source: str | None = None) -> Positions:

@@ -243,7 +243,7 @@ def render(
             if tokens is None:
                 tokens = _Tokens(code, span)
             comments = _header_comments(code, tokens, captured[0])
-        newline = "\r\n" if "\r\n" in code else "\n"
+        newline = positions.newline
         if (
             statements
             and _inline_suite(template, slot)
