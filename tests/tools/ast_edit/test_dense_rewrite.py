@@ -31,7 +31,7 @@ PRINT_UNITS = [
         "f{i}(print(*args{i}, **kw), k=print(1,2 ,))\n",
         "f{i}(log(*args{i}, **kw), k=log(1,2 ,))\n",
     ),
-    ('s{i} = print("a, (b", \'c)\' )  # ) ,\n', 's{i} = log("a, (b", \'c)\' )  # ) ,\n'),
+    ("s{i} = print(\"a, (b\", 'c)' )  # ) ,\n", "s{i} = log(\"a, (b\", 'c)' )  # ) ,\n"),
     (
         "def g{i}(v):\n    return print(\n        v,  # keep\n    )\n",
         "def g{i}(v):\n    return log(\n        v,  # keep\n    )\n",

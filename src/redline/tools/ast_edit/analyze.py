@@ -335,9 +335,7 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
         return FileResult("", error=overlap, error_kind="overlap")
     if tree is not None:
         matches = _keep_blocks(text, tree, matches, lines)
-    kept, skipped, checked = _check_regions(
-        text, regions if ast_ok else [], matches, ast_ok, lines
-    )
+    kept, skipped, checked = _check_regions(text, regions if ast_ok else [], matches, ast_ok, lines)
     if not kept:
         reason = skipped[0].split("would not parse: ", 1)[-1]
         return FileResult(

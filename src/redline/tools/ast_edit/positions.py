@@ -1,8 +1,9 @@
 """Character offsets of libcst nodes, from one code-generation pass.
 
-libcst's PositionProvider reports lines and columns through a metadata wrapper that
-copies the tree; rewriting needs plain offsets into the exact source text, which the
-same codegen hooks give directly.
+libcst's PositionProvider and ByteSpanPositionProvider run the same code generation
+plus their own bookkeeping (about 4x the cost of this pass, see docs/performance.md);
+rewriting needs plain offsets into the exact source text, which the codegen hooks give
+directly.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
+from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import cast
-from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
