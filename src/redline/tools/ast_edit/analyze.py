@@ -335,7 +335,7 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
         return FileResult("", error=overlap, error_kind="overlap")
     if tree is not None:
         matches = _keep_blocks(text, tree, matches, lines)
-    kept, skipped = _check_regions(text, regions if ast_ok else [], matches, ast_ok, lines)
+    kept, skipped, checked = _check_regions(text, regions if ast_ok else [], matches, ast_ok, lines)
     if not kept:
         reason = skipped[0].split("would not parse: ", 1)[-1]
         return FileResult(
@@ -344,7 +344,8 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
             error_kind="rewrite",
         )
     new_text = splice(text, tuple(kept))
-    problem = _parses(new_text, ast_ok)
+    # When every match was kept, the whole new text may have been checked already.
+    problem = None if checked else _parses(new_text, ast_ok)
     if problem is not None:
         return FileResult(
             "",
@@ -425,19 +426,20 @@ _MANY_REGIONS = 64
 
 def _check_regions(
     text: str, regions: Regions, matches: list[Match], ast_ok: bool, lines: _Lines
-) -> tuple[list[Match], list[str]]:
+) -> tuple[list[Match], list[str], bool]:
     """Check each rewritten statement on its own (the rest of the file is unchanged, and
     parsing is most of the cost); a statement whose rewrite would not parse keeps its
     original text, and its matches are reported instead. Linear in the matches: they are
-    sorted, and each region finds its own by binary search."""
+    sorted, and each region finds its own by binary search. The flag says whether the
+    whole new text (every match kept) was checked, so the caller need not parse it again."""
     if not regions or len(regions) > _MANY_REGIONS:
         # One check of the whole new text is cheaper than many small ones; only when it
         # fails are the statements checked one by one to find the culprits.
         problem = _parses(splice(text, tuple(matches)), ast_ok)
         if problem is None:
-            return list(matches), []
+            return list(matches), [], True
         if not regions:
-            return [], [problem]
+            return [], [problem], False
     ordered = sorted(matches, key=lambda m: m.edit_start)
     edit_starts = [m.edit_start for m in ordered]
     newline = "\r\n" if "\r\n" in text[: lines.starts[1] if len(lines.starts) > 1 else 0] else "\n"
@@ -470,7 +472,7 @@ def _check_regions(
                     f"would not parse: {problem}"
                 )
     kept = [m for m in matches if m.edit_start not in dropped]
-    return kept, skipped
+    return kept, skipped, False
 
 
 def _overlap(matches: list[Match], ops: list[CompiledOp]) -> str | None:

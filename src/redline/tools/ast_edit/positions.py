@@ -1,73 +1,99 @@
 """Character offsets of libcst nodes, from one code-generation pass.
 
-libcst's PositionProvider reports lines and columns through a metadata wrapper that
-copies the tree; rewriting needs plain offsets into the exact source text, which the
-same codegen hooks give directly.
+libcst's PositionProvider and ByteSpanPositionProvider run the same code generation
+plus their own bookkeeping (about 4x the cost of this pass, see docs/performance.md);
+rewriting needs plain offsets into the exact source text, which the codegen hooks give
+directly.
 """
 
 from __future__ import annotations
 
 import bisect
 import difflib
-from collections.abc import Iterator
-from contextlib import contextmanager
+import re
 from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import cast
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from redline.tools.ast_edit.nodes import child_nodes
+from redline.tools.ast_edit.precedence import is_a
 
 Span = tuple[int, int]
+_LINE_BREAK = re.compile("[\r\n]")
+
+
+class _Syntactic:
+    """``record_syntactic_position`` without a generator: libcst enters one per
+    expression and statement, so its cost is a large part of the whole pass."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(
+        self,
+        state: _OffsetState,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+        self.start = 0
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        start = self.start
+        end = len(state.tokens)
+        if self.start_node is not None:
+            start = state.span(self.start_node)[0]
+        if self.end_node is not None:
+            end = state.span(self.end_node)[1]
+        state.syntactic[id(self.node)] = (start, end)
 
 
 @dataclass
 class _OffsetState(CodegenState):
-    offset: int = 0
+    """Records where each node's tokens begin and end, as indices into ``tokens``
+    (turned into character offsets once, when the pass is over): no work per token."""
+
     full: dict[int, Span] = field(default_factory=dict)
     syntactic: dict[int, Span] = field(default_factory=dict)
     stack: list[int] = field(default_factory=list)
-
-    def add_indent_tokens(self) -> None:
-        for token in self.indent_tokens:
-            self.tokens.append(token)
-            self.offset += len(token)
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        self.offset += len(value)
+    popped: str = ""
 
     def pop_trailing_newline(self) -> None:
         if self.tokens:
-            self.offset -= len(self.tokens.pop())
+            # Spans recorded before the pop may still reach past it; keep its length.
+            self.popped = self.tokens.pop()
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self.stack.append(self.offset)
+        self.stack.append(len(self.tokens))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        self.full[id(node)] = (self.stack.pop(), self.offset)
+        self.full[id(node)] = (self.stack.pop(), len(self.tokens))
 
-    @contextmanager
-    def record_syntactic_position(
+    def record_syntactic_position(  # type: ignore[override]
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            end = self.offset
-            if start_node is not None:
-                start = self._pos(start_node)[0]
-            if end_node is not None:
-                end = self._pos(end_node)[1]
-            self.syntactic[id(node)] = (start, end)
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
 
-    def _pos(self, node: cst.CSTNode) -> Span:
+    def span(self, node: cst.CSTNode) -> Span:
         return self.syntactic.get(id(node)) or self.full[id(node)]
+
+    def offsets(self) -> list[int]:
+        """Character offset of each token index (one past the popped newline too)."""
+        return [0, *accumulate(map(len, [*self.tokens, self.popped]))]
 
 
 class _OffsetMap:
@@ -107,17 +133,35 @@ class Positions:
         self.code = code if source is None else source
         self._full = state.full
         self._syntactic = state.syntactic
+        self._offsets = state.offsets()
         # Keep the tree alive: offsets are keyed by node identity.
         self._root = root
+        self._newline: str | None = None
+        self._line_starts: list[int] | None = None
+
+    @property
+    def newline(self) -> str:
+        """The line break new lines get: CRLF if the code uses it anywhere, else LF."""
+        if self._newline is None:
+            self._newline = "\r\n" if "\r\n" in self.code else "\n"
+        return self._newline
+
+    def line_start(self, offset: int) -> int:
+        """Where the line holding ``offset`` begins (after the last CR or LF before it)."""
+        if self._line_starts is None:
+            self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.code))]
+        return self._line_starts[bisect.bisect_right(self._line_starts, offset) - 1]
 
     @classmethod
     def of_module(cls, module: cst.Module, source: str | None = None) -> Positions:
         return cls(module, module.default_indent, module.default_newline, source)
 
     def _mapped(self, span: Span) -> Span:
+        """Character offsets in the source of a span of token indices."""
+        start, end = self._offsets[span[0]], self._offsets[span[1]]
         if self._map is None:
-            return span
-        return self._map(span[0]), self._map(span[1])
+            return start, end
+        return self._map(start), self._map(end)
 
     def full(self, node: cst.CSTNode) -> Span:
         """Everything the node prints, its own parentheses included."""
@@ -126,7 +170,7 @@ class Positions:
     def syntactic(self, node: cst.CSTNode) -> Span:
         """The node without surrounding parentheses, commas and trailing whitespace."""
         span = self._syntactic.get(id(node)) or self._full[id(node)]
-        if isinstance(node, cst.BaseSmallStatement):
+        if is_a(node, cst.BaseSmallStatement):
             # libcst's own span of some statements stops early (``assert a, msg`` ends
             # before ``, msg``): a statement always reaches the end of its last part.
             end = span[1]
@@ -145,33 +189,38 @@ class Positions:
 
     def item(self, node: cst.CSTNode) -> Span:
         """An item of a sequence: its text without separators or layout around it."""
-        start, end = self.syntactic(node)
-        if isinstance(node, cst.BaseExpression) and not isinstance(node, cst.StarredElement):
+        if is_a(node, cst.BaseExpression) and not is_a(node, cst.StarredElement):
             return self.expression(node)
-        if isinstance(node, cst.BaseCompoundStatement):
+        start, end = self.syntactic(node)
+        if is_a(node, cst.BaseCompoundStatement):
             start = self.statement_start(node)
-        elif isinstance(node, cst.Param):
-            last: cst.CSTNode | None = node.default
-            if last is None and node.annotation is not None:
-                last = node.annotation.annotation
+        elif is_a(node, cst.Param):
+            param = cast(cst.Param, node)
+            last: cst.CSTNode | None = param.default
+            if last is None and param.annotation is not None:
+                last = param.annotation.annotation
             if last is not None:
                 end = max(end, self.expression(last)[1])
-        elif isinstance(node, (cst.DictElement, cst.StarredDictElement)):
-            end = max(end, self.expression(node.value)[1])
-        elif isinstance(node, (cst.Element, cst.StarredElement)):
-            end = max(end, self.expression(node.value)[1])
-            if isinstance(node, cst.Element):
-                start = self.expression(node.value)[0]
-        elif isinstance(node, cst.ImportAlias):
-            target = node.asname.name if node.asname is not None else node.name
+        elif is_a(node, (cst.DictElement, cst.StarredDictElement)):
+            value = cast(cst.DictElement | cst.StarredDictElement, node).value
+            end = max(end, self.expression(value)[1])
+        elif is_a(node, (cst.Element, cst.StarredElement)):
+            value = cast(cst.Element | cst.StarredElement, node).value
+            end = max(end, self.expression(value)[1])
+            if is_a(node, cst.Element):
+                start = self.expression(value)[0]
+        elif is_a(node, cst.ImportAlias):
+            alias = cast(cst.ImportAlias, node)
+            target = alias.asname.name if alias.asname is not None else alias.name
             end = max(end, self.syntactic(target)[1])
-        elif isinstance(node, cst.WithItem):
-            tail = node.asname.name if node.asname is not None else node.item
+        elif is_a(node, cst.WithItem):
+            item = cast(cst.WithItem, node)
+            tail = item.asname.name if item.asname is not None else item.item
             end = max(end, self.full(tail)[1])
         # A separating comma after the item (``assert``'s comma is inside it).
-        comma = None if isinstance(node, cst.Assert) else getattr(node, "comma", None)
-        if isinstance(comma, cst.Comma) and id(comma) in self._full:
-            end = min(end, self.full(comma)[0])
+        comma = None if is_a(node, cst.Assert) else getattr(node, "comma", None)
+        if is_a(comma, cst.Comma) and id(comma) in self._full:
+            end = min(end, self.full(cast(cst.Comma, comma))[0])
         return start, end
 
     def statement_start(self, node: cst.CSTNode) -> int:

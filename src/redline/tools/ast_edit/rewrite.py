@@ -11,6 +11,8 @@ import bisect
 import io
 import re
 import tokenize
+from collections.abc import Sequence
+from functools import lru_cache
 
 import libcst as cst
 
@@ -18,7 +20,7 @@ from redline.tools.ast_edit.match import Capture, Found
 from redline.tools.ast_edit.nodes import child_nodes, unwrap
 from redline.tools.ast_edit.pattern import CompiledTemplate, TemplateSlot
 from redline.tools.ast_edit.positions import Positions, Span
-from redline.tools.ast_edit.precedence import needs_parens
+from redline.tools.ast_edit.precedence import is_a, needs_parens
 
 _INDENT_CHARS = " \t\f"
 
@@ -30,12 +32,18 @@ def match_span(found: Found, positions: Positions) -> Span:
     return positions.syntactic(found.nodes[0])
 
 
-def line_indent(code: str, offset: int) -> str:
-    start = max(code.rfind("\n", 0, offset), code.rfind("\r", 0, offset)) + 1
+def line_indent(code: str, offset: int, start: int | None = None) -> str:
+    """The blanks that begin the line holding ``offset`` (``start``: that line's start)."""
+    if start is None:
+        start = max(code.rfind("\n", 0, offset), code.rfind("\r", 0, offset)) + 1
     end = start
     while end < len(code) and code[end] in _INDENT_CHARS:
         end += 1
     return code[start:end]
+
+
+def _indent(positions: Positions, offset: int) -> str:
+    return line_indent(positions.code, offset, positions.line_start(offset))
 
 
 def capture_span(capture: Capture, positions: Positions) -> Span | None:
@@ -51,11 +59,10 @@ _CLOSERS = ")]}"
 class _Tokens:
     """Significant tokens of the matched code (comments and line breaks skipped)."""
 
-    def __init__(self, code: str, span: Span) -> None:
+    def __init__(self, code: str, span: Span, line_start: int) -> None:
         # Only the match is tokenized (never the code before it on its line: a line of
         # thousands of matches must not be read once per match). Indentation before it
         # is kept, so statement blocks inside the span still dedent consistently.
-        line_start = max(code.rfind("\n", 0, span[0]), code.rfind("\r", 0, span[0])) + 1
         prefix = code[line_start : span[0]]
         begin = line_start if not prefix.strip(" \t\f") else span[0]
         fragment = code[begin : span[1]]
@@ -84,7 +91,56 @@ class _Tokens:
         return self.tokens[index : index + 2]
 
 
-def _bracket_layout(tokens: _Tokens, lo: int, hi: int) -> Span:
+class _LineTokens:
+    """The same answers as :class:`_Tokens` for a match on one line, without tokenizing.
+
+    On one line, between two tokens there is only ``" \\t\\f"`` (a comment or a line
+    break would end the line), and every offset asked about is a token boundary, so the
+    neighbouring token is found by skipping blanks. Brackets, commas and colons are
+    one-character tokens; for other tokens only their last or first character is
+    reported, which is never one of those.
+    """
+
+    def __init__(self, code: str, span: Span) -> None:
+        self.code = code
+        self.lo, self.hi = span
+
+    def before(self, offset: int) -> tuple[int, int, str] | None:
+        code, index = self.code, offset
+        while index > self.lo and code[index - 1] in _INDENT_CHARS:
+            index -= 1
+        if index <= self.lo:
+            return None
+        return index - 1, index, code[index - 1]
+
+    def after(self, offset: int) -> list[tuple[int, int, str]]:
+        found: list[tuple[int, int, str]] = []
+        code, index = self.code, offset
+        while len(found) < 2:
+            while index < self.hi and code[index] in _INDENT_CHARS:
+                index += 1
+            if index >= self.hi:
+                break
+            found.append((index, index + 1, code[index]))
+            if code[index] not in _SINGLE:
+                break  # a longer token: what follows it is never asked about
+            index += 1
+        return found
+
+
+# Tokens that are one character long wherever they occur.
+_SINGLE = frozenset("()[]{},;")
+
+
+def _tokens(positions: Positions, span: Span) -> _Tokens | _LineTokens:
+    """The match's tokens: scanned directly when it is on one line, else tokenized."""
+    code = positions.code
+    if "\n" in code[span[0] : span[1]] or "\r" in code[span[0] : span[1]]:
+        return _Tokens(code, span, positions.line_start(span[0]))
+    return _LineTokens(code, span)
+
+
+def _bracket_layout(tokens: _Tokens | _LineTokens, lo: int, hi: int) -> Span:
     """Widen a whole-list capture to its brackets: keeps line breaks, comments and a
     trailing comma (``f(  # why\n    a,\n    b,\n)``)."""
     opener = tokens.before(lo)
@@ -135,7 +191,7 @@ def _reindent(text: str, start: int, source: str, target: str, strings: list[Spa
 
 
 def _indent_template_text(
-    template: CompiledTemplate, lo: int, hi: int, base: str, line_starts: list[int]
+    template: CompiledTemplate, lo: int, hi: int, base: str, line_starts: Sequence[int]
 ) -> str:
     """Template text ``[lo, hi)`` with the match's indentation added to each new line."""
     piece = template.text[lo:hi]
@@ -154,6 +210,11 @@ def _indent_template_text(
             out.append(base)
     out.append(piece[last:])
     return "".join(out)
+
+
+@lru_cache(maxsize=64)
+def _line_starts(text: str) -> tuple[int, ...]:
+    return (0, *(i + 1 for i, c in enumerate(text) if c == "\n"))
 
 
 def _empty_cut(template: CompiledTemplate, slot: TemplateSlot, floor: int) -> Span:
@@ -181,7 +242,7 @@ def _empty_cut(template: CompiledTemplate, slot: TemplateSlot, floor: int) -> Sp
     return slot.start, slot.end
 
 
-def _header_comments(code: str, tokens: _Tokens, start: int) -> list[str]:
+def _header_comments(code: str, tokens: _Tokens | _LineTokens, start: int) -> list[str]:
     """Comments between a block's header and its first statement, which starts at
     ``start``: they belong to the block, and a rewrite of the block keeps them."""
     previous = tokens.before(start)
@@ -207,11 +268,11 @@ def render(
     """The replacement text for ``found``, ready to splice over its span."""
     code = positions.code
     span = match_span(found, positions)
-    base = line_indent(code, span[0])
-    line_starts = [0] + [i + 1 for i, c in enumerate(template.text) if c == "\n"]
+    base = _indent(positions, span[0])
+    line_starts = _line_starts(template.text)
     pieces: list[str] = []
     cursor = 0
-    tokens: _Tokens | None = None
+    tokens: _Tokens | _LineTokens | None = None
     for slot in template.slots:
         capture = found.env[slot.name]
         cut = (slot.start, slot.end)
@@ -231,19 +292,19 @@ def render(
             and template.text[slot.end : slot.end + 1] in tuple(_CLOSERS)
         ):
             if tokens is None:
-                tokens = _Tokens(code, span)
+                tokens = _tokens(positions, span)
             captured = _bracket_layout(tokens, captured[0], captured[1])
         text = code[captured[0] : captured[1]]
         target = base + slot.line_indent
-        statements = capture.multi and isinstance(
+        statements = capture.multi and is_a(
             capture.nodes[0], (cst.BaseSmallStatement, cst.BaseCompoundStatement)
         )
         comments: list[str] = []
         if statements:
             if tokens is None:
-                tokens = _Tokens(code, span)
+                tokens = _tokens(positions, span)
             comments = _header_comments(code, tokens, captured[0])
-        newline = "\r\n" if "\r\n" in code else "\n"
+        newline = positions.newline
         if (
             statements
             and _inline_suite(template, slot)
@@ -252,7 +313,7 @@ def render(
             # Statements over several lines cannot follow `def f():` on its line: open an
             # indented block, or the later statements would leave the body. The comment
             # after the original header stays after the new one.
-            step = _indent_step(line_indent(code, captured[0]), line_indent(code, span[0]))
+            step = _indent_step(_indent(positions, captured[0]), base)
             target = target + step
             while pieces[-1].endswith(" "):
                 pieces[-1] = pieces[-1][:-1]
@@ -263,10 +324,10 @@ def render(
             # Comments between the header and the first statement go above it.
             text = "".join(comment + newline + target for comment in comments) + text
         if "\n" in text or "\r" in text:
-            source = line_indent(code, captured[0])
+            source = _indent(positions, captured[0])
             text = _reindent(text, captured[0], source, target, _string_spans(capture, positions))
             if (
-                isinstance(slot.parent, cst.ImportAlias)
+                is_a(slot.parent, cst.ImportAlias)
                 and template.text[slot.start - 1 : slot.start] not in _OPENERS
             ):
                 # A name list over several lines needs the brackets it had.
@@ -288,7 +349,7 @@ def render(
         and not found.statements
         and not getattr(found.nodes[0], "lpar", None)
         and not (
-            isinstance(root, cst.Name)
+            is_a(root, cst.Name)
             and template.slots
             and len(template.slots) == 1
             and template.slots[0].parent is None
