@@ -226,8 +226,15 @@ class Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = line_starts(text)
+        self._starts: list[int] | None = None
         self._ascii: dict[int, bool] = {}
+
+    @property
+    def starts(self) -> list[int]:
+        """Line start offsets (computed on first use: most files have no match)."""
+        if self._starts is None:
+            self._starts = line_starts(self.text)
+        return self._starts
 
     def offset(self, line: int, column: int) -> int:
         start = self.starts[line - 1]
@@ -424,6 +431,40 @@ def node_may_match(source: str, node: ast.AST) -> bool:
 # -- searching -------------------------------------------------------------------------
 
 _OPAQUE = (ast.JoinedStr, ast.match_case)
+# Fields never holding a node worth visiting: names, flags, operators, contexts.
+_SCALAR_FIELDS = frozenset(
+    {
+        "ctx",
+        "op",
+        "ops",
+        "id",
+        "attr",
+        "arg",
+        "type_comment",
+        "kind",
+        "level",
+        "module",
+        "is_async",
+        "conversion",
+        "simple",
+        "name",
+        "asname",
+        "names",
+        "type_ignores",
+        "tag",
+    }
+)
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of ``kind`` that hold nodes (or lists of nodes) to walk into."""
+    if issubclass(kind, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)):
+        fields: tuple[str, ...] = ()
+    else:
+        fields = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+    _CHILD_FIELDS[kind] = fields
+    return fields
 
 
 def find_spans(
@@ -440,6 +481,8 @@ def find_spans(
         while True:
             while stack:
                 node = stack.pop()
+                if node is None:
+                    continue  # a dict's `**` entry has no key
                 kind = type(node)
                 entries = wanted.get(kind)
                 if entries is not None:
@@ -450,11 +493,14 @@ def find_spans(
                 if kind in _OPAQUE:
                     opaque.append(node)
                     continue
-                for name in kind._fields:
+                fields = _CHILD_FIELDS.get(kind)
+                if fields is None:
+                    fields = _child_fields(kind)
+                for name in fields:
                     value = getattr(node, name)
-                    if isinstance(value, list):
-                        stack.extend(item for item in value if isinstance(item, ast.AST))
-                    elif isinstance(value, ast.AST):
+                    if type(value) is list:
+                        stack.extend(value)
+                    elif value is not None:
                         stack.append(value)
             if not opaque:
                 break
