@@ -367,7 +367,9 @@ def _match(pattern: ast.AST, code: ast.AST, src: Source | None) -> bool:
         if not _match(pattern.value, code.value, src):
             return False
         index = code.slice
-        if isinstance(index, ast.Starred):
+        if isinstance(index, ast.Starred) or (
+            isinstance(index, ast.Tuple) and any(isinstance(e, ast.Starred) for e in index.elts)
+        ):
             if src is None:
                 return True
             raise Unsure("starred subscript")
