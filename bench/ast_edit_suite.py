@@ -116,6 +116,13 @@ def ast_edit(corpus: Path, pat: str, out: str | None, cache: object) -> tuple[fl
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", action="append", default=[], metavar="NAME=PATH")
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="a corpus added to the defaults (e.g. sqlalchemy=PATH when it is not installed)",
+    )
     parser.add_argument("--files", type=int, default=None, help="subset of N files per corpus")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--patterns", type=int, default=len(SUITE), help="first N patterns")
@@ -133,7 +140,11 @@ def main() -> int:
 
             corpora.append(("sqlalchemy", Path(sqlalchemy.__file__).parent, False))
         except ImportError:
-            print("sqlalchemy not installed: its corpus is skipped")
+            if not args.extra:
+                print("sqlalchemy not installed: its corpus is skipped (see --extra)")
+        for spec in args.extra:
+            name, _, path = spec.partition("=")
+            corpora.append((name, Path(path), False))
     binary = find_ast_grep()
     from redline.tools.ast_edit import ResultCache, shutdown_pool
 

@@ -129,9 +129,9 @@ def test_the_suite_shapes_that_take_the_ast_way() -> None:
 
 
 def test_unsure_files_take_the_libcst_way() -> None:
-    inside = "x = f'{print(a)}'\n"
+    inside = "x = f'print(a) {print(a)}'\n"
     assert search_text(inside, [(0, "print($$$A)")]) is None
-    assert search_text("x[(a, b)]\n", [(0, "$A[$B]")]) is None
+    assert search_text("x[*a]\n", [(0, "$A[$B]")]) is None
     assert search_text("def f(:\n", [(0, "print($$$A)")]) is None
     result = search_text("x[a, b]\nx[a]\n", [(0, "$A[$B]")])
     assert result is not None and [m.text for m in result.matches] == ["x[a]"]
@@ -169,12 +169,33 @@ def _compare_files(files: list[Path], patterns: list[str]) -> None:
             assert fast == slow, (str(path), pat)
 
 
-def test_a_stdlib_sample_matches_the_libcst_way() -> None:
-    supported = [pat for pat in PATTERNS if pattern_for(pat) is not None]
-    _compare_files(_stdlib_sample(4), supported)
-
-
 @pytest.mark.stress
-def test_a_larger_stdlib_sample_matches_the_libcst_way() -> None:
+def test_a_stdlib_sample_matches_the_libcst_way(stress: bool) -> None:
     supported = [pat for pat in PATTERNS if pattern_for(pat) is not None]
-    _compare_files(_stdlib_sample(80), supported)
+    _compare_files(_stdlib_sample(80 if stress else 4), supported)
+
+
+FSTRINGS = [
+    "x = f'{print(a)} {d[k]}'\n",
+    "x = f'd[k] {d[k]}'\n",
+    "x = f'{d[k]} {d[k]} {e[1]}'\n",
+    "x = f'''\n{d[k]}\n  {a + b}'''\n",
+    "x = (f'{a[0]}'\n     f'{a[0] + 1}')\n",
+    "x = f'{f\"{a[1]}\"}'\n",
+    "x = f'{a[0]=} {b[1]!r:>{w[2]}}'\n",
+    "x = f'é {d[k]}' + f'{ü[1]}'\n",
+]
+
+
+@pytest.mark.parametrize("pattern", ["$A[$B]", "print($$$A)", "$A + $B"])
+def test_matches_inside_f_strings_match_the_libcst_way(pattern: str) -> None:
+    for text in FSTRINGS:
+        slow, fast = _both(text, pattern)
+        assert fast == slow, (pattern, text)
+
+
+def test_tuple_subscripts_are_told_apart() -> None:
+    text = "x[(a, b)]\nx[(a), b]\nx[(a), (b)]\nx[(a)]\nx[((a, b))]\n"
+    slow, fast = _both(text, "$A[$B]")
+    assert fast == slow
+    assert search_text(text, [(0, "$A[$B]")]) is not None

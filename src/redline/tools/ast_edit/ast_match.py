@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
+import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -311,7 +313,21 @@ def _tuple_parenthesized(node: ast.Tuple, src: Source | None) -> bool | None:
         return False
     if text[end - 1 : end] != ")":
         return False
-    return None  # `(a, b)` or `(a), (b)`: not worth telling apart here
+    # `(a, b)` or `(a), (b)`: whether the first bracket closes only at the end.
+    depth = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text[start:end]).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    significant = [t for t in tokens if t.type == tokenize.OP]
+    for position, token in enumerate(significant):
+        if token.string in "([{":
+            depth += 1
+        elif token.string in ")]}":
+            depth -= 1
+            if depth == 0:
+                return position == len(significant) - 1
+    return None
 
 
 def _match(pattern: ast.AST, code: ast.AST, src: Source | None) -> bool:
@@ -430,6 +446,26 @@ def node_may_match(source: str, node: ast.AST) -> bool:
         return True
 
 
+def _placed(node: ast.AST, fstring: ast.AST, src: Source, index: int) -> tuple[int, int, int]:
+    """The span of a match inside an f-string, if `ast` surely placed it right.
+
+    Before Python 3.12, `ast` places an f-string's parts by searching the string for
+    their text, so only text found once in the f-string is trusted, and it must parse
+    back to the same tree.
+    """
+    start, end = src.span(node)
+    outer_start, outer_end = src.span(fstring)
+    if src.text[outer_start:outer_end].count(src.text[start:end]) != 1:
+        raise Unsure("an f-string part that may be placed loosely")
+    try:
+        again = ast.parse(src.text[start:end], mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        raise Unsure("an f-string part placed loosely") from None
+    if ast.dump(again) != ast.dump(node):
+        raise Unsure("an f-string part placed loosely")
+    return start, end, index
+
+
 # -- searching -------------------------------------------------------------------------
 
 _OPAQUE = (ast.JoinedStr, ast.match_case)
@@ -517,9 +553,12 @@ def find_spans(
                 if holder.guard is not None:
                     stack.append(holder.guard)
             for inner in ast.walk(part):
-                for _index, pattern in wanted.get(type(inner), ()):
-                    if _match(pattern.root, inner, None):
-                        raise Unsure("a match inside an f-string or case pattern")
+                for index, pattern in wanted.get(type(inner), ()):
+                    if not _match(pattern.root, inner, None):
+                        continue
+                    if part is not holder or not _match(pattern.root, inner, src):
+                        raise Unsure("a match inside a case pattern")
+                    found.append(_placed(inner, holder, src, index))
     except (Unsure, RecursionError):
         return None
     # The libcst way reports by start, then operation, a match before those nested in it.
