@@ -199,3 +199,21 @@ def test_tuple_subscripts_are_told_apart() -> None:
     slow, fast = _both(text, "$A[$B]")
     assert fast == slow
     assert search_text(text, [(0, "$A[$B]")]) is not None
+
+
+def test_operator_tokens_filter_files_before_parsing(tmp_path: Path) -> None:
+    from redline.tools.ast_edit import ResultCache, search
+    from redline.tools.ast_edit.ast_match import required_symbols
+
+    from .helpers import write
+
+    assert required_symbols("$A == None") == (b"==",)
+    assert required_symbols("-$X ** 2") == (b"**", b"-")
+    assert required_symbols("$A + $A") == ()  # the libcst way: no promise made
+    write(tmp_path, "a.py", "if x == None:\n    pass\n")
+    write(tmp_path, "b.py", "x = None\ndef broken(:\n")
+    report = search(tmp_path, [("$A == None", None)], workers=1, cache=ResultCache())
+    assert [(f.path, [m.text for m in f.matches]) for f in report.files] == [
+        ("a.py", ["x == None"])
+    ]
+    assert report.errors == []  # b.py holds no `==`: never parsed
