@@ -34,6 +34,11 @@ SUITE = [
     "with open($P) as $F: $$$B",
 ]
 FIDELITY = [
+    "raise $E",
+    "raise",
+    "assert $A",
+    "assert $X == $Y",
+    "raise E from $C",
     "$A + $A",
     "$A + 1",
     "$A - $B",
@@ -94,6 +99,10 @@ EDGES = [
     "a.b(c)(d)[e][f] + g + h\nnot not x\n",
     "{'a': 1, **r}\nd = {**a, 'b': c}\nf(a=1, **kw)\n",
     "print(a\n      , b)  # comment\nprint(\n    # inside\n    c,\n)\n",
+    "raise E from C\nraise E\nraise\nraise (E) from (C)  # c\nraise E from C; x = 1\n",
+    "if x: raise E(a[0]) from C ; y = 2\ntry:\n    pass\nexcept E as e:\n    raise F(e) from e\n",
+    "assert a, 'm'\nassert b\nassert (c,\n        d), (e)\nassert x == None, f'{y[0]}'\n",
+    "def f():\n    assert len(a) == 0, a ; assert b, c\n    raise \\\n        E from C\n",
 ]
 
 
@@ -122,6 +131,8 @@ def test_the_suite_shapes_that_take_the_ast_way() -> None:
         "isinstance($X, $T)",
         "$A.append($B)",
         "len($X) == 0",
+        "assert $A, $M",
+        "raise $E from $C",
     }
     # Repeated metavariables compare captures: the libcst way decides.
     assert pattern_for("$A + $A") is None

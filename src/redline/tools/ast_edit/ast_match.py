@@ -31,7 +31,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from redline.tools.ast_edit.locate import line_starts
-from redline.tools.ast_edit.metavars import PLACEHOLDER_PREFIX, placeholder_meta, substitute
+from redline.tools.ast_edit.metavars import (
+    PLACEHOLDER_PREFIX,
+    PatternError,
+    placeholder_meta,
+    substitute,
+)
 from redline.tools.ast_edit.results import FileResult, Match
 
 # Pattern roots the fast search places exactly. Names are left out (libcst's Name also
@@ -51,6 +56,9 @@ _ROOTS: tuple[type[ast.AST], ...] = (
 )
 
 
+_STATEMENT_ROOTS: tuple[type[ast.AST], ...] = (ast.Raise, ast.Assert)
+
+
 class Unsupported(Exception):
     """The pattern has a part without an exact `ast` counterpart here."""
 
@@ -63,7 +71,7 @@ class Unsure(Exception):
 class AstPattern:
     """An expression pattern as an `ast` tree, with the raw text of its literals."""
 
-    root: ast.expr
+    root: ast.AST
     literals: dict[int, str]
 
     @property
@@ -183,6 +191,16 @@ def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
             raise Unsupported("lambda parameters")
         _check(node.body, literals, text)
         return
+    if isinstance(node, ast.Raise):
+        for part in (node.exc, node.cause):
+            if part is not None:
+                _check(part, literals, text)
+        return
+    if isinstance(node, ast.Assert):
+        _check(node.test, literals, text)
+        if node.msg is not None:
+            _check(node.msg, literals, text)
+        return
     raise Unsupported(type(node).__name__)
 
 
@@ -203,11 +221,23 @@ def compile_ast_pattern(source: str) -> AstPattern | None:
     """The `ast` form of an expression pattern's text, or None when unsupported."""
     try:
         text = substitute(source, "pattern").text
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
+    except PatternError:
         return None
-    root = tree.body
-    if isinstance(root, ast.Yield | ast.YieldFrom) or not isinstance(root, _ROOTS):
+    root: ast.AST
+    try:
+        root = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        try:
+            module = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        # One `raise` or `assert` statement (they are statements in both trees).
+        if len(module.body) != 1 or not isinstance(module.body[0], _STATEMENT_ROOTS):
+            return None
+        root = module.body[0]
+    if isinstance(root, ast.Yield | ast.YieldFrom) or not isinstance(
+        root, (*_ROOTS, *_STATEMENT_ROOTS)
+    ):
         return None
     named = [n for n in _names(root) if (m := placeholder_meta(n)) is not None and m.name]
     if len(named) != len(set(named)):
@@ -428,6 +458,21 @@ def _match(pattern: ast.AST, code: ast.AST, src: Source | None) -> bool:
             if a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg:
                 return False
         return _match(pattern.body, code.body, src)
+    if kind is ast.Raise or kind is ast.Assert:
+        fields = ("exc", "cause") if kind is ast.Raise else ("test", "msg")
+        for name in fields:
+            left, right = getattr(pattern, name), getattr(code, name)
+            if (left is None) != (right is None):
+                return False
+            if left is not None and not _match(left, right, src):
+                return False
+        if src is not None:
+            # libcst's span of a statement before `;` may differ: let it decide there.
+            _, end = src.span(code)
+            rest = src.text[end : end + 80].lstrip(" \t")
+            if rest.startswith(";"):
+                raise Unsure("a statement before `;`")
+        return True
     raise Unsure(kind.__name__)  # not reached: _check admits no other kind
 
 
