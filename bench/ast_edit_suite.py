@@ -131,6 +131,9 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=None, help="subset of N files per corpus")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--patterns", type=int, default=len(SUITE), help="first N patterns")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="PATTERN", help="run these patterns only"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args()
     corpora: list[tuple[str, Path, bool]] = []
@@ -163,7 +166,8 @@ def main() -> int:
                 f"{'pattern':34} {'kind':7} {'ast-grep':>9} {'cold':>8} {'warm':>8} "
                 f"{'cold/sg':>8} {'warm/sg':>8} {'matches sg/ae':>14} {'peak MB':>8} {'touched':>8}"
             )
-            for pat, out in SUITE[: args.patterns]:
+            chosen = [(p, o) for p, o in SUITE if p in args.only] if args.only else SUITE
+            for pat, out in chosen[: args.patterns]:
                 for kind, template in (("search", None), ("rewrite", out)):
                     sg: list[float] = []
                     cold: list[float] = []
