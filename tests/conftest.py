@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.agent.providers.fake_openai import FakeOpenAI
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the Ctrl-C tests' children receive SIGINT even when the suite runs in the background.
+
+    A shell starts background jobs (``cmd &``, ``nohup``) with SIGINT ignored, and an ignored
+    signal stays ignored across ``exec``: every ``redline`` the tests start would then ignore
+    the SIGINT they send. A handler (unlike SIG_IGN) is reset to the default on ``exec``.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
