@@ -3,14 +3,15 @@
 libcst parses about nine times slower than :func:`ast.parse`, and a search (no rewrite)
 needs no libcst tree at all when its matches can be found and placed on the `ast` tree
 exactly as the libcst matcher finds and places them. This module does that for the
-expression patterns whose every part has a known one-to-one counterpart in `ast`
-(calls, attributes, comparisons, binary and unary operators, subscripts,
-comprehensions, lambdas, names and literals; ``$X`` and ``$$$X`` without repeated
-names). Any other pattern is *unsupported*: it goes the libcst way, unchanged.
+patterns whose every part has a known one-to-one counterpart in `ast` (calls,
+attributes, comparisons, binary and unary operators, subscripts, comprehensions,
+lambdas, names and literals, and ``raise``/``assert`` statements; ``$X`` and ``$$$X``
+without repeated names). Any other pattern is *unsupported*: it goes the libcst way.
 
 The translation stays exact by refusing, not by guessing: where `ast` and libcst could
-disagree about a node (code inside f-strings or ``case`` patterns, a parenthesised tuple
-as a subscript, starred subscripts), a match there makes :func:`search_text` answer
+disagree about a node (f-string parts `ast` cannot place for sure, ``case`` patterns,
+a parenthesised tuple index it cannot tell apart, starred subscripts, a statement
+before ``;``), a match there makes :func:`search_text` answer
 ``None`` and the whole file takes the libcst way. The same matcher serves rewrites as a
 filter (:func:`node_may_match`): without the source text it answers "maybe" wherever it
 cannot be sure, so it never drops a statement that libcst would match in.
@@ -69,10 +70,9 @@ class Unsure(Exception):
 
 @dataclass(frozen=True)
 class AstPattern:
-    """An expression pattern as an `ast` tree, with the raw text of its literals."""
+    """A pattern as an `ast` tree; its literal nodes carry their raw text (``rl_raw``)."""
 
     root: ast.AST
-    literals: dict[int, str]
 
     @property
     def root_type(self) -> type[ast.AST]:
@@ -94,7 +94,7 @@ def _single(node: ast.AST) -> bool:
     return meta is not None and not meta.multi
 
 
-def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
+def _check(node: ast.AST, text: str) -> None:
     """Raise Unsupported unless every part of the pattern tree is handled below."""
     if isinstance(node, ast.Name):
         meta = placeholder_meta(node.id)
@@ -116,7 +116,7 @@ def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
         node.rl_raw = raw  # type: ignore[attr-defined]
         return
     if isinstance(node, ast.Call):
-        _check(node.func, literals, text)
+        _check(node.func, text)
         multis = 0
         for arg in node.args:
             if _is_multi(arg):
@@ -124,7 +124,7 @@ def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
                 continue
             if isinstance(arg, ast.Starred):
                 raise Unsupported("starred argument")
-            _check(arg, literals, text)
+            _check(arg, text)
         for keyword in node.keywords:
             if keyword.arg is None:
                 if _is_multi(keyword.value):
@@ -133,7 +133,7 @@ def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
                 raise Unsupported("** argument")
             if keyword.arg.startswith(PLACEHOLDER_PREFIX):
                 raise Unsupported("metavariable keyword")
-            _check(keyword.value, literals, text)
+            _check(keyword.value, text)
         if node.keywords and node.args:
             last_arg = node.args[-1]
             first_kw = node.keywords[0]
@@ -141,38 +141,38 @@ def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
                 raise Unsupported("positional argument after a keyword")
         return
     if isinstance(node, ast.Attribute):
-        _check(node.value, literals, text)
+        _check(node.value, text)
         return
     if isinstance(node, ast.Compare):
         for child in (node.left, *node.comparators):
-            _check(child, literals, text)
+            _check(child, text)
         return
     if isinstance(node, ast.BinOp):
-        _check(node.left, literals, text)
-        _check(node.right, literals, text)
+        _check(node.left, text)
+        _check(node.right, text)
         return
     if isinstance(node, ast.UnaryOp):
-        _check(node.operand, literals, text)
+        _check(node.operand, text)
         return
     if isinstance(node, ast.Subscript):
-        _check(node.value, literals, text)
+        _check(node.value, text)
         if isinstance(node.slice, (ast.Tuple, ast.Slice, ast.Starred)):
             raise Unsupported("slice or tuple index")
-        _check(node.slice, literals, text)
+        _check(node.slice, text)
         return
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
         if isinstance(node, ast.DictComp):
-            _check(node.key, literals, text)
-            _check(node.value, literals, text)
+            _check(node.key, text)
+            _check(node.value, text)
         else:
-            _check(node.elt, literals, text)
+            _check(node.elt, text)
         for comp in node.generators:
             if not isinstance(comp.target, ast.Name):
                 raise Unsupported("comprehension target")
-            _check(comp.target, literals, text)
-            _check(comp.iter, literals, text)
+            _check(comp.target, text)
+            _check(comp.iter, text)
             for condition in comp.ifs:
-                _check(condition, literals, text)
+                _check(condition, text)
         return
     if isinstance(node, ast.Lambda):
         args = node.args
@@ -189,17 +189,17 @@ def _check(node: ast.AST, literals: dict[int, str], text: str) -> None:
         # Only `lambda $$$A: ...` (any parameters) and `lambda: ...` (none).
         if (items or any(extra) or args.defaults or args.kw_defaults) and not any_params:
             raise Unsupported("lambda parameters")
-        _check(node.body, literals, text)
+        _check(node.body, text)
         return
     if isinstance(node, ast.Raise):
         for part in (node.exc, node.cause):
             if part is not None:
-                _check(part, literals, text)
+                _check(part, text)
         return
     if isinstance(node, ast.Assert):
-        _check(node.test, literals, text)
+        _check(node.test, text)
         if node.msg is not None:
-            _check(node.msg, literals, text)
+            _check(node.msg, text)
         return
     raise Unsupported(type(node).__name__)
 
@@ -242,12 +242,11 @@ def compile_ast_pattern(source: str) -> AstPattern | None:
     named = [n for n in _names(root) if (m := placeholder_meta(n)) is not None and m.name]
     if len(named) != len(set(named)):
         return None  # a repeated metavariable compares captures: libcst decides
-    literals: dict[int, str] = {}
     try:
-        _check(root, literals, text)
+        _check(root, text)
     except Unsupported:
         return None
-    return AstPattern(root, literals)
+    return AstPattern(root)
 
 
 # -- matching --------------------------------------------------------------------------
