@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from redline.tools.ast_edit.ast_match import node_may_match, search_text
 from redline.tools.ast_edit.locate import KIND_PREFIX, Locator, line_starts, word_regex
 from redline.tools.ast_edit.match import (
     Found,
@@ -114,13 +115,13 @@ def _kind_offsets(
 ) -> dict[str, list[int]]:
     """For each op, the start offsets of the lines where a node of its kind begins (a
     statement holding such a line may hold a match; the others cannot)."""
-    wanted: dict[type[ast.AST], list[tuple[str, type[ast.AST] | None, ast.expr | None]]] = {}
+    wanted: dict[type[ast.AST], list[tuple[str, type[ast.AST] | None, ast.expr | None, str]]] = {}
     found: dict[str, set[int]] = {}
     for op in ops:
         key = _kind_key(op)
         found[key] = set()
         for kind, operator in op.pattern.kinds or ():
-            wanted.setdefault(kind, []).append((key, operator, op.pattern.shape))
+            wanted.setdefault(kind, []).append((key, operator, op.pattern.shape, op.pattern.source))
     for node in ast.walk(tree):
         entries = wanted.get(type(node))
         if entries is None:
@@ -128,10 +129,12 @@ def _kind_offsets(
         line = getattr(node, "lineno", None)
         if line is None:
             continue
-        for key, operator, shape in entries:
+        for key, operator, shape, source in entries:
             if operator is not None and type(getattr(node, "op", None)) is not operator:
                 continue
             if shape is not None and not fits(shape, node):
+                continue
+            if not node_may_match(source, node):
                 continue
             found[key].add(starts[min(line - 1, len(starts) - 1)])
     return {key: sorted(lines) for key, lines in found.items()}
@@ -270,8 +273,19 @@ def _widen_deleted_line(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
-    """Matches (and the rewritten text) of ``ops`` in ``text``; errors as a result."""
+def analyze(text: str, ops: list[CompiledOp], rewrite: bool, *, fast: bool = True) -> FileResult:
+    """Matches (and the rewritten text) of ``ops`` in ``text``; errors as a result.
+
+    A search whose patterns :mod:`ast_match` supports runs on Python's `ast` alone
+    (``fast=False`` forces the libcst way, for comparing the two).
+    """
+    if fast and not rewrite:
+        active = [op for op in ops if text_has_words(text, op.pattern.words)]
+        if not active:
+            return FileResult("")
+        found = search_text(text, [(op.index, op.pattern.source) for op in active])
+        if found is not None:
+            return found
     try:
         return _analyze(text, ops, rewrite)
     except FileFailure as failure:

@@ -31,6 +31,7 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from redline.tools.ast_edit.analyze import analyze, truncate
+from redline.tools.ast_edit.ast_match import bytes_have_symbols
 from redline.tools.ast_edit.locate import bytes_have_words
 from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
 from redline.tools.ast_edit.results import AstEditReport, FileResult, splice
@@ -367,7 +368,10 @@ def _prepare(
         hit = cache.get(sha, key, rewrite)
         if hit is not None:
             return _Pending(rel, path, None, stat, replace(hit, path=rel))
-    if not any(bytes_have_words(data, op.pattern.words) for op in ops):
+    if not any(
+        bytes_have_words(data, op.pattern.words) and bytes_have_symbols(data, op.pattern.source)
+        for op in ops
+    ):
         result = FileResult(rel, sha256=sha)
         if cache is not None:
             cache.put(sha, key, rewrite, replace(result, path=""))
