@@ -126,6 +126,7 @@ def test_an_apply_never_marks_itself_stale_but_marks_others(tmp_path: Path) -> N
     """A watcher report arriving mid-apply (redline's own write) must not make the action
     being applied stale; the other action on the same file is stale once the apply is done."""
     import threading
+    import time
 
     (tmp_path / "a.py").write_text("x = 1\ny = 1\n", encoding="utf-8")
     provider = ProgrammableProvider(
@@ -162,6 +163,13 @@ def test_an_apply_never_marks_itself_stale_but_marks_others(tmp_path: Path) -> N
         result = session.resolve("apply", "ok")
         assert not result.is_error, result.text
         assert seen_mid_apply == [[]]
+        # The other action's staleness is reported by the session after the apply; on a busy
+        # machine that report may trail the resolution, so wait for it (a hang guard only).
+        deadline = time.monotonic() + 60
+        while not any(isinstance(e, PendingStale) for e in events):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"pa-1 was never reported stale: {events!r}")
+            threading.Event().wait(0.02)
         stale = [e.action_id for e in events if isinstance(e, PendingStale)]
         assert stale == ["pa-1"]
         kinds = [(e.type, getattr(e, "action_id", None)) for e in events]
