@@ -127,19 +127,17 @@ def test_the_dashboard_session_serves_owner_requests_and_remote_writes(
     session = AcpSession(workspace, resolve_agent(command, workspace), log_session=False)
 
     import threading
-
-    changed = threading.Condition()
-
-    def on_store(_event: object) -> None:
-        with changed:
-            changed.notify_all()
-
-    session.store.subscribe(on_store)
+    import time
 
     def first_pending(label: str) -> str:
-        with changed:
-            if not changed.wait_for(lambda: _top(session) == label, HANG_GUARD):
+        # Polled, not waited on a Condition notified from the store's subscriber: that
+        # callback runs with the store's lock held, and reading the store while holding
+        # the Condition deadlocked against it.
+        deadline = time.monotonic() + HANG_GUARD
+        while _top(session) != label:
+            if time.monotonic() > deadline:  # a hang guard, not a speed check
                 raise AssertionError(f"{label} never became pending")
+            threading.Event().wait(0.02)
         top = session.store.peek()
         assert top is not None
         return top.id
