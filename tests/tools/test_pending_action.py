@@ -120,3 +120,47 @@ def test_concurrent_push_and_pop_lose_and_duplicate_nothing(stress: bool) -> Non
     everything = popped + remaining
     assert len(everything) == pushers * per_thread
     assert len(set(everything)) == len(everything)
+
+
+def test_a_listener_may_wait_on_another_thread_that_uses_the_store() -> None:
+    """Listeners run after the store's lock is released: one that waits for another thread
+    reading and changing the store (as an SDK user's or a UI's might) never deadlocks."""
+    store = PendingActionStore()
+    answers: list[tuple[int, str]] = []
+
+    def listener(event: StoreEvent) -> None:
+        if event.kind != "push" or event.action is None or event.action.label != "first":
+            return
+
+        def other() -> None:
+            pushed = store.push(make("second"))
+            answers.append((store.count, pushed.label))
+
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join(timeout=30)  # a hang guard: the other thread needs only the lock
+        assert not worker.is_alive(), "the other thread blocked on the store"
+
+    kinds: list[str] = []
+    store.subscribe(listener)
+    store.subscribe(lambda e: kinds.append(f"{e.kind} {e.action.label if e.action else ''}"))
+    store.push(make("first"))
+    assert answers == [(2, "second")]
+    # Both events reached every listener, in the order the changes happened.
+    assert kinds == ["push first", "push second"]
+
+
+def test_a_change_made_by_a_listener_is_delivered_before_that_change_returns() -> None:
+    store = PendingActionStore()
+    seen: list[str] = []
+
+    def listener(event: StoreEvent) -> None:
+        label = event.action.label if event.action else ""
+        seen.append(f"{event.kind} {label}")
+        if event.kind == "push" and label == "first":
+            store.push(make("nested"))
+            seen.append("nested returned")
+
+    store.subscribe(listener)
+    store.push(make("first"))
+    assert seen == ["push first", "push nested", "nested returned"]

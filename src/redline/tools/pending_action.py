@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import inspect
 import logging
@@ -107,8 +108,8 @@ class PendingActionStore:
     """A thread-safe LIFO stack of :class:`PendingAction`.
 
     The agent thread pushes while the UI thread resolves, so every method takes the
-    store's lock. Listeners run under the lock, in event order; one that raises is
-    logged and never breaks the store.
+    store's lock. Listeners run after the lock is released, one event at a time and in
+    event order; one that raises is logged and never breaks the store.
 
     With ``queue`` (a :class:`~redline.workspace.queue.WorkspaceQueue`) the store holds one
     session's actions *persisted*: ``push`` writes a queue record (and takes its workspace-wide
@@ -126,6 +127,9 @@ class PendingActionStore:
         source: Source | None = None,
     ) -> None:
         self._lock = threading.RLock()
+        self._delivering = threading.RLock()
+        self._outbox: collections.deque[StoreEvent] = collections.deque()
+        self._local = threading.local()
         self._stack: list[PendingAction] = []
         self._listeners: list[StoreListener] = []
         self._next_id = 1
@@ -168,7 +172,7 @@ class PendingActionStore:
 
     # -- stack -------------------------------------------------------------------
     def push(self, action: PendingAction) -> PendingAction:
-        with self._lock:
+        with self._changing():
             if self.queue is not None:
                 record = self.queue.push(self._draft(action))
                 self._guard(action)
@@ -186,7 +190,7 @@ class PendingActionStore:
             return self._stack[-1] if self._stack else None
 
     def pop(self) -> PendingAction | None:
-        with self._lock:
+        with self._changing():
             if not self._stack:
                 return None
             action = self._stack.pop()
@@ -196,7 +200,7 @@ class PendingActionStore:
 
     def remove(self, action_id: str) -> PendingAction | None:
         """Take one action off the stack by id (resolve uses it: the agent may push meanwhile)."""
-        with self._lock:
+        with self._changing():
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
                     del self._stack[index]
@@ -212,7 +216,7 @@ class PendingActionStore:
 
         ``onto`` names the applied action a rebase carried it over (for the event).
         """
-        with self._lock:
+        with self._changing():
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
                     if self.queue is not None:
@@ -232,7 +236,7 @@ class PendingActionStore:
             raise KeyError(f"no pending action with id {action_id!r}")
 
     def mark_stale(self, action_id: str, reason: str) -> PendingAction | None:
-        with self._lock:
+        with self._changing():
             action = self.get(action_id)
             if action is None or (action.stale and action.stale_reason == reason):
                 return action
@@ -264,7 +268,7 @@ class PendingActionStore:
             return None
 
     def clear(self) -> tuple[PendingAction, ...]:
-        with self._lock:
+        with self._changing():
             removed = tuple(reversed(self._stack))
             self._stack.clear()
             for action in removed:
@@ -302,12 +306,49 @@ class PendingActionStore:
 
         return unsubscribe
 
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """Hold the store's lock for a change; its events reach listeners after the lock is
+        released, so a listener may wait on another thread that reads or changes the store."""
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        try:
+            with self._lock:
+                yield
+        finally:
+            self._local.depth = depth
+            if depth == 0:
+                self._deliver()
+
     def _emit(self, event: StoreEvent) -> None:
-        for listener in list(self._listeners):
+        """Queue ``event`` (called with the lock held); ``_changing`` delivers it."""
+        self._outbox.append(event)
+
+    def _deliver(self) -> None:
+        # One thread delivers at a time, in the order the changes happened, and nobody waits
+        # for it: a thread that finds another delivering leaves its events to that one, which
+        # looks at the outbox once more after it lets go. A change made by a listener (the
+        # same thread) is delivered before that listener's change returns.
+        while self._delivering.acquire(blocking=False):
             try:
-                listener(event)
-            except Exception:
-                log.exception("pending-action listener %r failed on %s", listener, event.kind)
+                while True:
+                    with self._lock:
+                        if not self._outbox:
+                            break
+                        event = self._outbox.popleft()
+                        listeners = list(self._listeners)
+                    for listener in listeners:
+                        try:
+                            listener(event)
+                        except Exception:
+                            log.exception(
+                                "pending-action listener %r failed on %s", listener, event.kind
+                            )
+            finally:
+                self._delivering.release()
+            with self._lock:
+                if not self._outbox:
+                    return
 
     def _stamp(self, action: PendingAction) -> None:
         action.id = f"pa-{self._next_id}"
@@ -434,7 +475,7 @@ class PendingActionStore:
                     PendingActionStore.single(action), request.decision, request.reason
                 )
                 if not result.is_error:
-                    with self._lock:
+                    with self._changing():
                         if action in self._stack:
                             self._stack.remove(action)
                             self._emit(StoreEvent("pop", action))
