@@ -103,6 +103,23 @@ EDGES = [
     "if x: raise E(a[0]) from C ; y = 2\ntry:\n    pass\nexcept E as e:\n    raise F(e) from e\n",
     "assert a, 'm'\nassert b\nassert (c,\n        d), (e)\nassert x == None, f'{y[0]}'\n",
     "def f():\n    assert len(a) == 0, a ; assert b, c\n    raise \\\n        E from C\n",
+    # What may stand between two tokens that are adjacent in a pattern (the skeleton's gap).
+    "if x == (  # none\n        None): pass\nif len(y) == \\\n    0: pass\n",
+    "a.\\\n    append(1)\n(b).append((2),)\nc . append ( 3 , )\nself . d.e(f)\n",
+    "x = (len(a)) == (0)\ny = a == None == b\nz = None == a\nw = f(0x1, )\n",
+    "(self.a.b)(c)\n(print)(x)\nprint \\\n  (y)\nisinstance (a, (b))\n(self.a).b (d[0])\n",
+    "class C:\n    @property\n    def p(self):\n        return self.a.b(c[0])\n\n    x = 1\n",
+]
+REWRITES = [
+    ("print($$$A)", "logger.info($$$A)"),
+    ("$A == None", "$A is None"),
+    ("$A[$B]", "get($A, $B)"),
+    ("$A + $B", "add($A, $B)"),
+    ("assert $A, $M", "check($A, $M)"),
+    ("len($X) == 0", "not $X"),
+    ("raise $E from $C", "raise $E"),
+    ("$A.append($B)", "$A += [$B]"),
+    ("print($$$A)", ""),
 ]
 
 
@@ -115,6 +132,15 @@ def _both(text: str, pattern: str) -> tuple[object, object]:
 def test_edge_cases_match_the_libcst_way(pattern: str) -> None:
     for text in EDGES:
         slow, fast = _both(text, pattern)
+        assert fast == slow, (pattern, text)
+
+
+@pytest.mark.parametrize(("pattern", "template"), REWRITES)
+def test_rewrites_match_the_libcst_way(pattern: str, template: str) -> None:
+    ops = compile_ops([(pattern, template)])
+    for text in EDGES:
+        slow = analyze(text, ops, True, fast=False)
+        fast = analyze(text, ops, True)
         assert fast == slow, (pattern, text)
 
 
@@ -186,6 +212,74 @@ def test_a_stdlib_sample_matches_the_libcst_way(stress: bool) -> None:
     _compare_files(_stdlib_sample(80 if stress else 4), supported)
 
 
+@pytest.mark.stress
+def test_stdlib_rewrites_match_the_libcst_way(stress: bool) -> None:
+    compiled = [compile_ops([op]) for op in REWRITES]
+    for path in _stdlib_sample(40 if stress else 3):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for ops in compiled:
+            assert analyze(text, ops, True) == analyze(text, ops, True, fast=False), (
+                str(path),
+                ops[0].pat,
+            )
+
+
+def test_anchors_skip_statements_without_changing_the_matches() -> None:
+    import ast
+
+    from redline.tools.ast_edit.ast_match import Source, anchor_lines, find_spans
+
+    text = (
+        "import os\n"
+        "def f(a):\n"
+        "    x = 1\n"
+        "    if a:\n"
+        "        return a.append(2)\n"
+        "    return [y for y in a]\n"
+        "@deco(b.append(3))\n"
+        "def g():\n"
+        "    pass\n"
+    )
+    src = Source(text)
+    tree = ast.parse(text)
+    for pat in ("$A.append($B)", "[$E for $X in $Y]", "$A[$B]", "print($$$A)"):
+        pattern = pattern_for(pat)
+        assert pattern is not None
+        lines = anchor_lines(src, [pat])
+        assert lines is not None
+        assert find_spans(tree, src, [(0, pattern)], lines) == find_spans(tree, src, [(0, pattern)])
+    assert anchor_lines(src, ["$A.append($B)"]) == [5, 7]
+    assert anchor_lines(src, ["[$E for $X in $Y]"]) == [6]
+    assert anchor_lines(src, ["$F($$$A)"]) is None  # no token at all: walk everything
+
+
+def test_token_runs_filter_files_before_parsing(tmp_path: Path) -> None:
+    from redline.tools.ast_edit import ResultCache, search
+    from redline.tools.ast_edit.skeleton import data_fits, skeleton
+
+    from .helpers import write
+
+    assert [run.literal for run in skeleton("$A == None").runs] == ["None"]
+    assert skeleton("$A[$B]").runs == ()
+    (call,) = skeleton("self.$A.$B($$$C)").runs  # attribute names and the call's `(` join
+    assert call.data.search(b"(self . a).b (x)") and not call.data.search(b"self.a(b)")
+    assert skeleton("print($$$A)").runs[0].data.search(b"(print)\\\n  (x)")
+    assert skeleton("f(1, *$$$A)").runs[0].data.search(b"f(1)")  # `*` goes with `$$$A`
+    assert data_fits(b"if x == (  # c\n  None): pass", "$A == None")
+    assert data_fits(b"a.\\\n append(1)", "$A.append($B)")
+    assert not data_fits(b"x = None\nif a == b: pass", "$A == None")
+    write(tmp_path, "a.py", "if x == None:\n    pass\n")
+    write(tmp_path, "b.py", "x = None\nif a == b:\n    pass\ndef broken(:\n")
+    report = search(tmp_path, [("$A == None", None)], workers=1, cache=ResultCache())
+    assert [(f.path, [m.text for m in f.matches]) for f in report.files] == [
+        ("a.py", ["x == None"])
+    ]
+    assert report.errors == []  # b.py holds `==` and `None`, never `== None`: not parsed
+
+
 FSTRINGS = [
     "x = f'{print(a)} {d[k]}'\n",
     "x = f'd[k] {d[k]}'\n",
@@ -228,3 +322,22 @@ def test_operator_tokens_filter_files_before_parsing(tmp_path: Path) -> None:
         ("a.py", ["x == None"])
     ]
     assert report.errors == []  # b.py holds no `==`: never parsed
+
+
+def test_a_token_run_search_stays_linear_on_long_comments() -> None:
+    """The gap between two tokens is possessive: a backtracking one took minutes on a file
+    of long comments full of brackets (found by the benchmark)."""
+    import threading
+
+    from redline.tools.ast_edit.skeleton import data_fits, text_fits
+
+    text = ("x.  # " + "((( ,,, ))) " * 400 + "\n") * 200
+    answers: list[bool] = []
+    worker = threading.Thread(
+        target=lambda: answers.extend(
+            [text_fits(text, "$A.append($B)"), data_fits(text.encode(), "$A.append($B)")]
+        )
+    )
+    worker.start()
+    worker.join(timeout=120)  # a hang guard, far above the milliseconds it takes
+    assert answers == [False, False]

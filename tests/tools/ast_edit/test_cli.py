@@ -16,7 +16,7 @@ from .helpers import write
 def _project(root: Path) -> None:
     write(root, "b.py", "def f():\n    print(x,\n          y)\n")
     write(root, "a.py", "print(1)\n")
-    write(root, "bad.py", "print 'x'\n")
+    write(root, "bad.py", "print('x')\nprint 'x'\n")
     write(root, "none.py", "x = 1\n")
 
 
@@ -47,7 +47,7 @@ def test_search_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         {
             "path": "bad.py",
             "message": "does not parse: Missing parentheses in call to 'print'. "
-            "Did you mean print(...)? (line 1)",
+            "Did you mean print(...)? (line 2)",
         }
     ]
 

@@ -177,7 +177,7 @@ def test_process_pool_gives_the_same_results(
 ) -> None:
     for index in range(6):
         write(tmp_path, f"m{index}.py", f"def f():\n    print({index})\n")
-    write(tmp_path, "bad.py", "print 'x'\n")
+    write(tmp_path, "bad.py", "print('x')\nprint 'x'\n")
     monkeypatch.setattr(engine, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(engine, "POOL_MIN_BYTES", 0)
     try:

@@ -129,6 +129,13 @@ def test_no_operations_is_an_error() -> None:
 
 
 def test_unparsable_text_is_an_error_result_not_an_exception() -> None:
-    result = run("print 'x'\n", ("print($$$A)", "log($$$A)"))
+    result = run("print('x')\nprint 'x'\n", ("print($$$A)", "log($$$A)"))
     assert result.error_kind == "parse"
     assert "does not parse" in (result.error or "")
+
+
+def test_text_that_cannot_match_is_not_parsed() -> None:
+    # No `print(` anywhere: the file cannot hold a match, so its syntax is never checked
+    # (as for a file without the pattern's words).
+    result = run("print 'x'\n", ("print($$$A)", "log($$$A)"))
+    assert result.error is None and result.matches == ()

@@ -69,3 +69,24 @@ def test_the_prefilter_finds_what_it_should() -> None:
     assert matched(CODE, "$A == None") == ["v == None"]
     assert matched(CODE, "self.$A.$B($$$C)") == ["self.a.b(1, k=2)"]
     assert matched(CODE, "f($A)") == ["f(key=1)", "f(*args)", "f(a)"]
+
+
+def test_line_starts_agree_with_pythons_line_breaks() -> None:
+    """The fast way for text without "\\r" gives what the regex over every break gives."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from redline.tools.ast_edit.locate import line_starts
+
+    def by_regex(text: str) -> list[int]:
+        starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
+        return starts if starts[-1] == len(text) else [*starts, len(text)]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="ab\n\r é", max_size=40))
+    def check(text: str) -> None:
+        assert line_starts(text) == by_regex(text)
+
+    check()

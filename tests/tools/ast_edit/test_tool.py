@@ -168,7 +168,7 @@ def test_no_store_is_an_error(tmp_path: Path) -> None:
 def test_limit_and_problems_are_reported(tmp_path: Path) -> None:
     write(tmp_path, "a.py", "print(1)\nprint(2)\n")
     write(tmp_path, "b.py", "print(3)\n")
-    write(tmp_path, "0bad.py", "print 'x'\n")
+    write(tmp_path, "0bad.py", "print('x')\nprint 'x'\n")
     store = PendingActionStore()
     result = asyncio.run(
         AstEditTool().execute(

@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from redline.tools.ast_edit.ast_match import node_may_match, search_text
+from redline.tools.ast_edit.ast_match import (
+    Located,
+    locate_matches,
+    node_may_match,
+    pattern_for,
+    search_text,
+)
 from redline.tools.ast_edit.locate import KIND_PREFIX, Locator, line_starts, word_regex
 from redline.tools.ast_edit.match import (
     Found,
@@ -24,6 +30,7 @@ from redline.tools.ast_edit.positions import Positions
 from redline.tools.ast_edit.results import FileResult, Match, splice
 from redline.tools.ast_edit.rewrite import match_span, render
 from redline.tools.ast_edit.shape import fits
+from redline.tools.ast_edit.skeleton import text_fits
 
 _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
 
@@ -140,20 +147,28 @@ def _kind_offsets(
     return {key: sorted(lines) for key, lines in found.items()}
 
 
-def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | None, Regions]:
+def _units(
+    text: str, ops: list[CompiledOp], exact: Located | None = None
+) -> tuple[list[_Unit], ast.Module | None, Regions]:
     """Parsed pieces of the file, its `ast` tree (None if `ast` cannot parse it), and
-    the line ranges of the statements each rewrite is checked in."""
+    the line ranges of the statements each rewrite is checked in. With ``exact`` (the
+    `ast` search's exact match lines for every op) only statements holding a match
+    reach libcst."""
     ast_error: str | None = None
-    try:
-        tree: ast.Module | None = ast.parse(text)
-    except SyntaxError as exc:
-        if any(word in exc.msg for word in _TOO_DEEP):
+    tree: ast.Module | None
+    if exact is not None:
+        tree = exact.tree
+    else:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as exc:
+            if any(word in exc.msg for word in _TOO_DEEP):
+                raise FileFailure("parse", _RECURSION) from None
+            tree, ast_error = None, _syntax_error(exc)
+        except (RecursionError, MemoryError):
             raise FileFailure("parse", _RECURSION) from None
-        tree, ast_error = None, _syntax_error(exc)
-    except (RecursionError, MemoryError):
-        raise FileFailure("parse", _RECURSION) from None
-    except ValueError as exc:
-        raise FileFailure("parse", f"does not parse: {exc}") from None
+        except ValueError as exc:
+            raise FileFailure("parse", f"does not parse: {exc}") from None
     if tree is None and _bracket_depth(text) > _MAX_FALLBACK_DEPTH:
         # libcst's native parser overflows the C stack (a crash, not an exception) on
         # input nested far deeper than Python itself accepts; never hand it such a file.
@@ -162,8 +177,15 @@ def _units(text: str, ops: list[CompiledOp]) -> tuple[list[_Unit], ast.Module | 
     given: dict[str, list[int]] = {}
     if tree is not None:
         kinded = [op for op in ops if op.pattern.kinds and not op.pattern.whole_file]
-        if kinded:
+        if exact is not None:
+            kinded = list(ops)
+            starts = _line_starts_of(text)
+            given = {
+                _kind_key(op): [starts[line - 1] for line in exact.lines[op.index]] for op in ops
+            }
+        elif kinded:
             given = _kind_offsets(tree, _line_starts_of(text), kinded)
+        if kinded:
             for op in kinded:
                 key = _kind_key(op)
                 if not given[key]:
@@ -279,26 +301,43 @@ def analyze(text: str, ops: list[CompiledOp], rewrite: bool, *, fast: bool = Tru
     A search whose patterns :mod:`ast_match` supports runs on Python's `ast` alone
     (``fast=False`` forces the libcst way, for comparing the two).
     """
-    if fast and not rewrite:
-        active = [op for op in ops if text_has_words(text, op.pattern.words)]
+    located: Located | None = None
+    if fast:
+        active = [op for op in ops if _may_match(text, op)]
         if not active:
             return FileResult("")
-        found = search_text(text, [(op.index, op.pattern.source) for op in active])
-        if found is not None:
-            return found
+        pairs = [(op.index, op.pattern.source) for op in active]
+        if not rewrite:
+            found = search_text(text, pairs)
+            if found is not None:
+                return found
+        else:
+            located = locate_matches(text, pairs)
+            if located is not None and not any(located.lines.values()):
+                return FileResult("")
+            ops = active
     try:
-        return _analyze(text, ops, rewrite)
+        return _analyze(text, ops, rewrite, located)
     except FileFailure as failure:
         return FileResult("", error=failure.message, error_kind=failure.kind)
     except RecursionError:
         return FileResult("", error=_RECURSION, error_kind="parse")
 
 
-def _analyze(text: str, ops: list[CompiledOp], rewrite: bool) -> FileResult:
+def _may_match(text: str, op: CompiledOp) -> bool:
+    """The words, and for a pattern the `ast` search supports its token runs too."""
+    if not text_has_words(text, op.pattern.words):
+        return False
+    return pattern_for(op.pattern.source) is None or text_fits(text, op.pattern.source)
+
+
+def _analyze(
+    text: str, ops: list[CompiledOp], rewrite: bool, located: Located | None = None
+) -> FileResult:
     active = [op for op in ops if text_has_words(text, op.pattern.words)]
     if not active:
         return FileResult("")
-    units, tree, regions = _units(text, active)
+    units, tree, regions = _units(text, active, located)
     ast_ok = tree is not None
     lines = _Lines(text)
     matches: list[Match] = []

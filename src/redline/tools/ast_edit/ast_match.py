@@ -39,6 +39,7 @@ from redline.tools.ast_edit.metavars import (
     substitute,
 )
 from redline.tools.ast_edit.results import FileResult, Match
+from redline.tools.ast_edit.skeleton import data_fits, rarest
 
 # Pattern roots the fast search places exactly. Names are left out (libcst's Name also
 # stands for attribute names, keywords and definitions), attributes too (libcst spells
@@ -549,16 +550,47 @@ def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     return fields
 
 
+_STATEMENTS = frozenset(
+    kind for kind in vars(ast).values() if isinstance(kind, type) and issubclass(kind, ast.stmt)
+)
+_DECORATED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+def anchor_lines(src: Source, sources: Sequence[str]) -> list[int] | None:
+    """Sorted numbers of the lines holding each pattern's rarest anchor (see
+    :mod:`skeleton`): a statement that spans none of them holds no match. None when a
+    pattern has no anchor (every statement may then hold a match)."""
+    text = src.text
+    offsets: list[int] = []
+    for source in sources:
+        anchor = rarest(text, source)
+        if anchor is None:
+            return None
+        offsets.extend(found.start() for found in anchor.text.finditer(text))
+    starts = src.starts
+    return sorted({bisect.bisect_right(starts, offset) for offset in offsets})
+
+
 def find_spans(
-    tree: ast.Module, src: Source, patterns: Sequence[tuple[int, AstPattern]]
+    tree: ast.Module,
+    src: Source,
+    patterns: Sequence[tuple[int, AstPattern]],
+    lines: Sequence[int] | None = None,
 ) -> list[tuple[int, int, int]] | None:
-    """(start, end, op) of every match, nested ones included; None when unsure."""
+    """(start, end, op) of every match, nested ones included; None when unsure.
+
+    With ``lines`` (:func:`anchor_lines`), statements spanning none of those lines are
+    not walked into: every match's text holds an anchor, and lies inside each statement
+    that contains it.
+    """
     wanted: dict[type[ast.AST], list[tuple[int, AstPattern]]] = {}
     for index, pattern in patterns:
         wanted.setdefault(pattern.root_type, []).append((index, pattern))
     found: list[tuple[int, int, int]] = []
     opaque: list[ast.AST] = []
     stack: list[ast.AST] = [tree]
+    count = len(lines) if lines is not None else 0
+    bisect_left = bisect.bisect_left
     try:
         while True:
             while stack:
@@ -566,6 +598,13 @@ def find_spans(
                 if node is None:
                     continue  # a dict's `**` entry has no key
                 kind = type(node)
+                if lines is not None and kind in _STATEMENTS:
+                    first: int = node.lineno  # type: ignore[attr-defined]
+                    if kind in _DECORATED and node.decorator_list:  # type: ignore[attr-defined]
+                        first = node.decorator_list[0].lineno  # type: ignore[attr-defined]
+                    at = bisect_left(lines, first)
+                    if at == count or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
+                        continue
                 entries = wanted.get(kind)
                 if entries is not None:
                     for index, pattern in entries:
@@ -610,6 +649,39 @@ def find_spans(
     return found
 
 
+@dataclass(frozen=True)
+class Located:
+    """Where the `ast` search put each operation's matches: the lines they start on."""
+
+    tree: ast.Module
+    lines: dict[int, list[int]]
+
+
+def locate_matches(text: str, ops: Sequence[tuple[int, str]]) -> Located | None:
+    """The `ast` tree and, per operation, the sorted lines where its matches (nested ones
+    included) start; None when the libcst way must decide (as for :func:`search_text`).
+    A rewrite hands libcst only the statements holding those lines."""
+    patterns: list[tuple[int, AstPattern]] = []
+    for index, source in ops:
+        pattern = pattern_for(source)
+        if pattern is None:
+            return None
+        patterns.append((index, pattern))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    src = Source(text)
+    spans = find_spans(tree, src, patterns, anchor_lines(src, [source for _, source in ops]))
+    if spans is None:
+        return None
+    starts = src.starts
+    lines: dict[int, set[int]] = {index: set() for index, _ in ops}
+    for start, _end, index in spans:
+        lines[index].add(bisect.bisect_right(starts, start))
+    return Located(tree, {index: sorted(found) for index, found in lines.items()})
+
+
 def search_text(text: str, ops: Sequence[tuple[int, str]]) -> FileResult | None:
     """The search result (no rewrite) for ``(op index, pattern source)`` pairs in
     ``text``, or None when the libcst way must decide (unsupported pattern, code `ast`
@@ -625,7 +697,7 @@ def search_text(text: str, ops: Sequence[tuple[int, str]]) -> FileResult | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     src = Source(text)
-    spans = find_spans(tree, src, patterns)
+    spans = find_spans(tree, src, patterns, anchor_lines(src, [source for _, source in ops]))
     if spans is None:
         return None
     if not spans:
@@ -704,3 +776,11 @@ def required_symbols(source: str) -> tuple[bytes, ...]:
 
 def bytes_have_symbols(data: bytes, source: str) -> bool:
     return all(symbol in data for symbol in required_symbols(source))
+
+
+def bytes_may_match(data: bytes, source: str) -> bool:
+    """False when a file's bytes surely hold no match of ``source``: an operator token or,
+    for a pattern this module supports, a run of its tokens (:mod:`skeleton`) is missing."""
+    if not bytes_have_symbols(data, source):
+        return False
+    return compile_ast_pattern(source) is None or data_fits(data, source)

@@ -31,7 +31,7 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from redline.tools.ast_edit.analyze import analyze, truncate
-from redline.tools.ast_edit.ast_match import bytes_have_symbols
+from redline.tools.ast_edit.ast_match import bytes_may_match
 from redline.tools.ast_edit.locate import bytes_have_words
 from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
 from redline.tools.ast_edit.results import AstEditReport, FileResult, splice
@@ -369,7 +369,7 @@ def _prepare(
         if hit is not None:
             return _Pending(rel, path, None, stat, replace(hit, path=rel))
     if not any(
-        bytes_have_words(data, op.pattern.words) and bytes_have_symbols(data, op.pattern.source)
+        bytes_have_words(data, op.pattern.words) and bytes_may_match(data, op.pattern.source)
         for op in ops
     ):
         result = FileResult(rel, sha256=sha)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,14 @@ def bytes_have_words(data: bytes, words: Iterable[str]) -> bool:
 
 def line_starts(text: str) -> list[int]:
     """Offsets where lines start (Python's own line breaks only), plus the text length."""
+    if "\r" not in text:
+        # Only "\n" breaks lines: summing line lengths runs in C.
+        lengths = map((1).__add__, map(len, text.split("\n")))
+        starts = [0, *itertools.accumulate(lengths)]
+        starts.pop()  # the offset one past the end
+        if starts[-1] != len(text):
+            starts.append(len(text))
+        return starts
     starts = [0]
     starts.extend(found.end() for found in _LINE_BREAK.finditer(text))
     if starts[-1] != len(text):
