@@ -19,18 +19,22 @@ from functools import lru_cache
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+# The edge before a word is checked after it (a lookbehind over the word): a regex that
+# starts with a lookbehind loses the fast scan for its literal, about thirty times slower.
+
+
 @lru_cache(maxsize=512)
 def word_regex(word: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w])" + re.escape(word) + r"(?![\w])")
+    escaped = re.escape(word)
+    return re.compile(escaped + r"(?<!\w" + escaped + r")(?!\w)")
 
 
 @lru_cache(maxsize=512)
 def word_bytes_regex(word: str) -> re.Pattern[bytes]:
     # Non-ASCII bytes count as identifier characters: conservative, never loses a match.
-    boundary = rb"A-Za-z0-9_\x80-\xff"
-    return re.compile(
-        rb"(?<![" + boundary + rb"])" + re.escape(word.encode()) + rb"(?![" + boundary + rb"])"
-    )
+    boundary = rb"[A-Za-z0-9_\x80-\xff]"
+    escaped = re.escape(word.encode())
+    return re.compile(escaped + rb"(?<!" + boundary + escaped + rb")(?!" + boundary + rb")")
 
 
 def bytes_have_words(data: bytes, words: Iterable[str]) -> bool:
