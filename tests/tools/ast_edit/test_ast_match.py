@@ -77,6 +77,11 @@ FIDELITY = [
     "$A in $B",
     "x[1]",
     "f(0x1)",
+    "for $I in $X: $$$B",
+    "with $A: $$$B",
+    "with $A as $B: $$$C",
+    "with $A, $B: $$$C",
+    "for $I in range($N): pass",
 ]
 PATTERNS = SUITE + FIDELITY
 
@@ -108,9 +113,19 @@ EDGES = [
     "a.\\\n    append(1)\n(b).append((2),)\nc . append ( 3 , )\nself . d.e(f)\n",
     "x = (len(a)) == (0)\ny = a == None == b\nz = None == a\nw = f(0x1, )\n",
     "(self.a.b)(c)\n(print)(x)\nprint \\\n  (y)\nisinstance (a, (b))\n(self.a).b (d[0])\n",
+    "for i in range(len(s)):  # c\n    print(i)\n    # after\n\nelse:\n    pass\n"
+    "for j in range(len(t)): x = 1; y = 2\nfor (k) in range(len(s)):\n    pass\n"
+    "for k, l in range(len(s)): pass;\nasync def g():\n    async for a in range(len(b)): pass\n"
+    "for m in range(len(s)):\n    for n in range(len(m)):\n        pass  # inner\n",
+    "with open(p) as f:\n    g(f)\nwith open(p) as f, open(q) as h:\n    pass\n"
+    "with (open(p) as f):\n    pass\nwith open(p) as (f): x = 1 ; y = 2 ;\n"
+    "async def g():\n    async with open(p) as f:\n        pass\nwith open(p):\n    pass\n",
+    "with a as b:\n    pass\nwith a as b, c:\n    pass\nwith a, b as (c, d):\n    pass\n",
     "class C:\n    @property\n    def p(self):\n        return self.a.b(c[0])\n\n    x = 1\n",
 ]
 REWRITES = [
+    ("for $I in range(len($S)): $$$B", "for $I, _ in enumerate($S): $$$B"),
+    ("with open($P) as $F: $$$B", "with open($P, encoding='utf-8') as $F: $$$B"),
     ("print($$$A)", "logger.info($$$A)"),
     ("$A == None", "$A is None"),
     ("$A[$B]", "get($A, $B)"),
@@ -159,7 +174,10 @@ def test_the_suite_shapes_that_take_the_ast_way() -> None:
         "len($X) == 0",
         "assert $A, $M",
         "raise $E from $C",
+        "for $I in range(len($S)): $$$B",
+        "with open($P) as $F: $$$B",
     }
+    assert pattern_for("for $I in range($N): pass") is None  # a body other than $$$
     # Repeated metavariables compare captures: the libcst way decides.
     assert pattern_for("$A + $A") is None
     assert pattern_for("lambda $X: $X") is None

@@ -58,7 +58,7 @@ _ROOTS: tuple[type[ast.AST], ...] = (
 )
 
 
-_STATEMENT_ROOTS: tuple[type[ast.AST], ...] = (ast.Raise, ast.Assert)
+_STATEMENT_ROOTS: tuple[type[ast.AST], ...] = (ast.Raise, ast.Assert, ast.For, ast.With)
 
 
 class Unsupported(Exception):
@@ -191,6 +191,22 @@ def _check(node: ast.AST, text: str) -> None:
         if (items or any(extra) or args.defaults or args.kw_defaults) and not any_params:
             raise Unsupported("lambda parameters")
         _check(node.body, text)
+        return
+    if isinstance(node, (ast.For, ast.With)):
+        # Only a body of `$$$B` (any statements), no `else`.
+        body = node.body
+        if len(body) != 1 or not isinstance(body[0], ast.Expr) or not _is_multi(body[0].value):
+            raise Unsupported("a compound statement's body other than $$$")
+        if isinstance(node, ast.For):
+            if node.orelse:
+                raise Unsupported("for ... else")
+            _check(node.target, text)
+            _check(node.iter, text)
+            return
+        for item in node.items:
+            _check(item.context_expr, text)
+            if item.optional_vars is not None:
+                _check(item.optional_vars, text)
         return
     if isinstance(node, ast.Raise):
         for part in (node.exc, node.cause):
@@ -458,6 +474,38 @@ def _match(pattern: ast.AST, code: ast.AST, src: Source | None) -> bool:
             if a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg:
                 return False
         return _match(pattern.body, code.body, src)
+    if kind is ast.For or kind is ast.With:
+        if kind is ast.For:
+            assert isinstance(pattern, ast.For) and isinstance(code, ast.For)
+            if code.orelse:
+                return False
+            if not (
+                _match(pattern.target, code.target, src) and _match(pattern.iter, code.iter, src)
+            ):
+                return False
+        else:
+            assert isinstance(pattern, ast.With) and isinstance(code, ast.With)
+            if len(pattern.items) != len(code.items):
+                return False
+            for p_item, c_item in zip(pattern.items, code.items, strict=True):
+                if p_item.optional_vars is None and _single(p_item.context_expr):
+                    continue  # `$A` as a whole item stands for any item, `as` and all
+                if not _match(p_item.context_expr, c_item.context_expr, src):
+                    return False
+                p_vars, c_vars = p_item.optional_vars, c_item.optional_vars
+                if (p_vars is None) != (c_vars is None):
+                    return False
+                if p_vars is not None and not _match(p_vars, c_vars, src):  # type: ignore[arg-type]
+                    return False
+        if src is not None:
+            # The body's last statement before `;`: libcst's span there may differ (and
+            # `ast` counts the `;` into the compound statement).
+            _, end = src.span(code)
+            if src.text[end - 1 : end] == ";" or src.text[end : end + 80].lstrip(" \t").startswith(
+                ";"
+            ):
+                raise Unsure("a statement before `;`")
+        return True
     if kind is ast.Raise or kind is ast.Assert:
         fields = ("exc", "cause") if kind is ast.Raise else ("test", "msg")
         for name in fields:
