@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,44 @@ def test_bom_and_crlf_survive(tmp_path: Path) -> None:
     (result,) = search(tmp_path, PRINT).files
     assert result.encoding == "utf-8-sig"
     assert result.new_text == "x = 1\r\nlog(1)\r\n"
+
+
+def test_pooled_batches_keep_order_fill_the_cache_and_reread_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(7):
+        write(tmp_path, f"m{index}.py", f"x = {index}\nprint({index})\n")
+    write(tmp_path, "skip.py", "x = 1\n")  # settled by the prefilter in a worker
+    monkeypatch.setattr(engine, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(engine, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(engine, "_BATCH_FILES", 2)
+    cache = ResultCache()
+    try:
+        pooled = search(tmp_path, PRINT, workers=2, cache=cache)
+    finally:
+        engine.shutdown_pool()
+    assert [(r.path, r.new_text) for r in pooled.files] == [
+        (f"m{i}.py", f"x = {i}\nlog({i})\n") for i in range(7)
+    ]
+    # Every file, matched or not, is now known by its stat: nothing is read again.
+    reads: list[str] = []
+    real_read = Path.read_bytes
+
+    def counting(path: Path) -> bytes:
+        reads.append(path.name)
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    again = search(tmp_path, PRINT, workers=2, cache=cache)
+    assert reads == []
+    assert [r.new_text for r in again.files] == [r.new_text for r in pooled.files]
+
+
+def test_a_file_changed_after_its_worker_read_it_is_reported(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", "print(1)\n")
+    seen = engine._process(b"print(0)\n", "a.py", engine.ops_key(PRINT), True)
+    assert seen.matches and seen.matches[0].replacement is not None
+    stripped = replace(seen, path="a.py", old_text=None, new_text=None)
+    item = engine._Pending("a.py", str(tmp_path / "a.py"), None, None)
+    result = engine._with_texts(stripped, item)
+    assert result.error == "changed while being searched; search again"

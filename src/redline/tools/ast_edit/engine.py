@@ -45,9 +45,10 @@ from redline.workspace.preview import DecodeError, decode_text, sha256_bytes
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
-# Below these, starting (or waking) worker processes costs more than it saves.
-POOL_MIN_FILES = 24
-POOL_MIN_BYTES = 1_000_000
+# Below these, starting (or waking) worker processes costs more than it saves: forking
+# two workers from the forkserver takes about 20 ms, parsing 200 kB about 35 ms.
+POOL_MIN_FILES = 4
+POOL_MIN_BYTES = 200_000
 _GLOB_CHARS = frozenset("*?[")
 
 OpsKey = tuple[tuple[str, str | None], ...]
@@ -173,6 +174,15 @@ def _compiled(key: OpsKey) -> list[CompiledOp]:
     return compile_ops(key)
 
 
+def _can_match(data: bytes, ops: list[CompiledOp]) -> bool:
+    """The byte prefilter: some operation's words, operator tokens and token runs are all
+    in the file (otherwise it cannot match and is never parsed)."""
+    return any(
+        bytes_have_words(data, op.pattern.words) and bytes_may_match(data, op.pattern.source)
+        for op in ops
+    )
+
+
 def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
     sha = sha256_bytes(data)
     try:
@@ -185,26 +195,42 @@ def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
     return replace(result, sha256=sha, encoding=encoding)
 
 
-def _work(task: tuple[str, str, OpsKey, bool]) -> FileResult:
-    """Pool entry point: read and analyse one file.
+def _work(task: tuple[tuple[tuple[str, str], ...], OpsKey, bool]) -> list[FileResult]:
+    """Pool entry point: read and analyse a batch of files (the main process has
+    prefiltered them).
 
-    The texts stay behind: the main process holds the bytes already and rebuilds the
-    new text from the matches, which keeps the results small to send back.
+    The texts stay behind: the main process rereads a file with replacements and
+    rebuilds the new text from the matches, which keeps the results small to send back.
     """
-    path, rel, key, rewrite = task
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return FileResult("", error=f"cannot read: {exc.strerror or exc}", error_kind="read")
-    return replace(_process(data, rel, key, rewrite), old_text=None, new_text=None)
+    files, key, rewrite = task
+    results: list[FileResult] = []
+    for path, rel in files:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            results.append(
+                FileResult("", error=f"cannot read: {exc.strerror or exc}", error_kind="read")
+            )
+            continue
+        results.append(replace(_process(data, rel, key, rewrite), old_text=None, new_text=None))
+    return results
 
 
-def _with_texts(result: FileResult, data: bytes | None) -> FileResult:
-    """Restore the texts a worker left out (see :func:`_work`)."""
-    if not result.matches or result.old_text is not None or data is None:
+def _with_texts(result: FileResult, item: _Pending) -> FileResult:
+    """Restore the texts a worker left out (see :func:`_work`), from the bytes read here
+    or by reading the file again (its content must be the one the worker saw)."""
+    if not result.matches or result.old_text is not None:
         return result
     if result.matches[0].replacement is None:
         return result
+    data = item.data
+    if data is None:
+        try:
+            data = Path(item.path).read_bytes()
+        except OSError as exc:
+            return FileResult(
+                result.path, error=f"cannot read: {exc.strerror or exc}", error_kind="read"
+            )
     if sha256_bytes(data) != result.sha256:
         return FileResult(
             result.path, error="changed while being searched; search again", error_kind="read"
@@ -335,6 +361,8 @@ def _prepare(
     rewrite: bool,
     cache: ResultCache | None,
 ) -> _Pending:
+    """Answer from the cache (by stat, then by content) or settle the file by the byte
+    prefilter; what is left (``data`` set, no result) needs analysing."""
     path = str(root / rel)
     try:
         stat = os.stat(path)
@@ -368,15 +396,33 @@ def _prepare(
         hit = cache.get(sha, key, rewrite)
         if hit is not None:
             return _Pending(rel, path, None, stat, replace(hit, path=rel))
-    if not any(
-        bytes_have_words(data, op.pattern.words) and bytes_may_match(data, op.pattern.source)
-        for op in ops
-    ):
+    if not _can_match(data, ops):
         result = FileResult(rel, sha256=sha)
         if cache is not None:
             cache.put(sha, key, rewrite, replace(result, path=""))
         return _Pending(rel, path, None, stat, result)
     return _Pending(rel, path, data, stat)
+
+
+# A worker gets files in batches of at most about this many bytes (fewer round trips for
+# small files) and this many files; smaller when there is little work, so that every
+# worker gets some.
+_BATCH_BYTES = 256_000
+_BATCH_FILES = 32
+
+
+def _batches(items: list[_Pending], workers: int) -> list[list[_Pending]]:
+    total = sum(len(item.data or b"") for item in items)
+    limit = max(1, min(_BATCH_BYTES, total // (workers * 4)))
+    batches: list[list[_Pending]] = []
+    size = 0
+    for item in items:
+        if not batches or size >= limit or len(batches[-1]) >= _BATCH_FILES:
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += len(item.data or b"")
+    return batches
 
 
 def iter_search(
@@ -392,6 +438,10 @@ def iter_search(
 
     ``ops`` are compiled first, so bad patterns raise PatternError before any file is read.
     Stopping the iteration early stops the work.
+
+    Files are answered from the cache or settled by the byte prefilter here; with enough
+    of the rest to be worth it, worker processes analyse them in batches (rereading each
+    file: the bytes are dropped here), else they are analysed here as they are taken.
     """
     raw = list(ops)
     compiled = raw if raw and all(isinstance(op, CompiledOp) for op in raw) else compile_ops(raw)
@@ -405,11 +455,15 @@ def iter_search(
     count = default_workers() if workers is None else max(1, workers)
     use_pool = count > 1 and len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES
     executor = _get_executor(count) if use_pool else None
-    futures: dict[int, Future[FileResult]] = {}
+    futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
         try:
-            for item in todo:
-                futures[id(item)] = executor.submit(_work, (item.path, item.rel, key, rewrite))
+            for batch in _batches(todo, count):
+                task = (tuple((item.path, item.rel) for item in batch), key, rewrite)
+                future = executor.submit(_work, task)
+                for index, item in enumerate(batch):
+                    futures[id(item)] = (future, index)
+                    item.data = None  # the worker reads the file itself
         except (BrokenProcessPool, RuntimeError):
             _drop_broken_pool()
             futures.clear()
@@ -418,23 +472,26 @@ def iter_search(
             result = item.result
             if result is None:
                 result = _collect(futures.get(id(item)), item, key, rewrite)
-                result = _with_texts(replace(result, path=item.rel), item.data)
+                result = _with_texts(replace(result, path=item.rel), item)
                 item.data = None
                 if cache is not None and result.sha256:
                     cache.put(result.sha256, key, rewrite, replace(result, path=""))
             yield result
     finally:
         # Abandoned midway (limit reached): drop queued work instead of finishing it.
-        for future in futures.values():
+        for future, _index in futures.values():
             future.cancel()
 
 
 def _collect(
-    future: Future[FileResult] | None, item: _Pending, key: OpsKey, rewrite: bool
+    future: tuple[Future[list[FileResult]], int] | None,
+    item: _Pending,
+    key: OpsKey,
+    rewrite: bool,
 ) -> FileResult:
     if future is not None:
         try:
-            return future.result()
+            return future[0].result()[future[1]]
         except BrokenProcessPool:
             # A worker died (killed, out of memory): finish in this process instead.
             _drop_broken_pool()
@@ -442,7 +499,7 @@ def _collect(
             pass  # the pool was shut down under us (process exit, another search)
     if item.data is not None:
         return _process(item.data, item.rel, key, rewrite)
-    return _work((item.path, item.rel, key, rewrite))
+    return _work((((item.path, item.rel),), key, rewrite))[0]
 
 
 def search(
