@@ -15,7 +15,7 @@ warm re-runs in the same process with the cache filled. The forkserver that star
 workers (once per process, preloading redline) is started before the first timing,
 and its start-up is printed on its own. For rewrites touching a fifth of the corpus
 or more, the floor printed beside them is libcst's own parse of the touched files on
-as many worker processes. Installs nothing: ast-grep comes from the dev dependency
+as many worker processes (one run). Installs nothing: ast-grep comes from the dev dependency
 ast-grep-cli.
 """
 
@@ -249,9 +249,8 @@ def main() -> int:
                         "floor": None,
                     }
                     if template is not None and row["touched"] >= 0.2:  # type: ignore[operator]
-                        row["floor"] = statistics.median(
-                            libcst_floor(touched_paths) for _ in range(args.runs)
-                        )
+                        # One run: a reference line, and the most expensive step here.
+                        row["floor"] = libcst_floor(touched_paths)
                     rows.append(row)
                     floor = row["floor"]
                     print(
