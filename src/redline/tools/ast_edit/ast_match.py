@@ -705,10 +705,11 @@ class Located:
     lines: dict[int, list[int]]
 
 
-def locate_matches(text: str, ops: Sequence[tuple[int, str]]) -> Located | None:
-    """The `ast` tree and, per operation, the sorted lines where its matches (nested ones
-    included) start; None when the libcst way must decide (as for :func:`search_text`).
-    A rewrite hands libcst only the statements holding those lines."""
+def _search(
+    text: str, ops: Sequence[tuple[int, str]]
+) -> tuple[ast.Module, Source, list[tuple[int, int, int]]] | None:
+    """The tree, the source and the spans of every match (see :func:`find_spans`), or
+    None when the libcst way must decide."""
     patterns: list[tuple[int, AstPattern]] = []
     for index, source in ops:
         pattern = pattern_for(source)
@@ -721,33 +722,32 @@ def locate_matches(text: str, ops: Sequence[tuple[int, str]]) -> Located | None:
         return None
     src = Source(text)
     spans = find_spans(tree, src, patterns, anchor_lines(src, [source for _, source in ops]))
-    if spans is None:
+    return None if spans is None else (tree, src, spans)
+
+
+def locate_matches(text: str, ops: Sequence[tuple[int, str]]) -> Located | None:
+    """The `ast` tree and, per operation, the sorted lines where its matches (nested ones
+    included) start; None when the libcst way must decide (as for :func:`search_text`).
+    A rewrite hands libcst only the statements holding those lines."""
+    found = _search(text, ops)
+    if found is None:
         return None
+    tree, src, spans = found
     starts = src.starts
     lines: dict[int, set[int]] = {index: set() for index, _ in ops}
     for start, _end, index in spans:
         lines[index].add(bisect.bisect_right(starts, start))
-    return Located(tree, {index: sorted(found) for index, found in lines.items()})
+    return Located(tree, {index: sorted(numbers) for index, numbers in lines.items()})
 
 
 def search_text(text: str, ops: Sequence[tuple[int, str]]) -> FileResult | None:
     """The search result (no rewrite) for ``(op index, pattern source)`` pairs in
     ``text``, or None when the libcst way must decide (unsupported pattern, code `ast`
     cannot parse, or a match where the two could differ)."""
-    patterns: list[tuple[int, AstPattern]] = []
-    for index, source in ops:
-        pattern = pattern_for(source)
-        if pattern is None:
-            return None
-        patterns.append((index, pattern))
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    found = _search(text, ops)
+    if found is None:
         return None
-    src = Source(text)
-    spans = find_spans(tree, src, patterns, anchor_lines(src, [source for _, source in ops]))
-    if spans is None:
-        return None
+    _tree, src, spans = found
     if not spans:
         return FileResult("")
     starts = src.starts
