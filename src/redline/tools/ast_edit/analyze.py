@@ -37,8 +37,10 @@ _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
 
 _TOO_DEEP = ("too many nested", "too complex", "too many statically nested")
 _MAX_FALLBACK_DEPTH = 400
-# Past this many candidate statements in a file, parse it whole instead.
+# Past this many candidate statements in a file, parse it whole instead, unless it is
+# larger than this: a whole-file libcst parse of a 460 kB file peaked at 218 MB.
 _MAX_UNITS = 200
+_WHOLE_FILE_MAX = 128_000
 
 
 def _bracket_depth(text: str) -> int:
@@ -66,12 +68,26 @@ def text_has_words(text: str, words: frozenset[str]) -> bool:
 
 @dataclass
 class _Unit:
-    module: cst.Module
+    """A piece of the file for libcst: ``source`` is its text (after ``header_text``, the
+    ``if 1:`` that lets an indented piece parse), parsed when first needed and dropped by
+    :meth:`release`, so only one piece's tree is alive at a time."""
+
+    source: str
     header: int
     offset: int
     ops: list[CompiledOp]
     end: int
     header_text: str = ""
+    parsed: cst.Module | None = None
+
+    @property
+    def module(self) -> cst.Module:
+        if self.parsed is None:
+            self.parsed = _libcst_parse(self.source)
+        return self.parsed
+
+    def release(self) -> None:
+        self.parsed = None
 
     def roots(self) -> list[cst.CSTNode]:
         if self.header:
@@ -203,7 +219,8 @@ def _units(
         except FileFailure as failure:
             # Python's own message is the one people know.
             raise FileFailure(failure.kind, ast_error or failure.message) from None
-        return [_Unit(module, 0, 0, ops, len(text))], tree, _top_regions(tree) if tree else []
+        unit = _Unit(text, 0, 0, ops, len(text), parsed=module)
+        return [unit], tree, _top_regions(tree) if tree else []
     assert tree is not None
     locator = Locator(
         text,
@@ -221,19 +238,27 @@ def _units(
     newline = "\r\n" if "\r\n" in text[: starts[1] if len(starts) > 1 else 0] else "\n"
     located = locator.units()
     covered = sum(starts[min(u.last, len(starts) - 1)] - starts[u.first - 1] for u in located)
-    if len(located) > _MAX_UNITS or (len(located) > 16 and 2 * covered > len(text)):
-        # Many small pieces: one parse of the whole file costs less than one per piece.
+    many = len(located) > _MAX_UNITS or (len(located) > 16 and 2 * covered > len(text))
+    if many and len(text) <= _WHOLE_FILE_MAX:
+        # Many small pieces: one parse of the whole file costs less than one per piece
+        # (but its tree takes some hundred times the text: not for a large file).
         regions = [(u.first, u.last) for u in located]
-        return [_Unit(_libcst_parse(text), 0, 0, ops, len(text))], tree, regions
+        return [_Unit(text, 0, 0, ops, len(text))], tree, regions
     units: list[_Unit] = []
     for unit in located:
         lo = starts[unit.first - 1]
         hi = starts[min(unit.last, len(starts) - 1)]
         snippet = text[lo:hi]
         header = f"if 1:{newline}" if snippet[:1] in (" ", "\t", "\f") else ""
-        module = _libcst_parse(header + snippet)
         units.append(
-            _Unit(module, len(header), lo, [by_index[i] for i in sorted(unit.ops)], hi, header)
+            _Unit(
+                header + snippet,
+                len(header),
+                lo,
+                [by_index[i] for i in sorted(unit.ops)],
+                hi,
+                header,
+            )
         )
     return units, tree, [(u.first, u.last) for u in located]
 
@@ -331,6 +356,46 @@ def _may_match(text: str, op: CompiledOp) -> bool:
     return pattern_for(op.pattern.source) is None or text_fits(text, op.pattern.source)
 
 
+def _collect_matches(
+    text: str, unit: _Unit, rewrite: bool, lines: _Lines, matches: list[Match]
+) -> None:
+    """Append the matches of ``unit``'s operations (with their replacements)."""
+    found_by_op = [(op, _find(unit, op, nested=not rewrite)) for op in unit.ops]
+    if not any(found for _, found in found_by_op):
+        return
+    positions = Positions.of_module(unit.module, unit.header_text + text[unit.offset : unit.end])
+    shift = unit.offset - unit.header
+    for op, found_list in found_by_op:
+        for found in found_list:
+            lo, hi = match_span(found, positions)
+            start, end = lo + shift, hi + shift
+            replacement = None
+            edit = (start, end)
+            if rewrite and op.template is not None:
+                replacement = render(op.template, found, positions)
+                if replacement == text[start:end]:
+                    continue  # rewriting code into itself is no replacement
+                if not replacement:
+                    edit = _widen_deleted_line(text, start, end)
+            start_line, start_col = lines.at(start)
+            end_line, end_col = lines.at(end)
+            matches.append(
+                Match(
+                    op.index,
+                    start,
+                    end,
+                    start_line,
+                    start_col,
+                    end_line,
+                    end_col,
+                    text[start:end],
+                    replacement,
+                    edit[0],
+                    edit[1],
+                )
+            )
+
+
 def _analyze(
     text: str, ops: list[CompiledOp], rewrite: bool, located: Located | None = None
 ) -> FileResult:
@@ -342,42 +407,10 @@ def _analyze(
     lines = _Lines(text)
     matches: list[Match] = []
     for unit in units:
-        found_by_op = [(op, _find(unit, op, nested=not rewrite)) for op in unit.ops]
-        if not any(found for _, found in found_by_op):
-            continue
-        positions = Positions.of_module(
-            unit.module, unit.header_text + text[unit.offset : unit.end]
-        )
-        shift = unit.offset - unit.header
-        for op, found_list in found_by_op:
-            for found in found_list:
-                lo, hi = match_span(found, positions)
-                start, end = lo + shift, hi + shift
-                replacement = None
-                edit = (start, end)
-                if rewrite and op.template is not None:
-                    replacement = render(op.template, found, positions)
-                    if replacement == text[start:end]:
-                        continue  # rewriting code into itself is no replacement
-                    if not replacement:
-                        edit = _widen_deleted_line(text, start, end)
-                start_line, start_col = lines.at(start)
-                end_line, end_col = lines.at(end)
-                matches.append(
-                    Match(
-                        op.index,
-                        start,
-                        end,
-                        start_line,
-                        start_col,
-                        end_line,
-                        end_col,
-                        text[start:end],
-                        replacement,
-                        edit[0],
-                        edit[1],
-                    )
-                )
+        try:
+            _collect_matches(text, unit, rewrite, lines, matches)
+        finally:
+            unit.release()
     matches.sort(key=lambda m: (m.start, m.op))
     if not matches:
         return FileResult("")

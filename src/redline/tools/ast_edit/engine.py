@@ -14,6 +14,7 @@ pool is skipped automatically.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import fnmatch
 import multiprocessing
 import os
@@ -195,6 +196,31 @@ def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
     return replace(result, sha256=sha, encoding=encoding)
 
 
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` (None elsewhere)."""
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    trim = getattr(libc, "malloc_trim", None)
+    return trim if callable(trim) else None
+
+
+# After analysing this much source, a worker hands freed memory back to the system.
+_TRIM_AFTER_BYTES = 1_000_000
+
+
+def _release_memory() -> None:
+    """Give the memory freed since the last call back to the system. libcst's trees and
+    the native parser's buffers are freed, but glibc keeps the pages: without this a
+    worker that rewrote a few large files stays at several hundred MB (measured: 360 MB
+    after the 40 largest site-packages files, 70 MB with it)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 def _work(task: tuple[tuple[tuple[str, str], ...], OpsKey, bool]) -> list[FileResult]:
     """Pool entry point: read and analyse a batch of files (the main process has
     prefiltered them).
@@ -204,6 +230,7 @@ def _work(task: tuple[tuple[tuple[str, str], ...], OpsKey, bool]) -> list[FileRe
     """
     files, key, rewrite = task
     results: list[FileResult] = []
+    analysed = 0
     for path, rel in files:
         try:
             data = Path(path).read_bytes()
@@ -213,6 +240,12 @@ def _work(task: tuple[tuple[tuple[str, str], ...], OpsKey, bool]) -> list[FileRe
             )
             continue
         results.append(replace(_process(data, rel, key, rewrite), old_text=None, new_text=None))
+        analysed += len(data)
+        if analysed >= _TRIM_AFTER_BYTES:
+            _release_memory()
+            analysed = 0
+    if analysed:
+        _release_memory()
     return results
 
 
