@@ -219,8 +219,11 @@ def _units(
         except FileFailure as failure:
             # Python's own message is the one people know.
             raise FileFailure(failure.kind, ast_error or failure.message) from None
-        unit = _Unit(text, 0, 0, ops, len(text), parsed=module)
-        return [unit], tree, _top_regions(tree) if tree else []
+        return (
+            [_Unit(text, 0, 0, ops, len(text), parsed=module)],
+            tree,
+            _top_regions(tree) if tree else [],
+        )
     assert tree is not None
     locator = Locator(
         text,
