@@ -223,6 +223,17 @@ async def test_quit_with_pending_asks_first() -> None:
         await wait_until(pilot, lambda: not app.is_running)
 
 
+async def test_quit_pressed_twice_quits_without_a_second_question() -> None:
+    session = stacked("keep me")
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: not app.is_running)
+    assert [action.label for action in session.store.snapshot()] == ["keep me"]
+
+
 async def test_trust_question_then_prompt() -> None:
     session = FakeSession(untrusted_plugin_dir=Path("/workspace/demo/.redline/tools"))
     app = app_for(session, initial_prompt="hello")

@@ -140,6 +140,9 @@ class Controls:
     searching: bool = False
 
 
+_QUIT_QUESTION = "quit-question"
+
+
 def quit_question(actions: Iterable[PendingAction]) -> str:
     """What quitting does to ``actions``: previews stay queued, owner actions end here."""
     pending = list(actions)
@@ -1316,10 +1319,15 @@ class RedlineApp(App[int]):
 
     # -- quitting ---------------------------------------------------------------------
     async def action_quit(self) -> None:
+        question = self.screen
+        if isinstance(question, ConfirmScreen) and question.name == _QUIT_QUESTION:
+            # ctrl+q again on the quit question means "quit anyway", never a second question.
+            question.dismiss(True)
+            return
         actions = self.session.store.snapshot()
         if actions:
             self.push_screen(
-                ConfirmScreen(quit_question(actions), yes="Quit", no="Stay"),
+                ConfirmScreen(quit_question(actions), yes="Quit", no="Stay", name=_QUIT_QUESTION),
                 self._quit_answered,
             )
             return

@@ -17,8 +17,10 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No"),
     ]
 
-    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No") -> None:
-        super().__init__()
+    def __init__(
+        self, question: str, *, yes: str = "Yes", no: str = "No", name: str | None = None
+    ) -> None:
+        super().__init__(name=name)
         self.question = question
         self.yes = yes
         self.no = no

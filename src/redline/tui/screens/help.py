@@ -57,7 +57,7 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("ctrl+x", "stop the agent"),
             ("ctrl+p", "commands: apply all, discard all, re-preview, trust, toggles"),
             ("?", "this help"),
-            ("ctrl+q", "quit (asks first when actions are pending)"),
+            ("ctrl+q", "quit (asks first when actions are pending; again: quit anyway)"),
         ),
     ),
 )
