@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import (
     FakeSession,
@@ -210,7 +211,9 @@ async def test_quit_never_hangs_on_a_stuck_agent() -> None:
         release.set()
 
 
-async def test_quit_with_pending_asks_first() -> None:
+@pytest.mark.parametrize("answer", ["y", "ctrl+q"])
+async def test_quit_with_pending_asks_first(answer: str) -> None:
+    # ctrl+q on the question answers it: a second identical question never stacks.
     session = stacked("keep me")
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
@@ -219,17 +222,7 @@ async def test_quit_with_pending_asks_first() -> None:
         await pilot.press("n")
         assert app.is_running and not isinstance(app.screen, ConfirmScreen)
         await pilot.press("ctrl+q")
-        await pilot.press("y")
-        await wait_until(pilot, lambda: not app.is_running)
-
-
-async def test_quit_pressed_twice_quits_without_a_second_question() -> None:
-    session = stacked("keep me")
-    app = app_for(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+q")
-        assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("ctrl+q")
+        await pilot.press(answer)
         await wait_until(pilot, lambda: not app.is_running)
     assert [action.label for action in session.store.snapshot()] == ["keep me"]
 
