@@ -90,3 +90,35 @@ def test_line_starts_agree_with_pythons_line_breaks() -> None:
         assert line_starts(text) == by_regex(text)
 
     check()
+
+
+# A keyword right after a number is still a keyword (`1if` parses, with a warning).
+GLUED = "x = 1if y else 2\n"
+
+
+def test_a_keyword_glued_to_a_number_still_matches() -> None:
+    from redline.tools.ast_edit.ast_match import bytes_may_match
+    from redline.tools.ast_edit.locate import bytes_have_words, word_regex
+
+    assert matched("x = 1if y else 2\n", "$A if $B else $C") == ["1if y else 2"]
+    assert matched("x = 1if y else 2\n", "$A if $B else 2") == ["1if y else 2"]
+    assert bytes_may_match(b"x = 1if y else 2\n", "$A if $B else $C")
+    assert bytes_have_words(b"x = 1.5jif y else 2\n", ["if", "else"])
+    assert word_regex("if").search("0xFFif y")
+    # Letters that cannot end a number still make one word: no false "if" in "elif"/"gif".
+    assert not word_regex("if").search("elif gif _if")
+    assert not bytes_have_words(b"elif gif _if", ["if"])
+    # A name is never glued to a number (`1abc` does not parse): the edge stays strict.
+    assert not word_regex("abc").search("1abc")
+
+
+def test_parsing_a_users_file_prints_no_warning() -> None:
+    import ast
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        assert matched(GLUED + "s = '\\d'\n", "$A if $B else $C") == ["1if y else 2"]
+        quiet = [str(w.message) for w in caught]
+        ast.parse("x = 1if y else 2\n", filename="<control>")  # the warning that was hidden
+    assert quiet == []
+    assert any(issubclass(w.category, SyntaxWarning) for w in caught)

@@ -19,7 +19,13 @@ from redline.tools.ast_edit.ast_match import (
     pattern_for,
     search_text,
 )
-from redline.tools.ast_edit.locate import KIND_PREFIX, Locator, line_starts, word_regex
+from redline.tools.ast_edit.locate import (
+    KIND_PREFIX,
+    Locator,
+    line_starts,
+    parse_module,
+    word_regex,
+)
 from redline.tools.ast_edit.match import (
     Found,
     find_expression_matches,
@@ -176,7 +182,7 @@ def _units(
         tree = exact.tree
     else:
         try:
-            tree = ast.parse(text)
+            tree = parse_module(text)
         except SyntaxError as exc:
             if any(word in exc.msg for word in _TOO_DEEP):
                 raise FileFailure("parse", _RECURSION) from None
@@ -281,7 +287,7 @@ def _parses(text: str, with_ast: bool, line_shift: int = 0) -> str | None:
     """None if ``text`` parses, else why not (``line_shift`` maps lines back to the file)."""
     if with_ast:
         try:
-            compile(text, "<rewritten>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            parse_module(text)
             return None
         except SyntaxError as exc:
             if exc.lineno is not None:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from redline.tools.ast_edit.locate import line_starts
+from redline.tools.ast_edit.locate import line_starts, parse_expression, parse_module
 from redline.tools.ast_edit.metavars import (
     PLACEHOLDER_PREFIX,
     PatternError,
@@ -242,10 +242,10 @@ def compile_ast_pattern(source: str) -> AstPattern | None:
         return None
     root: ast.AST
     try:
-        root = ast.parse(text, mode="eval").body
+        root = parse_expression(text)
     except (SyntaxError, ValueError, RecursionError):
         try:
-            module = ast.parse(text)
+            module = parse_module(text)
         except (SyntaxError, ValueError, RecursionError):
             return None
         # One `raise` or `assert` statement (they are statements in both trees).
@@ -551,7 +551,7 @@ def _placed(node: ast.AST, fstring: ast.AST, src: Source, index: int) -> tuple[i
     if src.text[outer_start:outer_end].count(src.text[start:end]) != 1:
         raise Unsure("an f-string part that may be placed loosely")
     try:
-        again = ast.parse(src.text[start:end], mode="eval").body
+        again = parse_expression(src.text[start:end])
     except (SyntaxError, ValueError, RecursionError):
         raise Unsure("an f-string part placed loosely") from None
     if ast.dump(again) != ast.dump(node):
@@ -717,7 +717,7 @@ def _search(
             return None
         patterns.append((index, pattern))
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     src = Source(text)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
+import keyword
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,18 +25,68 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # starts with a lookbehind loses the fast scan for its literal, about thirty times slower.
 
 
+# Python's parser warns about code it accepts (`1if`, an invalid escape in a string); for
+# the user's files that is noise on the terminal, or on the dashboard. Everything parsed
+# under this name is parsed silently; other warnings are left alone.
+_PARSED_NAME = "<redline ast_edit>"
+_QUIET_MODULE = re.compile(re.escape(_PARSED_NAME))
+_QUIET = tuple(
+    ("ignore", None, category, _QUIET_MODULE, 0) for category in (SyntaxWarning, DeprecationWarning)
+)
+
+
+def _quiet() -> None:
+    # Checked at every parse: restoring a `warnings.catch_warnings()` (pytest does around
+    # each test, an SDK user may) drops a filter added at import.
+    if not all(item in warnings.filters for item in _QUIET):
+        for _action, _message, category, _module, _line in _QUIET:
+            warnings.filterwarnings("ignore", category=category, module=_QUIET_MODULE.pattern)
+
+
+def parse_module(text: str) -> ast.Module:
+    """:func:`ast.parse` of a module, without the parser's warnings (same errors)."""
+    _quiet()
+    return ast.parse(text, filename=_PARSED_NAME)
+
+
+def parse_expression(text: str) -> ast.expr:
+    """The expression ``text`` holds, parsed without the parser's warnings."""
+    _quiet()
+    return ast.parse(text, filename=_PARSED_NAME, mode="eval").body
+
+
+# Non-ASCII bytes count as identifier characters: conservative, never loses a match.
+_BYTES_WORD_CHAR = "[A-Za-z0-9_\\x80-\\xff]"
+# A keyword may follow a number with nothing between (`x = 1if y else 2` parses, with a
+# warning): before a keyword, only a character that cannot end a number literal (not a
+# digit, a hex digit or the imaginary j) makes the two one word.
+_TEXT_KEYWORD_BEFORE = r"[^\W\da-fA-FjJ]"
+_BYTES_KEYWORD_BEFORE = "[G-IK-Zg-ik-z_\\x80-\\xff]"
+
+
+def edge_before(word: str, data: bool) -> str:
+    """The class of characters that, just before ``word``, make it part of a longer word."""
+    if keyword.iskeyword(word):
+        return _BYTES_KEYWORD_BEFORE if data else _TEXT_KEYWORD_BEFORE
+    return _BYTES_WORD_CHAR if data else r"\w"
+
+
+def edge_after(data: bool) -> str:
+    """A lookahead: no identifier character follows the word."""
+    return f"(?!{_BYTES_WORD_CHAR})" if data else r"(?!\w)"
+
+
 @lru_cache(maxsize=512)
 def word_regex(word: str) -> re.Pattern[str]:
     escaped = re.escape(word)
-    return re.compile(escaped + r"(?<!\w" + escaped + r")(?!\w)")
+    return re.compile(f"{escaped}(?<!{edge_before(word, False)}{escaped}){edge_after(False)}")
 
 
 @lru_cache(maxsize=512)
 def word_bytes_regex(word: str) -> re.Pattern[bytes]:
-    # Non-ASCII bytes count as identifier characters: conservative, never loses a match.
-    boundary = rb"[A-Za-z0-9_\x80-\xff]"
-    escaped = re.escape(word.encode())
-    return re.compile(escaped + rb"(?<!" + boundary + escaped + rb")(?!" + boundary + rb")")
+    escaped = re.escape(word)
+    pattern = f"{escaped}(?<!{edge_before(word, True)}{escaped}){edge_after(True)}"
+    return re.compile(pattern.encode())
 
 
 def bytes_have_words(data: bytes, words: Iterable[str]) -> bool:

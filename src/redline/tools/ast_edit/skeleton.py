@@ -31,6 +31,7 @@ import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
 
+from redline.tools.ast_edit.locate import edge_after, edge_before
 from redline.tools.ast_edit.metavars import PLACEHOLDER_PREFIX, PatternError, substitute
 
 # What may stand between two tokens of a match that are adjacent in the pattern. It is
@@ -41,11 +42,6 @@ _GAP = r"(?>[ \t\f\r\n\\(),]|#[^\r\n]*+)*+"
 _CALL_GAP = r"(?>[ \t\f\r\n\\),]|#[^\r\n]*+)*+"
 _TEXT_NAME = r"[^\W\d]\w*+"
 _DATA_NAME = r"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*+"
-# Word edges: what may not come before, and after, a word. The one before is checked
-# after the word (a lookbehind over it): a regex that starts with a lookbehind loses
-# the fast scan for its first literal, and runs about thirty times slower.
-_TEXT_EDGE = (r"\w", r"(?!\w)")
-_DATA_EDGE = (r"[A-Za-z0-9_\x80-\xff]", r"(?![A-Za-z0-9_\x80-\xff])")
 _SKIPPED = frozenset(
     {
         tokenize.NEWLINE,
@@ -104,7 +100,6 @@ def _opens_call(previous: tokenize.TokenInfo | None) -> bool:
 
 def _regex(pieces: list[_Piece], data: bool) -> str:
     name = _DATA_NAME if data else _TEXT_NAME
-    before, after = _DATA_EDGE if data else _TEXT_EDGE
     out: list[str] = []
     for index, piece in enumerate(pieces):
         if index:
@@ -116,11 +111,12 @@ def _regex(pieces: list[_Piece], data: bool) -> str:
         else:
             out.append(re.escape(piece.string))
     if pieces[0].word:
-        # Non-ASCII bytes count as identifier characters: conservative, never loses a match.
-        word = re.escape(pieces[0].string)
-        out.insert(1, f"(?<!{before}{word})")
+        # The edge before a word is checked after it (a lookbehind over it): a regex that
+        # starts with a lookbehind loses the fast scan for its first literal.
+        word = pieces[0].string
+        out.insert(1, f"(?<!{edge_before(word, data)}{re.escape(word)})")
     if pieces[-1].word:
-        out.append(after)
+        out.append(edge_after(data))
     return "".join(out)
 
 
