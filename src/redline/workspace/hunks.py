@@ -18,9 +18,7 @@ Everything here is pure: no file is read or written.
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,6 +34,7 @@ from redline.workspace.preview import (
     encode_text,
     sha256_bytes,
 )
+from redline.workspace.pyparse import parse_module
 
 __all__ = [
     "EditError",
@@ -513,9 +512,7 @@ def python_warning(path: str, text: str) -> str | None:
     if not path.endswith((".py", ".pyi")):
         return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. SyntaxWarning for "\d"; not our concern
-            ast.parse(text, filename=path)
+        parse_module(text)
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         return (

@@ -23,7 +23,6 @@ from redline.tools.ast_edit.locate import (
     KIND_PREFIX,
     Locator,
     line_starts,
-    parse_module,
     word_regex,
 )
 from redline.tools.ast_edit.match import (
@@ -37,6 +36,7 @@ from redline.tools.ast_edit.results import FileResult, Match, splice
 from redline.tools.ast_edit.rewrite import match_span, render
 from redline.tools.ast_edit.shape import fits
 from redline.tools.ast_edit.skeleton import text_fits
+from redline.workspace.pyparse import parse_module
 
 _RECURSION = "too deeply nested for the parser (recursion limit); not searched"
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from redline.tools.ast_edit.locate import line_starts, parse_expression, parse_module
+from redline.tools.ast_edit.locate import line_starts
 from redline.tools.ast_edit.metavars import (
     PLACEHOLDER_PREFIX,
     PatternError,
@@ -40,6 +40,7 @@ from redline.tools.ast_edit.metavars import (
 )
 from redline.tools.ast_edit.results import FileResult, Match
 from redline.tools.ast_edit.skeleton import data_fits, rarest
+from redline.workspace.pyparse import parse_expression, parse_module
 
 # Pattern roots the fast search places exactly. Names are left out (libcst's Name also
 # stands for attribute names, keywords and definitions), attributes too (libcst spells

@@ -13,46 +13,11 @@ import bisect
 import itertools
 import keyword
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-# The edge before a word is checked after it (a lookbehind over the word): a regex that
-# starts with a lookbehind loses the fast scan for its literal, about thirty times slower.
-
-
-# Python's parser warns about code it accepts (`1if`, an invalid escape in a string); for
-# the user's files that is noise on the terminal, or on the dashboard. Everything parsed
-# under this name is parsed silently; other warnings are left alone.
-_PARSED_NAME = "<redline ast_edit>"
-_QUIET_MODULE = re.compile(re.escape(_PARSED_NAME))
-_QUIET = tuple(
-    ("ignore", None, category, _QUIET_MODULE, 0) for category in (SyntaxWarning, DeprecationWarning)
-)
-
-
-def _quiet() -> None:
-    # Checked at every parse: restoring a `warnings.catch_warnings()` (pytest does around
-    # each test, an SDK user may) drops a filter added at import.
-    if not all(item in warnings.filters for item in _QUIET):
-        for _action, _message, category, _module, _line in _QUIET:
-            warnings.filterwarnings("ignore", category=category, module=_QUIET_MODULE.pattern)
-
-
-def parse_module(text: str) -> ast.Module:
-    """:func:`ast.parse` of a module, without the parser's warnings (same errors)."""
-    _quiet()
-    return ast.parse(text, filename=_PARSED_NAME)
-
-
-def parse_expression(text: str) -> ast.expr:
-    """The expression ``text`` holds, parsed without the parser's warnings."""
-    _quiet()
-    return ast.parse(text, filename=_PARSED_NAME, mode="eval").body
 
 
 # Non-ASCII bytes count as identifier characters: conservative, never loses a match.
@@ -76,6 +41,8 @@ def edge_after(data: bool) -> str:
     return f"(?!{_BYTES_WORD_CHAR})" if data else r"(?!\w)"
 
 
+# The edge before a word is checked after it (a lookbehind over the word): a regex that
+# starts with a lookbehind loses the fast scan for its literal, about thirty times slower.
 @lru_cache(maxsize=512)
 def word_regex(word: str) -> re.Pattern[str]:
     escaped = re.escape(word)

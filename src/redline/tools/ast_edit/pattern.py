@@ -35,6 +35,7 @@ from redline.tools.ast_edit.nodes import (
 )
 from redline.tools.ast_edit.positions import Positions
 from redline.tools.ast_edit.shape import pattern_shape
+from redline.workspace.pyparse import parse_module
 
 _MAX_VARIANT_SLOTS = 6
 
@@ -206,7 +207,7 @@ def _parse(
     assert first_error is not None
     message = _syntax_message(first_error)
     try:
-        ast.parse(sub.text)
+        parse_module(sub.text)
     except SyntaxError as exc:
         # Python's own wording is shorter and familiar.
         message = f"{exc.msg} (line {exc.lineno}, column {exc.offset})"

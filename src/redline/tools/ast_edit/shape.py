@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from redline.tools.ast_edit.metavars import PLACEHOLDER_PREFIX
+from redline.workspace.pyparse import parse_expression
 
 # Pattern node classes whose fields are compared; any other class is checked by class
 # alone (its fields may differ between `ast` and libcst in ways not worth modelling).
@@ -39,10 +40,9 @@ def _has_placeholder(node: ast.AST) -> bool:
 def pattern_shape(rendered: str) -> ast.expr | None:
     """The `ast` of an expression pattern (placeholders as names), or None."""
     try:
-        tree = ast.parse(rendered.strip(), mode="eval")
+        return parse_expression(rendered.strip())
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return tree.body
 
 
 def fits(pattern: ast.AST, node: ast.AST) -> bool:
