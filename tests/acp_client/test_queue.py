@@ -46,7 +46,8 @@ def test_a_held_write_stays_queued_and_applies_later(tmp_path: Path, workspace: 
         False,
     )
     assert action["source"]["kind"] == "acp"
-    assert action["source"]["name"].endswith(" via ACP")
+    # The agent as the run names it ("python via ACP"), once.
+    assert action["source"]["name"] == of(events, "agent_start")[0]["model"]
     assert action["source"]["session_id"] == of(events, "agent_start")[0]["session_id"]
     # Another process applies it through safe apply (journalled: undo reverts it).
     proc = pending(workspace, "apply", action["id"], "--reason", "fine")

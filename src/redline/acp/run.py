@@ -73,7 +73,7 @@ def queue_store(root: Path, spec: AgentSpec, session_id: str) -> PendingActionSt
 
     return PendingActionStore(
         queue=WorkspaceQueue(root),
-        source=Source.current("acp", f"{spec.display_name} via ACP", session_id),
+        source=Source.current("acp", spec.display_name, session_id),
     )
 
 
