@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual import events
 
-from redline.agent.events import Event, EventStream, MessageDelta, RunStatus, ToolStart
+from redline.drivers.model.events import Event, EventStream, MessageDelta, RunStatus, ToolStart
 from redline.tools.pending_action import PendingAction, PendingActionStore
 from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult

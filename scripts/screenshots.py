@@ -173,8 +173,8 @@ SCENE_SIZES: dict[str, tuple[int, int]] = {"compact-80x24": (80, 24), "small-60x
 
 async def capture(name: str, scene: Scene, out_dir: Path, scratch: Path) -> Path:
     """Run the demo in a fresh workspace, play ``scene``, save ``<name>.svg``."""
-    from redline.agent.providers.scripted import ScriptedProvider
     from redline.commands.demo import DEMO_PROMPT, prepare_workspace
+    from redline.drivers.model.providers.scripted import ScriptedProvider
     from redline.resources import demo_plan_path, example_tools_dir
     from redline.sdk import create_agent_session
     from redline.tui.app import RedlineApp

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.agent.providers.fake_openai import FakeOpenAI
+from tests.drivers.model.providers.fake_openai import FakeOpenAI
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,7 +36,7 @@ def isolated_user_config(
 
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
-    """A fake OpenAI-compatible server on 127.0.0.1 (see tests/agent/providers/fake_openai.py)."""
+    """A fake OpenAI-compatible server on 127.0.0.1 (see tests/drivers/model/providers/fake_openai.py)."""
     with FakeOpenAI() as fake:
         yield fake
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.agent.providers.fake_openai import FakeOpenAI
+from tests.drivers.model.providers.fake_openai import FakeOpenAI
 
 from redline import __version__
 from redline.cli import main
@@ -304,8 +304,8 @@ def test_unreadable_user_config_is_a_clear_error(isolated_user_config: Path) -> 
 def test_dashboard_reads_the_same_settings(
     ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from redline.agent.session import AgentSession
     from redline.commands import dashboard
+    from redline.drivers.model.session import AgentSession
 
     opened: list[tuple[AgentSession, list[str]]] = []
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from redline.agent.events import ErrorEvent, EventStream
-from redline.agent.providers.openai_provider import OpenAIProvider
-from redline.agent.session_log import SessionLog
+from redline.drivers.model.events import ErrorEvent, EventStream
+from redline.drivers.model.providers.openai_provider import OpenAIProvider
+from redline.drivers.model.session_log import SessionLog
 from redline.redaction import redact_url, redact_urls
 
 

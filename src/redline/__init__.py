@@ -9,9 +9,9 @@ __version__ = "0.1.0"
 # Public names, imported on first use so `import redline` (and `redline --help`) stay fast.
 _EXPORTS = {
     "create_agent_session": "redline.sdk",
-    "AgentSession": "redline.agent.session",
-    "SessionError": "redline.agent.session",
-    "Event": "redline.agent.events",
+    "AgentSession": "redline.drivers.model.session",
+    "SessionError": "redline.drivers.model.session",
+    "Event": "redline.drivers.model.events",
     "PendingAction": "redline.tools.pending_action",
     "PendingActionStore": "redline.tools.pending_action",
     "ToolResult": "redline.tools.result",
@@ -23,15 +23,15 @@ _EXPORTS = {
     "FileRename": "redline.workspace.preview",
     "Tool": "redline.tools.base",
     "ToolContext": "redline.tools.base",
-    "Provider": "redline.agent.providers.base",
+    "Provider": "redline.drivers.model.providers.base",
     "CustomToolAPI": "redline.extensibility.custom_tools.types",
     "CustomToolFactory": "redline.extensibility.custom_tools.types",
 }
 
 if TYPE_CHECKING:
-    from redline.agent.events import Event
-    from redline.agent.providers.base import Provider
-    from redline.agent.session import AgentSession, SessionError
+    from redline.drivers.model.events import Event
+    from redline.drivers.model.providers.base import Provider
+    from redline.drivers.model.session import AgentSession, SessionError
     from redline.extensibility.custom_tools.types import CustomToolAPI, CustomToolFactory
     from redline.sdk import create_agent_session
     from redline.tools.base import Tool, ToolContext

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from redline.agent.events import EventStream, Notice
-from redline.agent.providers import ModelSpecError, create_provider
-from redline.agent.providers.base import Provider
-from redline.agent.session import RESOLVERS, AgentSession, Resolver
-from redline.agent.session_log import SessionLog
+from redline.drivers.model.events import EventStream, Notice
+from redline.drivers.model.providers import ModelSpecError, create_provider
+from redline.drivers.model.providers.base import Provider
+from redline.drivers.model.session import RESOLVERS, AgentSession, Resolver
+from redline.drivers.model.session_log import SessionLog
 from redline.tools.pending_action import PendingActionStore
 
 log = logging.getLogger(__name__)

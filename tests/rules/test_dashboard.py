@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeWatcher
 
-from redline.agent.providers.scripted import ScriptedProvider
+from redline.drivers.model.providers.scripted import ScriptedProvider
 from redline.sdk import create_agent_session
 from redline.tui.app import RedlineApp
 

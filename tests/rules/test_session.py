@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tests.agent.helpers import ProgrammableProvider, call, reply
+from tests.drivers.model.helpers import ProgrammableProvider, call, reply
 
 from redline import create_agent_session
-from redline.agent.events import Notice, PendingResolved, ResolutionFailed, ToolEnd
-from redline.agent.providers.base import ModelRequest
+from redline.drivers.model.events import Notice, PendingResolved, ResolutionFailed, ToolEnd
+from redline.drivers.model.providers.base import ModelRequest
 from redline.rules import user_rules_file
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
 from redline.tools.files.pending import file_action
@@ -262,9 +262,9 @@ def test_a_rule_never_applies_a_stale_action(tmp_path: Path, how: str) -> None:
 def test_a_queue_backed_session_logs_the_rule_in_the_resolved_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from redline.agent.events import EventStream
-    from redline.agent.session import AgentSession
     from redline.cli import main
+    from redline.drivers.model.events import EventStream
+    from redline.drivers.model.session import AgentSession
     from redline.rules import RuleSet
     from redline.tools.pending_action import PendingActionStore
     from redline.tools.registry import builtin_tools

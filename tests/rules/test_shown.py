@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from redline.agent import describe
-from redline.agent.events import PendingResolved, ResolutionFailed, event_from_dict
-from redline.agent.render import EventPrinter
+from redline.drivers.model import describe
+from redline.drivers.model.events import PendingResolved, ResolutionFailed, event_from_dict
+from redline.drivers.model.render import EventPrinter
 from redline.tools.result import ToolResult
 from redline.tui.activity_format import format_event
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from redline.agent.events import (
+from redline.drivers.model.events import (
     AgentEnd,
     AgentStart,
     Event,
@@ -28,7 +28,7 @@ from redline.agent.events import (
     RunStatus,
     Undone,
 )
-from redline.agent.session import resolution_event
+from redline.drivers.model.session import resolution_event
 from redline.tools.pending_action import PendingAction, PendingActionStore
 from redline.tools.resolve import ResolveOutcome, resolve_pending
 from redline.tools.result import ToolResult

@@ -13,8 +13,8 @@ from redline.tui.app import RedlineApp
 
 @pytest.fixture
 def demo_session(tmp_path: Path):  # type: ignore[no-untyped-def]
-    from redline.agent.providers.scripted import ScriptedProvider
     from redline.commands.demo import prepare_workspace
+    from redline.drivers.model.providers.scripted import ScriptedProvider
     from redline.resources import demo_plan_path, example_tools_dir
     from redline.sdk import create_agent_session
 

@@ -11,11 +11,11 @@ import pytest
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeWatcher
 
-from redline.agent.events import AgentState, PendingResolved
-from redline.agent.providers.scripted import ScriptedProvider
-from redline.agent.providers.unconfigured import UnconfiguredProvider
-from redline.agent.session import AgentSession
 from redline.commands.dashboard import NO_MODEL
+from redline.drivers.model.events import AgentState, PendingResolved
+from redline.drivers.model.providers.scripted import ScriptedProvider
+from redline.drivers.model.providers.unconfigured import UnconfiguredProvider
+from redline.drivers.model.session import AgentSession
 from redline.sdk import create_agent_session
 from redline.tui.app import RedlineApp
 

@@ -10,7 +10,7 @@ from typing import Any
 from tests.tui.fakes import FakeSession, make_action, multi_file_preview
 from textual.pilot import Pilot
 
-from redline.agent.events import (
+from redline.drivers.model.events import (
     AgentState,
     ErrorEvent,
     MessageDelta,

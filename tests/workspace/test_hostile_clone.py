@@ -196,7 +196,7 @@ async def test_dashboard_start_with_a_forged_journal(tmp_path: Path) -> None:
     from tests.tui.conftest import wait_until
     from tests.tui.fakes import FakeWatcher
 
-    from redline.agent.providers.scripted import ScriptedProvider
+    from redline.drivers.model.providers.scripted import ScriptedProvider
     from redline.sdk import create_agent_session
     from redline.tui.app import RedlineApp
 

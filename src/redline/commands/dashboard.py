@@ -16,7 +16,7 @@ from redline.commands._common import (
 )
 
 if TYPE_CHECKING:
-    from redline.agent.session import AgentSession
+    from redline.drivers.model.session import AgentSession
 
 NO_MODEL = (
     "No model is configured, so the agent cannot run. Pass --model (scripted:PLAN.json, "
@@ -57,8 +57,8 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
     import sys
     from typing import Any, cast
 
-    from redline.acp.session import AcpSession
-    from redline.acp.spec import AgentSpecError, resolve_agent
+    from redline.drivers.acp.session import AcpSession
+    from redline.drivers.acp.spec import AgentSpecError, resolve_agent
 
     if args.model:
         print("redline: --agent and --model exclude each other: pick one", file=sys.stderr)
@@ -109,13 +109,13 @@ def run(args: argparse.Namespace) -> int:
         notices.append(f"Config: {warning}")
         resolver = "human"
     model = settings.model
-    from redline.agent.providers import ModelSpecError
-    from redline.agent.providers.base import Provider, ProviderError
+    from redline.drivers.model.providers import ModelSpecError
+    from redline.drivers.model.providers.base import Provider, ProviderError
     from redline.sdk import create_agent_session
 
     target: str | Provider = model or ""
     if not model:
-        from redline.agent.providers.unconfigured import UnconfiguredProvider
+        from redline.drivers.model.providers.unconfigured import UnconfiguredProvider
 
         target = UnconfiguredProvider(NO_MODEL)
         notices.append(NO_MODEL)

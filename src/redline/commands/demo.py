@@ -95,7 +95,7 @@ def _fate(args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace, workspace: Path) -> int:
-    from redline.agent.providers.scripted import ScriptedProvider
+    from redline.drivers.model.providers.scripted import ScriptedProvider
     from redline.resources import demo_plan_path, example_tools_dir
     from redline.sdk import create_agent_session
 
@@ -111,8 +111,8 @@ def _run(args: argparse.Namespace, workspace: Path) -> int:
         source_kind="exec" if headless else "agent",
     )
     if headless:
-        from redline.agent.render import EventPrinter
         from redline.commands.exec_ import EXIT_STATUS
+        from redline.drivers.model.render import EventPrinter
 
         print(f"redline demo: sample project copied to {workspace}{_fate(args)}", file=sys.stderr)
         with session:

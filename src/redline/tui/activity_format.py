@@ -10,7 +10,7 @@ import json
 
 from textual.content import Content
 
-from redline.acp.events import (
+from redline.drivers.acp.events import (
     AcpAgentExit,
     AcpEvent,
     AcpMode,
@@ -18,8 +18,8 @@ from redline.acp.events import (
     AcpToolCall,
     AcpToolCallUpdate,
 )
-from redline.agent import describe
-from redline.agent.events import (
+from redline.drivers.model import describe
+from redline.drivers.model.events import (
     AgentEnd,
     AgentStart,
     ErrorEvent,

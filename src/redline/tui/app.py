@@ -36,8 +36,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
-from redline.acp.events import AcpAgentExit
-from redline.agent.events import (
+from redline.drivers.acp.events import AcpAgentExit
+from redline.drivers.model.events import (
     RUN_SCOPED,
     AgentEnd,
     AgentState,

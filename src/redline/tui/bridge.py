@@ -15,7 +15,7 @@ from typing import Any
 
 from textual.message import Message
 
-from redline.agent.events import Event
+from redline.drivers.model.events import Event
 from redline.tools.pending_action import PendingActionStore, StoreEvent
 from redline.tui.messages import EventsAvailable, StackChanged, StampedEvent
 from redline.tui.protocol import SessionLike

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from redline.agent.events import Event, RunStatus
+from redline.drivers.model.events import Event, RunStatus
 from redline.tools.resolve import ResolveOutcome
 from redline.tools.result import ToolResult
 

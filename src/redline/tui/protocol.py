@@ -1,7 +1,7 @@
 """What the dashboard needs from a session and a file watcher (structural types only).
 
 The app takes an already-created session, so tests can hand it a small fake with the
-same methods while the real ``AgentSession`` lives in ``redline.agent.session``.
+same methods while the real ``AgentSession`` lives in ``redline.drivers.model.session``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from redline.agent.events import Event, ResolvedBy, RunStatus
+from redline.drivers.model.events import Event, ResolvedBy, RunStatus
 from redline.tools.pending_action import PendingAction, PendingActionStore
 from redline.tools.resolve import EditOutcome, ResolveOutcome
 from redline.tools.result import ToolResult

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from redline.agent.events import Event
-from redline.agent.session import AgentSession
 from redline.cli import main
+from redline.drivers.model.events import Event
+from redline.drivers.model.session import AgentSession
 from redline.extensibility.custom_tools import load_custom_tools
 from redline.extensibility.custom_tools import loader as loader_module
 from redline.sdk import create_agent_session

@@ -1,0 +1,1124 @@
+"""redline as an ACP client: an external agent's edits become pending actions.
+
+:class:`AcpAgent` spawns the agent (``agent-client-protocol`` does the JSON-RPC),
+initializes it with file-system capabilities, opens a session on the workspace and
+prompts it. The agent's requests map onto redline as docs/agents.md describes:
+
+- ``fs/read_text_file``: confined to the workspace, ``line``/``limit`` honoured, a missing
+  file answers empty content.
+- ``fs/write_text_file``: confined; a pending action (``Write: <path>``, source tool
+  ``acp:write_text_file``) whose reply is held until it is resolved. Apply writes through
+  safe apply, discard answers ``Discarded by the reviewer: <reason>`` (``Discarded by rule
+  <name>: <reason>`` when a review rule decided it). A write the person
+  already approved in a permission request of a running tool call is applied at once.
+- ``session/request_permission``: a pending action (source tool ``acp:<kind>``), with the
+  full-file Preview when the tool call carries a diff. Apply selects ``allow_once``,
+  discard ``reject_once``; ``cancelled`` only when the agent is stopped.
+
+Review rules (docs/rules.md) decide each pushed action first, through the same store
+path a person's apply or discard takes, credited ``by rule <name>``.
+
+Every resolution is remembered until :meth:`AcpAgent.take_unreported` hands it over for
+the prompt that tells the agent what happened (the permission outcome has no reason).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import logging
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import acp
+from acp import schema
+
+from redline.drivers.acp import events as acp_events
+from redline.drivers.acp.mapping import (
+    MappedChange,
+    MappingError,
+    codex_changes,
+    confine,
+    content_sha256,
+    full_file_change,
+    read_disk,
+)
+from redline.drivers.acp.spec import AgentSpec
+from redline.drivers.model.events import ErrorEvent, EventStream, Notice
+from redline.tools.pending_action import PendingAction, PendingActionStore
+from redline.tools.resolve import resolve_pending
+from redline.tools.result import ToolResult
+from redline.workspace import paths
+from redline.workspace.preview import FileCreate, FileModify, Preview
+
+if TYPE_CHECKING:
+    from redline.rules import Decision as RuleDecision
+    from redline.rules import RuleOutcome, RuleSet
+    from redline.workspace.queue import QueueWatcher
+    from redline.workspace.queue import Resolution as QueueResolution
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+# Lines of the agent's stderr quoted when it fails to start or dies.
+STDERR_TAIL = 8
+# JSON-RPC error codes of redline's answers (the application range of JSON-RPC).
+OUTSIDE_WORKSPACE = -32602
+DISCARDED = -32001
+NOT_WRITTEN = -32002
+AGENT_STOPPED = -32003
+FILE_UNREADABLE = -32004
+
+
+class AcpError(RuntimeError):
+    """The agent could not be started or stopped answering; the message says how."""
+
+
+# "elsewhere": another process removed or split the action (its reason says how).
+Decision = Literal["apply", "discard", "cancelled", "ended", "elsewhere"]
+
+
+@dataclass
+class _Outcome:
+    decision: Decision
+    reason: str = ""
+    # The review rule that decided, when a rule did (docs/rules.md).
+    rule: str | None = None
+
+
+@dataclass
+class HeldRequest:
+    """A request of the agent redline has not answered yet: it waits for review."""
+
+    action_id: str
+    kind: Literal["write", "permission"]
+    future: asyncio.Future[_Outcome]
+    # A permission whose diff was verified: what stays queued once the agent is gone.
+    leftover: PendingAction | None = None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A decision the agent has not heard about yet."""
+
+    label: str
+    decision: str
+    reason: str
+    action_id: str
+
+
+@dataclass
+class _Approval:
+    """A person allowed this change of this tool call; the first matching fs write applies."""
+
+    tool_call_id: str
+    rel: str
+    base_sha256: str | None
+    content_sha256: str | None
+    approved_text: str | None
+    entry_id: str | None = None
+    used: bool = False
+
+
+@dataclass
+class _ToolCall:
+    title: str = ""
+    kind: str = "other"
+    raw_input: Any = None
+    status: str = "pending"
+
+
+@dataclass(frozen=True)
+class AcpSource:
+    """Where an action came from; phase 2 moves this into the durable queue's record."""
+
+    kind: str
+    name: str
+    session_id: str
+    acp_session_id: str
+    pid: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "session_id": self.session_id,
+            "acp_session_id": self.acp_session_id,
+            "pid": self.pid,
+        }
+
+
+def _option(options: list[schema.PermissionOption], *kinds: str) -> str | None:
+    for kind in kinds:
+        for option in options:
+            if option.kind == kind:
+                return option.option_id
+    return None
+
+
+def _answer(
+    outcome: _Outcome, options: list[schema.PermissionOption]
+) -> schema.RequestPermissionResponse:
+    if outcome.decision == "apply":
+        option = _option(options, "allow_once", "allow_always")
+    elif outcome.decision == "discard":
+        option = _option(options, "reject_once", "reject_always")
+    else:
+        option = None
+    if option is None:
+        return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+    return schema.RequestPermissionResponse(
+        outcome=schema.AllowedOutcome(outcome="selected", option_id=option)
+    )
+
+
+def _describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with status {returncode}"
+
+
+class _Handler:
+    """The ``acp.Client`` the agent talks to; every method runs on the agent's loop."""
+
+    def __init__(self, owner: AcpAgent) -> None:
+        self.owner = owner
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.owner._on_update(update)
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> schema.ReadTextFileResponse:
+        return self.owner._read(path, line, limit)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> schema.WriteTextFileResponse | None:
+        return await self.owner._write(path, content)
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: schema.ToolCallUpdate,
+        options: list[schema.PermissionOption],
+        **kwargs: Any,
+    ) -> schema.RequestPermissionResponse:
+        return await self.owner._permission(tool_call, options)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+def redline_mcp_server(root: Path) -> schema.McpServerStdio:
+    """redline's own MCP server (``redline mcp -C ROOT``), as offered in ``session/new``.
+
+    The command is this interpreter running ``redline.cli``, so the agent starts the same
+    redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on so the records the server
+    signs verify with the user key this process uses.
+    """
+    from redline.config import USER_CONFIG_ENV, user_config_dir
+
+    return schema.McpServerStdio(
+        name="redline",
+        command=str(Path(sys.executable).absolute()),
+        args=["-m", "redline.cli", "mcp", "-C", str(root)],
+        env=[schema.EnvVariable(name=USER_CONFIG_ENV, value=str(user_config_dir().absolute()))],
+    )
+
+
+class AcpAgent:
+    """One external agent process and its ACP session on a workspace."""
+
+    def __init__(
+        self,
+        root: Path,
+        spec: AgentSpec,
+        *,
+        store: PendingActionStore,
+        stream: EventStream,
+        rules: RuleSet | None = None,
+        offer_tools: bool = False,
+    ) -> None:
+        self.root = root.resolve()
+        self.spec = spec
+        self.store = store
+        self.events = stream
+        self.offer_tools = offer_tools
+        # Review rules decide each pushed action first (docs/rules.md); None: no rules.
+        self.rules = rules
+        # The rule resolving an action right now, by action id (read by its callbacks).
+        self._deciding_rule: dict[str, str] = {}
+        self.acp_session_id = ""
+        self.agent_info = ""
+        self.load_session = False
+        # The session was loaded (session/load), not created; updates meanwhile are a replay.
+        self.loaded = False
+        self._replaying = False
+        self.held: dict[str, HeldRequest] = {}
+        # Every request with a pushed action, by action id, from its push until answered.
+        self._requests: dict[
+            str, tuple[Literal["write", "permission"], asyncio.Future[_Outcome]]
+        ] = {}
+        self.in_flight = 0
+        self.changed = asyncio.Event()
+        self.ended: str | None = None
+        self.source: AcpSource | None = None
+        self._unreported: list[Resolution] = []
+        self._approvals: list[_Approval] = []
+        self._tool_calls: dict[str, _ToolCall] = {}
+        self._permission_calls: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._conn: Any = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+        # Following the workspace queue (watch_queue): other processes' resolutions.
+        self._watcher: QueueWatcher | None = None
+        self._sync_task: asyncio.Task[None] | None = None
+        self._sync_again = False
+
+    # -- life cycle --------------------------------------------------------------------
+    async def start(self, load_session_id: str | None = None) -> None:
+        """Spawn the agent, ``initialize`` it and open a session on the workspace.
+
+        With ``load_session_id``, an agent that offers ``loadSession`` is asked to load that
+        session instead (:attr:`loaded` says whether it did); its replay of the
+        conversation is not shown again.
+        """
+        self._loop = asyncio.get_running_loop()
+        self._stack = contextlib.AsyncExitStack()
+        try:
+            conn, process = await self._stack.enter_async_context(
+                acp.spawn_agent_process(
+                    cast(acp.Client, _Handler(self)),
+                    self.spec.argv[0],
+                    *self.spec.argv[1:],
+                    env=self.spec.environment(),
+                    cwd=self.root,
+                    transport_kwargs={"shutdown_timeout": 2.0},
+                )
+            )
+        except OSError as exc:
+            await self._stack.aclose()
+            raise AcpError(f"cannot start agent {self.spec.name}: {exc.strerror or exc}") from None
+        self._conn = conn
+        self._process = process
+        if process.stderr is not None:
+            self._stderr_task = asyncio.create_task(self._pump_stderr(process.stderr))
+        try:
+            init = await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=schema.ClientCapabilities(
+                    fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                    terminal=False,
+                ),
+                client_info=schema.Implementation(name="redline", version=_version()),
+            )
+            caps = init.agent_capabilities
+            self.load_session = bool(caps and caps.load_session)
+            if init.agent_info is not None:
+                self.agent_info = f"{init.agent_info.name} {init.agent_info.version}"
+            offered: list[
+                schema.HttpMcpServer
+                | schema.SseMcpServer
+                | schema.AcpMcpServer
+                | schema.McpServerStdio
+            ] = [redline_mcp_server(self.root)] if self.offer_tools else []
+            session_id = load_session_id or ""
+            if load_session_id is not None and self.load_session:
+                self._replaying = True
+                try:
+                    await conn.load_session(
+                        cwd=str(self.root), session_id=load_session_id, mcp_servers=offered
+                    )
+                    self.loaded = True
+                except acp.RequestError as exc:
+                    self.events.emit(
+                        Notice(
+                            f"{self.spec.display_name} could not load session "
+                            f"{load_session_id} ({exc}); starting a new session."
+                        )
+                    )
+                finally:
+                    self._replaying = False
+            if not self.loaded:
+                session = await conn.new_session(cwd=str(self.root), mcp_servers=offered)
+                session_id = session.session_id
+        except (ConnectionError, acp.RequestError, OSError) as exc:
+            await self._wait_exit()
+            message = self._failure("did not start", exc)
+            await self.close()
+            raise AcpError(message) from None
+        self.acp_session_id = session_id
+        self.source = AcpSource(
+            "acp",
+            self.spec.display_name,
+            self.events.session_id,
+            self.acp_session_id,
+            process.pid,
+        )
+
+    async def _wait_exit(self) -> None:
+        """After a broken connection: let the process end and its last stderr arrive."""
+        if self._process is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._process.wait(), 5.0)
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 2.0)
+
+    def _failure(self, what: str, exc: BaseException) -> str:
+        cause = str(exc) or type(exc).__name__
+        if isinstance(exc, acp.RequestError):
+            cause = f"{exc} (JSON-RPC error {exc.code})"
+        code = self._process.returncode if self._process is not None else None
+        if code is not None:
+            cause = f"the process {_describe_exit(code)}"
+        tail = "\n".join(f"  {line}" for line in self._stderr_tail)
+        if tail:
+            cause += f"; its last output:\n{tail}"
+        return f"agent {self.spec.name} {what}: {cause}"
+
+    async def prompt(self, text: str) -> str:
+        """Send one prompt; return the stop reason. AcpError when the agent ended."""
+        assert self._conn is not None
+        try:
+            response = await self._conn.prompt(
+                session_id=self.acp_session_id, prompt=[acp.text_block(text)]
+            )
+        except (ConnectionError, acp.RequestError, OSError) as exc:
+            await self._wait_exit()
+            message = self._failure("ended its turn with an error", exc)
+            if self._process is not None and self._process.returncode is not None:
+                self.agent_gone()
+            raise AcpError(message) from None
+        return str(response.stop_reason)
+
+    async def cancel(self) -> None:
+        """Stop the agent's turn: ``session/cancel``; held requests answer ``cancelled``."""
+        self._stopping = True
+        self._finish_held("cancelled", "the agent was stopped")
+        if self._conn is not None and self.acp_session_id:
+            with contextlib.suppress(ConnectionError, OSError, acp.RequestError):
+                await self._conn.cancel(session_id=self.acp_session_id)
+
+    async def close(self) -> None:
+        """End the agent process (stdin closed, then terminate, then kill)."""
+        self._stopping = True
+        self.stop_watching()
+        self._finish_held("ended", "the agent ended")
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            with contextlib.suppress(Exception):
+                await stack.aclose()
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._stderr_task, 2.0)
+        if self._process is not None and self.ended is None:
+            self.ended = _describe_exit(self._process.returncode)
+            self.events.emit(
+                acp_events.AcpAgentExit(self._process.returncode, self.ended, expected=True)
+            )
+        self._mark_ended()
+
+    def agent_gone(self) -> None:
+        """The process ended on its own: refuse held writes, drop permission actions."""
+        code = self._process.returncode if self._process is not None else None
+        if self.ended is None:
+            self.ended = _describe_exit(code)
+            self.events.emit(acp_events.AcpAgentExit(code, self.ended, expected=self._stopping))
+        self._finish_held("ended", f"the agent {self.ended}")
+        self._mark_ended()
+
+    def _mark_ended(self) -> None:
+        """Actions this agent left on the stack say that its session has ended, and how
+        (``agent_ended`` in their details, also in their queue records: ``redline pending``
+        and a dashboard opened later show it)."""
+        from redline.workspace.queue import QueueError
+
+        ended = self.ended or "ended"
+        queue = self.store.queue
+        for action in self.store.snapshot():
+            details = action.details
+            source = details.get("source") if isinstance(details, dict) else None
+            if not isinstance(source, dict) or source.get("acp_session_id") != self.acp_session_id:
+                continue
+            if details.get("agent_ended") == ended:
+                continue
+            details["agent_ended"] = ended
+            if queue is None:
+                continue
+            try:
+                queue.update_details(action.id, details)
+            except (QueueError, ValueError, OSError) as exc:
+                log.warning("could not record in %s that its agent ended: %s", action.id, exc)
+
+    def _finish_held(self, decision: Decision, reason: str) -> None:
+        for held in list(self.held.values()):
+            if not held.future.done():
+                held.future.set_result(_Outcome(decision, reason))
+            if held.kind == "permission":
+                # Owner actions end with the agent; a verified diff stays queued as a
+                # preview action (applying it writes what the agent would have).
+                if held.leftover is not None and self.store.get(held.action_id) is not None:
+                    self.store.replace(held.action_id, held.leftover)
+                else:
+                    self.store.remove(held.action_id)
+        self._notify()
+
+    async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                line = await stream.readline()
+            except (ValueError, OSError):
+                return
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip("\n")
+            self._stderr_tail.append(text)
+            self.events.emit(acp_events.AcpStderr(text))
+
+    # -- state the runner watches -------------------------------------------------------
+    def _notify(self) -> None:
+        self.changed.set()
+
+    @property
+    def waiting_only_on_review(self) -> bool:
+        """Every request the agent holds open is a pending action (and there is one)."""
+        return bool(self.held) and self.in_flight == len(self.held)
+
+    def take_unreported(self) -> list[Resolution]:
+        with self._lock:
+            report, self._unreported = self._unreported, []
+        return report
+
+    def record_resolution(
+        self, action: PendingAction, decision: str, reason: str, rule: str | None = None
+    ) -> None:
+        if rule is not None:
+            decision = f"{decision} by rule {rule}"
+        with self._lock:
+            self._unreported.append(Resolution(action.label, decision, reason, action.id))
+
+    # -- other processes' resolutions ---------------------------------------------------
+    def watch_queue(self) -> None:
+        """Follow the workspace queue (call on the agent's loop, after :meth:`start`).
+
+        When another process (``redline pending``, a dashboard) resolves one of this agent's
+        actions, the request the agent holds is answered exactly as a local resolution
+        answers it: an owner action (a permission request) is run here through
+        :meth:`PendingActionStore.serve_owner_requests`, the built-in runtime's path; a held
+        write is a preview action the other process applied (or discarded) itself, so the
+        agent hears the success reply (or ``Discarded by the reviewer: <reason>``).
+        Stopped by :meth:`close`.
+        """
+        queue = self.store.queue
+        if queue is None or self._watcher is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._watcher = queue.watch(self.queue_changed)
+        self.queue_changed()  # whatever happened before the watch began
+
+    def stop_watching(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    def queue_changed(self) -> None:
+        """From any thread: something in ``.redline/queue/`` changed; catch up on the loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def kick() -> None:
+            if self._watcher is None:
+                return
+            if self._sync_task is not None and not self._sync_task.done():
+                self._sync_again = True
+                return
+            self._sync_task = loop.create_task(self._sync_queue())
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(kick)
+
+    async def _sync_queue(self) -> None:
+        while True:
+            self._sync_again = False
+            try:
+                await self._serve_queue()
+            except Exception:  # a damaged queue never stops the agent; the next change retries
+                log.exception("following the workspace queue failed")
+            if not self._sync_again:
+                return
+
+    async def _serve_queue(self) -> None:
+        queue = self.store.queue
+        if queue is None:
+            return
+        before = {action.id: action for action in self.store.snapshot()}
+        # Owner actions (permission requests): the built-in runtime's one code path.
+        for action_id, result in await self.store.serve_owner_requests():
+            action = before.get(action_id)
+            resolution = queue.resolution(action_id)
+            if action is not None and resolution is not None and not result.is_error:
+                self._report_remote(action, resolution)
+        # Preview actions (held writes, verified diffs) another process resolved itself.
+        mine = self.store.snapshot()
+        if not mine:
+            return
+        queued = {record.id for record in queue.list()}
+        lock = self.store.resolution_lock
+        for action in mine:
+            if action.id in queued:
+                continue
+            # A local resolution holds this lock until the store is updated: wait for it,
+            # so it is never mistaken for one made in another process.
+            while not lock.acquire(blocking=False):
+                await asyncio.sleep(0.002)
+            try:
+                if self.store.get(action.id) is None:
+                    continue  # resolved here meanwhile
+                resolution = queue.resolution(action.id)
+                if resolution is None and queue.get(action.id) is not None:
+                    continue
+                self._resolved_elsewhere(action, resolution)
+                self.store.remove(action.id)
+            finally:
+                lock.release()
+
+    def _resolved_elsewhere(
+        self, action: PendingAction, resolution: QueueResolution | None
+    ) -> None:
+        """Answer the request behind ``action``: another process resolved it through the queue."""
+        # The request's future, also while the rules still look at it (not yet held).
+        request = self._requests.get(action.id)
+        if resolution is not None and resolution.decision in ("apply", "discard"):
+            rule = resolution.rule if resolution.resolved_by == "rule" else None
+            decision: Decision = "apply" if resolution.decision == "apply" else "discard"
+            if request is not None:
+                self._settle(request[1], _Outcome(decision, resolution.reason, rule))
+            done = "applied" if decision == "apply" else "discarded"
+            self.record_resolution(action, done, resolution.reason, rule)
+            self._report_remote(action, resolution)
+            return
+        text = f"{action.id} ({action.label}) was removed in another process"
+        if resolution is not None and resolution.replaced_by:
+            # `redline pending apply|discard --only`: part of it was resolved, the rest
+            # waits under a new id (it outlives this request, as a preview action).
+            text = (
+                f"{action.id} ({action.label}) was resolved in part in another process; "
+                f"the rest waits for review as {resolution.replaced_by}"
+            )
+        if request is not None:
+            # A permission is refused; a write is not done as sent (read the file again).
+            decision = "discard" if request[0] == "permission" else "elsewhere"
+            self._settle(request[1], _Outcome(decision, f"{text}; read the file again"))
+        self.events.emit(Notice(message=f"{text}."))
+
+    def _report_remote(self, action: PendingAction, resolution: QueueResolution) -> None:
+        from redline.drivers.model.events import PendingResolved, ResolvedBy
+        from redline.tools.queue_resolve import resolution_result
+
+        by: ResolvedBy = "rule" if resolution.resolved_by == "rule" else "human"
+        self.events.emit(
+            PendingResolved(
+                action_id=action.id,
+                action="apply" if resolution.decision == "apply" else "discard",
+                reason=resolution.reason,
+                by=by,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                result=resolution_result(resolution),
+                rule=resolution.rule if by == "rule" else None,
+            )
+        )
+        self._notify()
+
+    # -- review rules ------------------------------------------------------------------
+    async def _run_rules(self, action: PendingAction) -> RuleOutcome | None:
+        """Let the review rules decide a freshly pushed action (a held write or a
+        permission request); what they leave waits for review as before."""
+        if self.rules is None:
+            return None
+        from redline.rules import run_rules
+
+        try:
+            return await run_rules(self.rules, action, self._rule_resolve, source_kind="acp")
+        except Exception as exc:  # a broken rule never loses the action: it waits
+            log.exception("review rules failed")
+            self.events.emit(Notice(message=f"Review rules failed: {exc}"))
+            return None
+
+    async def apply_rules(self) -> list[str]:
+        """Let the rules decide every action already pending (after a session rule was
+        added); returns what each decision said."""
+        texts: list[str] = []
+        for action in self.store.snapshot():
+            if self.store.get(action.id) is None:
+                continue
+            outcome = await self._run_rules(action)
+            if outcome is not None:
+                texts.append(outcome.text)
+        return texts
+
+    async def _rule_resolve(
+        self, verb: str, reason: str, action_id: str, decision: RuleDecision
+    ) -> tuple[bool, str]:
+        """Resolve as a person would (same store path), credited to the rule."""
+        from redline.drivers.model.session import resolution_event
+
+        rule = decision.rule
+        if rule is not None:
+            self._deciding_rule[action_id] = rule
+        try:
+            outcome = await resolve_pending(
+                self.store, verb, reason, action_id, resolved_by="rule", rule=rule
+            )
+        finally:
+            self._deciding_rule.pop(action_id, None)
+        event = resolution_event(outcome, "rule", rule=rule)
+        if event is not None:
+            self.events.emit(event)
+        return not outcome.is_error, outcome.text
+
+    # -- session/update ----------------------------------------------------------------
+    def _on_update(self, update: Any) -> None:
+        if self._replaying:
+            return  # session/load replays the conversation: it is in the log already
+        event = acp_events.from_update(update)
+        if isinstance(event, acp_events.AcpToolCall):
+            self._tool_calls[event.tool_call_id] = _ToolCall(
+                event.title, event.kind, event.raw_input, event.status
+            )
+        elif isinstance(event, acp_events.AcpToolCallUpdate):
+            call = self._tool_calls.setdefault(event.tool_call_id, _ToolCall())
+            call.title = event.title or call.title
+            call.kind = event.kind or call.kind
+            if isinstance(update, schema.ToolCallProgress) and update.raw_input is not None:
+                call.raw_input = update.raw_input
+            if event.status:
+                call.status = event.status
+                if event.status in ("completed", "failed"):
+                    self._tool_call_ended(event.tool_call_id)
+            if event.title is None and call.title:
+                event = dataclasses.replace(event, title=call.title)
+        if isinstance(event, acp_events.AcpEvent):
+            self.events.emit(event)
+
+    # -- fs/read_text_file -------------------------------------------------------------
+    def _read(self, path: str, line: int | None, limit: int | None) -> schema.ReadTextFileResponse:
+        self.in_flight += 1
+        try:
+            try:
+                disk = read_disk(self.root, path)
+            except paths.ConfinementError as exc:
+                raise acp.RequestError(OUTSIDE_WORKSPACE, f"Refused: {exc}") from None
+            except MappingError as exc:
+                raise acp.RequestError(FILE_UNREADABLE, str(exc)) from None
+            text = disk.text or ""
+            if line is not None or limit is not None:
+                lines = text.splitlines(keepends=True)
+                start = max((line or 1) - 1, 0)
+                end = len(lines) if limit is None else start + max(limit, 0)
+                text = "".join(lines[start:end])
+            return schema.ReadTextFileResponse(content=text)
+        finally:
+            self.in_flight -= 1
+
+    # -- fs/write_text_file ------------------------------------------------------------
+    async def _write(self, path: str, content: str) -> schema.WriteTextFileResponse | None:
+        self.in_flight += 1
+        try:
+            return await self._write_inner(path, content)
+        finally:
+            self.in_flight -= 1
+            self._notify()
+
+    async def _write_inner(self, path: str, content: str) -> schema.WriteTextFileResponse | None:
+        from redline.tools.files._common import FileToolError
+        from redline.tools.files.write import NothingToWrite, WriteRequest, build_write_action
+
+        try:
+            _absolute, rel = confine(self.root, path)
+            built = build_write_action(WriteRequest(self.root, rel, content))
+        except paths.ConfinementError as exc:
+            raise acp.RequestError(OUTSIDE_WORKSPACE, f"Refused: {exc}") from None
+        except NothingToWrite:
+            return schema.WriteTextFileResponse()
+        except FileToolError as exc:
+            raise acp.RequestError(NOT_WRITTEN, f"Not written: {exc}") from None
+        preview = built.preview
+        assert preview is not None
+        approval = self._matching_approval(rel, preview)
+        if approval is not None:
+            return self._apply_approved(approval, rel, preview)
+        label = f"Write: {rel}"
+        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+        action = self._preview_action(label, "acp:write_text_file", preview, future)
+        action.details = {**self._source_details(), "path": rel, "kind": preview.changes[0].kind}
+        self.store.push(action)
+        self._requests[action.id] = ("write", future)
+        try:
+            # Before it counts as held: the runner must not see "waiting on review" meanwhile.
+            await self._run_rules(action)
+            self.held[action.id] = HeldRequest(action.id, "write", future)
+            self._notify()
+            outcome = await future
+        finally:
+            self.held.pop(action.id, None)
+            self._requests.pop(action.id, None)
+        if outcome.decision == "apply":
+            return schema.WriteTextFileResponse()
+        if outcome.decision == "discard":
+            by = f"rule {outcome.rule}" if outcome.rule else "the reviewer"
+            raise acp.RequestError(DISCARDED, f"Discarded by {by}: {outcome.reason}")
+        if outcome.decision == "elsewhere":
+            raise acp.RequestError(NOT_WRITTEN, f"{outcome.reason}.")
+        raise acp.RequestError(AGENT_STOPPED, f"Not written: {outcome.reason}.")
+
+    def _preview_action(
+        self,
+        label: str,
+        source_tool_name: str,
+        preview: Preview,
+        future: asyncio.Future[_Outcome],
+    ) -> PendingAction:
+        """A held write: apply writes the Preview through safe apply, then answers."""
+        root = self.root
+
+        def apply(reason: str) -> ToolResult:
+            from redline.workspace.safe_apply import apply_preview
+
+            receipt = apply_preview(
+                root,
+                preview,
+                label=label,
+                source_tool_name=source_tool_name,
+                action_id=action.id or None,
+            )
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("apply", reason, rule))
+            self.record_resolution(action, "applied", reason, rule)
+            return ToolResult.text_result(
+                f"Applied: {label}.",
+                details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
+            )
+
+        def reject(reason: str) -> ToolResult:
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("discard", reason, rule))
+            self.record_resolution(action, "discarded", reason, rule)
+            return ToolResult.text_result(f"Discarded: {label}. Reason: {reason}")
+
+        # Its apply is safe apply of the Preview (plus answering the agent while it runs):
+        # in the workspace queue it is a preview action, so any redline process may apply
+        # it, also after this agent and this process have ended.
+        apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]
+        action = PendingAction(
+            label=label,
+            apply=apply,
+            reject=reject,
+            source_tool_name=source_tool_name,
+            preview=preview,
+        )
+        return action
+
+    def _settle(self, future: asyncio.Future[_Outcome], outcome: _Outcome) -> None:
+        """Answer a held request from any thread (the dashboard resolves on its own)."""
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(outcome)
+            self._notify()
+
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            settle()
+        else:
+            loop.call_soon_threadsafe(settle)
+
+    def _source_details(self) -> dict[str, Any]:
+        return {"source": self.source.to_dict() if self.source else None}
+
+    # -- approvals (Gemini asks, then writes through fs) --------------------------------
+    def _matching_approval(self, rel: str, preview: Preview) -> _Approval | None:
+        change = preview.changes[0]
+        base = change.old_sha256 if isinstance(change, FileModify) else None
+        content = content_sha256(change)
+        for approval in self._approvals:
+            call = self._tool_calls.get(approval.tool_call_id)
+            if approval.used or (call is not None and call.status in ("completed", "failed")):
+                continue
+            if (approval.rel, approval.base_sha256, approval.content_sha256) == (
+                rel,
+                base,
+                content,
+            ):
+                return approval
+        return None
+
+    def _apply_approved(
+        self, approval: _Approval, rel: str, preview: Preview
+    ) -> schema.WriteTextFileResponse:
+        from redline.workspace.errors import ApplyError
+        from redline.workspace.journal import finish_external
+        from redline.workspace.safe_apply import apply_preview
+
+        approval.used = True
+        if approval.entry_id is not None:
+            # The pre-image entry is not needed: redline writes it itself, journaled.
+            with contextlib.suppress(Exception):
+                finish_external(self.root, approval.entry_id)
+            approval.entry_id = None
+        try:
+            receipt = apply_preview(
+                self.root, preview, label=f"Write: {rel}", source_tool_name="acp:write_text_file"
+            )
+        except ApplyError as exc:
+            raise acp.RequestError(NOT_WRITTEN, str(exc)) from None
+        self.events.emit(
+            acp_events.AcpNotice(
+                message=(
+                    f"Applied the agent's write of {rel} at once: it matches the change "
+                    f"approved for tool call {approval.tool_call_id} "
+                    f"(journal entry {receipt.entry_id})."
+                ),
+                path=rel,
+                tool_call_id=approval.tool_call_id,
+                entry_id=receipt.entry_id,
+            )
+        )
+        return schema.WriteTextFileResponse()
+
+    def _tool_call_ended(self, tool_call_id: str) -> None:
+        """Record what a self-writing agent wrote after its approval, for undo."""
+        from redline.workspace.journal import finish_external
+
+        for approval in self._approvals:
+            if approval.tool_call_id != tool_call_id or approval.entry_id is None:
+                continue
+            entry_id, approval.entry_id = approval.entry_id, None
+            try:
+                outcome = finish_external(self.root, entry_id)
+            except Exception as exc:
+                self.events.emit(
+                    ErrorEvent(f"Could not record the agent's write of {approval.rel}: {exc}")
+                )
+                continue
+            if not outcome.changed:
+                continue
+            approval.used = True
+            message = (
+                f"The agent wrote {approval.rel} itself; recorded as applied "
+                f"(journal entry {outcome.entry_id}), `redline undo` reverts it."
+            )
+            diff_text: str | None = None
+            if not outcome.as_approved and approval.approved_text is not None:
+                with contextlib.suppress(MappingError, OSError):
+                    actual = read_disk(self.root, approval.rel).text or ""
+                    diff = Preview(
+                        [FileModify(approval.rel, "", approval.approved_text, actual)]
+                    ).diff()
+                    message += " It differs from what was approved:\n" + diff
+                    diff_text = diff
+            self.events.emit(
+                acp_events.AcpNotice(
+                    message=message,
+                    path=approval.rel,
+                    tool_call_id=tool_call_id,
+                    entry_id=outcome.entry_id,
+                    diff=diff_text,
+                )
+            )
+
+    # -- session/request_permission ----------------------------------------------------
+    async def _permission(
+        self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> schema.RequestPermissionResponse:
+        self.in_flight += 1
+        try:
+            return await self._permission_inner(tool_call, options)
+        finally:
+            self.in_flight -= 1
+            self._notify()
+
+    async def _permission_inner(
+        self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> schema.RequestPermissionResponse:
+        if self._stopping:
+            return _answer(_Outcome("cancelled"), options)
+        known = self._tool_calls.setdefault(tool_call.tool_call_id, _ToolCall())
+        title = tool_call.title or known.title or "Permission request"
+        kind = tool_call.kind or known.kind or "other"
+        raw_input = tool_call.raw_input if tool_call.raw_input is not None else known.raw_input
+        diffs = [
+            c for c in tool_call.content or [] if isinstance(c, schema.FileEditToolCallContent)
+        ]
+        mapped: list[MappedChange] = []
+        unverifiable = ""
+        try:
+            mapped = codex_changes(self.root, raw_input) or [
+                full_file_change(self.root, d.path, d.old_text, d.new_text) for d in diffs
+            ]
+        except paths.ConfinementError as exc:
+            self.events.emit(
+                ErrorEvent(f"Refused the agent's request {title!r}: {exc}. Nothing was queued.")
+            )
+            return _answer(_Outcome("discard", str(exc)), options)
+        except MappingError as exc:
+            unverifiable = str(exc)
+        details: dict[str, Any] = {
+            **self._source_details(),
+            "tool_call_id": tool_call.tool_call_id,
+            "kind": kind,
+            "raw_input": raw_input,
+        }
+        preview = Preview(m.change for m in mapped) if mapped else None
+        verified = bool(mapped) and all(m.verified for m in mapped)
+        notes = [m.note for m in mapped if m.note] + ([unverifiable] if unverifiable else [])
+        label = title
+        if diffs and not verified:
+            label = f"{title} (not verifiable against the disk)"
+            details["not_verifiable"] = "; ".join(notes) or "the change cannot be checked"
+            if preview is None:
+                details["diffs"] = [
+                    {"path": d.path, "old_text": d.old_text, "new_text": d.new_text} for d in diffs
+                ]
+        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+
+        def apply(reason: str) -> ToolResult:
+            if verified and preview is not None:
+                self._approve(tool_call.tool_call_id, mapped, label)
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("apply", reason, rule))
+            self.record_resolution(action, "applied", reason, rule)
+            return ToolResult.text_result(f"Allowed: {label}.")
+
+        def reject(reason: str) -> ToolResult:
+            rule = self._deciding_rule.get(action.id)
+            self._settle(future, _Outcome("discard", reason, rule))
+            self.record_resolution(action, "discarded", reason, rule)
+            return ToolResult.text_result(f"Rejected: {label}. Reason: {reason}")
+
+        action = PendingAction(
+            label=label,
+            apply=apply,
+            reject=reject,
+            details=details,
+            source_tool_name=f"acp:{kind}",
+            preview=preview,
+        )
+        self.store.push(action)
+        leftover = None
+        if verified and preview is not None:
+            leftover = self._preview_action(label, f"acp:{kind}", preview, future)
+            leftover.details = dict(details)
+        self._requests[action.id] = ("permission", future)
+        try:
+            await self._run_rules(action)
+            self.held[action.id] = HeldRequest(action.id, "permission", future, leftover)
+            self._notify()
+            outcome = await future
+        finally:
+            self.held.pop(action.id, None)
+            self._requests.pop(action.id, None)
+            if outcome_is_final(future):
+                self.store.remove(action.id)
+        return _answer(outcome, options)
+
+    def _approve(self, tool_call_id: str, mapped: list[MappedChange], label: str) -> None:
+        """Record the approval; journal each file's pre-image in case the agent writes it."""
+        from redline.workspace.journal import begin_external
+
+        for item in mapped:
+            change = item.change
+            if not isinstance(change, (FileModify, FileCreate)):
+                continue
+            approval = _Approval(
+                tool_call_id,
+                change.path,
+                change.old_sha256 if isinstance(change, FileModify) else None,
+                content_sha256(change),
+                change.new_text,
+            )
+            # Synchronous on purpose: the pre-image is on disk before the agent hears "allow".
+            approval.entry_id = begin_external(
+                self.root,
+                change.path,
+                label=f"{label} ({self.spec.display_name})",
+                source_tool_name=f"acp:{self._tool_calls.get(tool_call_id, _ToolCall()).kind}",
+                approved_sha256=approval.content_sha256,
+            )
+            self._approvals.append(approval)
+
+
+def outcome_is_final(future: asyncio.Future[_Outcome]) -> bool:
+    """Did a person decide (the action is done), rather than the agent ending?"""
+    return (
+        future.done()
+        and not future.cancelled()
+        and future.result().decision in ("apply", "discard")
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("redline")
+    except PackageNotFoundError:
+        return "0"
+
+
+def resolution_prompt(resolutions: list[Resolution]) -> str:
+    """The prompt that tells the agent what the reviewer decided (the outcome has no reason)."""
+    lines = ["The reviewer resolved your pending requests:"]
+    for item in resolutions:
+        reason = item.reason.strip() or "no reason given"
+        lines.append(f"- {item.label}: {item.decision}. Reason: {reason}")
+    lines.append("Take these decisions into account and continue.")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "AcpAgent",
+    "AcpError",
+    "AcpSource",
+    "HeldRequest",
+    "Resolution",
+    "resolution_prompt",
+]

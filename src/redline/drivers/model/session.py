@@ -1,0 +1,1288 @@
+"""AgentSession: the agent loop, with pending actions as first-class state.
+
+The loop runs on an event loop the session owns (:class:`LoopThread`); the public methods
+are synchronous and may be called from any thread. Every resolution — the model's
+``resolve`` call, :meth:`AgentSession.resolve`, the dashboard's buttons, the
+``apply-all``/``discard-all`` resolvers — goes through :meth:`AgentSession._resolve`,
+which calls :func:`redline.tools.resolve.resolve_pending`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
+
+from redline.drivers.model.events import (
+    AgentEnd,
+    AgentStart,
+    AgentState,
+    ErrorEvent,
+    Event,
+    EventListener,
+    EventStream,
+    MessageDelta,
+    MessageEnd,
+    MessageStart,
+    Notice,
+    PendingPushed,
+    PendingRebased,
+    PendingReplaced,
+    PendingResolved,
+    PendingStale,
+    ResolutionFailed,
+    ResolvedBy,
+    RunStatus,
+    TokenUsage,
+    ToolEnd,
+    ToolStart,
+    ToolUpdate,
+    TurnEnd,
+    TurnStart,
+    Undone,
+    event_from_dict,
+)
+from redline.drivers.model.loop_thread import LoopThread
+from redline.drivers.model.providers.base import (
+    ForceTool,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolChoice,
+    ToolChoiceRejected,
+    ToolSpec,
+)
+from redline.drivers.model.session_log import SessionLog
+from redline.extensibility.custom_tools import PluginError
+from redline.extensibility.isolation import wait_interruptibly
+from redline.extensibility.plugins import PluginHost
+from redline.tools.base import Tool, ToolContext
+from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
+from redline.tools.resolve import (
+    EditOutcome,
+    ResolveOutcome,
+    ResolveTool,
+    edit_pending,
+    resolve_pending,
+)
+from redline.tools.result import ToolResult
+from redline.workspace.queue import QueueWatcher, WorkspaceQueue
+from redline.workspace.queue import Resolution as QueueResolution
+
+if TYPE_CHECKING:
+    from redline.rules import Decision, RuleOutcome, RuleSet
+
+log = logging.getLogger(__name__)
+
+Resolver = Literal["agent", "human", "apply-all", "discard-all"]
+RESOLVERS: tuple[str, ...] = ("agent", "human", "apply-all", "discard-all")
+
+PREVIEW_REMINDER = (
+    "<system-reminder>This is a preview. Nothing has been written yet. "
+    "Call the resolve tool to apply or discard these changes.</system-reminder>"
+)
+RESOLVE_FIRST = (
+    "Not run: changes are waiting for review. Call resolve to apply or discard the pending "
+    "action before using other tools."
+)
+RESOLVE_REFUSED = (
+    "resolve is not available to you in this session: a person reviews every pending action. "
+    "Wait for their decision."
+)
+AUTO_REASONS = {
+    "apply-all": "auto-applied by --resolver apply-all",
+    "discard-all": "auto-discarded by --resolver discard-all",
+}
+# Turns in a row that leave the same actions pending before the run gives up.
+STUCK_TURNS = 3
+ABORT_GRACE = 1.0
+
+DEFAULT_SYSTEM_PROMPT = """You are redline, a careful coding agent working in a Python project.
+Use the tools to read and search the workspace. Changes you make with edit, write, ast_edit
+or preview-producing custom tools are previews: nothing is written until the pending action
+is resolved. Keep labels and reasons short and specific."""
+
+
+class SessionError(RuntimeError):
+    """A session method was called at the wrong time (e.g. prompt() during a run)."""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A decision the model has not heard about yet (human, auto or undo)."""
+
+    verb: str
+    action_id: str
+    label: str
+    reason: str
+    result_text: str
+
+
+class AgentSession:
+    """One agent working in one workspace, with its pending stack, tools and plugins.
+
+    Usually made by :func:`redline.sdk.create_agent_session`. Public methods are
+    synchronous and thread-safe; the loop runs on the session's own event loop thread.
+
+    Args:
+        cwd: the workspace root.
+        provider: the model.
+        tools: the built-in tools (plugins are added by :attr:`plugins`).
+        resolver: who resolves pending actions: ``agent``, ``human``, ``apply-all`` or
+            ``discard-all``.
+        store: the pending stack (a fresh one if omitted).
+        stream: the event stream everything is reported on.
+        system_prompt: replaces the default system prompt.
+        max_turns: model turns per run before it stops with ``max_turns``.
+        session_log: where events are recorded (none if omitted).
+        recovery_messages: what recovering the journal at start did, for people to read.
+
+    Raises:
+        ValueError: an unknown resolver.
+    """
+
+    #: The workspace root.
+    cwd: Path
+    #: The model.
+    provider: Provider
+    #: Who resolves pending actions.
+    resolver: Resolver
+    #: The pending stack.
+    store: PendingActionStore
+    #: The event stream (subscribe with :meth:`subscribe`).
+    events: EventStream
+    #: The stream's session id (also the session log's name).
+    session_id: str
+    #: Model turns per run before it stops with ``max_turns``.
+    max_turns: int
+    #: What recovering the journal at start did (rolled back or finished applies).
+    recovery_messages: list[str]
+    #: The custom tools: loading, hot reload, load errors and the untrusted folder.
+    plugins: PluginHost
+    #: Where the agent is: ``idle``, ``running``, ``awaiting_review``, ``stopped``, ``failed``.
+    status: str
+    #: How the last run ended (``None`` before the first run).
+    last_status: RunStatus | None
+
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        provider: Provider,
+        tools: Sequence[Tool],
+        resolver: Resolver = "agent",
+        store: PendingActionStore | None = None,
+        stream: EventStream,
+        system_prompt: str | None = None,
+        max_turns: int = 50,
+        session_log: SessionLog | None = None,
+        recovery_messages: Sequence[str] = (),
+        rules: RuleSet | None = None,
+    ) -> None:
+        if resolver not in RESOLVERS:
+            raise ValueError(
+                f"unknown resolver {resolver!r}: expected one of {', '.join(RESOLVERS)}"
+            )
+        self.cwd = cwd
+        self.provider = provider
+        self.resolver: Resolver = resolver
+        self.store = store if store is not None else PendingActionStore()
+        # Review rules decide freshly pushed actions first (redline.rules); None: no rules.
+        self.rules = rules
+        self.events = stream
+        self.session_id = stream.session_id
+        self.max_turns = max_turns
+        self.recovery_messages = list(recovery_messages)
+        self.plugins = PluginHost(
+            cwd=cwd,
+            store=self.store,
+            emit=self._plugin_event,
+            add_tool=self.add_tool,
+            remove_tool=self.remove_tool,
+        )
+        self.state: AgentState = AgentState.IDLE
+        self.last_status: RunStatus | None = None
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self._tools[tool.name] = tool
+        self._resolve_tool = ResolveTool()
+        self._messages: list[Message] = [
+            Message("system", system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT)
+        ]
+        self._loop = LoopThread()
+        self._state_lock = threading.RLock()
+        self._run_future: concurrent.futures.Future[RunStatus] | None = None
+        self._run_task: asyncio.Task[RunStatus] | None = None
+        self._abort_requested = False
+        self._unreported: list[Resolution] = []
+        # Staleness checks asked for while a resolution held the store's lock.
+        self._recheck_all = False
+        self._recheck_paths: set[str] = set()
+        self._reminder_due = False
+        self._choice_level = 0 if provider.can_force_tool else 1
+        self._log = session_log
+        self._closed = False
+        self._on_close: list[Callable[[], None]] = []
+        self._queue_watcher: QueueWatcher | None = None
+        #: Put each file's unified diff on ``pending_pushed`` events (``exec --resolver human``).
+        self.event_diffs = False
+        self._serving_requests = False
+        self._serve_again = False
+        # This session's actions (id -> label) and the undos of them already reported.
+        self._pushed_ids: dict[str, str] = {}
+        self._undos_reported: set[str] = set()
+        self._undo_lock = threading.Lock()
+        if session_log is not None:
+            self.events.subscribe(session_log.write_event)
+        self.store.subscribe(self._on_store_event)
+
+    # -- public, thread-safe API ---------------------------------------------------
+    @property
+    def plugin_errors(self) -> list[PluginError]:
+        """Every plugin that failed to load or reload (also sent as ``plugin_error`` events)."""
+        return self.plugins.errors
+
+    @property
+    def untrusted_plugin_dir(self) -> Path | None:
+        """The project plugin folder left unloaded because the workspace is not trusted."""
+        return self.plugins.untrusted_dir
+
+    @property
+    def model_label(self) -> str:
+        """The model as people see it (credentials in a base URL are never shown)."""
+        if self.provider.scripted:
+            return f"{self.provider.label} (scripted run — calls no language model)"
+        return self.provider.label
+
+    @property
+    def scripted(self) -> bool:
+        """Whether the model is a scripted plan (no language model is called)."""
+        return self.provider.scripted
+
+    @property
+    def running(self) -> bool:
+        """Whether a run is active."""
+        with self._state_lock:
+            return self._run_future is not None and not self._run_future.done()
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every tool the model may call, ``resolve`` last (it is hidden from people)."""
+        return [*self._current_tools(), self._resolve_tool]
+
+    def subscribe(self, listener: EventListener, *, replay: bool = False) -> Callable[[], None]:
+        """Receive every event from now on.
+
+        Args:
+            listener: called with each :class:`Event`, in order, from the emitting thread.
+            replay: first deliver the events sent before the first run started (plugin
+                load errors and output), so a late subscriber misses nothing.
+
+        Returns:
+            A function that unsubscribes ``listener``.
+        """
+        return self.events.subscribe(listener, replay=replay)
+
+    def prompt(self, text: str) -> RunStatus:
+        """Send ``text`` to the agent and block until the run ends.
+
+        Args:
+            text: the task or follow-up message.
+
+        Returns:
+            How the run ended: ``done``, ``awaiting_review``, ``aborted``, ``error`` or
+            ``max_turns``.
+
+        Raises:
+            ValueError: ``text`` is empty.
+            SessionError: a run is already active, or the session is closed.
+        """
+        return wait_interruptibly(self.start_prompt(text))
+
+    def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]:
+        """Like :meth:`prompt`, without blocking: the future resolves when the run ends.
+
+        An asyncio program awaits it with ``asyncio.wrap_future``.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("the prompt must be a non-empty string")
+        return self._start_run(text)
+
+    def resume(self) -> RunStatus:
+        """Continue a run that ended awaiting review, once every action is resolved.
+
+        Returns:
+            ``awaiting_review`` at once while actions are pending, else the new run's status.
+
+        Raises:
+            SessionError: the last run did not end awaiting review.
+        """
+        return wait_interruptibly(self.start_resume())
+
+    def start_resume(self) -> concurrent.futures.Future[RunStatus]:
+        """Like :meth:`resume`, without blocking."""
+        if self.store.has_pending:
+            done: concurrent.futures.Future[RunStatus] = concurrent.futures.Future()
+            done.set_result("awaiting_review")
+            return done
+        if self.last_status != "awaiting_review":
+            raise SessionError("nothing to resume: the last run did not end awaiting review")
+        return self._start_run(None)
+
+    def resolve(
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None = None,
+        by: ResolvedBy = "human",
+        only: Sequence[str] | None = None,
+    ) -> ResolveOutcome:
+        """Apply or discard an action, or part of it (the path the model's resolve call takes).
+
+        Args:
+            action: ``apply`` or ``discard``.
+            reason: why; shown to people and the agent, passed to the action's callback.
+            action_id: the action to resolve, anywhere on the stack (default: the top). If
+                it is no longer pending nothing runs and the outcome names its replacement.
+            by: who decided (``human``, ``agent`` or ``auto``), for the event.
+            only: ``PATH#N`` / ``PATH`` parts of its Preview; the rest stays pending as a
+                new action in the same place.
+
+        Returns:
+            A :class:`~redline.tools.resolve.ResolveOutcome`: ``outcome.kind`` says whether
+            it was applied, discarded, failed (nothing changed), refused because the top
+            changed, or invalid; ``outcome.text`` is what the model would read. Closing
+            the session while a callback never returns ends the wait with a failed
+            outcome (the callback is abandoned).
+        """
+        if self._closed:
+            return ResolveOutcome(
+                "invalid", "The session is closed; nothing was applied or discarded."
+            )
+        try:
+            return self._loop.run(self._resolve(action, reason, action_id, by, only))
+        except concurrent.futures.CancelledError:
+            return ResolveOutcome(
+                "failed",
+                "The session closed before the action was resolved; its callback was abandoned.",
+            )
+
+    def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
+        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``.
+
+        Saving text equal to the proposal changes nothing (``unchanged``). Otherwise the
+        action is replaced by an edited one (new id, ``edited``); applying it tells the
+        model the diff from its proposal to what was written. A ``.py`` file that no longer
+        parses is allowed; ``outcome.warnings`` says so.
+        """
+        if self._closed:
+            return EditOutcome("invalid", "The session is closed; nothing was edited.", action_id)
+        return self._loop.run(edit_pending(self.store, action_id, path, text))
+
+    def undo(self) -> ToolResult:
+        """Undo the newest applied action through the journal; the agent is told."""
+        from redline.workspace.journal import UndoError, undo_last
+
+        with self._undo_lock:  # the journal watcher must not report this undo again
+            try:
+                receipt = undo_last(self.cwd)
+            except UndoError as exc:
+                self.events.emit(Notice(message=str(exc)))
+                return ToolResult.error(str(exc))
+            self._undos_reported.add(receipt.entry_id)
+        files = list(receipt.files)
+        text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
+        with self._state_lock:
+            self._unreported.append(Resolution("undid", receipt.entry_id, receipt.label, "", text))
+        self.events.emit(Undone(entry_id=receipt.entry_id, label=receipt.label, files=files))
+        self.check_staleness()
+        return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
+
+    def abort(self) -> None:
+        """Stop the running turn within a second (the model stream is closed).
+
+        A tool call or apply that does not return is abandoned, not waited for.
+        """
+        with self._state_lock:
+            self._abort_requested = True
+            task = self._run_task
+        if task is not None and not task.done():
+            self._loop.loop.call_soon_threadsafe(task.cancel)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the current run to end.
+
+        Args:
+            timeout: seconds to wait at most (``None``: no limit).
+
+        Returns:
+            ``False`` if the run is still going after ``timeout``, else ``True``.
+        """
+        with self._state_lock:
+            future = self._run_future
+        if future is None:
+            return True
+        try:
+            future.result(timeout)
+        except TimeoutError:
+            return False
+        except BaseException:
+            return True
+        return True
+
+    def repreview(self, action_id: str) -> ToolResult:
+        """Recompute a pending action against the current files, in place on the stack.
+
+        Args:
+            action_id: the pending action to recompute.
+
+        Returns:
+            What happened; an error result when the action is unknown, cannot be
+            re-previewed, or was resolved meanwhile.
+        """
+        action = self.store.get(action_id)
+        if action is None:
+            return ToolResult.error(f"No pending action {action_id}.")
+        if action.repreview is None:
+            return ToolResult.error(f"{action.label} ({action_id}) cannot be re-previewed.")
+        try:
+            fresh = self._loop.run(_maybe_await(action.repreview()))
+        except Exception as exc:
+            return ToolResult.error(f"Re-preview of {action.label} failed: {exc}")
+        if not isinstance(fresh, PendingAction):
+            return ToolResult.error(f"Re-preview of {action.label} did not return an action.")
+        try:
+            self.store.replace(action_id, fresh)
+        except KeyError:
+            return ToolResult.error(f"{action_id} was resolved meanwhile; nothing was replaced.")
+        return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
+
+    def check_staleness(self, paths: set[str] | None = None) -> list[str]:
+        """Mark pending previews whose files changed; returns the ids marked stale.
+
+        ``paths`` (workspace-relative) limits the check to actions touching them; None
+        checks every action. While a resolution is writing files, the check waits for it
+        (it runs when the resolution ends): redline's own writes are never outside edits,
+        so the action being applied is never marked stale by them, while the others that
+        touch the same files are, by hash, once it is done.
+        """
+        with self._state_lock:
+            if paths is None:
+                self._recheck_all = True
+            else:
+                self._recheck_paths |= paths
+        lock = self.store.resolution_lock
+        marked: list[str] = []
+        while True:
+            if not lock.acquire(blocking=False):
+                # Whoever holds the lock checks these paths when it lets go (_resolve, or
+                # the loop below in another thread).
+                return marked
+            try:
+                with self._state_lock:
+                    check_all, todo = self._recheck_all, self._recheck_paths
+                    self._recheck_all, self._recheck_paths = False, set()
+                if check_all or todo:
+                    marked += self._mark_stale(None if check_all else todo)
+            finally:
+                lock.release()
+            with self._state_lock:
+                if not self._recheck_all and not self._recheck_paths:
+                    return marked
+
+    def _mark_stale(self, paths: set[str] | None) -> list[str]:
+        from redline.workspace.safe_apply import check_preview
+
+        marked = []
+        for action in self.store.snapshot():
+            preview = action.preview
+            if preview is None or (paths is not None and not paths & set(preview.paths)):
+                continue
+            reasons = check_preview(self.cwd, preview)
+            if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
+                marked.append(action.id)
+        return marked
+
+    def restore(self, messages: Sequence[Message], unreported: Sequence[Resolution]) -> None:
+        """Continue an earlier conversation (``exec --resume``): ``messages`` follow the
+        system prompt, and ``unreported`` is told to the model before its next turn; the
+        session then counts as awaiting review, so :meth:`resume` continues it."""
+        with self._state_lock:
+            if self.running:
+                raise SessionError("a run is active; restore a conversation before running")
+            self._messages[1:] = list(messages)
+            self._unreported = [*unreported, *self._unreported]
+            self.last_status = "awaiting_review"
+            self.state = AgentState.WAITING_FOR_REVIEW
+
+    # -- the workspace queue ------------------------------------------------------------
+    @property
+    def queue(self) -> WorkspaceQueue | None:
+        """The workspace's review queue: every process's pending actions (see docs/sdk.md).
+
+        ``None`` for a session made without a queue-backed store.
+        """
+        return self.store.queue
+
+    def watch_queue(self) -> None:
+        """Follow the workspace queue: learn resolutions made by other processes and serve
+        their requests to run this session's owner actions. Stopped by :meth:`close`."""
+        queue = self.store.queue
+        if queue is None or self._queue_watcher is not None:
+            return
+        self._queue_watcher = queue.watch(self._on_queue_change)
+        self.on_close(self._queue_watcher.stop)
+        self._on_queue_change()  # anything that happened before the watch began
+        self._watch_journal()
+
+    def _watch_journal(self) -> None:
+        """Watch the journal for undos of this session's actions made by other processes."""
+        import os
+
+        from redline.workspace.state import JOURNAL_DIR_NAME, open_state_dir
+
+        os.close(open_state_dir(self.cwd, JOURNAL_DIR_NAME))
+        path = self.cwd / ".redline" / JOURNAL_DIR_NAME
+        stop = threading.Event()
+        ready = threading.Event()
+
+        def run() -> None:
+            import watchfiles
+
+            ready.set()
+            for _changes in watchfiles.watch(
+                path,
+                watch_filter=lambda _change, name: os.path.basename(name) == "done",
+                stop_event=stop,
+                debounce=50,
+                step=10,
+                rust_timeout=200,
+                yield_on_timeout=False,
+                raise_interrupt=False,
+            ):
+                try:
+                    self._on_journal_change()
+                except Exception:
+                    log.debug("reading the journal failed", exc_info=True)
+
+        thread = threading.Thread(target=run, name="redline-journal-watch", daemon=True)
+        thread.start()
+        ready.wait(5.0)
+
+        def stop_watching() -> None:
+            stop.set()
+            thread.join(5.0)
+
+        self.on_close(stop_watching)
+
+    def _on_journal_change(self) -> None:
+        """Report undos (from any process) of applies of this session's actions."""
+        from redline.workspace.entries import Entry, iter_entries
+
+        with self._state_lock:
+            mine = dict(self._pushed_ids)
+        if not mine or self._closed:
+            return
+        with self._undo_lock:
+            loaded = [e for _folder, e in iter_entries(self.cwd) if isinstance(e, Entry)]
+            undone = {e.undoes for e in loaded if e.kind == "undo" and e.complete}
+            for entry in loaded:
+                if (
+                    entry.kind != "apply"
+                    or entry.action_id not in mine
+                    or entry.id not in undone
+                    or entry.id in self._undos_reported
+                ):
+                    continue
+                self._undos_reported.add(entry.id)
+                files = list(entry.files)
+                text = f"Undid {entry.label or 'the last apply'} ({', '.join(files)})."
+                with self._state_lock:
+                    self._unreported.append(Resolution("undid", entry.id, entry.label, "", text))
+                self.events.emit(Undone(entry_id=entry.id, label=entry.label, files=files))
+
+    def _on_queue_change(self) -> None:
+        """From the watcher thread: something in ``.redline/queue/`` changed."""
+        queue = self.store.queue
+        if queue is None or self._closed:
+            return
+        try:
+            if queue.owner_requests():
+                self._loop.submit(self._serve_owner_requests())
+        except Exception:
+            log.debug("reading owner requests failed", exc_info=True)
+        mine = self.store.snapshot()
+        if not mine:
+            return
+        try:
+            queued = {record.id for record in queue.list()}
+        except Exception:
+            log.debug("listing the review queue failed", exc_info=True)
+            return
+        removed = False
+        for action in mine:
+            if action.id in queued:
+                continue
+            # A local resolution holds this lock until the store is updated: wait for it
+            # so it is never mistaken for one made by another process.
+            if not self.store.resolution_lock.acquire(timeout=5.0):
+                return
+            try:
+                if self.store.get(action.id) is None:
+                    continue  # resolved here meanwhile
+                resolution = queue.resolution(action.id)
+                if resolution is None and queue.get(action.id) is not None:
+                    continue
+                self.store.remove(action.id)
+                removed = True
+            finally:
+                self.store.resolution_lock.release()
+            self._report_remote(action, resolution)
+        if removed:
+            self.check_staleness(None)  # an apply elsewhere may have changed our files
+
+    def _report_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        """Tell the model (and the event stream) how another process resolved ``action``."""
+        from redline.tools.queue_resolve import resolution_result
+
+        if resolution is None or resolution.decision not in ("apply", "discard"):
+            how = "removed"
+            if resolution is not None and resolution.replaced_by:
+                how = f"replaced by {resolution.replaced_by}"
+            self.events.emit(
+                Notice(message=f"{action.id} ({action.label}) was {how} in another process.")
+            )
+            return
+        done = "applied" if resolution.decision == "apply" else "discarded"
+        by: ResolvedBy = (
+            resolution.resolved_by if resolution.resolved_by in ("agent", "rule") else "human"  # type: ignore[assignment]
+        )
+        with self._state_lock:
+            self._unreported.append(
+                Resolution(done, action.id, action.label, resolution.reason, resolution.result_text)
+            )
+        self.events.emit(
+            PendingResolved(
+                action_id=action.id,
+                action="apply" if resolution.decision == "apply" else "discard",
+                reason=resolution.reason,
+                by=by,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                result=resolution_result(resolution),
+                rule=resolution.rule if by == "rule" else None,
+            )
+        )
+
+    async def _serve_owner_requests(self) -> None:
+        """Run this session's owner actions that another process resolved (its answer is
+        the resolution it logs) and report them to the model as local resolutions."""
+        with self._state_lock:
+            if self._serving_requests:
+                self._serve_again = True
+                return
+            self._serving_requests = True
+        try:
+            while True:
+                before = {action.id: action for action in self.store.snapshot()}
+                for action_id, result in await self.store.serve_owner_requests():
+                    queue = self.store.queue
+                    resolution = queue.resolution(action_id) if queue is not None else None
+                    action = before.get(action_id)
+                    if action is not None and resolution is not None and not result.is_error:
+                        self._report_remote(action, resolution)
+                with self._state_lock:
+                    if not self._serve_again:
+                        return
+                    self._serve_again = False
+        finally:
+            with self._state_lock:
+                self._serving_requests = False
+
+    def trust_workspace(self) -> list[str]:
+        """Trust this workspace's project plugins, remember it, and load them now.
+
+        Returns:
+            What was done, one line per step, for people to read.
+        """
+        return self.plugins.trust_workspace()
+
+    def _plugin_event(self, kind: str, **fields: Any) -> None:
+        """Emit what the plugin host reports (``plugin_error``, ``plugin_loaded``,
+        ``plugin_output``) as the typed event; the host sits below the agent layer, so it
+        names the type and fields, and they are checked here when the event is built."""
+        self.events.emit(event_from_dict({"type": kind, **fields}))
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the session closes (errors are logged, not raised)."""
+        self._on_close.append(callback)
+
+    def close(self) -> None:
+        """Stop the run, stop watching plugins, and release the model and the loop.
+
+        Returns within about two seconds even when plugin code never returns: a stuck
+        ``execute`` or ``apply`` is abandoned (it runs in a daemon thread).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self.abort()
+        stopped = self.wait(1.0)
+        # Resolutions waiting on a callback that never returns end too (see resolve()).
+        self._loop.loop.call_soon_threadsafe(_cancel_all_tasks, self._loop.loop)
+        self.plugins.stop_watching()
+        for callback in self._on_close:
+            try:
+                callback()
+            except Exception:
+                log.exception("session close callback failed")
+        if stopped:
+            try:
+                self._loop.run(self.provider.aclose(), timeout=1.0)
+            except Exception:
+                log.debug("provider close failed", exc_info=True)
+        # A loop still busy in plugin code is left behind (its thread is a daemon).
+        self._loop.close(timeout=0.5 if stopped else 0.1)
+        if self._log is not None:
+            self._log.close()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tools ----------------------------------------------------------------------
+    def add_tool(self, tool: Tool) -> None:
+        """Offer ``tool`` to the model from the next turn on (replaces one of its name)."""
+        with self._state_lock:
+            self._tools[tool.name] = tool
+
+    def remove_tool(self, name: str) -> None:
+        """Stop offering the tool called ``name``; unknown names are ignored."""
+        with self._state_lock:
+            self._tools.pop(name, None)
+
+    def _current_tools(self) -> list[Tool]:
+        # Plugin reloads swap tools from the watcher thread; read a snapshot.
+        with self._state_lock:
+            return list(self._tools.values())
+
+    def _offers_resolve(self) -> bool:
+        return self.resolver == "agent" and any(t.deferrable for t in self._current_tools())
+
+    def _tool_specs(self) -> tuple[ToolSpec, ...]:
+        specs = [
+            ToolSpec(t.name, t.description, t.parameters_schema()) for t in self._current_tools()
+        ]
+        if self._offers_resolve():
+            tool = self._resolve_tool
+            specs.append(ToolSpec(tool.name, tool.description, tool.parameters_schema()))
+        return tuple(specs)
+
+    # -- the run --------------------------------------------------------------------
+    def _start_run(self, text: str | None) -> concurrent.futures.Future[RunStatus]:
+        with self._state_lock:
+            if self._closed:
+                raise SessionError("the session is closed")
+            if self.running:
+                raise SessionError("a run is already active; wait for it or abort() it first")
+            self._abort_requested = False
+            self.state = AgentState.RUNNING
+            future = self._loop.submit(self._run(text))
+            self._run_future = future
+        return future
+
+    async def _run(self, text: str | None) -> RunStatus:
+        with self._state_lock:
+            self._run_task = asyncio.current_task()
+        self.events.emit(AgentStart(model=self.model_label, resolver=self.resolver, prompt=text))
+        if text is not None:
+            self._messages.append(Message("user", text))
+        status: RunStatus
+        error: str | None = None
+        try:
+            status = await self._loop_turns()
+        except asyncio.CancelledError:
+            status = "aborted"
+        except ProviderError as exc:
+            status, error = "error", str(exc)
+        except BaseException as exc:  # a bug (or a plugin's SystemExit) must end the run
+            # visibly, never kill the loop thread and leave prompt() waiting forever.
+            log.exception("agent run failed")
+            status, error = "error", f"{type(exc).__name__}: {exc}"
+        if error is not None:
+            self.events.emit(ErrorEvent(message=error))
+        self.last_status = status
+        self.state = AgentState.after(status)
+        self.events.emit(AgentEnd(status=status, pending=self.store.count))
+        with self._state_lock:
+            self._run_task = None
+        return status
+
+    async def _loop_turns(self) -> RunStatus:
+        turns = 0
+        stuck = 0
+        while True:
+            if self._abort_requested:
+                return "aborted"
+            if self.store.has_pending and self.resolver == "human":
+                return "awaiting_review"
+            if (
+                self.store.has_pending
+                and self.resolver in AUTO_REASONS
+                and not await self._auto_resolve()
+            ):
+                return "error"
+            if turns >= self.max_turns:
+                return "max_turns"
+            pending_before = {a.id for a in self.store.snapshot()}
+            turns += 1
+            response = await self._model_turn(turns)
+            if not response.tool_calls:
+                self.events.emit(TurnEnd(turn=turns))
+                return "awaiting_review" if self.store.has_pending else "done"
+            await self._run_tool_calls(
+                response.tool_calls, forced=bool(pending_before) and self._forcing()
+            )
+            self.events.emit(TurnEnd(turn=turns))
+            pending_after = {a.id for a in self.store.snapshot()}
+            if pending_after and self.resolver == "agent":
+                stuck = stuck + 1 if pending_after == pending_before else 0
+                if stuck >= STUCK_TURNS:
+                    self.events.emit(
+                        Notice(
+                            message=f"The model left the same actions pending for {STUCK_TURNS} "
+                            "turns; stopping for review."
+                        )
+                    )
+                    return "awaiting_review"
+            else:
+                stuck = 0
+
+    def _forcing(self) -> bool:
+        return self.resolver == "agent" and self.store.has_pending and self._offers_resolve()
+
+    def _tool_choice(self) -> ToolChoice:
+        if not self._forcing():
+            return "auto"
+        return (ForceTool("resolve"), "required", "auto")[min(self._choice_level, 2)]
+
+    def _pending_messages(self) -> None:
+        with self._state_lock:
+            report, self._unreported = self._unreported, []
+        if report:
+            self._messages.append(Message("user", resolution_reminder(report)))
+        if self._reminder_due and self._forcing():
+            self._messages.append(Message("user", PREVIEW_REMINDER))
+        self._reminder_due = False
+
+    async def _model_turn(self, turn: int) -> ModelResponse:
+        self._pending_messages()
+        self.events.emit(TurnStart(turn=turn))
+        while True:
+            choice = self._tool_choice()
+            request = ModelRequest(tuple(self._messages), self._tool_specs(), choice)
+            self.events.emit(MessageStart(role="assistant"))
+            parts: list[str] = []
+            on_text = self._text_sink(parts)
+
+            try:
+                response = await asyncio.wait_for(
+                    self.provider.complete(request, on_text), timeout=self.provider.timeout * 4
+                )
+            except ToolChoiceRejected as exc:
+                self.events.emit(MessageEnd(text="".join(parts)))
+                if choice == "auto":
+                    raise
+                self._choice_level += 1
+                self.events.emit(
+                    Notice(
+                        message=f"The model server refused tool_choice {_choice_name(choice)} "
+                        f"({exc}); retrying with {_choice_name(self._tool_choice())}."
+                    )
+                )
+                continue
+            except TimeoutError:
+                raise ProviderError(
+                    f"the model call timed out after {self.provider.timeout * 4:.0f} s"
+                ) from None
+            break
+        text = response.text or "".join(parts)
+        self.events.emit(MessageEnd(text=text))
+        if response.usage is not None:
+            self.events.emit(
+                TokenUsage(
+                    input_tokens=response.usage.input_tokens,
+                    output_tokens=response.usage.output_tokens,
+                )
+            )
+        self._messages.append(Message("assistant", text, tool_calls=response.tool_calls))
+        return response
+
+    def _text_sink(self, parts: list[str]) -> Callable[[str], None]:
+        def on_text(delta: str) -> None:
+            if delta:
+                parts.append(delta)
+                self.events.emit(MessageDelta(text=delta))
+
+        return on_text
+
+    async def _run_tool_calls(self, calls: Sequence[ToolCall], *, forced: bool) -> None:
+        for call in calls:
+            self.events.emit(ToolStart(tool_call_id=call.id, name=call.name, args=call.arguments))
+            if call.name == "resolve" and not self._offers_resolve():
+                result = ToolResult.error(RESOLVE_REFUSED)
+            elif forced and call.name != "resolve":
+                result = ToolResult.error(RESOLVE_FIRST)
+            elif call.name == "resolve":
+                result = await self._resolve_call(call)
+            else:
+                before = {a.id for a in self.store.snapshot()}
+                result = await self._execute(call)
+                result = await self._run_rules(result, before)
+            self.events.emit(
+                ToolEnd(
+                    tool_call_id=call.id, name=call.name, result=result, is_error=result.is_error
+                )
+            )
+            self._messages.append(
+                Message(
+                    "tool",
+                    result.text,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+            )
+
+    async def _resolve_call(self, call: ToolCall) -> ToolResult:
+        args = call.arguments
+        action = args.get("action")
+        reason = args.get("reason")
+        if not isinstance(action, str) or not isinstance(reason, str):
+            return ToolResult.error(
+                "resolve needs 'action' (apply or discard) and 'reason' (a string)."
+            )
+        outcome = await self._resolve(action, reason, None, "agent")
+        return outcome.to_tool_result()
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return ToolResult.error(
+                f"Unknown tool {call.name!r}. Available: {', '.join(self._tools)}."
+            )
+        if (
+            call.raw_arguments
+            and not call.arguments
+            and call.raw_arguments.strip() not in ("", "{}")
+        ):
+            try:
+                json.loads(call.raw_arguments)
+            except json.JSONDecodeError as exc:
+                return ToolResult.error(f"Arguments for {call.name} are not valid JSON: {exc.msg}.")
+        try:
+            params = tool.parameters.model_validate(call.arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            return ToolResult.error(f"Invalid arguments for {call.name}: {problems}")
+
+        def update(text: str) -> None:
+            self.events.emit(ToolUpdate(tool_call_id=call.id, name=call.name, text=text))
+
+        ctx = ToolContext(cwd=self.cwd, store=self.store, tool_call_id=call.id, update=update)
+        try:
+            return await tool.execute(params, ctx)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a plugin tool
+            log.debug("tool %s failed", call.name, exc_info=True)
+            if not str(exc):
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}")
+            if not isinstance(exc, Exception):
+                return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+            return ToolResult.error(f"{call.name} failed: {exc}")
+
+    async def _auto_resolve(self) -> bool:
+        action = "apply" if self.resolver == "apply-all" else "discard"
+        reason = AUTO_REASONS[self.resolver]
+        while self.store.has_pending:
+            result = await self._resolve(action, reason, None, "auto")
+            if result.is_error:
+                self.events.emit(ErrorEvent(message=result.text))
+                return False
+        return True
+
+    # -- review rules -------------------------------------------------------------------
+    def apply_rules(self) -> list[str]:
+        """Let the rules decide the pending actions now, top first (after a session rule was
+        added, say); stops at the first action they leave. The model hears of each decision
+        at its next turn, as of a person's. Returns what each rule did, in words."""
+        if self.rules is None or self.resolver in AUTO_REASONS:
+            return []
+        outcomes = self._loop.run(self._decide_top(None))
+        with self._state_lock:
+            for outcome in outcomes:
+                if outcome.resolved:
+                    verb = "applied" if outcome.decision.decision == "apply" else "discarded"
+                    self._unreported.append(
+                        Resolution(
+                            f"{verb} by rule {outcome.decision.rule}",
+                            outcome.action_id,
+                            outcome.label,
+                            outcome.decision.reason,
+                            outcome.result_text,
+                        )
+                    )
+        return [outcome.text for outcome in outcomes]
+
+    async def _decide_top(self, only: set[str] | None) -> list[RuleOutcome]:
+        """Rules decide the top action while they resolve it (and it is one of ``only``)."""
+        from redline.rules import run_rules
+
+        assert self.rules is not None
+        outcomes: list[RuleOutcome] = []
+        seen: set[str] = set()
+        while True:
+            top = self.store.peek()
+            if top is None or top.id in seen or (only is not None and top.id not in only):
+                return outcomes
+            seen.add(top.id)
+            try:
+                outcome = await run_rules(self.rules, top, self._rule_resolve)
+            except Exception as exc:  # a broken rule must never lose the action
+                log.exception("review rules failed")
+                self.events.emit(Notice(message=f"Review rules failed: {exc}"))
+                return outcomes
+            if outcome is None:
+                return outcomes
+            outcomes.append(outcome)
+            if not outcome.resolved:
+                return outcomes
+
+    async def _run_rules(self, result: ToolResult, before: set[str]) -> ToolResult:
+        """Let the rules decide the actions this tool call pushed (top first).
+
+        ``apply-all``/``discard-all`` decide everything themselves: rules do not run there.
+        Rules stop at the first action they leave for review (only the top is resolvable).
+        """
+        if self.rules is None or self.resolver in AUTO_REASONS:
+            return result
+        pushed = [a.id for a in self.store.snapshot() if a.id not in before]
+        if not pushed:
+            return result
+        outcomes = await self._decide_top(set(pushed))
+        if not outcomes:
+            return result
+        texts = [outcome.text for outcome in outcomes]
+        decided = [
+            {"action_id": o.action_id, "resolved": o.resolved} | o.decision.to_dict()
+            for o in outcomes
+        ]
+        details = dict(result.details) if isinstance(result.details, dict) else {}
+        details["rules"] = decided
+        if len(outcomes) == len(pushed) and all(o.resolved for o in outcomes):
+            return ToolResult.text_result("\n\n".join(texts), details=details)
+        return ToolResult.text_result(
+            "\n\n".join([result.text, *texts]), details=details, is_error=result.is_error
+        )
+
+    async def _rule_resolve(
+        self, verb: str, reason: str, action_id: str, decision: Decision
+    ) -> tuple[bool, str]:
+        outcome = await self._resolve(verb, reason, action_id, "rule", rule=decision.rule)
+        return not outcome.is_error, outcome.text
+
+    # -- the one resolution path ------------------------------------------------------
+    async def _resolve(
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None,
+        by: ResolvedBy,
+        only: Sequence[str] | None = None,
+        *,
+        rule: str | None = None,
+    ) -> ResolveOutcome:
+        try:
+            # A queue-backed store logs who resolved in the workspace's resolved log: a rule
+            # is credited for this one call (other resolvers keep the store's default).
+            outcome = await resolve_pending(
+                self.store,
+                action,
+                reason,
+                action_id,
+                only,
+                resolved_by="rule" if by == "rule" else "agent" if by == "agent" else None,
+                rule=rule,
+            )
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # an action's callback that escaped its isolation
+            log.debug("resolving failed", exc_info=True)
+            detail = str(exc)
+            cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            return ResolveOutcome(
+                "failed", f"Resolving failed: {cause}. The action is still pending."
+            )
+        event = resolution_event(outcome, by, rule=rule)
+        if event is not None:
+            self.events.emit(event)
+        if outcome.is_error:
+            self.check_staleness(set())  # the checks that waited for this resolution
+            return outcome
+        # The model reads its own and the rules' resolutions in its tool result.
+        if isinstance(event, PendingResolved) and by not in ("agent", "rule"):
+            done = "applied" if event.action == "apply" else "discarded"
+            with self._state_lock:
+                self._unreported.append(
+                    Resolution(done, event.action_id, event.label, reason, outcome.text)
+                )
+        # What the apply wrote can make the other pending actions stale: check them by
+        # hash now, with any check that waited for this resolution.
+        self.check_staleness(None if action == "apply" else set())
+        return outcome
+
+    def _on_store_event(self, event: StoreEvent) -> None:
+        action = event.action
+        if action is not None and event.kind in ("push", "replace"):
+            self._pushed_ids[action.id] = action.label
+        if event.kind == "push" and action is not None:
+            if self.store.count == 1:
+                self._reminder_due = True
+            self.events.emit(
+                PendingPushed(
+                    action_id=action.id,
+                    label=action.label,
+                    source_tool_name=action.source_tool_name,
+                    preview=action.preview.summary() if action.preview is not None else None,
+                    diffs=preview_diffs(action) if self.event_diffs else None,
+                )
+            )
+        elif event.kind == "replace" and action is not None and event.previous is not None:
+            if event.onto:
+                self.events.emit(
+                    PendingRebased(
+                        old_action_id=event.previous.id, action_id=action.id, onto=event.onto
+                    )
+                )
+            self.events.emit(
+                PendingReplaced(
+                    old_action_id=event.previous.id,
+                    action_id=action.id,
+                    label=action.label,
+                    source_tool_name=action.source_tool_name,
+                    preview=action.preview.summary() if action.preview is not None else None,
+                )
+            )
+        elif event.kind == "stale" and action is not None:
+            self.events.emit(
+                PendingStale(
+                    action_id=action.id, label=action.label, reason=action.stale_reason or ""
+                )
+            )
+
+
+def resolution_reminder(report: Sequence[Resolution]) -> str:
+    """The one user message that tells the model what was resolved since its last turn."""
+    lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
+    for item in report:
+        reason = f" Reason: {item.reason}" if item.reason else ""
+        lines.append(
+            f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
+        )
+    lines.append("</system-reminder>")
+    return "\n".join(lines)
+
+
+def resolution_event(
+    outcome: ResolveOutcome, by: ResolvedBy, *, rule: str | None = None
+) -> PendingResolved | ResolutionFailed | None:
+    """The event a resolution is logged as: resolved, failed (the action is still pending),
+    or none when no action was involved (empty stack, bad arguments, the top changed).
+    ``rule`` names the review rule when ``by`` is ``"rule"``."""
+    facts, verb = outcome.action, outcome.verb
+    if facts is None or verb is None:
+        return None
+    if outcome.is_error:
+        return ResolutionFailed(
+            message=outcome.text,
+            action_id=facts.action_id,
+            action=verb,
+            reason=outcome.reason,
+            label=facts.label,
+            source_tool_name=facts.source_tool_name,
+            by=by,
+            rule=rule,
+        )
+    return PendingResolved(
+        action_id=facts.action_id,
+        action=verb,
+        reason=outcome.reason,
+        by=by,
+        label=facts.label,
+        source_tool_name=facts.source_tool_name,
+        result=outcome.to_tool_result(),
+        rule=rule,
+    )
+
+
+def preview_diffs(action: PendingAction) -> list[dict[str, str]] | None:
+    """Each file of the action's Preview with its unified diff (None without a Preview)."""
+    from redline.workspace.preview import FileRename
+
+    preview = action.preview
+    if preview is None:
+        return None
+    files: list[dict[str, str]] = []
+    for change in preview:
+        entry = {"kind": change.kind, "path": change.path}
+        if isinstance(change, FileRename):
+            entry["old_path"] = change.old_path
+        entry["diff"] = preview.file_diff(change)
+        files.append(entry)
+    return files
+
+
+def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+
+
+def _choice_name(choice: ToolChoice) -> str:
+    return f"'{choice.name}'" if isinstance(choice, ForceTool) else repr(choice)
+
+
+async def _maybe_await(value: object) -> object:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+__all__ = [
+    "PREVIEW_REMINDER",
+    "AgentSession",
+    "Event",
+    "Resolution",
+    "ResolvedBy",
+    "Resolver",
+    "SessionError",
+    "resolution_event",
+    "resolution_reminder",
+]

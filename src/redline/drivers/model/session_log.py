@@ -1,0 +1,129 @@
+"""The session log: append-only JSONL under ``.redline/sessions/``.
+
+Line one is a header with the schema version; every further line is one event. A torn
+last line (the process died mid-write) is skipped when the log is read back.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from redline.drivers.model.events import (
+    Event,
+    EventFormatError,
+    UnknownEvent,
+    event_from_dict,
+    is_event_type,
+)
+from redline.redaction import redact_urls
+
+SCHEMA_VERSION = 1
+_KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,})")
+
+
+class SessionLogError(ValueError):
+    """A log file cannot be read back."""
+
+
+def _redact(text: str) -> str:
+    for name in _KEY_ENV_NAMES:
+        secret = os.environ.get(name)
+        if secret and len(secret) >= 8:
+            text = text.replace(secret, "[redacted]")
+    return redact_urls(_KEY_SHAPES.sub("[redacted]", text))
+
+
+def _open_log(path: Path) -> Any:
+    """Open the log for appending: ``0600``, never through a symlink.
+
+    A log under ``<root>/.redline/sessions/`` is opened relative to the checked state
+    folder (``0700``; a symlinked ``.redline`` or ``sessions`` is refused). Names that are
+    not UTF-8 are written as ``\\udcXX`` JSON escapes (docs/safety.md).
+    """
+    from redline.workspace.state import STATE_DIR_NAME, open_state_dir
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    if path.parent.name == "sessions" and path.parent.parent.name == STATE_DIR_NAME:
+        dir_fd = open_state_dir(path.parent.parent.parent, "sessions")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = os.open(path.name, flags, 0o600, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)
+        raise OSError(errno.EPERM, f"{path}: not a session log redline may write to")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
+
+
+class SessionLog:
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._handle = _open_log(path)
+        self._write({"schema": SCHEMA_VERSION, **header})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = _redact(json.dumps(record, ensure_ascii=False, default=str))
+        with self._lock:
+            if self._handle.closed:
+                return
+            self._handle.write(line + "\n")
+            self._handle.flush()
+
+    def write_event(self, event: Event) -> None:
+        self._write(event.to_dict())
+
+    def close(self) -> None:
+        with self._lock:
+            self._handle.close()
+
+
+def read_log(path: Path) -> tuple[dict[str, Any], Iterator[Event]]:
+    """The header and the events of a log; a torn or corrupt line is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise SessionLogError(f"{path}: cannot read session log: {exc.strerror or exc}") from None
+    if not lines:
+        raise SessionLogError(f"{path}: empty session log")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise SessionLogError(f"{path}: not a redline session log (bad header line)") from None
+    if not isinstance(header, dict) or "schema" not in header:
+        raise SessionLogError(f"{path}: not a redline session log (no schema in the header)")
+    if header["schema"] != SCHEMA_VERSION:
+        raise SessionLogError(
+            f"{path}: session log schema {header['schema']} is not supported (expected {SCHEMA_VERSION})"
+        )
+
+    def events() -> Iterator[Event]:
+        for line in lines[1:]:
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            try:
+                yield event_from_dict(raw)
+            except EventFormatError:
+                # A type a newer redline added is passed through; a broken record is skipped.
+                kind = raw.get("type") if isinstance(raw, dict) else None
+                if isinstance(kind, str) and not is_event_type(kind):
+                    yield UnknownEvent(raw=raw)
+
+    return header, events()
