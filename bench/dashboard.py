@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual import events
 
-from redline.drivers.model.events import Event, EventStream, MessageDelta, RunStatus, ToolStart
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import ResolveOutcome
-from redline.tools.result import ToolResult
+from redline.review.events import Event, EventStream, MessageDelta, RunStatus, ToolStart
+from redline.review.resolve import ResolveOutcome
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 from redline.tui.app import RedlineApp
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 

@@ -20,7 +20,7 @@ from pathlib import Path
 async def main(rounds: int) -> None:
     from mcp import Client, StdioServerParameters
 
-    from redline.tools.queue_resolve import resolve_queued
+    from redline.review.queued import resolve_queued
     from redline.workspace.queue import WorkspaceQueue
 
     with tempfile.TemporaryDirectory() as tmp:

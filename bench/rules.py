@@ -35,8 +35,8 @@ def main() -> None:
         (config / "rules.toml").write_text(body, encoding="utf-8")
         (root / ".redline" / "rules.toml").write_text(body, encoding="utf-8")
 
-        from redline.extensibility.trust import trust
         from redline.rules import ActionFacts, FileFact, RuleSet
+        from redline.trust import trust
 
         trust(root)
         rules = RuleSet(root)

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from redline import create_agent_session
-from redline.drivers.model.events import Event, PendingPushed, PendingResolved
+from redline.review.events import Event, PendingPushed, PendingResolved
 
 PLAN = {
     "name": "sdk-example",

@@ -12,9 +12,9 @@ import pytest
 from tests.drivers.model.providers.fake_openai import FakeOpenAI
 
 from redline import __version__
+from redline import trust as trust_store
 from redline.cli import main
 from redline.config import ConfigError, Settings, find_workspace_root, load_settings
-from redline.extensibility import trust as trust_store
 
 
 @pytest.fixture(autouse=True)

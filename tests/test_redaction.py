@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from redline.drivers.model.events import ErrorEvent, EventStream
 from redline.drivers.model.providers.openai_provider import OpenAIProvider
-from redline.drivers.model.session_log import SessionLog
 from redline.redaction import redact_url, redact_urls
+from redline.review.events import ErrorEvent, EventStream
+from redline.review.session_log import SessionLog
 
 
 @pytest.mark.parametrize(

@@ -26,8 +26,8 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, Field
 
 from redline.extensibility.custom_tools import CustomToolAPI
+from redline.review.result import ToolResult
 from redline.tools.base import PREVIEW_BANNER
-from redline.tools.result import ToolResult
 from redline.workspace.preview import FileRename, Preview, sha256_bytes
 
 __all__ = ["factory"]

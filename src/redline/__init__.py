@@ -11,11 +11,11 @@ _EXPORTS = {
     "create_agent_session": "redline.sdk",
     "AgentSession": "redline.drivers.model.session",
     "SessionError": "redline.drivers.model.session",
-    "Event": "redline.drivers.model.events",
-    "PendingAction": "redline.tools.pending_action",
-    "PendingActionStore": "redline.tools.pending_action",
-    "ToolResult": "redline.tools.result",
-    "resolve_pending": "redline.tools.resolve",
+    "Event": "redline.review.events",
+    "PendingAction": "redline.review.store",
+    "PendingActionStore": "redline.review.store",
+    "ToolResult": "redline.review.result",
+    "resolve_pending": "redline.review.resolve",
     "Preview": "redline.workspace.preview",
     "FileModify": "redline.workspace.preview",
     "FileCreate": "redline.workspace.preview",
@@ -29,15 +29,15 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from redline.drivers.model.events import Event
     from redline.drivers.model.providers.base import Provider
     from redline.drivers.model.session import AgentSession, SessionError
     from redline.extensibility.custom_tools.types import CustomToolAPI, CustomToolFactory
+    from redline.review.events import Event
+    from redline.review.resolve import resolve_pending
+    from redline.review.result import ToolResult
+    from redline.review.store import PendingAction, PendingActionStore
     from redline.sdk import create_agent_session
     from redline.tools.base import Tool, ToolContext
-    from redline.tools.pending_action import PendingAction, PendingActionStore
-    from redline.tools.resolve import resolve_pending
-    from redline.tools.result import ToolResult
     from redline.workspace.preview import FileCreate, FileDelete, FileModify, FileRename, Preview
 
 

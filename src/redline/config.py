@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-USER_CONFIG_ENV = "REDLINE_CONFIG_DIR"
+from redline.paths import user_config_dir
+
 MODEL_ENV = "REDLINE_MODEL"
 #: Overrides the config files' ``plugin_timeout`` (the command line still wins).
 PLUGIN_TIMEOUT_ENV = "REDLINE_PLUGIN_TIMEOUT"
@@ -31,16 +32,6 @@ MAX_CONFIG_BYTES = 1024 * 1024
 # Who resolves pending actions, strictest first: a person reviews everything; nothing is
 # written; the model decides; everything is written.
 RESOLVER_STRICTNESS: tuple[str, ...] = ("human", "discard-all", "agent", "apply-all")
-
-
-def user_config_dir() -> Path:
-    """``$REDLINE_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/redline``, else ``~/.config/redline``."""
-    explicit = os.environ.get(USER_CONFIG_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
-    return base / "redline"
 
 
 def user_config_file() -> Path:
@@ -396,7 +387,7 @@ def load_settings(
     if root is not None:
         data, shown = read_workspace_config(root)
         if trusted is None:
-            from redline.extensibility.trust import is_trusted
+            from redline.trust import is_trusted
 
             trusted = is_trusted(root)
         workspace_trusted = bool(trusted)

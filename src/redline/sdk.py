@@ -5,24 +5,19 @@ and the tool-choice rule, exactly as the design note does.
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from redline.drivers.model.events import EventStream, Notice
 from redline.drivers.model.providers import ModelSpecError, create_provider
 from redline.drivers.model.providers.base import Provider
 from redline.drivers.model.session import RESOLVERS, AgentSession, Resolver
-from redline.drivers.model.session_log import SessionLog
-from redline.tools.pending_action import PendingActionStore
+from redline.review.events import EventStream, Notice
+from redline.review.session_log import SessionLog, new_session_id
+from redline.review.store import PendingActionStore
 
 log = logging.getLogger(__name__)
-
-
-def new_session_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
 def create_agent_session(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from redline.mcp_server.proposals import STILL_PENDING, ProposalError, Proposals, outcome_line
-from redline.tools.queue_resolve import resolve_queued
+from redline.review.queued import resolve_queued
 from redline.workspace.queue import ActionDraft, Resolution, Source
 
 

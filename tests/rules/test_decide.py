@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from redline.review.store import PendingAction
 from redline.rules import ActionFacts, FileFact, Rule, decide
-from redline.tools.pending_action import PendingAction
 from redline.workspace.preview import FileCreate, FileModify, FileRename, Preview
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from redline.extensibility.trust import revoke, trust
 from redline.rules import ActionFacts, FileFact, Rule, RuleSet, user_rules_file
+from redline.trust import revoke, trust
 
 APPLY_ALL = '[[rule]]\nname = "{name}"\ndecision = "apply"\n'
 DISCARD_ALL = '[[rule]]\nname = "{name}"\ndecision = "discard"\nreason = "{name} says no"\n'

@@ -11,12 +11,12 @@ from pydantic import BaseModel
 from tests.drivers.model.helpers import ProgrammableProvider, call, reply
 
 from redline import create_agent_session
-from redline.drivers.model.events import Notice, PendingResolved, ResolutionFailed, ToolEnd
 from redline.drivers.model.providers.base import ModelRequest
+from redline.review.events import Notice, PendingResolved, ResolutionFailed, ToolEnd
+from redline.review.file_action import file_action
+from redline.review.result import ToolResult
 from redline.rules import user_rules_file
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
-from redline.tools.files.pending import file_action
-from redline.tools.result import ToolResult
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 
 THREE_RULES = """
@@ -263,10 +263,10 @@ def test_a_queue_backed_session_logs_the_rule_in_the_resolved_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from redline.cli import main
-    from redline.drivers.model.events import EventStream
     from redline.drivers.model.session import AgentSession
+    from redline.review.events import EventStream
+    from redline.review.store import PendingActionStore
     from redline.rules import RuleSet
-    from redline.tools.pending_action import PendingActionStore
     from redline.tools.registry import builtin_tools
     from redline.workspace.queue import WorkspaceQueue
 
@@ -305,8 +305,8 @@ async def test_who_resolved_is_credited_per_call_not_per_store(tmp_path: Path) -
     holds it (and the other way round)."""
     import asyncio
 
-    from redline.tools.pending_action import PendingAction, PendingActionStore
-    from redline.tools.resolve import resolve_pending
+    from redline.review.resolve import resolve_pending
+    from redline.review.store import PendingAction, PendingActionStore
     from redline.workspace.queue import WorkspaceQueue
 
     started, gate = asyncio.Event(), asyncio.Event()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
-from redline.drivers.model import describe
-from redline.drivers.model.events import PendingResolved, ResolutionFailed, event_from_dict
-from redline.drivers.model.render import EventPrinter
-from redline.tools.result import ToolResult
+from redline.commands.render import EventPrinter
+from redline.review import describe
+from redline.review.events import PendingResolved, ResolutionFailed, event_from_dict
+from redline.review.result import ToolResult
 from redline.tui.activity_format import format_event
 
 RESOLVED = PendingResolved(

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from redline.review.result import ToolResult
+from redline.review.store import PendingActionStore
 from redline.tools.base import ToolContext
 from redline.tools.files import (
     FindParams,
@@ -23,9 +25,7 @@ from redline.tools.files import grep as grep_module
 from redline.tools.files import listing as listing_module
 from redline.tools.files.globbing import compile_glob, expand_braces
 from redline.tools.files.read import DEFAULT_LIMIT, MAX_LINE_CHARS
-from redline.tools.pending_action import PendingActionStore
 from redline.tools.registry import BUILTIN_TOOL_NAMES, builtin_tools
-from redline.tools.result import ToolResult
 
 
 def _git_init(root: Path) -> None:

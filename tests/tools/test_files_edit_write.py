@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from redline.review.resolve import resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 from redline.tools.base import PREVIEW_BANNER, ToolContext
 from redline.tools.files import (
     STORE_UNAVAILABLE,
@@ -20,9 +23,6 @@ from redline.tools.files import (
     WriteParams,
     WriteTool,
 )
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import resolve_pending
-from redline.tools.result import ToolResult
 from redline.workspace.paths import ConfinementError
 from redline.workspace.preview import FileCreate, FileModify
 

@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from redline.tools.files.pending import file_action
-from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
-from redline.tools.resolve import edit_pending, resolve_pending
+from redline.review.file_action import file_action
+from redline.review.resolve import edit_pending, resolve_pending
+from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 from redline.workspace.hunks import hunk_units
 from redline.workspace.journal import undo_last
 from redline.workspace.preview import FileModify, Preview, sha256_bytes

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
+from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 
 
 def make(label: str) -> PendingAction:

@@ -6,15 +6,14 @@ from typing import Any
 
 import pytest
 
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import (
+from redline.review.resolve import (
     NOTHING_PENDING,
     ResolvedAction,
-    ResolveParams,
-    ResolveTool,
     resolve_pending,
 )
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
+from redline.tools.resolve import ResolveParams, ResolveTool
 
 
 def run(coro: Any) -> ToolResult:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from redline.tools.result import ToolResult, coerce_result
+from redline.review.result import ToolResult, coerce_result
 
 
 def test_tool_result_serialises_to_the_note_shape() -> None:

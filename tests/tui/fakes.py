@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from redline.drivers.model.events import (
+from redline.review.events import (
     AgentEnd,
     AgentStart,
     Event,
@@ -28,10 +28,9 @@ from redline.drivers.model.events import (
     RunStatus,
     Undone,
 )
-from redline.drivers.model.session import resolution_event
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import ResolveOutcome, resolve_pending
-from redline.tools.result import ToolResult
+from redline.review.resolve import ResolveOutcome, resolution_event, resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace.preview import FileCreate, FileModify, FileRename, Preview, sha256_bytes
 
 Script = Callable[["FakeSession", str | None], RunStatus]

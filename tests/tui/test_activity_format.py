@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from redline.drivers.model.events import event_from_dict
+from redline.review.events import event_from_dict
 from redline.tui.activity_format import format_event
 
 FIXTURE = Path(__file__).parents[1] / "agent" / "fixtures" / "events.json"

@@ -17,8 +17,8 @@ from tests.tui.test_snapshots import PYTHON_NEW, PYTHON_OLD, _app, _settle
 from textual.pilot import Pilot
 
 from redline.drivers.acp.events import AcpAgentExit
-from redline.drivers.model.events import AgentState
-from redline.tools.pending_action import PendingAction
+from redline.review.events import AgentState
+from redline.review.store import PendingAction
 from redline.tui.agent_ended import NOTE_WIDTH, ended_note, exit_error_lines
 from redline.tui.widgets.ended_banner import EndedBanner
 

@@ -16,7 +16,7 @@ from tests.tui.fakes import (
     wait_for_abort_script,
 )
 
-from redline.drivers.model.events import MessageDelta, PluginFailed, ToolStart
+from redline.review.events import MessageDelta, PluginFailed, ToolStart
 from redline.tui.app import RedlineApp
 from redline.tui.messages import StackChanged
 from redline.tui.screens.confirm import ConfirmScreen

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action
 
-from redline.drivers.model.events import ToolEnd, ToolStart
-from redline.tools.result import ToolResult
+from redline.review.events import ToolEnd, ToolStart
+from redline.review.result import ToolResult
 from redline.tui.app import RedlineApp
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView

@@ -13,8 +13,8 @@ from tests.tui.fakes import FakeSession, make_action, multi_file_preview
 from tests.tui.test_snapshots import PYTHON_NEW, PYTHON_OLD, _app, _settle
 from textual.pilot import Pilot
 
-from redline.drivers.model.events import MessageDelta, MessageEnd, ToolEnd, ToolStart
-from redline.tools.result import ToolResult
+from redline.review.events import MessageDelta, MessageEnd, ToolEnd, ToolStart
+from redline.review.result import ToolResult
 
 SIZES = [(160, 48), (80, 24), (60, 20)]
 

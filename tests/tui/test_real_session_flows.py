@@ -12,10 +12,10 @@ from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeWatcher
 
 from redline.commands.dashboard import NO_MODEL
-from redline.drivers.model.events import AgentState, PendingResolved
 from redline.drivers.model.providers.scripted import ScriptedProvider
 from redline.drivers.model.providers.unconfigured import UnconfiguredProvider
 from redline.drivers.model.session import AgentSession
+from redline.review.events import AgentState, PendingResolved
 from redline.sdk import create_agent_session
 from redline.tui.app import RedlineApp
 

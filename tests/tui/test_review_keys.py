@@ -8,8 +8,8 @@ from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action, modify, multi_file_preview
 from textual.widgets import TextArea
 
-from redline.tools.pending_action import PendingAction
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.tui.app import RedlineApp
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen

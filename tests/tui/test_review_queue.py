@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, modify
 
-from redline.tools.pending_action import PendingActionStore
+from redline.review.store import PendingActionStore
 from redline.tui.app import RedlineApp
 from redline.workspace.preview import Preview
 from redline.workspace.queue import ORPHANED_REASON, ActionDraft, Source, WorkspaceQueue

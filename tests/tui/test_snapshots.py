@@ -10,7 +10,7 @@ from typing import Any
 from tests.tui.fakes import FakeSession, make_action, multi_file_preview
 from textual.pilot import Pilot
 
-from redline.drivers.model.events import (
+from redline.review.events import (
     AgentState,
     ErrorEvent,
     MessageDelta,
@@ -19,7 +19,7 @@ from redline.drivers.model.events import (
     ToolEnd,
     ToolStart,
 )
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
 from redline.tui.app import RedlineApp
 
 SIZE = (130, 38)

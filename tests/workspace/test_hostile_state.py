@@ -117,7 +117,7 @@ def test_symlinked_state_folders_are_refused(ws: Path, outside: Path, component:
 
 
 def test_symlinked_sessions_folder_is_refused(ws: Path, outside: Path) -> None:
-    from redline.drivers.model.session_log import SessionLog
+    from redline.review.session_log import SessionLog
 
     (ws / ".redline").mkdir()
     os.symlink(outside, ws / ".redline" / "sessions")
@@ -132,7 +132,7 @@ def test_symlinked_sessions_folder_is_refused(ws: Path, outside: Path) -> None:
 
 
 def test_symlinked_session_log_file_is_refused(ws: Path, outside: Path) -> None:
-    from redline.drivers.model.session_log import SessionLog
+    from redline.review.session_log import SessionLog
 
     (ws / ".redline" / "sessions").mkdir(parents=True)
     os.symlink(outside / "precious.txt", ws / ".redline" / "sessions" / "s.jsonl")
@@ -145,7 +145,7 @@ def test_symlinked_session_log_file_is_refused(ws: Path, outside: Path) -> None:
 
 
 def test_state_modes(ws: Path) -> None:
-    from redline.drivers.model.session_log import SessionLog
+    from redline.review.session_log import SessionLog
 
     write(ws, "a.txt", "secret\n")
     receipt = apply_preview(ws, Preview([modify(ws, "a.txt", "b\n")]))
@@ -398,8 +398,8 @@ def test_crlf_preview_from_read_text_is_refused(ws: Path) -> None:
 
 async def test_apply_preview_receipt_counts_as_success(ws: Path) -> None:
     from redline.extensibility.custom_tools import CustomToolAPI
-    from redline.tools.pending_action import PendingActionStore
-    from redline.tools.resolve import resolve_pending
+    from redline.review.resolve import resolve_pending
+    from redline.review.store import PendingActionStore
 
     store = PendingActionStore()
     api = CustomToolAPI(ws, store)
@@ -418,7 +418,7 @@ def test_non_utf8_names_in_json_output_and_session_logs(
     ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from redline.cli import main
-    from redline.drivers.model.session_log import SessionLog, read_log
+    from redline.review.session_log import SessionLog, read_log
 
     name = os.fsdecode(b"caf\xe9.py")
     (ws / name).write_bytes(b"x = 1\n")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.resolve_texts import (
+from redline.review.texts import (
     applied_edited_text,
     applied_partial_text,
     discarded_partial_text,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.resolve_texts import conflict_reason, rebased_text
+from redline.review.texts import conflict_reason, rebased_text
 from redline.workspace.hunks import hunk_units, parse_selection, split_for_apply
 from redline.workspace.preview import FileModify, FileRename, Preview, sha256_bytes
 from redline.workspace.rebase import rebase_preview

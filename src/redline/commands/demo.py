@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace, workspace: Path) -> int:
     )
     if headless:
         from redline.commands.exec_ import EXIT_STATUS
-        from redline.drivers.model.render import EventPrinter
+        from redline.commands.render import EventPrinter
 
         print(f"redline demo: sample project copied to {workspace}{_fate(args)}", file=sys.stderr)
         with session:

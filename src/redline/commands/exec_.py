@@ -144,7 +144,7 @@ def _json_stdout() -> Iterator[TextIO]:
 def _error(args: argparse.Namespace, message: str, code: int, out: TextIO | None = None) -> int:
     if args.json:
         # No session exists yet: a complete event all the same, outside any session.
-        from redline.drivers.model.events import ErrorEvent
+        from redline.review.events import ErrorEvent
 
         event = ErrorEvent(message=message, time=time.time())
         print(json_dumps(event.to_dict(), ensure_ascii=True), file=out or sys.stdout, flush=True)
@@ -153,8 +153,8 @@ def _error(args: argparse.Namespace, message: str, code: int, out: TextIO | None
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from redline.drivers.model.render import EventPrinter
-    from redline.drivers.model.session_log import SessionLogError, read_log
+    from redline.commands.render import EventPrinter
+    from redline.review.session_log import SessionLogError, read_log
 
     try:
         _header, events = read_log(Path(args.replay))
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
     if args.agent is not None:
-        from redline.drivers.acp.run import run_exec
+        from redline.commands.exec_agent import run_exec
 
         return run_exec(args)
     if args.offer_tools:
@@ -222,9 +222,9 @@ def _run_session(
     model: str,
     out: TextIO,
 ) -> int:
+    from redline.commands.render import EventPrinter
     from redline.drivers.model.providers import ModelSpecError
     from redline.drivers.model.providers.base import ProviderError
-    from redline.drivers.model.render import EventPrinter
     from redline.extensibility.isolation import arm_exit_watchdog
     from redline.sdk import create_agent_session
 

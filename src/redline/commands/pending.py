@@ -283,7 +283,7 @@ def _resolve(
 ) -> int:
     import asyncio
 
-    from redline.tools.queue_resolve import resolve_queued
+    from redline.review.queued import resolve_queued
     from redline.workspace.hunks import HunkError, parse_selection
     from redline.workspace.queue import QueueError, check_id
 
@@ -403,7 +403,7 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
 def _clear(queue: WorkspaceQueue, records: list[QueueRecord], reason: str) -> int:
     import asyncio
 
-    from redline.tools.queue_resolve import resolve_queued
+    from redline.review.queued import resolve_queued
 
     _problems(queue)
     if not records:

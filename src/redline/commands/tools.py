@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from redline.commands._common import command_settings
     from redline.config import ConfigError
     from redline.extensibility.custom_tools import load_custom_tools
-    from redline.tools.pending_action import PendingActionStore
+    from redline.review.store import PendingActionStore
 
     try:
         settings = command_settings(args, root)

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     root = root.resolve()
 
-    from redline.extensibility import trust as trust_store
+    from redline import trust as trust_store
     from redline.extensibility.custom_tools.loader import project_tools_dir
 
     plugins = project_tools_dir(root)

@@ -24,8 +24,8 @@ from redline.extensibility.custom_tools import (
     reload_plugin_file,
 )
 from redline.extensibility.custom_tools.loader import plugin_files
+from redline.review.store import PendingActionStore
 from redline.tools.base import Tool
-from redline.tools.pending_action import PendingActionStore
 
 log = logging.getLogger("redline.plugins")
 
@@ -215,7 +215,7 @@ class PluginHost:
         Returns:
             One line per step (``trusted <root>``, ``loaded <file>``) for the caller to show.
         """
-        from redline.extensibility.trust import trust
+        from redline.trust import trust
 
         root = self.cwd
         trust(root)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from redline.tools.pending_action import PendingAction
+from redline.review.store import PendingAction
 from redline.workspace.queue import (
     ActionDraft,
     QueueError,

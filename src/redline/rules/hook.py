@@ -8,7 +8,7 @@ It returns what the model should read instead of the preview banner.
 The built-in agent session calls it from ``AgentSession._execute`` path with
 ``AgentSession._resolve(..., by="rule")``; the workspace queue, ACP and MCP push paths
 call it the same way with their own resolver (for the queue:
-``redline.tools.queue_resolve.resolve_queued(queue, id, verb, reason,
+``redline.review.queued.resolve_queued(queue, id, verb, reason,
 resolved_by="rule", rule=name)``).
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redline.review.store import PendingAction
 from redline.rules.model import ActionFacts, Decision
 from redline.rules.ruleset import RuleSet
-from redline.tools.pending_action import PendingAction
 
 if TYPE_CHECKING:
     from redline.workspace.queue import WorkspaceQueue
@@ -102,7 +102,7 @@ def queue_resolver(queue: WorkspaceQueue) -> RuleResolver:
     async def resolve(
         verb: str, reason: str, action_id: str, decision: Decision
     ) -> tuple[bool, str]:
-        from redline.tools.queue_resolve import resolve_queued
+        from redline.review.queued import resolve_queued
 
         result = await resolve_queued(
             queue, action_id, verb, reason, resolved_by="rule", rule=decision.rule

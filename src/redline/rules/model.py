@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import pathspec
 
-    from redline.tools.pending_action import PendingAction
+    from redline.review.store import PendingAction
 
 RuleDecision = Literal["apply", "discard", "ask"]
 ChangeKind = Literal["modify", "create", "delete", "rename", "permission"]

@@ -20,7 +20,7 @@ MAX_RULES_BYTES = 1024 * 1024
 
 
 def user_rules_file() -> Path:
-    from redline.config import user_config_dir
+    from redline.paths import user_config_dir
 
     return user_config_dir() / RULES_FILE_NAME
 
@@ -91,7 +91,7 @@ class RuleSet:
     """Live rules for the workspace ``root``.
 
     ``trusted`` forces the workspace's trust (``--trust`` for one run); None asks
-    :func:`redline.extensibility.trust.is_trusted` at each evaluation, so trusting or
+    :func:`redline.trust.is_trusted` at each evaluation, so trusting or
     revoking while a session runs takes effect too. Session rules (made in the dashboard)
     are held in memory and come first.
     """
@@ -134,7 +134,7 @@ class RuleSet:
     def trusted(self) -> bool:
         if self._trusted is not None:
             return self._trusted
-        from redline.extensibility.trust import is_trusted
+        from redline.trust import is_trusted
 
         return is_trusted(self.root)
 

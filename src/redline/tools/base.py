@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from redline.tools.pending_action import PendingActionStore
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
+from redline.review.store import PendingActionStore
 
 PREVIEW_BANNER = "Preview only: nothing has been written yet. Call resolve to apply or discard."
 

@@ -18,8 +18,8 @@ from redline.drivers.acp.events import (
     AcpToolCall,
     AcpToolCallUpdate,
 )
-from redline.drivers.model import describe
-from redline.drivers.model.events import (
+from redline.review import describe
+from redline.review.events import (
     AgentEnd,
     AgentStart,
     ErrorEvent,
@@ -40,7 +40,7 @@ from redline.drivers.model.events import (
     ToolUpdate,
     Undone,
 )
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
 
 LABEL_WIDTH = 72
 ARGS_WIDTH = 100

@@ -37,7 +37,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from redline.drivers.acp.events import AcpAgentExit
-from redline.drivers.model.events import (
+from redline.review.events import (
     RUN_SCOPED,
     AgentEnd,
     AgentState,
@@ -46,10 +46,10 @@ from redline.drivers.model.events import (
     MessageEnd,
     RunStatus,
 )
-from redline.tools.pending_action import PendingAction
-from redline.tools.queue_resolve import resolve_queued
-from redline.tools.resolve import ResolveOutcome
-from redline.tools.result import ToolResult
+from redline.review.queued import resolve_queued
+from redline.review.resolve import ResolveOutcome
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.tui.activity_format import (
     detail_lines,
     error_lines,

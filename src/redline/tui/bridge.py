@@ -15,8 +15,8 @@ from typing import Any
 
 from textual.message import Message
 
-from redline.drivers.model.events import Event
-from redline.tools.pending_action import PendingActionStore, StoreEvent
+from redline.review.events import Event
+from redline.review.store import PendingActionStore, StoreEvent
 from redline.tui.messages import EventsAvailable, StackChanged, StampedEvent
 from redline.tui.protocol import SessionLike
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from redline.drivers.model.events import Event, RunStatus
-from redline.tools.resolve import ResolveOutcome
-from redline.tools.result import ToolResult
+from redline.review.events import Event, RunStatus
+from redline.review.resolve import ResolveOutcome
+from redline.review.result import ToolResult
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from redline.drivers.model.events import Event, ResolvedBy, RunStatus
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import EditOutcome, ResolveOutcome
-from redline.tools.result import ToolResult
+from redline.review.events import Event, ResolvedBy, RunStatus
+from redline.review.resolve import EditOutcome, ResolveOutcome
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 
 
 class SessionLike(Protocol):

@@ -24,7 +24,7 @@ import stat
 import threading
 from pathlib import Path
 
-from redline.config import user_config_dir
+from redline.paths import user_config_dir
 
 __all__ = ["KEY_FILE_NAME", "AuthError", "sign", "verify", "workspace_key"]
 

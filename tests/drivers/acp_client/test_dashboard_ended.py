@@ -13,7 +13,7 @@ from tests.tui.fakes import FakeWatcher
 
 from redline.drivers.acp.session import AcpSession
 from redline.drivers.acp.spec import resolve_agent
-from redline.drivers.model.events import AgentState
+from redline.review.events import AgentState
 from redline.tui.app import RedlineApp
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.prompt_input import PromptInput

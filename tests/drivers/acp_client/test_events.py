@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from redline.commands.render import EventPrinter
 from redline.drivers.acp import events as acp_events
 from redline.drivers.model import events as ev
-from redline.drivers.model.events import Notice, event_from_dict
-from redline.drivers.model.render import EventPrinter
+from redline.review.events import Notice, event_from_dict
 from redline.tui.activity_format import format_event
 
 FIXTURE = Path(__file__).parent / "fixtures" / "events.json"

@@ -10,8 +10,8 @@ from typing import Any
 from tests.drivers.acp_client.running import prompts
 from tests.drivers.acp_client.test_exec_agent import HANG_GUARD, of
 
-from redline.tools.queue_resolve import resolve_queued
-from redline.tools.result import ToolResult
+from redline.review.queued import resolve_queued
+from redline.review.result import ToolResult
 from redline.workspace.journal import undo_history
 from redline.workspace.queue import WorkspaceQueue
 

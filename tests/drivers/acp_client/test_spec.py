@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from redline import trust
 from redline.drivers.acp.spec import AgentSpecError, resolve_agent
-from redline.extensibility import trust
 
 
 def test_command_line(tmp_path: Path) -> None:

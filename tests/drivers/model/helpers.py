@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from redline.drivers.model.events import Event, EventStream
 from redline.drivers.model.providers.base import (
     ModelRequest,
     ModelResponse,
@@ -19,9 +18,10 @@ from redline.drivers.model.providers.base import (
     ToolCall,
 )
 from redline.drivers.model.session import AgentSession, Resolver
+from redline.review.events import Event, EventStream
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
-from redline.tools.pending_action import PendingAction
-from redline.tools.result import ToolResult
 
 Reply = Callable[[ModelRequest], ModelResponse] | ModelResponse
 

@@ -25,11 +25,11 @@ from redline.drivers.model.providers.base import (
     ToolCall,
     Usage,
 )
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.rules import Rule
 from redline.sdk import create_agent_session
 from redline.tools.base import Tool, ToolContext
-from redline.tools.pending_action import PendingAction
-from redline.tools.result import ToolResult
 
 FIXTURE = Path(__file__).parent / "fixtures" / "events.json"
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from redline.drivers.model import events as ev
-from redline.drivers.model.events import (
+from redline.review.events import (
     AgentState,
     EventFormatError,
     EventStream,
@@ -24,7 +24,7 @@ from redline.drivers.model.events import (
     UnknownEvent,
     event_from_dict,
 )
-from redline.drivers.model.session_log import SessionLog, read_log
+from redline.review.session_log import SessionLog, read_log
 
 FIXTURE = Path(__file__).parent / "fixtures" / "events.json"
 RECORDED: dict[str, list[dict[str, Any]]] = json.loads(FIXTURE.read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ mypy_api = pytest.importorskip("mypy.api")
 ROOT = Path(__file__).resolve().parents[2]
 
 WRONG = """
-from redline.drivers.model.events import Event, EventStream, PendingPushed, ToolEnd
+from redline.review.events import Event, EventStream, PendingPushed, ToolEnd
 
 
 def produce(stream: EventStream) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 from tests.drivers.model.helpers import PreviewNoteTool, make_session, of_type, types
 from tests.drivers.model.providers.fake_openai import FakeOpenAI
 
-from redline.drivers.model.events import ErrorEvent, MessageDelta, Notice
 from redline.drivers.model.providers.openai_provider import OpenAIProvider
 from redline.drivers.model.session import PREVIEW_REMINDER
+from redline.review.events import ErrorEvent, MessageDelta, Notice
 
 FORCED = {"type": "function", "function": {"name": "resolve"}}
 

@@ -6,8 +6,8 @@ import io
 import json
 from pathlib import Path
 
-from redline.drivers.model.events import event_from_dict
-from redline.drivers.model.render import EventPrinter
+from redline.commands.render import EventPrinter
+from redline.review.events import event_from_dict
 
 FIXTURE = Path(__file__).parent / "fixtures" / "events.json"
 EXAMPLES = [e for group in json.loads(FIXTURE.read_text(encoding="utf-8")).values() for e in group]

@@ -11,8 +11,8 @@ from tests.drivers.model.helpers import ProgrammableProvider, call, reply
 
 import redline
 from redline import create_agent_session
-from redline.drivers.model.events import PendingStale, ToolEnd
 from redline.drivers.model.providers.base import ModelRequest
+from redline.review.events import PendingStale, ToolEnd
 
 
 @pytest.fixture(autouse=True)

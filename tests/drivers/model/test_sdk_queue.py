@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.drivers.model.events import Event, PendingResolved, Undone
+from redline.review.events import Event, PendingResolved, Undone
 from redline.sdk import create_agent_session
 from redline.workspace.queue import WorkspaceQueue
 

@@ -17,7 +17,6 @@ from tests.drivers.model.helpers import (
     types,
 )
 
-from redline.drivers.model.events import AgentEnd, Notice, PendingPushed, PendingResolved, ToolEnd
 from redline.drivers.model.providers.base import ForceTool, ToolChoiceRejected
 from redline.drivers.model.session import (
     PREVIEW_REMINDER,
@@ -25,6 +24,7 @@ from redline.drivers.model.session import (
     RESOLVE_REFUSED,
     SessionError,
 )
+from redline.review.events import AgentEnd, Notice, PendingPushed, PendingResolved, ToolEnd
 
 
 def tool_names(request: object) -> set[str]:

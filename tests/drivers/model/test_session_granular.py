@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tests.drivers.model.helpers import ProgrammableProvider, make_session
 
-from redline.drivers.model.events import PendingRebased, PendingReplaced
-from redline.tools.files.pending import file_action
+from redline.review.events import PendingRebased, PendingReplaced
+from redline.review.file_action import file_action
 from redline.workspace.journal import undo_last
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 

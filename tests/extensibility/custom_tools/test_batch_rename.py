@@ -10,9 +10,9 @@ import pytest
 from redline.extensibility.custom_tools import CustomToolAPI, load_custom_tools
 from redline.extensibility.custom_tools import loader as loader_module
 from redline.resources import example_tools_dir
+from redline.review.resolve import resolve_pending
+from redline.review.store import PendingActionStore
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
-from redline.tools.pending_action import PendingActionStore
-from redline.tools.resolve import resolve_pending
 from redline.workspace.preview import FileCreate, FileRename, Preview, sha256_bytes
 
 safe_apply = pytest.importorskip("redline.workspace.safe_apply")

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from redline import trust
 from redline.cli import main
-from redline.extensibility import trust
 from redline.extensibility.custom_tools import loader as loader_module
 
 from .conftest import PluginWriter, echo_plugin

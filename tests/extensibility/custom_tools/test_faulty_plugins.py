@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from redline.cli import main
-from redline.drivers.model.events import Event
 from redline.drivers.model.session import AgentSession
 from redline.extensibility.custom_tools import load_custom_tools
 from redline.extensibility.custom_tools import loader as loader_module
+from redline.review.events import Event
 from redline.sdk import create_agent_session
 
 from .conftest import PluginWriter, echo_plugin

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from redline.extensibility import trust
+from redline import trust
 from redline.extensibility.custom_tools import load_custom_tools
 from redline.extensibility.custom_tools import loader as loader_module
 from redline.extensibility.custom_tools.loader import LoadResult, PluginError
+from redline.review.store import PendingActionStore
 from redline.tools.base import ToolContext
-from redline.tools.pending_action import PendingActionStore
 
 from .conftest import PluginWriter, echo_plugin
 

@@ -12,8 +12,8 @@ from redline.extensibility.custom_tools import (
     reload_plugin_file,
 )
 from redline.extensibility.custom_tools import loader as loader_module
+from redline.review.store import PendingActionStore
 from redline.tools.base import ToolContext
-from redline.tools.pending_action import PendingActionStore
 
 from .conftest import PluginWriter, echo_plugin
 

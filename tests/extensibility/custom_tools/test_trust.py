@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.extensibility import trust
+from redline import trust
 
 
 def test_trust_round_trip_with_resolved_paths(
@@ -45,7 +45,7 @@ def test_corrupt_file_means_nothing_trusted_with_a_warning(
     content: str,
 ) -> None:
     (isolated_user_config / "trusted.json").write_text(content)
-    with caplog.at_level(logging.WARNING, logger="redline.extensibility.trust"):
+    with caplog.at_level(logging.WARNING, logger="redline.trust"):
         assert not trust.is_trusted(tmp_path)
     assert "corrupt trust file" in caplog.text
     assert trust.trust(tmp_path) is True, "a corrupt file is replaced by a good one"

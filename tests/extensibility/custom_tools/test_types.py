@@ -16,10 +16,10 @@ from redline.extensibility.custom_tools import (
     RunTimeout,
 )
 from redline.extensibility.custom_tools.types import NO_OUTPUT, InvalidCustomTool
+from redline.review.resolve import resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingActionStore
 from redline.tools.base import PREVIEW_BANNER, ToolContext
-from redline.tools.pending_action import PendingActionStore
-from redline.tools.resolve import resolve_pending
-from redline.tools.result import ToolResult
 
 
 class CountParams(BaseModel):

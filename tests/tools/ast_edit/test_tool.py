@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from redline.review.resolve import resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 from redline.tools.ast_edit import engine
 from redline.tools.ast_edit.tool import AstEditParams, AstEditTool
 from redline.tools.base import PREVIEW_BANNER, ToolContext
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import resolve_pending
-from redline.tools.result import ToolResult
 
 from .helpers import write
 

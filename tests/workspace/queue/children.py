@@ -3,7 +3,7 @@
 PUSH_AND_RESOLVE = """
 import asyncio, sys
 from pathlib import Path
-from redline.tools.queue_resolve import resolve_queued
+from redline.review.queued import resolve_queued
 from redline.workspace import transaction
 from redline.workspace.preview import FileCreate, Preview
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue, core
@@ -52,7 +52,7 @@ for index in range(count):
 RESOLVER = """
 import asyncio, sys, time
 from pathlib import Path
-from redline.tools.queue_resolve import resolve_queued
+from redline.review.queued import resolve_queued
 from redline.workspace.queue import WorkspaceQueue
 
 root, total = Path(sys.argv[1]), int(sys.argv[2])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.queue_resolve import resolve_queued
+from redline.review.queued import resolve_queued
 from redline.workspace import journal, transaction
 from redline.workspace.queue import WorkspaceQueue, core
 from redline.workspace.transaction import SimulatedCrash

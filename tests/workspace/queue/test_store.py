@@ -6,11 +6,11 @@ import asyncio
 import threading
 from pathlib import Path
 
-from redline.tools.files.pending import file_action
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.queue_resolve import resolve_queued
-from redline.tools.resolve import resolve_pending
-from redline.tools.result import ToolResult
+from redline.review.file_action import file_action
+from redline.review.queued import resolve_queued
+from redline.review.resolve import resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 from redline.workspace.queue import Source, WorkspaceQueue
 

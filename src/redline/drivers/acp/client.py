@@ -49,10 +49,10 @@ from redline.drivers.acp.mapping import (
     read_disk,
 )
 from redline.drivers.acp.spec import AgentSpec
-from redline.drivers.model.events import ErrorEvent, EventStream, Notice
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import resolve_pending
-from redline.tools.result import ToolResult
+from redline.review.events import ErrorEvent, EventStream, Notice
+from redline.review.resolve import resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace import paths
 from redline.workspace.preview import FileCreate, FileModify, Preview
 
@@ -241,7 +241,7 @@ def redline_mcp_server(root: Path) -> schema.McpServerStdio:
     redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on so the records the server
     signs verify with the user key this process uses.
     """
-    from redline.config import USER_CONFIG_ENV, user_config_dir
+    from redline.paths import USER_CONFIG_ENV, user_config_dir
 
     return schema.McpServerStdio(
         name="redline",
@@ -644,8 +644,8 @@ class AcpAgent:
         self.events.emit(Notice(message=f"{text}."))
 
     def _report_remote(self, action: PendingAction, resolution: QueueResolution) -> None:
-        from redline.drivers.model.events import PendingResolved, ResolvedBy
-        from redline.tools.queue_resolve import resolution_result
+        from redline.review.events import PendingResolved, ResolvedBy
+        from redline.review.queued import resolution_result
 
         by: ResolvedBy = "rule" if resolution.resolved_by == "rule" else "human"
         self.events.emit(
@@ -693,7 +693,7 @@ class AcpAgent:
         self, verb: str, reason: str, action_id: str, decision: RuleDecision
     ) -> tuple[bool, str]:
         """Resolve as a person would (same store path), credited to the rule."""
-        from redline.drivers.model.session import resolution_event
+        from redline.review.resolve import resolution_event
 
         rule = decision.rule
         if rule is not None:

@@ -1,6 +1,6 @@
 """Typed activity from an ACP agent: one event class per kind of ``session/update``.
 
-The classes are events of the one stream (:mod:`redline.drivers.model.events`): each subclasses
+The classes are events of the one stream (:mod:`redline.review.events`): each subclasses
 ``Event``, has a wire ``TYPE`` starting with ``acp_`` and is registered, so session logs
 and ``exec --json`` replays read them back. :func:`from_update` turns the ``acp`` package's
 pydantic models into them. Nothing here imports the ``acp`` package until an update is
@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from redline.drivers.model.events import OMIT_IF_NONE, Event, Notice, register
+from redline.review.events import OMIT_IF_NONE, Event, Notice, register
 
 
 @dataclass(frozen=True)

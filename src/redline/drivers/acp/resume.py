@@ -19,9 +19,8 @@ from typing import Any
 
 from redline.drivers.acp.client import Resolution
 from redline.drivers.acp.events import AcpNotice
-from redline.drivers.model.events import PendingPushed, PendingReplaced, PendingResolved, Undone
-from redline.drivers.model.resume import ResumeError
-from redline.drivers.model.session_log import SessionLogError, read_log
+from redline.review.events import PendingPushed, PendingReplaced, PendingResolved, Undone
+from redline.review.session_log import ResumeError, SessionLogError, read_log
 from redline.workspace.queue import QueueError, WorkspaceQueue
 
 STATE_FOLDER = "acp"

@@ -19,7 +19,7 @@ from redline.drivers.acp.client import AcpError, Resolution, resolution_prompt
 from redline.drivers.acp.events import AcpMessage, AcpStderr, AcpUsage
 from redline.drivers.acp.run import MAX_PROMPTS, AcpRun, queue_store
 from redline.drivers.acp.spec import AgentSpec
-from redline.drivers.model.events import (
+from redline.review.events import (
     AgentEnd,
     AgentStart,
     ErrorEvent,
@@ -32,10 +32,9 @@ from redline.drivers.model.events import (
     RunStatus,
     Undone,
 )
-from redline.drivers.model.loop_thread import LoopThread
-from redline.drivers.model.session import resolution_event
-from redline.tools.resolve import EditOutcome, ResolveOutcome, resolve_pending
-from redline.tools.result import ToolResult
+from redline.review.loop_thread import LoopThread
+from redline.review.resolve import EditOutcome, ResolveOutcome, resolution_event, resolve_pending
+from redline.review.result import ToolResult
 
 
 class AcpSession:
@@ -54,8 +53,7 @@ class AcpSession:
         trust: bool = False,
         offer_tools: bool = False,
     ) -> None:
-        from redline.drivers.model.session_log import SessionLog
-        from redline.sdk import new_session_id
+        from redline.review.session_log import SessionLog, new_session_id
         from redline.workspace.journal import ensure_state_dir, recover
 
         self.cwd = root.resolve()

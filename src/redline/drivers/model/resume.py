@@ -10,11 +10,12 @@ process was gone, read from the review queue's resolved log.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redline.drivers.model.events import (
+from redline.drivers.model.providers.base import Message, ToolCall
+from redline.drivers.model.session import Resolution, resolution_reminder
+from redline.review.events import (
     AgentStart,
     MessageEnd,
     PendingPushed,
@@ -24,16 +25,8 @@ from redline.drivers.model.events import (
     ToolStart,
     Undone,
 )
-from redline.drivers.model.providers.base import Message, ToolCall
-from redline.drivers.model.session import Resolution, resolution_reminder
-from redline.drivers.model.session_log import SessionLogError, read_log
+from redline.review.session_log import ResumeError, SessionLogError, read_log, session_log_path
 from redline.workspace.queue import QueueError, WorkspaceQueue
-
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-class ResumeError(ValueError):
-    """No session to resume (none logged, an unknown id, an unreadable log)."""
 
 
 @dataclass
@@ -48,27 +41,6 @@ class History:
     unreported: list[Resolution] = field(default_factory=list)
     #: The session's actions that are neither resolved in the log nor replaced.
     open_ids: list[str] = field(default_factory=list)
-
-
-def session_log_path(root: Path, session_id: str | None) -> Path:
-    """The log of ``session_id``, or of the workspace's most recent session."""
-    folder = root / ".redline" / "sessions"
-    if session_id is not None:
-        if not _SESSION_ID.fullmatch(session_id):
-            raise ResumeError(
-                f"session {session_id!r}: not a session id such as 20261201-070102-a1b2c3"
-            )
-        path = folder / f"{session_id}.jsonl"
-        if not path.is_file():
-            raise ResumeError(f"session {session_id}: no session log in {folder}")
-        return path
-    try:
-        logs = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
-    except OSError:
-        logs = []
-    if not logs:
-        raise ResumeError(f"no session to resume: {folder} holds no session log")
-    return max(logs, key=lambda p: (p.stat().st_mtime, p.name))
 
 
 def load_history(path: Path, queue: WorkspaceQueue | None) -> History:

@@ -4,7 +4,7 @@ The loop runs on an event loop the session owns (:class:`LoopThread`); the publi
 are synchronous and may be called from any thread. Every resolution — the model's
 ``resolve`` call, :meth:`AgentSession.resolve`, the dashboard's buttons, the
 ``apply-all``/``discard-all`` resolvers — goes through :meth:`AgentSession._resolve`,
-which calls :func:`redline.tools.resolve.resolve_pending`.
+which calls :func:`redline.review.resolve.resolve_pending`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,22 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from redline.drivers.model.events import (
+from redline.drivers.model.providers.base import (
+    ForceTool,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolChoice,
+    ToolChoiceRejected,
+    ToolSpec,
+)
+from redline.extensibility.custom_tools import PluginError
+from redline.extensibility.isolation import wait_interruptibly
+from redline.extensibility.plugins import PluginHost
+from redline.review.events import (
     AgentEnd,
     AgentStart,
     AgentState,
@@ -39,7 +54,6 @@ from redline.drivers.model.events import (
     PendingReplaced,
     PendingResolved,
     PendingStale,
-    ResolutionFailed,
     ResolvedBy,
     RunStatus,
     TokenUsage,
@@ -51,33 +65,19 @@ from redline.drivers.model.events import (
     Undone,
     event_from_dict,
 )
-from redline.drivers.model.loop_thread import LoopThread
-from redline.drivers.model.providers.base import (
-    ForceTool,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    Provider,
-    ProviderError,
-    ToolCall,
-    ToolChoice,
-    ToolChoiceRejected,
-    ToolSpec,
-)
-from redline.drivers.model.session_log import SessionLog
-from redline.extensibility.custom_tools import PluginError
-from redline.extensibility.isolation import wait_interruptibly
-from redline.extensibility.plugins import PluginHost
-from redline.tools.base import Tool, ToolContext
-from redline.tools.pending_action import PendingAction, PendingActionStore, StoreEvent
-from redline.tools.resolve import (
+from redline.review.loop_thread import LoopThread
+from redline.review.resolve import (
     EditOutcome,
     ResolveOutcome,
-    ResolveTool,
     edit_pending,
+    resolution_event,
     resolve_pending,
 )
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
+from redline.review.session_log import SessionLog
+from redline.review.store import PendingAction, PendingActionStore, StoreEvent
+from redline.tools.base import Tool, ToolContext
+from redline.tools.resolve import ResolveTool
 from redline.workspace.queue import QueueWatcher, WorkspaceQueue
 from redline.workspace.queue import Resolution as QueueResolution
 
@@ -361,7 +361,7 @@ class AgentSession:
                 new action in the same place.
 
         Returns:
-            A :class:`~redline.tools.resolve.ResolveOutcome`: ``outcome.kind`` says whether
+            A :class:`~redline.review.resolve.ResolveOutcome`: ``outcome.kind`` says whether
             it was applied, discarded, failed (nothing changed), refused because the top
             changed, or invalid; ``outcome.text`` is what the model would read. Closing
             the session while a callback never returns ends the wait with a failed
@@ -655,7 +655,7 @@ class AgentSession:
 
     def _report_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
         """Tell the model (and the event stream) how another process resolved ``action``."""
-        from redline.tools.queue_resolve import resolution_result
+        from redline.review.queued import resolution_result
 
         if resolution is None or resolution.decision not in ("apply", "discard"):
             how = "removed"
@@ -1209,38 +1209,6 @@ def resolution_reminder(report: Sequence[Resolution]) -> str:
         )
     lines.append("</system-reminder>")
     return "\n".join(lines)
-
-
-def resolution_event(
-    outcome: ResolveOutcome, by: ResolvedBy, *, rule: str | None = None
-) -> PendingResolved | ResolutionFailed | None:
-    """The event a resolution is logged as: resolved, failed (the action is still pending),
-    or none when no action was involved (empty stack, bad arguments, the top changed).
-    ``rule`` names the review rule when ``by`` is ``"rule"``."""
-    facts, verb = outcome.action, outcome.verb
-    if facts is None or verb is None:
-        return None
-    if outcome.is_error:
-        return ResolutionFailed(
-            message=outcome.text,
-            action_id=facts.action_id,
-            action=verb,
-            reason=outcome.reason,
-            label=facts.label,
-            source_tool_name=facts.source_tool_name,
-            by=by,
-            rule=rule,
-        )
-    return PendingResolved(
-        action_id=facts.action_id,
-        action=verb,
-        reason=outcome.reason,
-        by=by,
-        label=facts.label,
-        source_tool_name=facts.source_tool_name,
-        result=outcome.to_tool_result(),
-        rule=rule,
-    )
 
 
 def preview_diffs(action: PendingAction) -> list[dict[str, str]] | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Literal, TypeVar
 
-from redline.config import PLUGIN_TIMEOUT_ENV, user_config_dir
+from redline.config import PLUGIN_TIMEOUT_ENV
 from redline.extensibility.custom_tools.types import (
     CustomToolAdapter,
     CustomToolAPI,
@@ -44,9 +44,10 @@ from redline.extensibility.isolation import (
     call_in_thread,
     safe_str,
 )
-from redline.extensibility.trust import is_trusted
+from redline.paths import user_config_dir
+from redline.review.store import PendingActionStore
 from redline.tools.base import Tool
-from redline.tools.pending_action import PendingActionStore
+from redline.trust import is_trusted
 
 ToolSource = Literal["path", "project", "user", "entry_point", "inline"]
 

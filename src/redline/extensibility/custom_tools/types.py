@@ -31,14 +31,14 @@ from redline.extensibility.isolation import (
     not_capturing,
     safe_str,
 )
-from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
-from redline.tools.pending_action import (
+from redline.review.result import TextPart, ToolResult, coerce_result
+from redline.review.store import (
     ApplyCallback,
     PendingAction,
     PendingActionStore,
     RejectCallback,
 )
-from redline.tools.result import TextPart, ToolResult, coerce_result
+from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def _preview_apply(root: Path, preview: Preview, action: PendingAction) -> Apply
     """
 
     def apply(_reason: str) -> object:
-        from redline.tools.result import ToolResult
+        from redline.review.result import ToolResult
         from redline.workspace.safe_apply import apply_preview
 
         receipt = apply_preview(

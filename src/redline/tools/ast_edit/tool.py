@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.tools.ast_edit.engine import TargetError, search
 from redline.tools.ast_edit.metavars import PatternError
 from redline.tools.ast_edit.pattern import compile_ops
@@ -14,8 +16,6 @@ from redline.tools.ast_edit.report import applied_text, preview_text
 from redline.tools.ast_edit.results import AstEditReport
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files.pending import STORE_UNAVAILABLE, RepreviewError, file_action
-from redline.tools.pending_action import PendingAction
-from redline.tools.result import ToolResult
 from redline.workspace.paths import ConfinementError
 
 SOURCE = "ast_edit"

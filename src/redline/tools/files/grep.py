@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
+from redline.review.result import ToolResult
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files._common import (
     FileToolError,
@@ -18,7 +19,6 @@ from redline.tools.files._common import (
     os_error,
 )
 from redline.tools.files.globbing import compile_glob
-from redline.tools.result import ToolResult
 from redline.workspace.paths import ConfinementError, iter_workspace_files, resolve_inside
 from redline.workspace.preview import DecodeError, decode_text
 

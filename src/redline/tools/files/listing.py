@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
+from redline.review.result import ToolResult
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files._common import (
     FileToolError,
@@ -17,7 +18,6 @@ from redline.tools.files._common import (
     os_error,
 )
 from redline.tools.files.globbing import compile_glob
-from redline.tools.result import ToolResult
 from redline.workspace.paths import iter_workspace_files
 
 MAX_LS_ENTRIES = 1000

@@ -9,9 +9,9 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
+from redline.review.result import ToolResult
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files._common import FileToolError, coerce_params, locate, os_error
-from redline.tools.result import ToolResult
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files._common import (
     FileToolError,
@@ -23,8 +25,6 @@ from redline.tools.files.pending import (
     file_action,
     preview_result,
 )
-from redline.tools.pending_action import PendingAction
-from redline.tools.result import ToolResult
 from redline.workspace.preview import (
     DecodeError,
     FileChange,

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from redline.tools.pending_action import PendingAction
+from redline.review.store import PendingAction
 from redline.tui.agent_ended import ended_note
 from redline.tui.render import content_strip, fit
 

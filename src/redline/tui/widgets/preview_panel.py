@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import OptionList, Static
 
-from redline.tools.pending_action import PendingAction
+from redline.review.store import PendingAction
 from redline.tui.agent_ended import ended_note
 from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from redline.drivers.model.events import AgentState
+from redline.review.events import AgentState
 
 STATE_STYLE = {
     AgentState.RUNNING: "bold $redline-text-accent",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve_texts import conflict_reason, rebased_text
+from redline.review.store import PendingAction, PendingActionStore
+from redline.review.texts import conflict_reason, rebased_text
 from redline.workspace.preview import Preview
 from redline.workspace.rebase import rebase_preview
 
@@ -48,7 +48,7 @@ def rebase_others(
     store: PendingActionStore, written: Preview, *, onto: str, skip: tuple[str, ...] = ()
 ) -> list[Rebased]:
     """Re-base or mark stale every action of ``store`` (but ``skip``) that ``written`` touches."""
-    from redline.tools.files.pending import file_action
+    from redline.review.file_action import file_action
 
     paths = set(written.paths)
     done: list[Rebased] = []

@@ -16,8 +16,8 @@ from redline.drivers.acp.events import (
     AcpToolCallUpdate,
     AcpUsage,
 )
-from redline.drivers.model import describe
-from redline.drivers.model.events import (
+from redline.review import describe
+from redline.review.events import (
     AgentEnd,
     AgentStart,
     AgentState,

@@ -1,6 +1,6 @@
 """Resolve an action of the workspace queue by id, from any process.
 
-The texts are :func:`redline.tools.resolve.resolve_pending`'s own: the queued action is
+The texts are :func:`redline.review.resolve.resolve_pending`'s own: the queued action is
 resolved through it as the only action of a one-off store, so applying or discarding from
 ``redline pending`` (or the dashboard, or the SDK) reads exactly as a local resolution.
 
@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redline.tools.pending_action import PendingAction, PendingActionStore
-from redline.tools.resolve import resolve_pending
-from redline.tools.resolve_texts import (
+from redline.review.resolve import resolve_pending
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore
+from redline.review.texts import (
     applied_edited_text,
     conflict_reason,
     partial_apply_text,
@@ -28,7 +29,6 @@ from redline.tools.resolve_texts import (
     rebased_text,
     whole_only_text,
 )
-from redline.tools.result import ToolResult
 from redline.workspace.hunks import (
     HunkError,
     Origin,

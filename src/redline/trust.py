@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from redline.config import user_config_dir
+from redline.paths import user_config_dir
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The exact texts the model receives when a person resolves part of an action.
 
 Whole-action texts (``Applied: <label>.``, ``Discarded: <label>. Reason: <reason>``) live
-in :mod:`redline.tools.resolve` and are unchanged. These are listed verbatim in
+in :mod:`redline.review.resolve` and are unchanged. These are listed verbatim in
 docs/resolve-runtime.md; change them only together.
 """
 

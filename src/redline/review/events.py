@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, get_type_hints
 
-from redline.tools.result import ToolResult
+from redline.review.result import ToolResult
 from redline.workspace.preview import PreviewSummary
 
 log = logging.getLogger(__name__)

@@ -394,7 +394,7 @@ class PendingActionStore:
         apply, reject = action.apply, action.reject
 
         async def run(decision: str, callback: Any, reason: str) -> object:
-            from redline.tools.result import coerce_result
+            from redline.review.result import coerce_result
             from redline.workspace.queue import Resolution
 
             with queue.claim(action.id, wait=2.0) as claim:
@@ -460,7 +460,7 @@ class PendingActionStore:
         """
         if self.queue is None:
             return []
-        from redline.tools.resolve import resolve_pending
+        from redline.review.resolve import resolve_pending
         from redline.workspace.queue import ActionGone, QueueError, Resolution
 
         done: list[tuple[str, Any]] = []

@@ -10,20 +10,22 @@ import errno
 import json
 import os
 import re
+import secrets
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from redline.drivers.model.events import (
+from redline.redaction import redact_urls
+from redline.review.events import (
     Event,
     EventFormatError,
     UnknownEvent,
     event_from_dict,
     is_event_type,
 )
-from redline.redaction import redact_urls
 
 SCHEMA_VERSION = 1
 _KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -127,3 +129,36 @@ def read_log(path: Path) -> tuple[dict[str, Any], Iterator[Event]]:
                     yield UnknownEvent(raw=raw)
 
     return header, events()
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def new_session_id() -> str:
+    """A fresh session id: the time and a random suffix (``20261201-070102-a1b2c3``)."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class ResumeError(ValueError):
+    """No session to resume (none logged, an unknown id, an unreadable log)."""
+
+
+def session_log_path(root: Path, session_id: str | None) -> Path:
+    """The log of ``session_id``, or of the workspace's most recent session."""
+    folder = root / ".redline" / "sessions"
+    if session_id is not None:
+        if not _SESSION_ID.fullmatch(session_id):
+            raise ResumeError(
+                f"session {session_id!r}: not a session id such as 20261201-070102-a1b2c3"
+            )
+        path = folder / f"{session_id}.jsonl"
+        if not path.is_file():
+            raise ResumeError(f"session {session_id}: no session log in {folder}")
+        return path
+    try:
+        logs = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except OSError:
+        logs = []
+    if not logs:
+        raise ResumeError(f"no session to resume: {folder} holds no session log")
+    return max(logs, key=lambda p: (p.stat().st_mtime, p.name))

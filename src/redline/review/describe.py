@@ -5,8 +5,8 @@ Each fact has its wording here once, so ``redline exec`` and the activity log ag
 
 from __future__ import annotations
 
-from redline.drivers.model.events import ResolvedBy, ResolveVerb, RunStatus
-from redline.tools.result import ToolResult
+from redline.review.events import ResolvedBy, ResolveVerb, RunStatus
+from redline.review.result import ToolResult
 from redline.workspace.preview import PreviewSummary
 
 # Shown in place of a missing source tool name.

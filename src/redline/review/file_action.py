@@ -1,0 +1,67 @@
+"""The file-change action: a Preview that only safe apply may write."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
+from redline.review.texts import applied_edited_text
+from redline.workspace.hunks import Origin
+from redline.workspace.preview import Preview
+
+
+def file_action(
+    root: Path,
+    preview: Preview,
+    *,
+    label: str,
+    source_tool_name: str,
+    applied_text: str,
+    repreview: Callable[[], PendingAction | Awaitable[PendingAction]] | None,
+    details: object = None,
+    origin: Origin | None = None,
+) -> PendingAction:
+    """A PendingAction whose apply writes ``preview`` through safe apply, and nothing else.
+
+    ``origin`` is set for derived actions (a remaining part, a rebase, a person's edit).
+    Applying an edited action tells the model the diff from its proposal to what was written.
+    """
+
+    def apply(reason: str) -> ToolResult:
+        # Imported here: safe apply is only needed once something is actually written.
+        from redline.workspace.safe_apply import apply_preview
+
+        # Synchronous on purpose: a cancelled resolve must never leave a write half-known.
+        # ApplyError propagates; resolve reports it and keeps the action on the stack.
+        receipt = apply_preview(
+            root,
+            preview,
+            label=label,
+            source_tool_name=source_tool_name,
+            action_id=action.id or None,
+        )
+        text = applied_text
+        if origin is not None and origin.proposal is not None:
+            text = applied_edited_text(label, reason, origin.proposal, preview)
+        return ToolResult.text_result(
+            text,
+            details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
+        )
+
+    apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]  # queue: applied_by "preview"
+    # What the model is told on apply, for a resolver in another process (redline mcp).
+    apply.__redline_applied_text__ = applied_text  # type: ignore[attr-defined]
+    action = PendingAction(
+        label=label,
+        apply=apply,
+        source_tool_name=source_tool_name,
+        preview=preview,
+        repreview=repreview if origin is None or origin.proposal is None else None,
+        details=details,
+        origin=origin,
+        root=root,
+        applied_text=applied_text,
+    )
+    return action

@@ -1,0 +1,549 @@
+"""resolve: the one function that applies or discards a pending action, or part of one.
+
+The model's ``resolve`` tool call, ``AgentSession.resolve`` and the dashboard's buttons
+all end up in :func:`resolve_pending`. The model acts on the top of its stack, as a whole;
+a person names any action by id and may select hunks of its Preview (``only``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from redline.review.events import PendingResolved, ResolutionFailed, ResolvedBy
+from redline.review.rebase import Rebased, rebase_others
+from redline.review.result import ToolResult, coerce_result
+from redline.review.store import PendingAction, PendingActionStore
+from redline.review.texts import (
+    partial_apply_text,
+    partial_discard_text,
+    whole_only_text,
+)
+from redline.workspace.hunks import (
+    HunkError,
+    Origin,
+    parse_selection,
+    split_for_apply,
+    split_for_discard,
+)
+from redline.workspace.preview import Preview
+
+log = logging.getLogger(__name__)
+
+NOTHING_PENDING = "No pending action to resolve. Nothing to apply or discard."
+
+ResolveAction = Literal["apply", "discard"]
+ResolveKind = Literal["applied", "discarded", "failed", "top_changed", "invalid"]
+
+
+@dataclass(frozen=True)
+class ResolvedAction:
+    """The facts of the action a resolution was about (it may still be pending)."""
+
+    action_id: str
+    label: str
+    source_tool_name: str
+
+    @classmethod
+    def of(cls, pending: PendingAction) -> ResolvedAction:
+        return cls(pending.id, pending.label, pending.source_tool_name)
+
+
+@dataclass(frozen=True)
+class ResolveOutcome:
+    """What one apply or discard did.
+
+    ``kind`` says how it ended: ``applied``/``discarded`` (the action left the stack),
+    ``failed`` (refused as stale, or its callback failed: the action is still pending),
+    ``top_changed`` (``action_id`` is no longer pending: resolved elsewhere, replaced or
+    re-based; ``top_action_id`` names its replacement when known; nothing happened) or
+    ``invalid`` (bad arguments, a bad selection or an empty stack). ``text`` is what the
+    model reads. A partial resolution is ``applied``/``discarded`` with ``remaining_id``
+    naming the action left pending; ``rebased`` lists the other actions an apply carried
+    over or marked stale.
+    """
+
+    kind: ResolveKind
+    text: str
+    verb: ResolveAction | None = None
+    reason: str = ""
+    action: ResolvedAction | None = None
+    result_details: Any = None
+    expected_action_id: str = ""
+    top_action_id: str = ""
+    remaining_id: str = ""
+    rebased: tuple[Rebased, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.kind not in ("applied", "discarded")
+
+    @property
+    def top_changed(self) -> bool:
+        return self.kind == "top_changed"
+
+    def tool_details(self) -> dict[str, Any] | None:
+        """The details dict of the tool result (the wire shape of ``tool_end`` events)."""
+        if self.kind == "top_changed":
+            return {
+                "expected_action_id": self.expected_action_id,
+                "top_action_id": self.top_action_id,
+            }
+        if self.action is None:
+            return None
+        details = {
+            "action": self.verb,
+            "reason": self.reason,
+            "source_tool_name": self.action.source_tool_name,
+            "label": self.action.label,
+            "action_id": self.action.action_id,
+            "result_details": self.result_details,
+        }
+        if self.remaining_id:
+            details["remaining_action_id"] = self.remaining_id
+        if self.rebased:
+            details["rebased"] = [
+                {"old": r.old_id, "new": r.new_id, "onto": r.onto, "stale_reason": r.stale_reason}
+                for r in self.rebased
+            ]
+        return details
+
+    def to_tool_result(self) -> ToolResult:
+        return ToolResult.text_result(
+            self.text, details=self.tool_details(), is_error=self.is_error
+        )
+
+
+def _invalid(text: str) -> ResolveOutcome:
+    return ResolveOutcome("invalid", text)
+
+
+async def _call(callback: Any, reason: str) -> object:
+    value = callback(reason)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+async def _acquire(store: PendingActionStore) -> None:
+    # Polling keeps cancellation safe: a cancelled waiter never ends up holding the lock.
+    while not store.resolution_lock.acquire(blocking=False):
+        await asyncio.sleep(0.002)
+
+
+async def resolve_pending(
+    store: PendingActionStore,
+    action: str,
+    reason: str,
+    action_id: str | None = None,
+    only: Sequence[str] | None = None,
+    *,
+    resolved_by: str | None = None,
+    rule: str | None = None,
+) -> ResolveOutcome:
+    """Apply or discard an action; it leaves the stack only if its callback succeeded.
+
+    Without ``action_id`` the top is resolved (the model's semantics). With it, that action
+    wherever it is; if it is no longer pending nothing runs and the outcome names what
+    replaced it. ``only`` selects ``PATH#N`` / ``PATH`` parts of its Preview: those are
+    applied (or dropped) and the rest stays pending as a new action in the same place.
+    ``resolved_by`` (and ``rule``) is who a queue-backed store logs this one resolution as;
+    None keeps the store's default.
+    """
+    if action not in ("apply", "discard"):
+        return _invalid(f"Invalid resolve action {action!r}: expected 'apply' or 'discard'.")
+    if not isinstance(reason, str):
+        return _invalid("The resolve reason must be a string.")
+    if only is not None and (
+        isinstance(only, str) or not all(isinstance(item, str) for item in only)
+    ):
+        return _invalid("The selection must be a list of PATH or PATH#N strings.")
+    verb: ResolveAction = "apply" if action == "apply" else "discard"
+    await _acquire(store)
+    try:
+        if action_id is None:
+            pending = store.peek()
+            if pending is None:
+                return _invalid(NOTHING_PENDING)
+        else:
+            pending = store.get(action_id)
+            if pending is None and store.peek() is None and not store.replaced_by(action_id):
+                return _invalid(NOTHING_PENDING)
+            if pending is None:
+                return _gone(store, action_id, verb, reason)
+        credit = (
+            store.credited(pending.id, resolved_by, rule)
+            if resolved_by is not None
+            else contextlib.nullcontext()
+        )
+        with credit:
+            if only is not None:
+                return await _resolve_part(store, pending, verb, reason, only)
+            if action == "apply":
+                return await _apply(store, pending, reason)
+            return await _discard(store, pending, reason)
+    finally:
+        store.resolution_lock.release()
+
+
+def _gone(
+    store: PendingActionStore, action_id: str, verb: ResolveAction, reason: str
+) -> ResolveOutcome:
+    replaced = store.replaced_by(action_id) or ""
+    if not replaced and store.queue is not None:
+        try:
+            resolution = store.queue.resolution(action_id)
+            replaced = (resolution.replaced_by or "") if resolution is not None else ""
+        except Exception:  # an unreadable log only loses the hint
+            replaced = ""
+    if replaced:
+        current = store.get(replaced)
+        what = f"it was replaced by {replaced}" + (f" ({current.label})" if current else "")
+    else:
+        what = "it was resolved elsewhere or never existed"
+    return ResolveOutcome(
+        "top_changed",
+        f"{action_id} is no longer pending: {what}. Nothing was applied or discarded.",
+        verb=verb,
+        reason=reason,
+        expected_action_id=action_id,
+        top_action_id=replaced,
+    )
+
+
+def _rebase(
+    store: PendingActionStore,
+    pending: PendingAction,
+    written: Preview | None = None,
+    skip: str = "",
+) -> list[Rebased]:
+    """Carry the other actions over what ``pending`` just wrote (``written``: a part of it)."""
+    from redline.review.rebase import _is_preview_apply
+
+    if written is None:
+        if pending.preview is None or not _is_preview_apply(pending):
+            return []
+        written = pending.preview
+    try:
+        return rebase_others(
+            store, written, onto=pending.id, skip=(pending.id, skip) if skip else (pending.id,)
+        )
+    except Exception:  # never let carrying others over turn a done apply into a failure
+        log.exception("re-basing after %s failed", pending.id)
+        return []
+
+
+async def _resolve_part(
+    store: PendingActionStore,
+    pending: PendingAction,
+    verb: ResolveAction,
+    reason: str,
+    only: Sequence[str],
+) -> ResolveOutcome:
+    if pending.preview is None:
+        return _invalid(whole_only_text(pending.id, pending.label))
+    try:
+        units = parse_selection(pending.preview, only)
+    except HunkError as exc:
+        return _invalid(str(exc))
+    origin = pending.origin_or_own()
+    assert origin is not None
+    if verb == "discard":
+        try:
+            dsplit = split_for_discard(pending.preview, units)
+        except HunkError as exc:
+            return _invalid(str(exc))
+        if dsplit.covers_all:
+            return await _discard(store, pending, reason)
+        new = _derived(pending, dsplit.remaining, origin, len(dsplit.remaining_units))
+        if new is None:
+            return _invalid(whole_only_text(pending.id, pending.label))
+        try:
+            store.replace(pending.id, new)
+        except Exception as exc:
+            return _failed("discard", pending, reason, str(exc) or type(exc).__name__)
+        return ResolveOutcome(
+            "discarded",
+            partial_discard_text(dsplit, origin.label, reason),
+            "discard",
+            reason,
+            ResolvedAction.of(pending),
+            remaining_id=new.id,
+        )
+    if pending.stale:
+        return _stale(pending, reason)
+    try:
+        split = split_for_apply(pending.preview, units)
+    except HunkError as exc:
+        return _invalid(str(exc))
+    if split.covers_all:
+        return await _apply(store, pending, reason)
+    new = _derived(pending, split.remaining, origin, len(split.remaining_units))
+    if new is None or pending.root is None:
+        return _invalid(whole_only_text(pending.id, pending.label))
+    from redline.workspace.safe_apply import apply_preview
+
+    try:
+        receipt = apply_preview(
+            pending.root,
+            split.selected,
+            label=pending.label,
+            source_tool_name=pending.source_tool_name,
+            action_id=pending.id or None,
+        )
+    except Exception as exc:
+        return _failed("apply", pending, reason, str(exc) or type(exc).__name__)
+    try:
+        store.replace(pending.id, new)
+    except Exception as exc:
+        # Written, but the rest could not be kept in place: say so, never hide the write.
+        return _failed(
+            "apply", pending, reason, f"the selection was written but the rest was lost: {exc}"
+        )
+    rebased = _rebase(store, pending, split.selected, skip=new.id)
+    return ResolveOutcome(
+        "applied",
+        partial_apply_text(split, origin.label, reason, new.id),
+        "apply",
+        reason,
+        ResolvedAction.of(pending),
+        {"entry_id": receipt.entry_id, "files": list(receipt.files)},
+        remaining_id=new.id,
+        rebased=tuple(rebased),
+    )
+
+
+def _derived(
+    pending: PendingAction, remaining: Preview, origin: Origin, count: int
+) -> PendingAction | None:
+    """The action keeping the rest of ``pending`` (None: its apply is not the Preview's)."""
+    from redline.review.file_action import file_action
+    from redline.review.rebase import _is_preview_apply
+
+    if pending.root is None or not _is_preview_apply(pending):
+        return None
+    return file_action(
+        pending.root,
+        remaining,
+        label=origin.remaining_label(count),
+        source_tool_name=pending.source_tool_name,
+        applied_text="",
+        repreview=None,
+        details=pending.details,
+        origin=origin,
+    )
+
+
+def _stale(pending: PendingAction, reason: str) -> ResolveOutcome:
+    return ResolveOutcome(
+        "failed",
+        f"Refused to apply {pending.label}: it is stale ({pending.stale_reason}). "
+        "Nothing was written; re-preview it or discard it.",
+        "apply",
+        reason,
+        ResolvedAction.of(pending),
+    )
+
+
+async def _apply(store: PendingActionStore, pending: PendingAction, reason: str) -> ResolveOutcome:
+    if pending.stale:
+        return _stale(pending, reason)
+    try:
+        result = coerce_result(await _call(pending.apply, reason))
+    except Exception as exc:
+        return _failed(
+            "apply", pending, reason, f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+        )
+    if result is not None and result.is_error:
+        return _failed(
+            "apply",
+            pending,
+            reason,
+            result.text or "the apply callback reported an error",
+            result.details,
+        )
+    store.remove(pending.id)
+    text = (
+        result.text if result is not None and result.text.strip() else f"Applied: {pending.label}."
+    )
+    rebased = _rebase(store, pending)
+    return ResolveOutcome(
+        "applied",
+        text,
+        "apply",
+        reason,
+        ResolvedAction.of(pending),
+        result.details if result else None,
+        rebased=tuple(rebased),
+    )
+
+
+async def _discard(
+    store: PendingActionStore, pending: PendingAction, reason: str
+) -> ResolveOutcome:
+    result: ToolResult | None = None
+    if pending.reject is not None:
+        try:
+            result = coerce_result(await _call(pending.reject, reason))
+        except Exception as exc:
+            return _failed("discard", pending, reason, str(exc) or type(exc).__name__)
+        if result is not None and result.is_error:
+            return _failed(
+                "discard",
+                pending,
+                reason,
+                result.text or "the reject callback reported an error",
+                result.details,
+            )
+    store.remove(pending.id)
+    if result is None or not result.text.strip():
+        text = f"Discarded: {pending.label}. Reason: {reason}"
+    else:
+        text = result.text
+    return ResolveOutcome(
+        "discarded",
+        text,
+        "discard",
+        reason,
+        ResolvedAction.of(pending),
+        result.details if result else None,
+    )
+
+
+def _failed(
+    action: ResolveAction,
+    pending: PendingAction,
+    reason: str,
+    cause: str,
+    result_details: Any = None,
+) -> ResolveOutcome:
+    verb = "Apply" if action == "apply" else "Discard"
+    cause = cause.rstrip().rstrip(".")
+    return ResolveOutcome(
+        "failed",
+        f"{verb} failed for {pending.label}: {cause}. The action is still pending.",
+        action,
+        reason,
+        ResolvedAction.of(pending),
+        result_details,
+    )
+
+
+EditKind = Literal["edited", "unchanged", "gone", "invalid"]
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What a person's edit of one file of a pending action did.
+
+    ``edited``: the action was replaced by ``new_action_id`` (its diff now against the
+    person's text; ``warnings`` say e.g. that a ``.py`` file no longer parses).
+    ``unchanged``: the text equals the proposal, nothing happened. ``gone``: the action is
+    no longer pending (``new_action_id`` names its replacement when known). ``invalid``:
+    the action or path cannot be edited (``text`` says why).
+    """
+
+    kind: EditKind
+    text: str
+    action_id: str
+    new_action_id: str = ""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.kind in ("gone", "invalid")
+
+
+async def edit_pending(
+    store: PendingActionStore, action_id: str, path: str, text: str
+) -> EditOutcome:
+    """Replace ``path``'s proposed content in ``action_id`` with ``text`` (a person's edit)."""
+    from redline.review.file_action import file_action
+    from redline.review.rebase import _is_preview_apply
+    from redline.workspace.hunks import edit_file
+
+    await _acquire(store)
+    try:
+        pending = store.get(action_id)
+        if pending is None:
+            gone = _gone(store, action_id, "apply", "")
+            return EditOutcome(
+                "gone",
+                gone.text.replace("applied or discarded", "edited"),
+                action_id,
+                gone.top_action_id,
+            )
+        if pending.preview is None or pending.root is None or not _is_preview_apply(pending):
+            return EditOutcome(
+                "invalid",
+                f"{action_id} ({pending.label}) has no preview of file changes that safe "
+                "apply writes; it cannot be edited. Nothing was changed.",
+                action_id,
+            )
+        try:
+            edited = edit_file(pending.preview, path, text)
+        except HunkError as exc:
+            return EditOutcome("invalid", str(exc), action_id)
+        if not edited.changed:
+            return EditOutcome(
+                "unchanged", f"{path} is unchanged; {action_id} stays as it was.", action_id
+            )
+        origin = pending.origin_or_own()
+        assert origin is not None
+        new = file_action(
+            pending.root,
+            edited.preview,
+            label=pending.label,
+            source_tool_name=pending.source_tool_name,
+            applied_text=pending.applied_text,
+            repreview=None,
+            details=pending.details,
+            origin=origin.with_proposal(pending.preview),
+        )
+        try:
+            store.replace(pending.id, new)
+        except Exception as exc:
+            return EditOutcome(
+                "invalid", f"Cannot replace {action_id} with the edit: {exc}", action_id
+            )
+        lines = [*edited.warnings, f"Edited {path}: {action_id} is now {new.id} (edited)."]
+        return EditOutcome("edited", "\n".join(lines), action_id, new.id, edited.warnings)
+    finally:
+        store.resolution_lock.release()
+
+
+def resolution_event(
+    outcome: ResolveOutcome, by: ResolvedBy, *, rule: str | None = None
+) -> PendingResolved | ResolutionFailed | None:
+    """The event a resolution is logged as: resolved, failed (the action is still pending),
+    or none when no action was involved (empty stack, bad arguments, the top changed).
+    ``rule`` names the review rule when ``by`` is ``"rule"``."""
+    facts, verb = outcome.action, outcome.verb
+    if facts is None or verb is None:
+        return None
+    if outcome.is_error:
+        return ResolutionFailed(
+            message=outcome.text,
+            action_id=facts.action_id,
+            action=verb,
+            reason=outcome.reason,
+            label=facts.label,
+            source_tool_name=facts.source_tool_name,
+            by=by,
+            rule=rule,
+        )
+    return PendingResolved(
+        action_id=facts.action_id,
+        action=verb,
+        reason=outcome.reason,
+        by=by,
+        label=facts.label,
+        source_tool_name=facts.source_tool_name,
+        result=outcome.to_tool_result(),
+        rule=rule,
+    )
