@@ -10,8 +10,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from redline import create_agent_session
-from redline.review.events import Event, PendingPushed, PendingResolved
+from redline import Event, PendingPushed, PendingResolved, create_agent_session
 
 PLAN = {
     "name": "sdk-example",

@@ -25,10 +25,14 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
-from redline.extensibility.custom_tools import CustomToolAPI
-from redline.review.result import ToolResult
-from redline.tools.base import PREVIEW_BANNER
-from redline.workspace.preview import FileRename, Preview, sha256_bytes
+from redline import (
+    PREVIEW_BANNER,
+    CustomToolAPI,
+    FileRename,
+    Preview,
+    ToolResult,
+    sha256_bytes,
+)
 
 __all__ = ["factory"]
 

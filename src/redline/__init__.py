@@ -1,4 +1,9 @@
-"""redline: a coding-agent runtime where every change waits for review."""
+"""redline: a coding-agent runtime where every change waits for review.
+
+The SDK's public names are importable from here (``from redline import
+create_agent_session, PendingResolved``); the modules behind them may move between
+releases, these names do not.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +11,69 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+_EVENTS = "redline.review.events"
+_RESOLVE = "redline.review.resolve"
+_PREVIEW = "redline.workspace.preview"
+
 # Public names, imported on first use so `import redline` (and `redline --help`) stay fast.
 _EXPORTS = {
+    # sessions
     "create_agent_session": "redline.sdk",
     "AgentSession": "redline.drivers.model.session",
     "SessionError": "redline.drivers.model.session",
-    "Event": "redline.review.events",
+    "Provider": "redline.drivers.model.providers.base",
+    # events: what session.subscribe() listeners receive
+    "Event": _EVENTS,
+    "EventListener": _EVENTS,
+    "EventStream": _EVENTS,
+    "EventFormatError": _EVENTS,
+    "event_from_dict": _EVENTS,
+    "AgentState": _EVENTS,
+    "RunStatus": _EVENTS,
+    "AgentStart": _EVENTS,
+    "AgentEnd": _EVENTS,
+    "TurnStart": _EVENTS,
+    "TurnEnd": _EVENTS,
+    "MessageStart": _EVENTS,
+    "MessageDelta": _EVENTS,
+    "MessageEnd": _EVENTS,
+    "TokenUsage": _EVENTS,
+    "ToolStart": _EVENTS,
+    "ToolUpdate": _EVENTS,
+    "ToolEnd": _EVENTS,
+    "PendingPushed": _EVENTS,
+    "PendingResolved": _EVENTS,
+    "PendingStale": _EVENTS,
+    "PendingReplaced": _EVENTS,
+    "PendingRebased": _EVENTS,
+    "ResolutionFailed": _EVENTS,
+    "Undone": _EVENTS,
+    "PluginLoaded": _EVENTS,
+    "PluginFailed": _EVENTS,
+    "PluginOutput": _EVENTS,
+    "Notice": _EVENTS,
+    "ErrorEvent": _EVENTS,
+    "UnknownEvent": _EVENTS,
+    # the review stack and its resolutions
     "PendingAction": "redline.review.store",
     "PendingActionStore": "redline.review.store",
     "ToolResult": "redline.review.result",
-    "resolve_pending": "redline.review.resolve",
-    "Preview": "redline.workspace.preview",
-    "FileModify": "redline.workspace.preview",
-    "FileCreate": "redline.workspace.preview",
-    "FileDelete": "redline.workspace.preview",
-    "FileRename": "redline.workspace.preview",
+    "resolve_pending": _RESOLVE,
+    "edit_pending": _RESOLVE,
+    "ResolveOutcome": _RESOLVE,
+    "ResolvedAction": _RESOLVE,
+    "EditOutcome": _RESOLVE,
+    # previews
+    "Preview": _PREVIEW,
+    "FileModify": _PREVIEW,
+    "FileCreate": _PREVIEW,
+    "FileDelete": _PREVIEW,
+    "FileRename": _PREVIEW,
+    "sha256_bytes": _PREVIEW,
+    # custom tools
     "Tool": "redline.tools.base",
     "ToolContext": "redline.tools.base",
-    "Provider": "redline.drivers.model.providers.base",
+    "PREVIEW_BANNER": "redline.tools.base",
     "CustomToolAPI": "redline.extensibility.custom_tools.types",
     "CustomToolFactory": "redline.extensibility.custom_tools.types",
 }
@@ -32,13 +82,58 @@ if TYPE_CHECKING:
     from redline.drivers.model.providers.base import Provider
     from redline.drivers.model.session import AgentSession, SessionError
     from redline.extensibility.custom_tools.types import CustomToolAPI, CustomToolFactory
-    from redline.review.events import Event
-    from redline.review.resolve import resolve_pending
+    from redline.review.events import (
+        AgentEnd,
+        AgentStart,
+        AgentState,
+        ErrorEvent,
+        Event,
+        EventFormatError,
+        EventListener,
+        EventStream,
+        MessageDelta,
+        MessageEnd,
+        MessageStart,
+        Notice,
+        PendingPushed,
+        PendingRebased,
+        PendingReplaced,
+        PendingResolved,
+        PendingStale,
+        PluginFailed,
+        PluginLoaded,
+        PluginOutput,
+        ResolutionFailed,
+        RunStatus,
+        TokenUsage,
+        ToolEnd,
+        ToolStart,
+        ToolUpdate,
+        TurnEnd,
+        TurnStart,
+        Undone,
+        UnknownEvent,
+        event_from_dict,
+    )
+    from redline.review.resolve import (
+        EditOutcome,
+        ResolvedAction,
+        ResolveOutcome,
+        edit_pending,
+        resolve_pending,
+    )
     from redline.review.result import ToolResult
     from redline.review.store import PendingAction, PendingActionStore
     from redline.sdk import create_agent_session
-    from redline.tools.base import Tool, ToolContext
-    from redline.workspace.preview import FileCreate, FileDelete, FileModify, FileRename, Preview
+    from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
+    from redline.workspace.preview import (
+        FileCreate,
+        FileDelete,
+        FileModify,
+        FileRename,
+        Preview,
+        sha256_bytes,
+    )
 
 
 def __getattr__(name: str) -> Any:
@@ -52,24 +147,64 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
 __all__ = [
+    "PREVIEW_BANNER",
+    "AgentEnd",
     "AgentSession",
+    "AgentStart",
+    "AgentState",
     "CustomToolAPI",
     "CustomToolFactory",
+    "EditOutcome",
+    "ErrorEvent",
     "Event",
+    "EventFormatError",
+    "EventListener",
+    "EventStream",
     "FileCreate",
     "FileDelete",
     "FileModify",
     "FileRename",
+    "MessageDelta",
+    "MessageEnd",
+    "MessageStart",
+    "Notice",
     "PendingAction",
     "PendingActionStore",
+    "PendingPushed",
+    "PendingRebased",
+    "PendingReplaced",
+    "PendingResolved",
+    "PendingStale",
+    "PluginFailed",
+    "PluginLoaded",
+    "PluginOutput",
     "Preview",
     "Provider",
+    "ResolutionFailed",
+    "ResolveOutcome",
+    "ResolvedAction",
+    "RunStatus",
     "SessionError",
+    "TokenUsage",
     "Tool",
     "ToolContext",
+    "ToolEnd",
     "ToolResult",
+    "ToolStart",
+    "ToolUpdate",
+    "TurnEnd",
+    "TurnStart",
+    "Undone",
+    "UnknownEvent",
     "__version__",
     "create_agent_session",
+    "edit_pending",
+    "event_from_dict",
     "resolve_pending",
+    "sha256_bytes",
 ]
