@@ -6,7 +6,7 @@ from pathlib import Path
 from redline.review.queued import resolve_queued
 from redline.workspace import transaction
 from redline.workspace.preview import FileCreate, Preview
-from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue, core
+from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue, claims
 
 root, count = Path(sys.argv[1]), int(sys.argv[2])
 
@@ -14,7 +14,7 @@ def say(text):
     sys.stdout.write(text + "\\n")
     sys.stdout.flush()
 
-core._step_hook = lambda text: say("step " + text)
+claims._step_hook = lambda text: say("step " + text)
 transaction._step_hook = lambda number, text: say(f"journal {number} {text}")
 queue = WorkspaceQueue(root)
 pushed = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from redline.workspace import transaction
-from redline.workspace.queue import core
+from redline.workspace.queue import claims
 
 
 @pytest.fixture
@@ -23,4 +23,4 @@ def ws(tmp_path: Path) -> Path:
 def no_hooks() -> Iterator[None]:
     yield
     transaction._step_hook = None
-    core._step_hook = None
+    claims._step_hook = None

@@ -14,7 +14,7 @@ import pytest
 
 from redline.review.queued import resolve_queued
 from redline.workspace import journal, transaction
-from redline.workspace.queue import WorkspaceQueue, core
+from redline.workspace.queue import WorkspaceQueue, claims
 from redline.workspace.transaction import SimulatedCrash
 
 from .helpers import edit_draft, ids
@@ -29,12 +29,12 @@ def _hooks(crash_at: int | None, seen: list[str]) -> None:
         if crash_at is not None and len(seen) == crash_at:
             raise SimulatedCrash(text)
 
-    core._step_hook = hit
+    claims._step_hook = hit
     transaction._step_hook = lambda number, text: hit(f"journal {number} {text}")
 
 
 def _off() -> None:
-    core._step_hook = None
+    claims._step_hook = None
     transaction._step_hook = None
 
 

@@ -17,7 +17,7 @@ from redline.workspace.queue import (
     Resolution,
     Source,
     WorkspaceQueue,
-    core,
+    resolved,
 )
 
 from .helpers import create_draft, edit_draft, ids
@@ -105,9 +105,9 @@ def test_session_view_sees_only_its_own_actions(ws: Path) -> None:
 def test_resolved_log_is_bounded_and_contents_collected(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(core, "KEEP_RESOLUTIONS", 5)
-    monkeypatch.setattr(core, "PRUNE_EVERY", 10)
-    monkeypatch.setattr(core, "BLOB_GRACE_SECONDS", -1.0)
+    monkeypatch.setattr(resolved, "KEEP_RESOLUTIONS", 5)
+    monkeypatch.setattr(resolved, "PRUNE_EVERY", 10)
+    monkeypatch.setattr(resolved, "BLOB_GRACE_SECONDS", -1.0)
     queue = WorkspaceQueue(ws)
     for index in range(10):
         queue.push(create_draft(f"f{index}.txt", f"text {index}\n"))

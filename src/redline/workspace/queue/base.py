@@ -1,0 +1,232 @@
+"""QueueBase: the queue's folders, its id counter and its record files.
+
+Every other part of :class:`~redline.workspace.queue.core.WorkspaceQueue` builds on this
+one: the folder descriptors (opened on first use), the signed stores of records, resolutions
+and owner requests, id allocation under the counter's flock, and reading and writing single
+records. Layout and commit order: see :mod:`redline.workspace.queue.core`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fcntl
+import os
+import threading
+from pathlib import Path
+from typing import Self
+
+from redline.workspace.queue import storage
+from redline.workspace.queue.records import (
+    QueueError,
+    QueueRecord,
+    QueueRecordError,
+    QueueUnavailable,
+    id_number,
+)
+from redline.workspace.state import StateFolderError, open_state_dir
+
+ACTIONS = "actions"
+CONTENTS = "contents"
+RESOLVED = "resolved"
+REQUESTS = "requests"
+CLAIMS = "claims"
+COUNTER = "next-id"
+PURPOSE_RECORD = "queue"
+PURPOSE_RESOLVED = "queue-resolved"
+PURPOSE_REQUEST = "queue-request"
+
+
+def record_name(action_id: str) -> str:
+    return f"{action_id}.json"
+
+
+def check_id(action_id: str) -> str:
+    if not isinstance(action_id, str) or id_number(action_id) is None:
+        raise QueueError(f"{action_id!r} is not a pending action id (expected pa-N, e.g. pa-3)")
+    return action_id
+
+
+class QueueBase:
+    """The state of one queue object and its file-level steps (no policy)."""
+
+    def __init__(self, root: Path, *, reconcile: bool = True) -> None:
+        self.root = Path(root).resolve()
+        self._fds: dict[str, int] = {}
+        self._lock = threading.RLock()
+        self._pushed = 0
+        self._workspace_key: bytes | None = None
+        self._signers: dict[str, storage.Signed] = {}
+        self._last_load: (
+            tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]] | None
+        ) = None
+        self._reconciled = not reconcile
+        self.problems: builtins.list[QueueRecordError] = []
+        self.messages: builtins.list[str] = []
+
+    # -- folders -------------------------------------------------------------------
+    def _fd(self, name: str) -> int:
+        with self._lock:
+            fd = self._fds.get(name)
+            if fd is None:
+                try:
+                    fd = open_state_dir(self.root, "queue", *([name] if name else []))
+                except StateFolderError as exc:
+                    raise QueueUnavailable(f"The review queue cannot be used: {exc}") from None
+                except OSError as exc:
+                    where = ".redline/queue" + (f"/{name}" if name else "")
+                    raise QueueUnavailable(
+                        f"The review queue folder {where} cannot be opened: "
+                        f"{storage.error_text(exc)}."
+                    ) from None
+                self._fds[name] = fd
+            return fd
+
+    def close(self) -> None:
+        with self._lock:
+            for fd in self._fds.values():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._fds.clear()
+            self._signers.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _key(self) -> bytes:
+        if self._workspace_key is None:
+            from redline.workspace import auth
+
+            try:
+                self._workspace_key = auth.workspace_key(self.root)
+            except auth.AuthError as exc:
+                raise QueueUnavailable(f"The review queue cannot be used: {exc}") from None
+        return self._workspace_key
+
+    @property
+    def path(self) -> Path:
+        return self.root / ".redline" / "queue"
+
+    def _signed(self, folder: str, purpose: str, what: str) -> storage.Signed:
+        with self._lock:
+            signed = self._signers.get(folder)
+            if signed is None:
+                signed = storage.Signed(
+                    self.root, self._fd(folder), purpose, what, folder, self._key()
+                )
+                self._signers[folder] = signed
+            return signed
+
+    def _records(self) -> storage.Signed:
+        return self._signed(ACTIONS, PURPOSE_RECORD, "queue record")
+
+    def _resolved(self) -> storage.Signed:
+        return self._signed(RESOLVED, PURPOSE_RESOLVED, "resolution")
+
+    def _requests(self) -> storage.Signed:
+        return self._signed(REQUESTS, PURPOSE_REQUEST, "owner request")
+
+    def _blobs(self) -> storage.Blobs:
+        return storage.Blobs(self._fd(CONTENTS))
+
+    # -- ids -----------------------------------------------------------------------
+    def _allocate(self) -> int:
+        """The next N of ``pa-N``, under the counter file's own flock; never reused."""
+        base = self._fd("")
+        try:
+            fd = os.open(
+                COUNTER, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=base
+            )
+        except OSError as exc:
+            raise QueueUnavailable(
+                f"Cannot open the queue's id counter .redline/queue/{COUNTER}: "
+                f"{storage.error_text(exc)}. Nothing was queued."
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            raw = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+            number = int(raw) if raw.isdigit() else 0
+            if number <= 0:
+                number = self._highest_seen() + 1
+            actions, resolved = self._fd(ACTIONS), self._fd(RESOLVED)
+            while storage.exists(actions, record_name(f"pa-{number}")) or storage.exists(
+                resolved, record_name(f"pa-{number}")
+            ):
+                number += 1
+            # Not fsynced: after a power loss a stale counter is caught by the existence
+            # checks above (every durable record and kept resolution is seen), and a push
+            # already pays for two folder syncs.
+            os.pwrite(fd, f"{number + 1:020d}\n".encode("ascii"), 0)
+            return number
+        except OSError as exc:
+            raise QueueUnavailable(
+                f"Cannot allocate a pending action id in .redline/queue/{COUNTER}: "
+                f"{storage.error_text(exc)}. Nothing was queued."
+            ) from None
+        finally:
+            os.close(fd)
+
+    def _highest_seen(self) -> int:
+        highest = 0
+        for folder in (ACTIONS, RESOLVED):
+            for name in os.listdir(self._fd(folder)):
+                number = id_number(name.removesuffix(".json"))
+                if number is not None:
+                    highest = max(highest, number)
+        return highest
+
+    # -- records -------------------------------------------------------------------
+    def _write_record(self, record: QueueRecord) -> None:
+        self._records().write(record_name(record.id), record.to_dict(), record.id)
+
+    def _remove_record(self, action_id: str) -> None:
+        fd = self._fd(ACTIONS)
+        try:
+            if storage.unlink(fd, record_name(action_id)):
+                storage.fsync_dir(fd)
+        except OSError as exc:
+            raise QueueUnavailable(
+                f"Cannot remove queue record {action_id}: {storage.error_text(exc)}."
+            ) from None
+
+    def _read_record(self, action_id: str) -> QueueRecord | None:
+        data = self._records().read(record_name(action_id), action_id)
+        if data is None:
+            return None
+        record = QueueRecord.from_dict(data, action_id)
+        if record.id != action_id:
+            raise QueueRecordError(
+                action_id, f"queue record {action_id} holds the record of {record.id}; left out"
+            )
+        return record
+
+    def _load_all(self) -> tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]]:
+        records: builtins.list[QueueRecord] = []
+        problems: builtins.list[QueueRecordError] = []
+        for name in os.listdir(self._fd(ACTIONS)):
+            if name.startswith(".") or not name.endswith(".json"):
+                continue
+            action_id = name.removesuffix(".json")
+            if id_number(action_id) is None:
+                continue
+            try:
+                record = self._read_record(action_id)
+            except QueueRecordError as exc:
+                problems.append(exc)
+                continue
+            if record is not None:
+                records.append(record)
+        records.sort(key=lambda r: (r.position, id_number(r.id) or 0), reverse=True)
+        problems.sort(key=lambda e: id_number(e.action_id) or 0)
+        return records, problems
+
+    def get(self, action_id: str) -> QueueRecord | None:
+        """The pending action ``action_id``, or None; QueueRecordError if unusable."""
+        return self._read_record(check_id(action_id))

@@ -1,0 +1,248 @@
+"""Claims: this process's exclusive right to resolve one action, in the commit order.
+
+An action is resolved under its claim (a ``flock`` on ``claims/pa-N.lock``), in the commit
+order described in :mod:`redline.workspace.queue.core`; each step calls the test-only
+:data:`_step_hook`. Claiming a record left ``applying`` by a resolver that stopped settles it
+first (:meth:`QueueClaims._settle_applying`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from redline.workspace.queue import storage
+from redline.workspace.queue.base import ACTIONS, CLAIMS, check_id, record_name
+from redline.workspace.queue.contents import ActionDraft
+from redline.workspace.queue.records import (
+    ActionBusy,
+    ActionGone,
+    QueueRecord,
+    QueueRecordError,
+    QueueUnavailable,
+    Resolution,
+)
+from redline.workspace.queue.resolved import QueueResolved
+
+# Test-only: called as ``_step_hook(description)`` at each step of push, resolve, replace.
+_step_hook: Callable[[str], None] | None = None
+
+
+def _step(text: str) -> None:
+    hook = _step_hook
+    if hook is not None:
+        hook(text)
+
+
+class Claim:
+    """This process's exclusive right to resolve one action (see :meth:`QueueClaims.claim`)."""
+
+    def __init__(self, queue: QueueClaims, record: QueueRecord) -> None:
+        self.queue = queue
+        self.record = record
+        self.finished = False
+
+    def mark_applying(self) -> None:
+        self.record.state = "applying"
+        self.queue._write_record(self.record)
+        _step("apply: marked applying")
+
+    def back_to_pending(self, stale_reason: str | None = None) -> None:
+        """The apply did not happen: the action stays pending (marked stale if given)."""
+        changed = self.record.state != "pending"
+        self.record.state = "pending"
+        if stale_reason is not None:
+            changed = changed or not self.record.stale
+            self.record.stale = True
+            self.record.stale_reason = stale_reason
+        if changed:
+            self.queue._write_record(self.record)
+
+    def finish(self, resolution: Resolution) -> Resolution:
+        """Log ``resolution`` and remove the record: the action has left the queue."""
+        if resolution.record is None:
+            resolution = replace(resolution, record=self.record.to_dict())
+        self.queue._log_resolution(resolution)
+        _step(f"{resolution.decision}: resolution logged")
+        self.queue._remove_record(self.record.id)
+        _step(f"{resolution.decision}: record removed")
+        self.finished = True
+        return resolution
+
+    def replace(self, draft: ActionDraft, *, resolved_by: str = "agent") -> QueueRecord:
+        """Put a new action in this one's place (same position, new id) and finish the claim."""
+        queue = self.queue
+        number = queue._allocate()
+        record = queue._new_record(draft, number, self.record.position)
+        record.replaces = self.record.id
+        queue._write_record(record)
+        _step("replace: new record written")
+        self.finish(
+            Resolution(self.record.id, "replaced", resolved_by=resolved_by, replaced_by=record.id)
+        )
+        return record
+
+
+class QueueClaims(QueueResolved):
+    """Claiming an action, settling an interrupted apply, and resolutions made under a claim."""
+
+    @contextlib.contextmanager
+    def claim(self, action_id: str, *, wait: float = 0.0) -> Iterator[Claim]:
+        """Hold ``action_id``'s claim; raises ActionGone (resolved, replaced) or ActionBusy."""
+        check_id(action_id)
+        folder = self._fd(CLAIMS)
+        name = f"{action_id}.lock"
+        try:
+            fd = os.open(
+                name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder
+            )
+        except OSError as exc:
+            raise QueueUnavailable(
+                f"Cannot claim {action_id} (.redline/queue/{CLAIMS}/{name}): "
+                f"{storage.error_text(exc)}. Nothing was applied or discarded."
+            ) from None
+        claim: Claim | None = None
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise ActionBusy(
+                            f"{action_id} is being resolved by another redline process right "
+                            "now. Nothing was applied or discarded."
+                        ) from None
+                    time.sleep(0.01)
+            record = self._read_record(action_id)
+            if record is not None and record.state == "applying":
+                record = self._settle_applying(record)
+            if record is None:
+                raise self._gone(action_id)
+            claim = Claim(self, record)
+            yield claim
+        finally:
+            if claim is not None and claim.finished:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=folder)
+            os.close(fd)  # releases the flock
+
+    def _gone(self, action_id: str) -> ActionGone:
+        try:
+            resolution = self.resolution(action_id)
+        except QueueRecordError:
+            resolution = None
+        if resolution is None:
+            return ActionGone(action_id, f"No pending action {action_id} in this workspace.")
+        if resolution.replaced_by:
+            return ActionGone(
+                action_id,
+                f"{action_id} is no longer pending: it was replaced by {resolution.replaced_by}. "
+                "Nothing was applied or discarded.",
+                resolution.replaced_by,
+            )
+        done = {"apply": "applied", "discard": "discarded"}.get(resolution.decision, "resolved")
+        return ActionGone(
+            action_id,
+            f"{action_id} is no longer pending: it was already {done}. Nothing was applied "
+            "or discarded.",
+        )
+
+    def _journal_applied(self, record: QueueRecord) -> str | None:
+        """The id of a complete journal entry that applied ``record``, if any."""
+        from redline.workspace import entries
+
+        try:
+            for _folder, loaded in entries.iter_entries(self.root):
+                if isinstance(loaded, entries.Entry) and (
+                    loaded.complete
+                    and loaded.kind == "apply"
+                    and loaded.action_id == record.id
+                    and loaded.when.timestamp() >= record.created_at - 1e-6
+                ):
+                    return loaded.id
+        except OSError:
+            return None
+        return None
+
+    def _settle_applying(self, record: QueueRecord) -> QueueRecord | None:
+        """A record left ``applying`` by a process that ended (we hold its claim)."""
+        entry_id = self._journal_applied(record)
+        if entry_id is not None:
+            self._log_resolution(
+                Resolution(
+                    record.id,
+                    "apply",
+                    resolved_by="recovery",
+                    result_text=record.applied_text or "",
+                    record=record.to_dict(),
+                )
+            )
+            self._remove_record(record.id)
+            self.messages.append(
+                f"{record.id} ({record.label}) had been applied when its resolver stopped "
+                f"(journal entry {entry_id}); moved it to the resolved log."
+            )
+            return None
+        from redline.workspace import journal
+
+        self.messages.extend(journal.recover(self.root))
+        record.state = "pending"
+        self._write_record(record)
+        self.messages.append(
+            f"{record.id} ({record.label}) was being applied when its resolver stopped; "
+            "nothing was written, it is pending again."
+        )
+        return record
+
+    def drop_unusable(self, action_id: str, reason: str = "") -> str:
+        """Remove a record that cannot be read or verified (never acted on); say what was done."""
+        check_id(action_id)
+        folder = self._fd(CLAIMS)
+        fd = os.open(
+            f"{action_id}.lock",
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=folder,
+        )
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ActionBusy(
+                    f"{action_id} is being resolved by another redline process right now."
+                ) from None
+            if not storage.exists(self._fd(ACTIONS), record_name(action_id)):
+                raise self._gone(action_id)
+            self._log_resolution(
+                Resolution(
+                    action_id,
+                    "discard",
+                    reason,
+                    result_text=f"Removed the unusable queue record {action_id}.",
+                )
+            )
+            self._remove_record(action_id)
+        finally:
+            os.close(fd)
+        return f"Removed the unusable queue record {action_id}; nothing was applied."
+
+    def discard_record(
+        self,
+        claim: Claim,
+        reason: str,
+        *,
+        resolved_by: str = "person",
+        rule: str | None = None,
+        result_text: str = "",
+    ) -> Resolution:
+        return claim.finish(
+            Resolution(
+                claim.record.id, "discard", reason, resolved_by, rule, result_text=result_text
+            )
+        )

@@ -1,0 +1,174 @@
+"""Contents: drafts become records whose texts live in the content store, and back.
+
+A Preview's texts are stored once per content under ``contents/SHA256`` and a record
+refers to them as ``{"blob": digest}``; :meth:`QueueContents.preview` and
+:meth:`QueueContents.origin` read them back.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redline.workspace.hunks import Origin
+from redline.workspace.preview import Preview
+from redline.workspace.queue import storage
+from redline.workspace.queue.base import CONTENTS, QueueBase
+from redline.workspace.queue.records import (
+    QueueRecord,
+    QueueRecordError,
+    QueueUnavailable,
+    Source,
+)
+
+
+@dataclass(frozen=True)
+class ActionDraft:
+    """What a push (or replacement) describes; the queue adds id, position and time."""
+
+    label: str
+    source: Source
+    source_tool_name: str = "custom_tool"
+    preview: Preview | None = None
+    details: Any = None
+    applied_by: str | None = None  # default: "preview" with a Preview, else "owner"
+    applied_text: str | None = None
+    stale: bool = False
+    stale_reason: str = ""
+    # What a derived action (remaining, rebased, edited) keeps of the model's proposal.
+    origin: Origin | None = None
+
+
+def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
+    changes = []
+    for change in data.get("changes", []):
+        item = dict(change)
+        for key in ("old_text", "new_text"):
+            if isinstance(item.get(key), str):
+                item[key] = {"blob": put(item[key])}
+        changes.append(item)
+    return {"changes": changes}
+
+
+class QueueContents(QueueBase):
+    """Storing a draft's texts (:meth:`_new_record`) and reading a record's back."""
+
+    def _new_record(self, draft: ActionDraft, number: int, position: int) -> QueueRecord:
+        if not isinstance(draft.label, str) or not draft.label.strip():
+            raise ValueError("a pending action needs a non-empty label")
+        preview_data = None
+        files: builtins.list[str] = []
+        added = removed = 0
+        if draft.preview is not None:
+            blobs = self._blobs()
+            wrote = False
+
+            def put(text: str) -> str:
+                nonlocal wrote
+                digest, new = blobs.put(text)
+                wrote = wrote or new
+                return digest
+
+            try:
+                preview_data = _to_blobs(draft.preview.to_dict(), put)
+                if wrote:
+                    blobs.sync()
+            except OSError as exc:
+                raise QueueUnavailable(
+                    f"Cannot store the contents of pa-{number} in .redline/queue/{CONTENTS}: "
+                    f"{storage.error_text(exc)}. Nothing was queued."
+                ) from None
+            summary = draft.preview.summary()
+            files = list(draft.preview.paths)
+            added, removed = int(summary["added"]), int(summary["removed"])
+        origin_data = None
+        if draft.origin is not None:
+            origin_data = draft.origin.to_dict()
+            if draft.origin.proposal is not None:
+                origin_data["proposal"] = self._store_preview(draft.origin.proposal, number)
+        applied_by = draft.applied_by or ("preview" if draft.preview is not None else "owner")
+        if applied_by not in ("preview", "owner"):
+            raise ValueError(f"applied_by must be 'preview' or 'owner', not {applied_by!r}")
+        if applied_by == "preview" and draft.preview is None:
+            raise ValueError(
+                "an action applied by the queue (applied_by='preview') needs a Preview"
+            )
+        try:
+            storage.canonical_check(draft.details)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the action's details are not JSON: {exc}") from None
+        return QueueRecord(
+            id=f"pa-{number}",
+            position=position,
+            label=draft.label,
+            source_tool_name=draft.source_tool_name,
+            source=draft.source,
+            created_at=time.time(),
+            applied_by=applied_by,
+            details=draft.details,
+            preview=preview_data,
+            files=files,
+            added=added,
+            removed=removed,
+            stale=draft.stale,
+            stale_reason=draft.stale_reason,
+            applied_text=draft.applied_text,
+            origin=origin_data,
+        )
+
+    def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:
+        blobs = self._blobs()
+        try:
+            data = _to_blobs(preview.to_dict(), lambda text: blobs.put(text)[0])
+            blobs.sync()
+        except OSError as exc:
+            raise QueueUnavailable(
+                f"Cannot store the contents of pa-{number} in .redline/queue/{CONTENTS}: "
+                f"{storage.error_text(exc)}. Nothing was queued."
+            ) from None
+        return dict(data)
+
+    def origin(self, record: QueueRecord) -> Origin | None:
+        """The record's origin (label, hunk count, the model's proposal once edited)."""
+        if record.origin is None:
+            return None
+        data = dict(record.origin)
+        proposal = data.get("proposal")
+        if isinstance(proposal, dict):
+            data["proposal"] = self._unblob(proposal, record.id).to_dict()
+        try:
+            return Origin.from_dict(data)
+        except ValueError as exc:
+            raise QueueRecordError(
+                record.id, f"queue record {record.id}: bad origin: {exc}"
+            ) from None
+
+    def preview(self, record: QueueRecord) -> Preview | None:
+        """The record's Preview with its texts read back from the content store."""
+        if record.preview is None:
+            return None
+        return self._unblob(record.preview, record.id)
+
+    def _unblob(self, stored: dict[str, Any], action_id: str) -> Preview:
+        blobs = self._blobs()
+        changes = []
+        for change in stored.get("changes", []):
+            if not isinstance(change, dict):
+                raise QueueRecordError(
+                    action_id, f"queue record {action_id}: a change is not an object"
+                )
+            item = dict(change)
+            for key in ("old_text", "new_text"):
+                ref = item.get(key)
+                if isinstance(ref, dict):
+                    item[key] = blobs.get(str(ref.get("blob", "")), action_id)
+            changes.append(item)
+        try:
+            return Preview.from_dict({"changes": changes})
+        except ValueError as exc:
+            raise QueueRecordError(
+                action_id, f"queue record {action_id}: bad preview: {exc}"
+            ) from None

@@ -1,0 +1,94 @@
+"""Owner requests (``requests/pa-N.json``): asking the process that pushed an owner action
+(``applied_by="owner"``) to apply or discard it, and waiting for its resolution."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import time
+
+from redline.workspace.queue import storage
+from redline.workspace.queue.base import REQUESTS, record_name
+from redline.workspace.queue.claims import QueueClaims
+from redline.workspace.queue.records import (
+    ORPHANED_REASON,
+    OwnerRequest,
+    QueueError,
+    QueueRecord,
+    QueueRecordError,
+    Resolution,
+    id_number,
+)
+
+
+class QueueOwners(QueueClaims):
+    """Requests to an owner process, and waiting until an action is resolved."""
+
+    def request_owner(
+        self,
+        action_id: str,
+        decision: str,
+        reason: str,
+        *,
+        resolved_by: str = "person",
+        rule: str | None = None,
+    ) -> None:
+        """Ask the process that pushed an owner action to apply or discard it."""
+        record = self.get(action_id)
+        if record is None:
+            raise self._gone(action_id)
+        if record.applied_by != "owner":
+            raise QueueError(f"{action_id} is applied by the queue itself, not by its owner")
+        if decision == "apply" and record.orphaned():
+            raise QueueError(
+                f"Cannot apply {action_id} ({record.label}): {ORPHANED_REASON}. It can only "
+                "be discarded."
+            )
+        self._requests().write(
+            record_name(action_id),
+            OwnerRequest(action_id, decision, reason, resolved_by, rule, os.getpid()).to_dict(),
+            action_id,
+        )
+
+    def owner_requests(
+        self, pid: int | None = None
+    ) -> builtins.list[tuple[OwnerRequest, QueueRecord]]:
+        """Requests for actions this process (or ``pid``) pushed, oldest first."""
+        pid = os.getpid() if pid is None else pid
+        found: builtins.list[tuple[OwnerRequest, QueueRecord]] = []
+        for name in sorted(os.listdir(self._fd(REQUESTS))):
+            action_id = name.removesuffix(".json")
+            if name.startswith(".") or id_number(action_id) is None:
+                continue
+            try:
+                record = self._read_record(action_id)
+                if record is None:
+                    self.drop_request(action_id)
+                    continue
+                if record.source.pid != pid:
+                    continue
+                data = self._requests().read(name, action_id)
+            except QueueRecordError as exc:
+                self.problems.append(exc)
+                continue
+            if data is not None:
+                found.append((OwnerRequest.from_dict(data, action_id), record))
+        found.sort(key=lambda pair: pair[0].time)
+        return found
+
+    def drop_request(self, action_id: str) -> None:
+        with contextlib.suppress(OSError):
+            storage.unlink(self._fd(REQUESTS), record_name(action_id))
+
+    def wait_resolution(self, action_id: str, timeout: float) -> Resolution | None:
+        """Wait until ``action_id`` is resolved (None after ``timeout`` or if its owner ends)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.resolution(action_id)
+            if found is not None:
+                return found
+            record = self.get(action_id)
+            if record is None or record.orphaned() or time.monotonic() >= deadline:
+                return self.resolution(action_id)
+            time.sleep(0.02)

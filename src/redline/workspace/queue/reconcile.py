@@ -1,0 +1,145 @@
+"""Reconcile: on open, settle whatever a crash left in the queue.
+
+A record with a resolution is removed; a record whose complete journal entry exists is moved
+to the resolved log as applied; an ``applying`` record without one goes back to pending
+(after journal recovery rolled back any half-written files); a half-done replacement is
+finished. Temporary files of killed writers are swept first.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+
+from redline.workspace.queue.base import ACTIONS, CONTENTS, REQUESTS, RESOLVED
+from redline.workspace.queue.claims import QueueClaims
+from redline.workspace.queue.records import (
+    ActionBusy,
+    ActionGone,
+    QueueError,
+    QueueRecord,
+    QueueRecordError,
+    Resolution,
+)
+
+
+class QueueReconcile(QueueClaims):
+    """Crash recovery over all records (one record's interrupted apply: :class:`QueueClaims`)."""
+
+    def _ensure_reconciled(self) -> None:
+        if not self._reconciled:
+            self._reconciled = True
+            self.messages.extend(self.reconcile())
+
+    def reconcile(self) -> builtins.list[str]:
+        """Settle what a crash left behind (see the module doc); returns what was done.
+
+        Cheap when nothing is left over: one listing of the resolved log and one pass over
+        the journal; only records that need settling are claimed.
+        """
+        messages: builtins.list[str] = []
+        self._sweep_temporaries()
+        records, _problems = self._last_load = self._load_all()
+        if not records:
+            return messages
+        ids = {r.id for r in records}
+        resolved = {n.removesuffix(".json") for n in os.listdir(self._fd(RESOLVED))}
+        applied = self._journal_applies(min(r.created_at for r in records))
+        for record in records:
+            when = applied.get(record.id)
+            needs = (
+                record.id in resolved
+                or record.state != "pending"
+                or (record.replaces is not None and record.replaces in ids)
+                or (when is not None and when >= record.created_at - 1e-6)
+            )
+            if not needs:
+                continue
+            try:
+                messages.extend(self._reconcile_one(record, ids))
+            except ActionBusy:
+                continue  # someone is resolving it right now: not a leftover
+            except QueueError as exc:
+                messages.append(str(exc))
+        return messages
+
+    def _sweep_temporaries(self) -> None:
+        """Remove temporary files left by writers that were killed mid-write."""
+        from redline.workspace.queue.procs import is_alive
+
+        for folder in (ACTIONS, CONTENTS, RESOLVED, REQUESTS):
+            fd = self._fd(folder)
+            for name in os.listdir(fd):
+                if not (name.startswith(".") and name.endswith(".tmp")):
+                    continue
+                parts = name.rsplit(".", 3)  # ".NAME", PID, HEX, "tmp"
+                if len(parts) == 4 and parts[1].isdigit() and is_alive(int(parts[1]), None):
+                    continue  # its writer is still at work
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+
+    def _journal_applies(self, since: float) -> dict[str, float]:
+        """action id -> time of the newest complete journal apply that names it.
+
+        Skipped when the journal folder has not changed since ``since`` (the oldest
+        record's creation): no apply of any of those records can be in it then.
+        """
+        from redline.workspace.state import journal_dir
+
+        try:
+            if journal_dir(self.root).stat().st_mtime < since - 1.0:
+                return {}
+        except OSError:
+            return {}
+        from redline.workspace import entries
+
+        found: dict[str, float] = {}
+        try:
+            for _folder, loaded in entries.iter_entries(self.root):
+                if (
+                    isinstance(loaded, entries.Entry)
+                    and loaded.complete
+                    and loaded.kind == "apply"
+                    and loaded.action_id
+                ):
+                    found[loaded.action_id] = max(
+                        found.get(loaded.action_id, 0.0), loaded.when.timestamp()
+                    )
+        except OSError:
+            pass
+        return found
+
+    def _reconcile_one(self, record: QueueRecord, ids: set[str]) -> builtins.list[str]:
+        resolved = None
+        with contextlib.suppress(QueueRecordError):
+            resolved = self.resolution(record.id)
+        if resolved is not None:
+            self._remove_record(record.id)
+            return [f"{record.id} had already been resolved; removed its leftover record."]
+        if record.replaces and record.replaces in ids:
+            try:
+                with self.claim(record.replaces) as claim:
+                    claim.finish(
+                        Resolution(
+                            record.replaces,
+                            "replaced",
+                            resolved_by="recovery",
+                            replaced_by=record.id,
+                        )
+                    )
+            except ActionGone:
+                pass
+            return [f"Finished replacing {record.replaces} by {record.id}."]
+        before = len(self.messages)
+        try:
+            with self.claim(record.id) as claim:
+                if self._journal_applied(claim.record) is not None:
+                    claim.record.state = "applying"
+                    self._settle_applying(claim.record)
+                    claim.finished = True
+        except ActionGone:
+            pass
+        settled = self.messages[before:]
+        del self.messages[before:]
+        return settled
