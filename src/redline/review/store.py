@@ -452,54 +452,17 @@ class PendingActionStore:
         except QueueError:
             log.exception("could not remove %s from the workspace queue", action_id)
 
-    async def serve_owner_requests(self) -> list[tuple[str, Any]]:
-        """Resolve this store's actions that another process asked for (owner actions).
-
-        Returns ``(action_id, ToolResult)`` pairs; the result text is logged as the
-        resolution, which the asking process is waiting for.
-        """
-        if self.queue is None:
-            return []
-        from redline.review.resolve import resolve_pending
-        from redline.workspace.queue import ActionGone, QueueError, Resolution
-
-        done: list[tuple[str, Any]] = []
-        for request, _record in self.queue.owner_requests():
-            action = self.get(request.id)
-            if action is None:
-                self.queue.drop_request(request.id)
-                continue
-            self._serving.add(request.id)
-            try:
-                result = await resolve_pending(
-                    PendingActionStore.single(action), request.decision, request.reason
-                )
-                if not result.is_error:
-                    with self._changing():
-                        if action in self._stack:
-                            self._stack.remove(action)
-                            self._emit(StoreEvent("pop", action))
-                    try:
-                        with self.queue.claim(request.id, wait=2.0) as claim:
-                            claim.finish(
-                                Resolution(
-                                    request.id,
-                                    request.decision,
-                                    request.reason,
-                                    request.resolved_by,
-                                    request.rule,
-                                    result_text=result.text,
-                                )
-                            )
-                    except ActionGone:
-                        pass
-                    except QueueError:
-                        log.exception("could not log the resolution of %s", request.id)
-                done.append((request.id, result))
-            finally:
-                self._serving.discard(request.id)
-                self.queue.drop_request(request.id)
-        return done
+    @contextlib.contextmanager
+    def serving(self, action_id: str) -> Iterator[None]:
+        """Inside this block ``action_id`` is being resolved for its owner request: its
+        callbacks log nothing and removing it leaves its queue record to the caller."""
+        with self._lock:
+            self._serving.add(action_id)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._serving.discard(action_id)
 
 
 def _is_preview_apply(action: PendingAction) -> bool:

@@ -6,10 +6,12 @@ import asyncio
 import threading
 from pathlib import Path
 
+from redline.review.events import EventStream
 from redline.review.file_action import file_action
 from redline.review.queued import resolve_queued
 from redline.review.resolve import resolve_pending
 from redline.review.result import ToolResult
+from redline.review.session import ReviewSession
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 from redline.workspace.queue import Source, WorkspaceQueue
@@ -124,10 +126,11 @@ async def test_owner_action_is_run_by_its_owner_on_request(ws: Path) -> None:
             resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=30.0)
         )
 
+    review = ReviewSession(ws, store, EventStream("s"))
     thread = threading.Thread(target=resolver)
     thread.start()
     for _ in range(3000):  # generous bound; the request usually arrives within milliseconds
-        served = await store.serve_owner_requests()
+        served = await review.serve_owner_requests()
         if served:
             break
         await asyncio.sleep(0.01)

@@ -31,6 +31,7 @@ import dataclasses
 import logging
 import sys
 import threading
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -50,8 +51,9 @@ from redline.drivers.acp.mapping import (
 )
 from redline.drivers.acp.spec import AgentSpec
 from redline.review.events import ErrorEvent, EventStream, Notice
-from redline.review.resolve import resolve_pending
 from redline.review.result import ToolResult
+from redline.review.session import Decision as ReviewDecision
+from redline.review.session import ReviewSession
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace import paths
 from redline.workspace.preview import FileCreate, FileModify, Preview
@@ -59,7 +61,6 @@ from redline.workspace.preview import FileCreate, FileModify, Preview
 if TYPE_CHECKING:
     from redline.rules import Decision as RuleDecision
     from redline.rules import RuleOutcome, RuleSet
-    from redline.workspace.queue import QueueWatcher
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
@@ -300,10 +301,10 @@ class AcpAgent:
         self._stderr_task: asyncio.Task[None] | None = None
         self._stopping = False
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
-        # Following the workspace queue (watch_queue): other processes' resolutions.
-        self._watcher: QueueWatcher | None = None
-        self._sync_task: asyncio.Task[None] | None = None
-        self._sync_again = False
+        #: The review core: decisions, rules' resolutions and the queue follower.
+        self.review = ReviewSession(self.root, store, stream)
+        self.review.on_remote = self._decided_elsewhere
+        self.review.on_removed_elsewhere = self._removed_elsewhere
 
     # -- life cycle --------------------------------------------------------------------
     async def start(self, load_session_id: str | None = None) -> None:
@@ -534,101 +535,38 @@ class AcpAgent:
 
         When another process (``redline pending``, a dashboard) resolves one of this agent's
         actions, the request the agent holds is answered exactly as a local resolution
-        answers it: an owner action (a permission request) is run here through
-        :meth:`PendingActionStore.serve_owner_requests`, the built-in runtime's path; a held
-        write is a preview action the other process applied (or discarded) itself, so the
-        agent hears the success reply (or ``Discarded by the reviewer: <reason>``).
-        Stopped by :meth:`close`.
+        answers it: the review core (:class:`~redline.review.session.ReviewSession`) runs
+        an owner action (a permission request) here, and reports a held write that the other
+        process applied or discarded itself, so the agent hears the success reply (or
+        ``Discarded by the reviewer: <reason>``). Stopped by :meth:`close`.
         """
-        queue = self.store.queue
-        if queue is None or self._watcher is not None:
-            return
-        self._loop = asyncio.get_running_loop()
-        self._watcher = queue.watch(self.queue_changed)
-        self.queue_changed()  # whatever happened before the watch began
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+
+        def submit(coro: Coroutine[Any, Any, None]) -> object:
+            return asyncio.run_coroutine_threadsafe(coro, loop)
+
+        self.review.follow(submit)
 
     def stop_watching(self) -> None:
-        watcher, self._watcher = self._watcher, None
-        if watcher is not None:
-            watcher.stop()
+        self.review.close()
 
-    def queue_changed(self) -> None:
-        """From any thread: something in ``.redline/queue/`` changed; catch up on the loop."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-
-        def kick() -> None:
-            if self._watcher is None:
-                return
-            if self._sync_task is not None and not self._sync_task.done():
-                self._sync_again = True
-                return
-            self._sync_task = loop.create_task(self._sync_queue())
-
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(kick)
-
-    async def _sync_queue(self) -> None:
-        while True:
-            self._sync_again = False
-            try:
-                await self._serve_queue()
-            except Exception:  # a damaged queue never stops the agent; the next change retries
-                log.exception("following the workspace queue failed")
-            if not self._sync_again:
-                return
-
-    async def _serve_queue(self) -> None:
-        queue = self.store.queue
-        if queue is None:
-            return
-        before = {action.id: action for action in self.store.snapshot()}
-        # Owner actions (permission requests): the built-in runtime's one code path.
-        for action_id, result in await self.store.serve_owner_requests():
-            action = before.get(action_id)
-            resolution = queue.resolution(action_id)
-            if action is not None and resolution is not None and not result.is_error:
-                self._report_remote(action, resolution)
-        # Preview actions (held writes, verified diffs) another process resolved itself.
-        mine = self.store.snapshot()
-        if not mine:
-            return
-        queued = {record.id for record in queue.list()}
-        lock = self.store.resolution_lock
-        for action in mine:
-            if action.id in queued:
-                continue
-            # A local resolution holds this lock until the store is updated: wait for it,
-            # so it is never mistaken for one made in another process.
-            while not lock.acquire(blocking=False):
-                await asyncio.sleep(0.002)
-            try:
-                if self.store.get(action.id) is None:
-                    continue  # resolved here meanwhile
-                resolution = queue.resolution(action.id)
-                if resolution is None and queue.get(action.id) is not None:
-                    continue
-                self._resolved_elsewhere(action, resolution)
-                self.store.remove(action.id)
-            finally:
-                lock.release()
-
-    def _resolved_elsewhere(
-        self, action: PendingAction, resolution: QueueResolution | None
-    ) -> None:
-        """Answer the request behind ``action``: another process resolved it through the queue."""
+    def _decided_elsewhere(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        """Answer the request behind ``action``: another process applied or discarded it."""
+        assert resolution is not None
         # The request's future, also while the rules still look at it (not yet held).
         request = self._requests.get(action.id)
-        if resolution is not None and resolution.decision in ("apply", "discard"):
-            rule = resolution.rule if resolution.resolved_by == "rule" else None
-            decision: Decision = "apply" if resolution.decision == "apply" else "discard"
-            if request is not None:
-                self._settle(request[1], _Outcome(decision, resolution.reason, rule))
-            done = "applied" if decision == "apply" else "discarded"
-            self.record_resolution(action, done, resolution.reason, rule)
-            self._report_remote(action, resolution)
-            return
+        rule = resolution.rule if resolution.resolved_by == "rule" else None
+        decision: Decision = "apply" if resolution.decision == "apply" else "discard"
+        if request is not None:
+            self._settle(request[1], _Outcome(decision, resolution.reason, rule))
+        done = "applied" if decision == "apply" else "discarded"
+        self.record_resolution(action, done, resolution.reason, rule)
+        self._notify()
+
+    def _removed_elsewhere(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        """Another process removed ``action`` without a decision on the whole of it."""
+        request = self._requests.get(action.id)
         text = f"{action.id} ({action.label}) was removed in another process"
         if resolution is not None and resolution.replaced_by:
             # `redline pending apply|discard --only`: part of it was resolved, the rest
@@ -639,28 +577,9 @@ class AcpAgent:
             )
         if request is not None:
             # A permission is refused; a write is not done as sent (read the file again).
-            decision = "discard" if request[0] == "permission" else "elsewhere"
+            decision: Decision = "discard" if request[0] == "permission" else "elsewhere"
             self._settle(request[1], _Outcome(decision, f"{text}; read the file again"))
         self.events.emit(Notice(message=f"{text}."))
-
-    def _report_remote(self, action: PendingAction, resolution: QueueResolution) -> None:
-        from redline.review.events import PendingResolved, ResolvedBy
-        from redline.review.queued import resolution_result
-
-        by: ResolvedBy = "rule" if resolution.resolved_by == "rule" else "human"
-        self.events.emit(
-            PendingResolved(
-                action_id=action.id,
-                action="apply" if resolution.decision == "apply" else "discard",
-                reason=resolution.reason,
-                by=by,
-                label=action.label,
-                source_tool_name=action.source_tool_name,
-                result=resolution_result(resolution),
-                rule=resolution.rule if by == "rule" else None,
-            )
-        )
-        self._notify()
 
     # -- review rules ------------------------------------------------------------------
     async def _run_rules(self, action: PendingAction) -> RuleOutcome | None:
@@ -692,21 +611,19 @@ class AcpAgent:
     async def _rule_resolve(
         self, verb: str, reason: str, action_id: str, decision: RuleDecision
     ) -> tuple[bool, str]:
-        """Resolve as a person would (same store path), credited to the rule."""
-        from redline.review.resolve import resolution_event
-
+        """Resolve as a person would (the review core's one path), credited to the rule."""
         rule = decision.rule
         if rule is not None:
             self._deciding_rule[action_id] = rule
         try:
-            outcome = await resolve_pending(
-                self.store, verb, reason, action_id, resolved_by="rule", rule=rule
+            outcome = await self.review.resolve(
+                action_id,
+                ReviewDecision(
+                    "apply" if verb == "apply" else "discard", reason, by="rule", rule=rule
+                ),
             )
         finally:
             self._deciding_rule.pop(action_id, None)
-        event = resolution_event(outcome, "rule", rule=rule)
-        if event is not None:
-            self.events.emit(event)
         return not outcome.is_error, outcome.text
 
     # -- session/update ----------------------------------------------------------------

@@ -32,7 +32,7 @@ from redline.review.events import (
     PendingReplaced,
     RunStatus,
 )
-from redline.review.resolve import resolution_event, resolve_pending
+from redline.review.session import Decision, Verb
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 from redline.rules import RuleSet
 
@@ -121,13 +121,10 @@ class AcpRun:
             )
 
     async def _resolve_all(self) -> bool:
-        action = "apply" if self.resolver == "apply-all" else "discard"
+        action: Verb = "apply" if self.resolver == "apply-all" else "discard"
         reason = AUTO_REASONS[self.resolver]
         while self.store.has_pending:
-            outcome = await resolve_pending(self.store, action, reason)
-            event = resolution_event(outcome, "auto")
-            if event is not None:
-                self.events.emit(event)
+            outcome = await self.agent.review.resolve(None, Decision(action, reason, by="auto"))
             if outcome.is_error:
                 self.events.emit(ErrorEvent(outcome.text))
                 return False

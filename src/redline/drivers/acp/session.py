@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from redline.drivers.acp.client import AcpError, Resolution, resolution_prompt
+from redline.drivers.acp.client import AcpAgent, AcpError, Resolution, resolution_prompt
 from redline.drivers.acp.events import AcpMessage, AcpStderr, AcpUsage
 from redline.drivers.acp.run import MAX_PROMPTS, AcpRun, queue_store
 from redline.drivers.acp.spec import AgentSpec
@@ -27,14 +27,13 @@ from redline.review.events import (
     EventStream,
     MessageDelta,
     MessageEnd,
-    Notice,
     ResolvedBy,
     RunStatus,
-    Undone,
 )
 from redline.review.loop_thread import LoopThread
-from redline.review.resolve import EditOutcome, ResolveOutcome, resolution_event, resolve_pending
+from redline.review.resolve import EditOutcome, ResolveOutcome, resolve_pending
 from redline.review.result import ToolResult
+from redline.review.session import Decision, Verb
 
 
 class AcpSession:
@@ -88,12 +87,13 @@ class AcpSession:
         self._run = AcpRun(
             self.cwd, spec, "human", self.events, self.store, self.rules, offer_tools=offer_tools
         )
+        self.agent.review.on_undone = self._heard_undo
         self._started = False
         self._closed = False
         self.last_status: RunStatus | None = None
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> AcpAgent:
         return self._run.agent
 
     @property
@@ -199,29 +199,21 @@ class AcpSession:
     async def _resolve(
         self, action: str, reason: str, action_id: str | None, by: ResolvedBy
     ) -> ResolveOutcome:
-        outcome = await resolve_pending(self.store, action, reason, action_id)
-        event = resolution_event(outcome, by)
-        if event is not None:
-            self.events.emit(event)
-        return outcome
+        if action not in ("apply", "discard"):
+            return await resolve_pending(self.store, action, reason)  # the invalid outcome
+        verb: Verb = "apply" if action == "apply" else "discard"
+        return await self.agent.review.resolve(action_id, Decision(verb, reason, by=by))
 
     def apply_rules(self) -> list[str]:
         """Let the review rules decide what is already waiting (after a session rule)."""
         return self._loop.run(self.agent.apply_rules())
 
     def undo(self) -> ToolResult:
-        from redline.workspace.journal import UndoError, undo_last
+        return self.agent.review.undo()
 
-        try:
-            receipt = undo_last(self.cwd)
-        except UndoError as exc:
-            self.events.emit(Notice(str(exc)))
-            return ToolResult.error(str(exc))
-        files = list(receipt.files)
-        self.events.emit(Undone(entry_id=receipt.entry_id, label=receipt.label, files=files))
+    def _heard_undo(self, entry_id: str, label: str, files: list[str], text: str) -> None:
         with self.agent._lock:
-            self.agent._unreported.append(Resolution(receipt.label, "undone", "", receipt.entry_id))
-        return ToolResult.text_result(f"Undid {receipt.label} ({', '.join(files)}).")
+            self.agent._unreported.append(Resolution(label, "undone", "", entry_id))
 
     def repreview(self, action_id: str) -> ToolResult:
         return ToolResult.error(
@@ -230,17 +222,7 @@ class AcpSession:
         )
 
     def check_staleness(self, paths: set[str] | None = None) -> list[str]:
-        from redline.workspace.safe_apply import check_preview
-
-        marked = []
-        for action in self.store.snapshot():
-            preview = action.preview
-            if preview is None or (paths is not None and not paths & set(preview.paths)):
-                continue
-            reasons = check_preview(self.cwd, preview)
-            if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
-                marked.append(action.id)
-        return marked
+        return self.agent.review.check_staleness(paths)
 
     def trust_workspace(self) -> list[str]:
         return []

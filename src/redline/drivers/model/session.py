@@ -52,7 +52,6 @@ from redline.review.events import (
     PendingPushed,
     PendingRebased,
     PendingReplaced,
-    PendingResolved,
     PendingStale,
     ResolvedBy,
     RunStatus,
@@ -62,27 +61,27 @@ from redline.review.events import (
     ToolUpdate,
     TurnEnd,
     TurnStart,
-    Undone,
     event_from_dict,
 )
 from redline.review.loop_thread import LoopThread
 from redline.review.resolve import (
     EditOutcome,
     ResolveOutcome,
-    edit_pending,
     resolution_event,
     resolve_pending,
 )
 from redline.review.result import ToolResult
+from redline.review.session import Decision, ReviewSession, Verb
 from redline.review.session_log import SessionLog
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.base import Tool, ToolContext
 from redline.tools.resolve import ResolveTool
-from redline.workspace.queue import QueueWatcher, WorkspaceQueue
 from redline.workspace.queue import Resolution as QueueResolution
+from redline.workspace.queue import WorkspaceQueue
 
 if TYPE_CHECKING:
-    from redline.rules import Decision, RuleOutcome, RuleSet
+    from redline.rules import Decision as RuleDecision
+    from redline.rules import RuleOutcome, RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -227,23 +226,17 @@ class AgentSession:
         self._run_task: asyncio.Task[RunStatus] | None = None
         self._abort_requested = False
         self._unreported: list[Resolution] = []
-        # Staleness checks asked for while a resolution held the store's lock.
-        self._recheck_all = False
-        self._recheck_paths: set[str] = set()
         self._reminder_due = False
         self._choice_level = 0 if provider.can_force_tool else 1
         self._log = session_log
         self._closed = False
         self._on_close: list[Callable[[], None]] = []
-        self._queue_watcher: QueueWatcher | None = None
         #: Put each file's unified diff on ``pending_pushed`` events (``exec --resolver human``).
         self.event_diffs = False
-        self._serving_requests = False
-        self._serve_again = False
-        # This session's actions (id -> label) and the undos of them already reported.
-        self._pushed_ids: dict[str, str] = {}
-        self._undos_reported: set[str] = set()
-        self._undo_lock = threading.Lock()
+        #: The review core: every resolution, undo and staleness check of this session.
+        self.review = ReviewSession(cwd, self.store, stream)
+        self.review.on_remote = self._heard_remote
+        self.review.on_undone = self._heard_undo
         if session_log is not None:
             self.events.subscribe(session_log.write_event)
         self.store.subscribe(self._on_store_event)
@@ -389,26 +382,23 @@ class AgentSession:
         """
         if self._closed:
             return EditOutcome("invalid", "The session is closed; nothing was edited.", action_id)
-        return self._loop.run(edit_pending(self.store, action_id, path, text))
+        return self._loop.run(self.review.edit(action_id, path, text))
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; the agent is told."""
-        from redline.workspace.journal import UndoError, undo_last
+        return self.review.undo()
 
-        with self._undo_lock:  # the journal watcher must not report this undo again
-            try:
-                receipt = undo_last(self.cwd)
-            except UndoError as exc:
-                self.events.emit(Notice(message=str(exc)))
-                return ToolResult.error(str(exc))
-            self._undos_reported.add(receipt.entry_id)
-        files = list(receipt.files)
-        text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
+    def _heard_undo(self, entry_id: str, label: str, files: list[str], text: str) -> None:
         with self._state_lock:
-            self._unreported.append(Resolution("undid", receipt.entry_id, receipt.label, "", text))
-        self.events.emit(Undone(entry_id=receipt.entry_id, label=receipt.label, files=files))
-        self.check_staleness()
-        return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
+            self._unreported.append(Resolution("undid", entry_id, label, "", text))
+
+    def _heard_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        assert resolution is not None
+        done = "applied" if resolution.decision == "apply" else "discarded"
+        with self._state_lock:
+            self._unreported.append(
+                Resolution(done, action.id, action.label, resolution.reason, resolution.result_text)
+            )
 
     def abort(self) -> None:
         """Stop the running turn within a second (the model stream is closed).
@@ -470,50 +460,9 @@ class AgentSession:
         return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
 
     def check_staleness(self, paths: set[str] | None = None) -> list[str]:
-        """Mark pending previews whose files changed; returns the ids marked stale.
-
-        ``paths`` (workspace-relative) limits the check to actions touching them; None
-        checks every action. While a resolution is writing files, the check waits for it
-        (it runs when the resolution ends): redline's own writes are never outside edits,
-        so the action being applied is never marked stale by them, while the others that
-        touch the same files are, by hash, once it is done.
-        """
-        with self._state_lock:
-            if paths is None:
-                self._recheck_all = True
-            else:
-                self._recheck_paths |= paths
-        lock = self.store.resolution_lock
-        marked: list[str] = []
-        while True:
-            if not lock.acquire(blocking=False):
-                # Whoever holds the lock checks these paths when it lets go (_resolve, or
-                # the loop below in another thread).
-                return marked
-            try:
-                with self._state_lock:
-                    check_all, todo = self._recheck_all, self._recheck_paths
-                    self._recheck_all, self._recheck_paths = False, set()
-                if check_all or todo:
-                    marked += self._mark_stale(None if check_all else todo)
-            finally:
-                lock.release()
-            with self._state_lock:
-                if not self._recheck_all and not self._recheck_paths:
-                    return marked
-
-    def _mark_stale(self, paths: set[str] | None) -> list[str]:
-        from redline.workspace.safe_apply import check_preview
-
-        marked = []
-        for action in self.store.snapshot():
-            preview = action.preview
-            if preview is None or (paths is not None and not paths & set(preview.paths)):
-                continue
-            reasons = check_preview(self.cwd, preview)
-            if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
-                marked.append(action.id)
-        return marked
+        """Mark pending previews whose files changed; returns the ids marked stale
+        (see :meth:`redline.review.session.ReviewSession.check_staleness`)."""
+        return self.review.check_staleness(paths)
 
     def restore(self, messages: Sequence[Message], unreported: Sequence[Resolution]) -> None:
         """Continue an earlier conversation (``exec --resume``): ``messages`` follow the
@@ -539,177 +488,8 @@ class AgentSession:
     def watch_queue(self) -> None:
         """Follow the workspace queue: learn resolutions made by other processes and serve
         their requests to run this session's owner actions. Stopped by :meth:`close`."""
-        queue = self.store.queue
-        if queue is None or self._queue_watcher is not None:
-            return
-        self._queue_watcher = queue.watch(self._on_queue_change)
-        self.on_close(self._queue_watcher.stop)
-        self._on_queue_change()  # anything that happened before the watch began
-        self._watch_journal()
-
-    def _watch_journal(self) -> None:
-        """Watch the journal for undos of this session's actions made by other processes."""
-        import os
-
-        from redline.workspace.state import JOURNAL_DIR_NAME, open_state_dir
-
-        os.close(open_state_dir(self.cwd, JOURNAL_DIR_NAME))
-        path = self.cwd / ".redline" / JOURNAL_DIR_NAME
-        stop = threading.Event()
-        ready = threading.Event()
-
-        def run() -> None:
-            import watchfiles
-
-            ready.set()
-            for _changes in watchfiles.watch(
-                path,
-                watch_filter=lambda _change, name: os.path.basename(name) == "done",
-                stop_event=stop,
-                debounce=50,
-                step=10,
-                rust_timeout=200,
-                yield_on_timeout=False,
-                raise_interrupt=False,
-            ):
-                try:
-                    self._on_journal_change()
-                except Exception:
-                    log.debug("reading the journal failed", exc_info=True)
-
-        thread = threading.Thread(target=run, name="redline-journal-watch", daemon=True)
-        thread.start()
-        ready.wait(5.0)
-
-        def stop_watching() -> None:
-            stop.set()
-            thread.join(5.0)
-
-        self.on_close(stop_watching)
-
-    def _on_journal_change(self) -> None:
-        """Report undos (from any process) of applies of this session's actions."""
-        from redline.workspace.entries import Entry, iter_entries
-
-        with self._state_lock:
-            mine = dict(self._pushed_ids)
-        if not mine or self._closed:
-            return
-        with self._undo_lock:
-            loaded = [e for _folder, e in iter_entries(self.cwd) if isinstance(e, Entry)]
-            undone = {e.undoes for e in loaded if e.kind == "undo" and e.complete}
-            for entry in loaded:
-                if (
-                    entry.kind != "apply"
-                    or entry.action_id not in mine
-                    or entry.id not in undone
-                    or entry.id in self._undos_reported
-                ):
-                    continue
-                self._undos_reported.add(entry.id)
-                files = list(entry.files)
-                text = f"Undid {entry.label or 'the last apply'} ({', '.join(files)})."
-                with self._state_lock:
-                    self._unreported.append(Resolution("undid", entry.id, entry.label, "", text))
-                self.events.emit(Undone(entry_id=entry.id, label=entry.label, files=files))
-
-    def _on_queue_change(self) -> None:
-        """From the watcher thread: something in ``.redline/queue/`` changed."""
-        queue = self.store.queue
-        if queue is None or self._closed:
-            return
-        try:
-            if queue.owner_requests():
-                self._loop.submit(self._serve_owner_requests())
-        except Exception:
-            log.debug("reading owner requests failed", exc_info=True)
-        mine = self.store.snapshot()
-        if not mine:
-            return
-        try:
-            queued = {record.id for record in queue.list()}
-        except Exception:
-            log.debug("listing the review queue failed", exc_info=True)
-            return
-        removed = False
-        for action in mine:
-            if action.id in queued:
-                continue
-            # A local resolution holds this lock until the store is updated: wait for it
-            # so it is never mistaken for one made by another process.
-            if not self.store.resolution_lock.acquire(timeout=5.0):
-                return
-            try:
-                if self.store.get(action.id) is None:
-                    continue  # resolved here meanwhile
-                resolution = queue.resolution(action.id)
-                if resolution is None and queue.get(action.id) is not None:
-                    continue
-                self.store.remove(action.id)
-                removed = True
-            finally:
-                self.store.resolution_lock.release()
-            self._report_remote(action, resolution)
-        if removed:
-            self.check_staleness(None)  # an apply elsewhere may have changed our files
-
-    def _report_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
-        """Tell the model (and the event stream) how another process resolved ``action``."""
-        from redline.review.queued import resolution_result
-
-        if resolution is None or resolution.decision not in ("apply", "discard"):
-            how = "removed"
-            if resolution is not None and resolution.replaced_by:
-                how = f"replaced by {resolution.replaced_by}"
-            self.events.emit(
-                Notice(message=f"{action.id} ({action.label}) was {how} in another process.")
-            )
-            return
-        done = "applied" if resolution.decision == "apply" else "discarded"
-        by: ResolvedBy = (
-            resolution.resolved_by if resolution.resolved_by in ("agent", "rule") else "human"  # type: ignore[assignment]
-        )
-        with self._state_lock:
-            self._unreported.append(
-                Resolution(done, action.id, action.label, resolution.reason, resolution.result_text)
-            )
-        self.events.emit(
-            PendingResolved(
-                action_id=action.id,
-                action="apply" if resolution.decision == "apply" else "discard",
-                reason=resolution.reason,
-                by=by,
-                label=action.label,
-                source_tool_name=action.source_tool_name,
-                result=resolution_result(resolution),
-                rule=resolution.rule if by == "rule" else None,
-            )
-        )
-
-    async def _serve_owner_requests(self) -> None:
-        """Run this session's owner actions that another process resolved (its answer is
-        the resolution it logs) and report them to the model as local resolutions."""
-        with self._state_lock:
-            if self._serving_requests:
-                self._serve_again = True
-                return
-            self._serving_requests = True
-        try:
-            while True:
-                before = {action.id: action for action in self.store.snapshot()}
-                for action_id, result in await self.store.serve_owner_requests():
-                    queue = self.store.queue
-                    resolution = queue.resolution(action_id) if queue is not None else None
-                    action = before.get(action_id)
-                    if action is not None and resolution is not None and not result.is_error:
-                        self._report_remote(action, resolution)
-                with self._state_lock:
-                    if not self._serve_again:
-                        return
-                    self._serve_again = False
-        finally:
-            with self._state_lock:
-                self._serving_requests = False
+        self.review.follow(self._loop.submit, journal=True)
+        self.on_close(self.review.close)
 
     def trust_workspace(self) -> list[str]:
         """Trust this workspace's project plugins, remember it, and load them now.
@@ -1104,7 +884,7 @@ class AgentSession:
         )
 
     async def _rule_resolve(
-        self, verb: str, reason: str, action_id: str, decision: Decision
+        self, verb: str, reason: str, action_id: str, decision: RuleDecision
     ) -> tuple[bool, str]:
         outcome = await self._resolve(verb, reason, action_id, "rule", rule=decision.rule)
         return not outcome.is_error, outcome.text
@@ -1120,49 +900,26 @@ class AgentSession:
         *,
         rule: str | None = None,
     ) -> ResolveOutcome:
-        try:
-            # A queue-backed store logs who resolved in the workspace's resolved log: a rule
-            # is credited for this one call (other resolvers keep the store's default).
-            outcome = await resolve_pending(
-                self.store,
-                action,
-                reason,
-                action_id,
-                only,
-                resolved_by="rule" if by == "rule" else "agent" if by == "agent" else None,
-                rule=rule,
-            )
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # an action's callback that escaped its isolation
-            log.debug("resolving failed", exc_info=True)
-            detail = str(exc)
-            cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-            return ResolveOutcome(
-                "failed", f"Resolving failed: {cause}. The action is still pending."
-            )
-        event = resolution_event(outcome, by, rule=rule)
-        if event is not None:
-            self.events.emit(event)
-        if outcome.is_error:
-            self.check_staleness(set())  # the checks that waited for this resolution
-            return outcome
+        if action not in ("apply", "discard"):
+            return await resolve_pending(self.store, action, reason)  # the invalid outcome
+        verb: Verb = "apply" if action == "apply" else "discard"
+        outcome = await self.review.resolve(
+            action_id,
+            Decision(verb, reason, tuple(only) if only is not None else None, by, rule),
+        )
         # The model reads its own and the rules' resolutions in its tool result.
-        if isinstance(event, PendingResolved) and by not in ("agent", "rule"):
-            done = "applied" if event.action == "apply" else "discarded"
+        if not outcome.is_error and by not in ("agent", "rule") and outcome.action is not None:
+            done = "applied" if outcome.verb == "apply" else "discarded"
             with self._state_lock:
                 self._unreported.append(
-                    Resolution(done, event.action_id, event.label, reason, outcome.text)
+                    Resolution(
+                        done, outcome.action.action_id, outcome.action.label, reason, outcome.text
+                    )
                 )
-        # What the apply wrote can make the other pending actions stale: check them by
-        # hash now, with any check that waited for this resolution.
-        self.check_staleness(None if action == "apply" else set())
         return outcome
 
     def _on_store_event(self, event: StoreEvent) -> None:
         action = event.action
-        if action is not None and event.kind in ("push", "replace"):
-            self._pushed_ids[action.id] = action.label
         if event.kind == "push" and action is not None:
             if self.store.count == 1:
                 self._reminder_due = True

@@ -1,0 +1,478 @@
+"""ReviewSession: the one place where a session's actions are proposed and decided.
+
+Every driver owns one ReviewSession over its :class:`~redline.review.store.PendingActionStore`
+and translates its protocol into these calls and nothing more:
+
+* :meth:`ReviewSession.propose` pushes an action (the store records it in the workspace
+  queue, events go out);
+* :meth:`ReviewSession.resolve` decides one — the model's ``resolve`` tool call, a dashboard
+  key, an ``apply-all`` resolver and a review rule all run it: it calls
+  :func:`redline.review.resolve.resolve_pending` (LIFO for the model, any action by id for a
+  person, hunks, the not-newest and stale checks), emits the one typed event the
+  resolution is logged as, and re-checks the other actions for staleness;
+* :meth:`ReviewSession.undo` reverts the newest apply through the journal;
+* :meth:`ReviewSession.follow` follows the workspace queue through the process's
+  :class:`~redline.review.follower.QueueFollower`: another process's decision on one of
+  this session's actions is taken off the stack and reported (``on_remote``), and requests
+  to run this session's own apply/reject code (owner actions) are served here.
+
+Threads: the driver's event loop owns the session's resolutions (``submit`` hands the
+follower's work to it); ``store.resolution_lock`` is held for the whole of one resolution,
+so a remote decision is never mistaken for a local one; ``_lock`` guards the session's own
+small state (follow flags, re-check requests, reported undos).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from redline.review.events import Notice, PendingResolved, ResolvedBy, Undone
+from redline.review.follower import follow
+from redline.review.resolve import (
+    EditOutcome,
+    ResolveOutcome,
+    edit_pending,
+    resolution_event,
+    resolve_pending,
+)
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction, PendingActionStore, StoreEvent
+
+if TYPE_CHECKING:
+    from redline.review.events import EventStream
+    from redline.workspace.queue import Resolution as QueueResolution
+
+log = logging.getLogger(__name__)
+
+Verb = Literal["apply", "discard"]
+Submit = Callable[[Coroutine[Any, Any, None]], object]
+RemoteHook = Callable[[PendingAction, "QueueResolution | None"], None]
+UndoHook = Callable[[str, str, list[str], str], None]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a reviewer (a person, a rule, the model, an auto resolver) decided.
+
+    ``only`` names ``PATH#N`` / ``PATH`` parts of the action's Preview (the rest stays
+    pending under a new id); ``by`` and ``rule`` say who decided.
+    """
+
+    verb: Verb
+    reason: str = ""
+    only: tuple[str, ...] | None = None
+    by: ResolvedBy = "human"
+    rule: str | None = None
+
+
+#: What :meth:`ReviewSession.resolve` returns: how the decision ended, and the text the
+#: model reads.
+Resolution = ResolveOutcome
+
+
+class ReviewSession:
+    """One session's pending actions and every way they are decided (see the module doc)."""
+
+    def __init__(self, root: Path, store: PendingActionStore, events: EventStream) -> None:
+        self.root = root
+        self.store = store
+        self.events = events
+        #: Another process decided (or removed) one of this session's actions; called on the
+        #: driver's loop after the action left the stack and before its event goes out.
+        self.on_remote: RemoteHook | None = None
+        #: An action removed elsewhere without a decision (split, replaced, dropped); the
+        #: default says so in a notice.
+        self.on_removed_elsewhere: RemoteHook | None = None
+        #: An apply of this session's action was undone (here or in another process).
+        self.on_undone: UndoHook | None = None
+        self._lock = threading.Lock()
+        self._recheck_all = False
+        self._recheck_paths: set[str] = set()
+        self._submit: Submit | None = None
+        self._syncing = False
+        self._sync_again = False
+        self._closed = False
+        self._stops: list[Callable[[], None]] = []
+        # This session's actions (id -> label) and the undos of them already reported.
+        self._pushed: dict[str, str] = {}
+        self._undos_reported: set[str] = set()
+        self._undo_lock = threading.Lock()
+        self._stops.append(store.subscribe(self._on_store_event))
+
+    # -- propose ------------------------------------------------------------------------
+    def propose(self, action: PendingAction) -> PendingAction:
+        """Queue ``action`` for review (it gets its ``pa-N`` id); returns it."""
+        return self.store.push(action)
+
+    # -- decide -------------------------------------------------------------------------
+    async def resolve(self, action_id: str | None, decision: Decision) -> Resolution:
+        """Apply or discard ``action_id`` (None: the top, the model's semantics).
+
+        The one resolution path: emits the resolution's event and, after an apply, marks
+        the other actions whose files changed as stale.
+        """
+        try:
+            outcome = await resolve_pending(
+                self.store,
+                decision.verb,
+                decision.reason,
+                action_id,
+                decision.only,
+                # The queue's resolved log credits a rule or the model for this one call;
+                # anyone else keeps the store's default (a person).
+                resolved_by=decision.by if decision.by in ("rule", "agent") else None,
+                rule=decision.rule,
+            )
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # an action's callback that escaped its isolation
+            log.debug("resolving failed", exc_info=True)
+            detail = str(exc)
+            cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            return ResolveOutcome(
+                "failed", f"Resolving failed: {cause}. The action is still pending."
+            )
+        event = resolution_event(outcome, decision.by, rule=decision.rule)
+        if event is not None:
+            self.events.emit(event)
+        if outcome.is_error:
+            self.check_staleness(set())  # the checks that waited for this resolution
+        else:
+            # What the apply wrote can make the other actions stale: check them by hash now,
+            # with any check that waited for this resolution.
+            self.check_staleness(None if decision.verb == "apply" else set())
+        return outcome
+
+    async def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
+        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``."""
+        return await edit_pending(self.store, action_id, path, text)
+
+    def undo(self) -> ToolResult:
+        """Undo the newest applied action through the journal; ``on_undone`` is told."""
+        from redline.workspace.journal import UndoError, undo_last
+
+        with self._undo_lock:  # the journal follower must not report this undo again
+            try:
+                receipt = undo_last(self.root)
+            except UndoError as exc:
+                self.events.emit(Notice(message=str(exc)))
+                return ToolResult.error(str(exc))
+            self._undos_reported.add(receipt.entry_id)
+        files = list(receipt.files)
+        text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
+        self._undone(receipt.entry_id, receipt.label, files, text)
+        self.check_staleness()
+        return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
+
+    def _undone(self, entry_id: str, label: str, files: list[str], text: str) -> None:
+        if self.on_undone is not None:
+            self.on_undone(entry_id, label, files, text)
+        self.events.emit(Undone(entry_id=entry_id, label=label, files=files))
+
+    # -- staleness ----------------------------------------------------------------------
+    def check_staleness(self, paths: set[str] | None = None) -> list[str]:
+        """Mark pending previews whose files changed; returns the ids marked stale.
+
+        ``paths`` (workspace-relative) limits the check to actions touching them; None
+        checks every action. While a resolution is writing files the check is left to it
+        (it runs when the resolution ends): redline's own writes are never outside edits.
+        """
+        with self._lock:
+            if paths is None:
+                self._recheck_all = True
+            else:
+                self._recheck_paths |= paths
+        lock = self.store.resolution_lock
+        marked: list[str] = []
+        while True:
+            if not lock.acquire(blocking=False):
+                # Whoever holds the lock checks these paths when it lets go.
+                return marked
+            try:
+                with self._lock:
+                    check_all, todo = self._recheck_all, self._recheck_paths
+                    self._recheck_all, self._recheck_paths = False, set()
+                if check_all or todo:
+                    marked += self._mark_stale(None if check_all else todo)
+            finally:
+                lock.release()
+            with self._lock:
+                if not self._recheck_all and not self._recheck_paths:
+                    return marked
+
+    def _mark_stale(self, paths: set[str] | None) -> list[str]:
+        from redline.workspace.safe_apply import check_preview
+
+        marked = []
+        for action in self.store.snapshot():
+            preview = action.preview
+            if preview is None or (paths is not None and not paths & set(preview.paths)):
+                continue
+            reasons = check_preview(self.root, preview)
+            if reasons and self.store.mark_stale(action.id, "; ".join(reasons)) is not None:
+                marked.append(action.id)
+        return marked
+
+    # -- following the workspace queue --------------------------------------------------
+    def follow(self, submit: Submit, *, journal: bool = False) -> None:
+        """Follow the workspace queue: ``submit`` runs a coroutine on the driver's loop.
+
+        With ``journal``, undos of this session's applies made by other processes are
+        reported too. Stopped by :meth:`close`.
+        """
+        queue = self.store.queue
+        if queue is None or self._submit is not None or self._closed:
+            return
+        self._submit = submit
+        self._stops.append(follow(queue, self._queue_changed))
+        self._queue_changed()  # anything that happened before the follow began
+        if journal:
+            self._follow_journal()
+
+    def _queue_changed(self) -> None:
+        """From the follower's thread: hand one sync at a time to the driver's loop."""
+        submit = self._submit
+        if submit is None:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            if self._syncing:
+                self._sync_again = True
+                return
+            self._syncing = True
+        try:
+            submit(self._sync_until_settled())
+        except RuntimeError:  # the loop closed meanwhile
+            with self._lock:
+                self._syncing = False
+
+    async def _sync_until_settled(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    self._sync_again = False
+                try:
+                    await self.sync()
+                except (
+                    Exception
+                ):  # a damaged queue never stops the session; the next change retries
+                    log.exception("following the workspace queue failed")
+                with self._lock:
+                    if not self._sync_again or self._closed:
+                        return
+        finally:
+            with self._lock:
+                self._syncing = False
+
+    async def sync(self) -> None:
+        """Catch up with the queue: serve owner requests, take in decisions made elsewhere."""
+        queue = self.store.queue
+        if queue is None or self._closed:
+            return
+        before = {action.id: action for action in self.store.snapshot()}
+        for action_id, result in await self.serve_owner_requests():
+            resolution = queue.resolution(action_id)
+            action = before.get(action_id)
+            if action is not None and resolution is not None and not result.is_error:
+                self._heard_remote(action, resolution)
+        mine = self.store.snapshot()
+        if not mine:
+            return
+        queued = {record.id for record in queue.list()}
+        lock = self.store.resolution_lock
+        removed = False
+        for action in mine:
+            if action.id in queued:
+                continue
+            # A local resolution holds this lock until the store is updated: wait for it,
+            # so it is never mistaken for one made by another process.
+            while not lock.acquire(blocking=False):
+                await asyncio.sleep(0.002)
+            try:
+                if self.store.get(action.id) is None:
+                    continue  # resolved here meanwhile
+                resolution = queue.resolution(action.id)
+                if resolution is None and queue.get(action.id) is not None:
+                    continue
+                self.store.remove(action.id)
+                removed = True
+            finally:
+                lock.release()
+            self._heard_remote(action, resolution)
+        if removed:
+            self.check_staleness(None)  # an apply elsewhere may have changed our files
+
+    def _heard_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
+        """Tell the driver (and the event stream) how another process resolved ``action``."""
+        from redline.review.queued import resolution_result
+
+        if resolution is None or resolution.decision not in ("apply", "discard"):
+            if self.on_removed_elsewhere is not None:
+                self.on_removed_elsewhere(action, resolution)
+                return
+            how = "removed"
+            if resolution is not None and resolution.replaced_by:
+                how = f"replaced by {resolution.replaced_by}"
+            self.events.emit(
+                Notice(message=f"{action.id} ({action.label}) was {how} in another process.")
+            )
+            return
+        if self.on_remote is not None:
+            self.on_remote(action, resolution)
+        by: ResolvedBy = "human"
+        if resolution.resolved_by == "agent":
+            by = "agent"
+        elif resolution.resolved_by == "rule":
+            by = "rule"
+        self.events.emit(
+            PendingResolved(
+                action_id=action.id,
+                action="apply" if resolution.decision == "apply" else "discard",
+                reason=resolution.reason,
+                by=by,
+                label=action.label,
+                source_tool_name=action.source_tool_name,
+                result=resolution_result(resolution),
+                rule=resolution.rule if by == "rule" else None,
+            )
+        )
+
+    async def serve_owner_requests(self) -> list[tuple[str, ResolveOutcome]]:
+        """Run this session's owner actions that another process asked to resolve.
+
+        Returns ``(action_id, outcome)`` pairs; the outcome's text is logged as the
+        resolution, which the asking process is waiting for.
+        """
+        from redline.workspace.queue import ActionGone, QueueError
+        from redline.workspace.queue import Resolution as Logged
+
+        queue = self.store.queue
+        if queue is None:
+            return []
+        done: list[tuple[str, ResolveOutcome]] = []
+        for request, _record in queue.owner_requests():
+            action = self.store.get(request.id)
+            if action is None:
+                queue.drop_request(request.id)
+                continue
+            with self.store.serving(request.id):
+                try:
+                    result = await resolve_pending(
+                        PendingActionStore.single(action), request.decision, request.reason
+                    )
+                    if not result.is_error:
+                        self.store.remove(request.id)  # serving: its record is logged below
+                        try:
+                            with queue.claim(request.id, wait=2.0) as claim:
+                                claim.finish(
+                                    Logged(
+                                        request.id,
+                                        request.decision,
+                                        request.reason,
+                                        request.resolved_by,
+                                        request.rule,
+                                        result_text=result.text,
+                                    )
+                                )
+                        except ActionGone:
+                            pass
+                        except QueueError:
+                            log.exception("could not log the resolution of %s", request.id)
+                    done.append((request.id, result))
+                finally:
+                    queue.drop_request(request.id)
+        return done
+
+    # -- the journal: undos made elsewhere ----------------------------------------------
+    def _on_store_event(self, event: StoreEvent) -> None:
+        action = event.action
+        if action is not None and event.kind in ("push", "replace"):
+            with self._lock:
+                self._pushed[action.id] = action.label
+
+    def _follow_journal(self) -> None:
+        """Watch the journal for undos of this session's actions made by other processes."""
+        from redline.workspace.state import JOURNAL_DIR_NAME, open_state_dir
+
+        os.close(open_state_dir(self.root, JOURNAL_DIR_NAME))
+        path = self.root / ".redline" / JOURNAL_DIR_NAME
+        stop = threading.Event()
+        ready = threading.Event()
+
+        def run() -> None:
+            import watchfiles
+
+            ready.set()
+            for _changes in watchfiles.watch(
+                path,
+                watch_filter=lambda _change, name: os.path.basename(name) == "done",
+                stop_event=stop,
+                debounce=50,
+                step=10,
+                rust_timeout=200,
+                yield_on_timeout=False,
+                raise_interrupt=False,
+            ):
+                try:
+                    self._journal_changed()
+                except Exception:
+                    log.debug("reading the journal failed", exc_info=True)
+
+        thread = threading.Thread(target=run, name="redline-journal-watch", daemon=True)
+        thread.start()
+        ready.wait(5.0)
+
+        def stop_watching() -> None:
+            stop.set()
+            thread.join(5.0)
+
+        self._stops.append(stop_watching)
+
+    def _journal_changed(self) -> None:
+        """Report undos (from any process) of applies of this session's actions."""
+        from redline.workspace.entries import Entry, iter_entries
+
+        with self._lock:
+            mine = dict(self._pushed)
+        if not mine or self._closed:
+            return
+        with self._undo_lock:
+            loaded = [e for _folder, e in iter_entries(self.root) if isinstance(e, Entry)]
+            undone = {e.undoes for e in loaded if e.kind == "undo" and e.complete}
+            for entry in loaded:
+                if (
+                    entry.kind != "apply"
+                    or entry.action_id not in mine
+                    or entry.id not in undone
+                    or entry.id in self._undos_reported
+                ):
+                    continue
+                self._undos_reported.add(entry.id)
+                files = list(entry.files)
+                text = f"Undid {entry.label or 'the last apply'} ({', '.join(files)})."
+                self._undone(entry.id, entry.label, files, text)
+
+    # -- life cycle ---------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop following the queue and the journal (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            stops, self._stops = self._stops, []
+        for stop in stops:
+            try:
+                stop()
+            except Exception:
+                log.exception("stopping a review session's follower failed")
+
+
+__all__ = ["Decision", "Resolution", "ReviewSession"]
