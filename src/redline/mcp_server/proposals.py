@@ -175,7 +175,7 @@ class Proposals:
             preview=action.preview,
             details=action.details,
             applied_by="preview",
-            applied_text=getattr(action.apply, "__redline_applied_text__", None),
+            applied_text=action.applied_text if action.preview_apply else None,
         )
         try:
             record = await asyncio.to_thread(self.queue.push, draft)

@@ -50,9 +50,6 @@ def file_action(
             details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
         )
 
-    apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]  # queue: applied_by "preview"
-    # What the model is told on apply, for a resolver in another process (redline mcp).
-    apply.__redline_applied_text__ = applied_text  # type: ignore[attr-defined]
     action = PendingAction(
         label=label,
         apply=apply,
@@ -63,5 +60,7 @@ def file_action(
         origin=origin,
         root=root,
         applied_text=applied_text,
+        kind="ast_edit" if source_tool_name == "ast_edit" else "file_change",
+        preview_apply=True,
     )
     return action

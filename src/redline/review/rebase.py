@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from redline.review.store import PendingAction, PendingActionStore
+from redline.review.store import PendingActionStore
 from redline.review.texts import conflict_reason, rebased_text
 from redline.workspace.preview import Preview
 from redline.workspace.rebase import rebase_preview
@@ -39,11 +39,6 @@ class Rebased:
         return f"{self.old_id} is stale: {self.stale_reason}"
 
 
-def _is_preview_apply(action: PendingAction) -> bool:
-    apply = getattr(action.apply, "__wrapped__", action.apply)
-    return bool(getattr(apply, "__redline_preview_apply__", False))
-
-
 def rebase_others(
     store: PendingActionStore, written: Preview, *, onto: str, skip: tuple[str, ...] = ()
 ) -> list[Rebased]:
@@ -59,7 +54,7 @@ def rebase_others(
             continue
         if not paths & set(other.preview.paths):
             continue
-        if not _is_preview_apply(other) or other.root is None:
+        if not other.preview_apply or other.root is None:
             reason = f"its files were written by {onto}"
             store.mark_stale(other.id, reason)
             done.append(Rebased(other.id, onto=onto, stale_reason=reason))

@@ -223,10 +223,8 @@ def _rebase(
     skip: str = "",
 ) -> list[Rebased]:
     """Carry the other actions over what ``pending`` just wrote (``written``: a part of it)."""
-    from redline.review.rebase import _is_preview_apply
-
     if written is None:
-        if pending.preview is None or not _is_preview_apply(pending):
+        if pending.preview is None or not pending.preview_apply:
             return []
         written = pending.preview
     try:
@@ -323,9 +321,8 @@ def _derived(
 ) -> PendingAction | None:
     """The action keeping the rest of ``pending`` (None: its apply is not the Preview's)."""
     from redline.review.file_action import file_action
-    from redline.review.rebase import _is_preview_apply
 
-    if pending.root is None or not _is_preview_apply(pending):
+    if pending.root is None or not pending.preview_apply:
         return None
     return file_action(
         pending.root,
@@ -464,7 +461,6 @@ async def edit_pending(
 ) -> EditOutcome:
     """Replace ``path``'s proposed content in ``action_id`` with ``text`` (a person's edit)."""
     from redline.review.file_action import file_action
-    from redline.review.rebase import _is_preview_apply
     from redline.workspace.hunks import edit_file
 
     await _acquire(store)
@@ -478,7 +474,7 @@ async def edit_pending(
                 action_id,
                 gone.top_action_id,
             )
-        if pending.preview is None or pending.root is None or not _is_preview_apply(pending):
+        if pending.preview is None or pending.root is None or not pending.preview_apply:
             return EditOutcome(
                 "invalid",
                 f"{action_id} ({pending.label}) has no preview of file changes that safe "

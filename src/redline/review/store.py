@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 ApplyCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
 RejectCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
 Clock: TypeAlias = Callable[[], float]
+ActionKind: TypeAlias = Literal["file_change", "ast_edit", "permission", "custom"]
 
 
 @dataclass(eq=False)
@@ -55,6 +56,13 @@ class PendingAction:
     origin: Origin | None = None
     root: Path | None = None
     applied_text: str = ""
+    #: What the action is: a file change (its Preview is all it writes), an ast_edit batch,
+    #: an agent's permission request (no preview of its own, or one it writes itself), or
+    #: a custom tool's action.
+    kind: ActionKind = "custom"
+    #: Its apply is the safe apply of its Preview and nothing else: any redline process
+    #: may apply it (the queue lists it ``applied_by: "preview"``).
+    preview_apply: bool = False
 
     @property
     def edited(self) -> bool:
@@ -238,8 +246,8 @@ class PendingActionStore:
     def mark_stale(self, action_id: str, reason: str) -> PendingAction | None:
         with self._changing():
             action = self.get(action_id)
-            if action is None or (action.stale and action.stale_reason == reason):
-                return action
+            if action is None or action.stale:
+                return action  # already stale: its first reason (a conflict, say) stays
             action.stale = True
             action.stale_reason = reason
             if self.queue is not None:
@@ -365,9 +373,7 @@ class PendingActionStore:
         if self.source is None:
             self.source = Source.current("agent")
         # A Preview without code of its own is applied by whichever process resolves it.
-        applied_by = (
-            "preview" if action.preview is not None and _is_preview_apply(action) else "owner"
-        )
+        applied_by = "preview" if action.preview is not None and action.preview_apply else "owner"
         details = action.details
         try:
             from redline.workspace.queue.records import canonical
@@ -433,7 +439,6 @@ class PendingActionStore:
         async def guarded_reject(reason: str) -> object:
             return await run("discard", reject, reason)
 
-        guarded_apply.__wrapped__ = apply  # type: ignore[attr-defined]
         action.apply = guarded_apply
         action.reject = guarded_reject
 
@@ -463,8 +468,3 @@ class PendingActionStore:
         finally:
             with self._lock:
                 self._serving.discard(action_id)
-
-
-def _is_preview_apply(action: PendingAction) -> bool:
-    """True when the action's apply is the built-in safe apply of its Preview."""
-    return bool(getattr(action.apply, "__redline_preview_apply__", False))

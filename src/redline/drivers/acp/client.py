@@ -758,13 +758,14 @@ class AcpAgent:
         # Its apply is safe apply of the Preview (plus answering the agent while it runs):
         # in the workspace queue it is a preview action, so any redline process may apply
         # it, also after this agent and this process have ended.
-        apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]
         action = PendingAction(
             label=label,
             apply=apply,
             reject=reject,
             source_tool_name=source_tool_name,
             preview=preview,
+            kind="file_change",
+            preview_apply=True,
         )
         return action
 
@@ -958,6 +959,7 @@ class AcpAgent:
             details=details,
             source_tool_name=f"acp:{kind}",
             preview=preview,
+            kind="permission",
         )
         self.store.push(action)
         leftover = None

@@ -259,6 +259,7 @@ class CustomToolAPI:
         if apply is None:
             assert preview is not None
             action.apply = _preview_apply(self.cwd, preview, action)
+            action.preview_apply = True
         else:
             action.apply = _in_scope(apply, scope, Capture(origin, self.output))
         action.reject = (
@@ -298,7 +299,6 @@ def _preview_apply(root: Path, preview: Preview, action: PendingAction) -> Apply
             "", details={"entry_id": receipt.entry_id, "files": list(receipt.files)}
         )
 
-    apply.__redline_preview_apply__ = True  # type: ignore[attr-defined]
     return apply
 
 

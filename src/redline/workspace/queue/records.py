@@ -103,6 +103,13 @@ class Source:
     def alive(self) -> bool:
         return is_alive(self.pid, self.pid_start)
 
+    @property
+    def canonical(self) -> str:
+        """The one string badges, filters, rules and logs use: ``kind:name`` (``acp:gemini``,
+        ``mcp:cursor``), or the kind alone when the name adds nothing (``exec``, ``sdk``)."""
+        name = self.name.strip()
+        return self.kind if not name or name == self.kind else f"{self.kind}:{name}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
