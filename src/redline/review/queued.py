@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.review.resolve import resolve_pending
 from redline.review.result import ToolResult
@@ -24,17 +24,10 @@ from redline.review.store import PendingAction, PendingActionStore
 from redline.review.texts import (
     applied_edited_text,
     conflict_reason,
-    partial_apply_text,
-    partial_discard_text,
     rebased_text,
-    whole_only_text,
 )
 from redline.workspace.hunks import (
-    HunkError,
     Origin,
-    parse_selection,
-    split_for_apply,
-    split_for_discard,
 )
 from redline.workspace.preview import Preview
 from redline.workspace.queue import (
@@ -49,6 +42,9 @@ from redline.workspace.queue import (
     Resolution,
     WorkspaceQueue,
 )
+
+if TYPE_CHECKING:
+    from redline.workspace.safe_apply import ApplyReceipt
 
 log = logging.getLogger(__name__)
 
@@ -80,25 +76,18 @@ async def resolve_queued(
     try:
         with queue.claim(action_id) as claim:
             record = claim.record
-            if only is not None:
-                result, written = _resolve_part(queue, claim, decision, reason, resolved_by, only)
-            if result is not None:
-                pass
-            elif record.applied_by == "owner":
-                if not record.orphaned():
-                    ask_owner = True
-                elif decision == "apply":
-                    return ToolResult.error(
-                        f"Cannot apply {record.id} ({record.label}): {ORPHANED_REASON}. "
-                        "It can only be discarded.",
-                        details={"action_id": record.id, "orphaned": True},
-                    )
-                else:
-                    return await _resolve_here(queue, claim, decision, reason, resolved_by, rule)
+            if record.applied_by == "owner" and only is None and not record.orphaned():
+                ask_owner = True
+            elif record.applied_by == "owner" and decision == "apply" and only is None:
+                return ToolResult.error(
+                    f"Cannot apply {record.id} ({record.label}): {ORPHANED_REASON}. "
+                    "It can only be discarded.",
+                    details={"action_id": record.id, "orphaned": True},
+                )
             else:
-                result = await _resolve_here(queue, claim, decision, reason, resolved_by, rule)
-                if decision == "apply" and not result.is_error:
-                    written = queue.preview(record)
+                result, written = await _resolve_here(
+                    queue, claim, decision, reason, resolved_by, rule, only
+                )
         if result is not None:
             return _with_rebase(queue, result, written, action_id)
     except (ActionGone, ActionBusy) as exc:
@@ -121,6 +110,66 @@ async def resolve_queued(
     return _ask_owner(queue, action_id, decision, reason, resolved_by, rule, owner_timeout)
 
 
+class _ClaimedStore(PendingActionStore):
+    """One claimed queue record as a one-action store, for :func:`resolve_pending`.
+
+    Writing goes through the queue's commit order (the record is marked ``applying``
+    first, and goes back to pending, stale if the files changed, when the write fails);
+    replacing the action (the rest of a partial resolution) replaces the record.
+    """
+
+    def __init__(
+        self, queue: WorkspaceQueue, claim: Claim, action: PendingAction, resolved_by: str
+    ) -> None:
+        super().__init__()
+        self._stack.append(action)
+        self._workspace_queue = queue
+        self._claim = claim
+        self._replaced_by = resolved_by
+        #: What was written (the whole Preview, or the selected part of it).
+        self.written: Preview | None = None
+
+    def write_part(self, pending: PendingAction, preview: Preview) -> ApplyReceipt:
+        from redline.workspace.safe_apply import StaleError, apply_preview
+
+        self._claim.mark_applying()
+        try:
+            receipt = apply_preview(
+                self._workspace_queue.root,
+                preview,
+                label=pending.label,
+                source_tool_name=pending.source_tool_name,
+                action_id=pending.id,
+            )
+        except StaleError as exc:
+            self._claim.back_to_pending(
+                stale_reason="; ".join(f"{path} ({cause})" for path, cause in exc.problems)
+                or str(exc)
+            )
+            raise
+        except Exception:
+            self._claim.back_to_pending()
+            raise
+        self.written = preview
+        return receipt
+
+    def replace(
+        self, action_id: str, new_action: PendingAction, *, onto: str = ""
+    ) -> PendingAction:
+        record = self._claim.record
+        assert new_action.preview is not None
+        origin = new_action.origin or Origin.of(record.label, new_action.preview)
+        new = self._claim.replace(
+            _draft(record, new_action.preview, new_action.label, origin),
+            resolved_by=self._replaced_by,
+        )
+        with self._changing():
+            new_action.id, new_action.created_at = new.id, new.created_at
+            self._stack[:] = [new_action]
+            self._replaced[action_id] = new.id
+        return new_action
+
+
 async def _resolve_here(
     queue: WorkspaceQueue,
     claim: Claim,
@@ -128,38 +177,23 @@ async def _resolve_here(
     reason: str,
     resolved_by: str,
     rule: str | None,
-) -> ToolResult:
+    only: Sequence[str] | None = None,
+) -> tuple[ToolResult, Preview | None]:
+    """Resolve the claimed record in this process; (result, what was written)."""
     record = claim.record
-    try:
-        preview = queue.preview(record)
-    except QueueRecordError:
-        if decision == "apply":
-            raise  # a clear message naming the record; nothing is written
-        preview = None  # discarding needs no contents
+    preview: Preview | None = None
+    if record.applied_by == "preview":
+        try:
+            preview = queue.preview(record)
+        except QueueRecordError:
+            if decision == "apply":
+                raise  # a clear message naming the record; nothing is written
+            preview = None  # discarding needs no contents
     origin = queue.origin(record) if preview is not None else None
 
     def apply(_reason: str) -> ToolResult:
-        from redline.workspace.safe_apply import StaleError, apply_preview
-
         assert preview is not None
-        claim.mark_applying()
-        try:
-            receipt = apply_preview(
-                queue.root,
-                preview,
-                label=record.label,
-                source_tool_name=record.source_tool_name,
-                action_id=record.id,
-            )
-        except StaleError as exc:
-            claim.back_to_pending(
-                stale_reason="; ".join(f"{path} ({cause})" for path, cause in exc.problems)
-                or str(exc)
-            )
-            raise
-        except Exception:
-            claim.back_to_pending()
-            raise
+        receipt = store.write_part(action, preview)
         text = record.applied_text or ""
         if origin is not None and origin.proposal is not None:
             text = applied_edited_text(record.label, _reason, origin.proposal, preview)
@@ -177,16 +211,21 @@ async def _resolve_here(
         source_tool_name=record.source_tool_name,
         preview=preview,
         details=record.details,
+        origin=origin,
+        root=queue.root if preview is not None else None,
+        applied_text=record.applied_text or "",
+        preview_apply=preview is not None,
     )
     action.id = record.id
     action.created_at = record.created_at
     action.stale, action.stale_reason = record.stale, record.stale_reason
-    result = await resolve_pending(PendingActionStore.single(action), decision, reason)
-    if not result.is_error:
+    store = _ClaimedStore(queue, claim, action, resolved_by)
+    outcome = await resolve_pending(store, decision, reason, only=only)
+    if not outcome.is_error and not claim.finished:
         claim.finish(
-            Resolution(record.id, decision, reason, resolved_by, rule, result_text=result.text)
+            Resolution(record.id, decision, reason, resolved_by, rule, result_text=outcome.text)
         )
-    return result.to_tool_result()
+    return outcome.to_tool_result(), store.written
 
 
 def _ask_owner(
@@ -253,86 +292,6 @@ def _draft(record: QueueRecord, preview: Preview, label: str, origin: Origin) ->
         applied_text=record.applied_text if label == record.label else None,
         origin=origin,
     )
-
-
-def _resolve_part(
-    queue: WorkspaceQueue,
-    claim: Claim,
-    decision: str,
-    reason: str,
-    resolved_by: str,
-    only: Sequence[str],
-) -> tuple[ToolResult | None, Preview | None]:
-    """Apply or discard a selection of the claimed record; (result, what was written).
-
-    ``(None, None)``: the selection is every hunk of an apply; apply the whole action.
-    """
-    from redline.workspace.safe_apply import StaleError, apply_preview
-
-    record = claim.record
-    preview = queue.preview(record) if record.applied_by == "preview" else None
-    if preview is None:
-        return ToolResult.error(whole_only_text(record.id, record.label)), None
-    try:
-        units = parse_selection(preview, only)
-    except HunkError as exc:
-        return ToolResult.error(str(exc), details={"action_id": record.id}), None
-    origin = queue.origin(record) or Origin.of(record.label, preview)
-    if decision == "discard":
-        dsplit = split_for_discard(preview, units)
-        if dsplit.covers_all:
-            claim.finish(Resolution(record.id, "discard", reason, resolved_by))
-            return ToolResult.text_result(f"Discarded: {record.label}. Reason: {reason}"), None
-        count = len(dsplit.remaining_units)
-        new = claim.replace(
-            _draft(record, dsplit.remaining, origin.remaining_label(count), origin),
-            resolved_by=resolved_by,
-        )
-        text = partial_discard_text(dsplit, origin.label, reason)
-        return ToolResult.text_result(
-            text, details={"action_id": record.id, "remaining_action_id": new.id}
-        ), None
-    if record.stale:
-        return ToolResult.error(
-            f"Refused to apply {record.label}: it is stale ({record.stale_reason}). "
-            "Nothing was written; re-preview it or discard it.",
-            details={"action_id": record.id},
-        ), None
-    split = split_for_apply(preview, units)
-    if split.covers_all:
-        return None, None  # every hunk: the whole apply
-    claim.mark_applying()
-    try:
-        receipt = apply_preview(
-            queue.root,
-            split.selected,
-            label=record.label,
-            source_tool_name=record.source_tool_name,
-            action_id=record.id,
-        )
-    except StaleError as exc:
-        claim.back_to_pending(
-            stale_reason="; ".join(f"{path} ({cause})" for path, cause in exc.problems) or str(exc)
-        )
-        return ToolResult.error(f"Apply failed for {record.label}: {exc}"), None
-    except Exception as exc:
-        claim.back_to_pending()
-        return ToolResult.error(f"Apply failed for {record.label}: {exc}"), None
-    count = len(split.remaining_units)
-    new = claim.replace(
-        _draft(record, split.remaining, origin.remaining_label(count), origin),
-        resolved_by=resolved_by,
-    )
-    text = partial_apply_text(split, origin.label, reason, new.id)
-    return ToolResult.text_result(
-        text,
-        details={
-            "action_id": record.id,
-            "remaining_action_id": new.id,
-            "entry_id": receipt.entry_id,
-            "files": list(receipt.files),
-        },
-    ), split.selected
 
 
 def _with_rebase(

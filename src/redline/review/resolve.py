@@ -284,16 +284,8 @@ async def _resolve_part(
     new = _derived(pending, split.remaining, origin, len(split.remaining_units))
     if new is None or pending.root is None:
         return _invalid(whole_only_text(pending.id, pending.label))
-    from redline.workspace.safe_apply import apply_preview
-
     try:
-        receipt = apply_preview(
-            pending.root,
-            split.selected,
-            label=pending.label,
-            source_tool_name=pending.source_tool_name,
-            action_id=pending.id or None,
-        )
+        receipt = store.write_part(pending, split.selected)
     except Exception as exc:
         return _failed("apply", pending, reason, str(exc) or type(exc).__name__)
     try:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
+    from redline.workspace.safe_apply import ApplyReceipt
 
 log = logging.getLogger(__name__)
 
@@ -456,6 +457,19 @@ class PendingActionStore:
             pass  # already resolved (the usual case: its guarded callback logged it)
         except QueueError:
             log.exception("could not remove %s from the workspace queue", action_id)
+
+    def write_part(self, pending: PendingAction, preview: Preview) -> ApplyReceipt:
+        """Write ``preview`` (all or part of ``pending``'s) through safe apply."""
+        from redline.workspace.safe_apply import apply_preview
+
+        assert pending.root is not None
+        return apply_preview(
+            pending.root,
+            preview,
+            label=pending.label,
+            source_tool_name=pending.source_tool_name,
+            action_id=pending.id or None,
+        )
 
     @contextlib.contextmanager
     def serving(self, action_id: str) -> Iterator[None]:
