@@ -32,7 +32,6 @@ import logging
 import sys
 import threading
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -40,12 +39,34 @@ import acp
 from acp import schema
 
 from redline.drivers.acp import events as acp_events
+from redline.drivers.acp.approvals import Approvals
+from redline.drivers.acp.held import (
+    AGENT_STOPPED,
+    DISCARDED,
+    FILE_UNREADABLE,
+    NOT_WRITTEN,
+    OUTSIDE_WORKSPACE,
+    PROTOCOL_VERSION,
+    STDERR_TAIL,
+    AcpError,
+    AcpSource,
+    Decision,
+    HeldRequest,
+    Resolution,
+    _answer,
+    _Approval,
+    _describe_exit,
+    _Outcome,
+    _ToolCall,
+    _version,
+    outcome_is_final,
+    resolution_prompt,
+)
 from redline.drivers.acp.mapping import (
     MappedChange,
     MappingError,
     codex_changes,
     confine,
-    content_sha256,
     full_file_change,
     read_disk,
 )
@@ -56,7 +77,7 @@ from redline.review.session import Decision as ReviewDecision
 from redline.review.session import ReviewSession
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace import paths
-from redline.workspace.preview import FileCreate, FileModify, Preview
+from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
     from redline.rules import Decision as RuleDecision
@@ -64,132 +85,6 @@ if TYPE_CHECKING:
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
-
-PROTOCOL_VERSION = 1
-# Lines of the agent's stderr quoted when it fails to start or dies.
-STDERR_TAIL = 8
-# JSON-RPC error codes of redline's answers (the application range of JSON-RPC).
-OUTSIDE_WORKSPACE = -32602
-DISCARDED = -32001
-NOT_WRITTEN = -32002
-AGENT_STOPPED = -32003
-FILE_UNREADABLE = -32004
-
-
-class AcpError(RuntimeError):
-    """The agent could not be started or stopped answering; the message says how."""
-
-
-# "elsewhere": another process removed or split the action (its reason says how).
-Decision = Literal["apply", "discard", "cancelled", "ended", "elsewhere"]
-
-
-@dataclass
-class _Outcome:
-    decision: Decision
-    reason: str = ""
-    # The review rule that decided, when a rule did (docs/rules.md).
-    rule: str | None = None
-
-
-@dataclass
-class HeldRequest:
-    """A request of the agent redline has not answered yet: it waits for review."""
-
-    action_id: str
-    kind: Literal["write", "permission"]
-    future: asyncio.Future[_Outcome]
-    # A permission whose diff was verified: what stays queued once the agent is gone.
-    leftover: PendingAction | None = None
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """A decision the agent has not heard about yet."""
-
-    label: str
-    decision: str
-    reason: str
-    action_id: str
-
-
-@dataclass
-class _Approval:
-    """A person allowed this change of this tool call; the first matching fs write applies."""
-
-    tool_call_id: str
-    rel: str
-    base_sha256: str | None
-    content_sha256: str | None
-    approved_text: str | None
-    entry_id: str | None = None
-    used: bool = False
-
-
-@dataclass
-class _ToolCall:
-    title: str = ""
-    kind: str = "other"
-    raw_input: Any = None
-    status: str = "pending"
-
-
-@dataclass(frozen=True)
-class AcpSource:
-    """Where an action came from; phase 2 moves this into the durable queue's record."""
-
-    kind: str
-    name: str
-    session_id: str
-    acp_session_id: str
-    pid: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "name": self.name,
-            "session_id": self.session_id,
-            "acp_session_id": self.acp_session_id,
-            "pid": self.pid,
-        }
-
-
-def _option(options: list[schema.PermissionOption], *kinds: str) -> str | None:
-    for kind in kinds:
-        for option in options:
-            if option.kind == kind:
-                return option.option_id
-    return None
-
-
-def _answer(
-    outcome: _Outcome, options: list[schema.PermissionOption]
-) -> schema.RequestPermissionResponse:
-    if outcome.decision == "apply":
-        option = _option(options, "allow_once", "allow_always")
-    elif outcome.decision == "discard":
-        option = _option(options, "reject_once", "reject_always")
-    else:
-        option = None
-    if option is None:
-        return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
-    return schema.RequestPermissionResponse(
-        outcome=schema.AllowedOutcome(outcome="selected", option_id=option)
-    )
-
-
-def _describe_exit(returncode: int | None) -> str:
-    if returncode is None:
-        return "is still running"
-    if returncode < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by {name}"
-    return f"exited with status {returncode}"
 
 
 class _Handler:
@@ -252,7 +147,7 @@ def redline_mcp_server(root: Path) -> schema.McpServerStdio:
     )
 
 
-class AcpAgent:
+class AcpAgent(Approvals):
     """One external agent process and its ACP session on a workspace."""
 
     def __init__(
@@ -792,97 +687,6 @@ class AcpAgent:
     def _source_details(self) -> dict[str, Any]:
         return {"source": self.source.to_dict() if self.source else None}
 
-    # -- approvals (Gemini asks, then writes through fs) --------------------------------
-    def _matching_approval(self, rel: str, preview: Preview) -> _Approval | None:
-        change = preview.changes[0]
-        base = change.old_sha256 if isinstance(change, FileModify) else None
-        content = content_sha256(change)
-        for approval in self._approvals:
-            call = self._tool_calls.get(approval.tool_call_id)
-            if approval.used or (call is not None and call.status in ("completed", "failed")):
-                continue
-            if (approval.rel, approval.base_sha256, approval.content_sha256) == (
-                rel,
-                base,
-                content,
-            ):
-                return approval
-        return None
-
-    def _apply_approved(
-        self, approval: _Approval, rel: str, preview: Preview
-    ) -> schema.WriteTextFileResponse:
-        from redline.workspace.errors import ApplyError
-        from redline.workspace.journal import finish_external
-        from redline.workspace.safe_apply import apply_preview
-
-        approval.used = True
-        if approval.entry_id is not None:
-            # The pre-image entry is not needed: redline writes it itself, journaled.
-            with contextlib.suppress(Exception):
-                finish_external(self.root, approval.entry_id)
-            approval.entry_id = None
-        try:
-            receipt = apply_preview(
-                self.root, preview, label=f"Write: {rel}", source_tool_name="acp:write_text_file"
-            )
-        except ApplyError as exc:
-            raise acp.RequestError(NOT_WRITTEN, str(exc)) from None
-        self.events.emit(
-            acp_events.AcpNotice(
-                message=(
-                    f"Applied the agent's write of {rel} at once: it matches the change "
-                    f"approved for tool call {approval.tool_call_id} "
-                    f"(journal entry {receipt.entry_id})."
-                ),
-                path=rel,
-                tool_call_id=approval.tool_call_id,
-                entry_id=receipt.entry_id,
-            )
-        )
-        return schema.WriteTextFileResponse()
-
-    def _tool_call_ended(self, tool_call_id: str) -> None:
-        """Record what a self-writing agent wrote after its approval, for undo."""
-        from redline.workspace.journal import finish_external
-
-        for approval in self._approvals:
-            if approval.tool_call_id != tool_call_id or approval.entry_id is None:
-                continue
-            entry_id, approval.entry_id = approval.entry_id, None
-            try:
-                outcome = finish_external(self.root, entry_id)
-            except Exception as exc:
-                self.events.emit(
-                    ErrorEvent(f"Could not record the agent's write of {approval.rel}: {exc}")
-                )
-                continue
-            if not outcome.changed:
-                continue
-            approval.used = True
-            message = (
-                f"The agent wrote {approval.rel} itself; recorded as applied "
-                f"(journal entry {outcome.entry_id}), `redline undo` reverts it."
-            )
-            diff_text: str | None = None
-            if not outcome.as_approved and approval.approved_text is not None:
-                with contextlib.suppress(MappingError, OSError):
-                    actual = read_disk(self.root, approval.rel).text or ""
-                    diff = Preview(
-                        [FileModify(approval.rel, "", approval.approved_text, actual)]
-                    ).diff()
-                    message += " It differs from what was approved:\n" + diff
-                    diff_text = diff
-            self.events.emit(
-                acp_events.AcpNotice(
-                    message=message,
-                    path=approval.rel,
-                    tool_call_id=tool_call_id,
-                    entry_id=outcome.entry_id,
-                    diff=diff_text,
-                )
-            )
-
     # -- session/request_permission ----------------------------------------------------
     async def _permission(
         self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
@@ -978,59 +782,6 @@ class AcpAgent:
             if outcome_is_final(future):
                 self.store.remove(action.id)
         return _answer(outcome, options)
-
-    def _approve(self, tool_call_id: str, mapped: list[MappedChange], label: str) -> None:
-        """Record the approval; journal each file's pre-image in case the agent writes it."""
-        from redline.workspace.journal import begin_external
-
-        for item in mapped:
-            change = item.change
-            if not isinstance(change, (FileModify, FileCreate)):
-                continue
-            approval = _Approval(
-                tool_call_id,
-                change.path,
-                change.old_sha256 if isinstance(change, FileModify) else None,
-                content_sha256(change),
-                change.new_text,
-            )
-            # Synchronous on purpose: the pre-image is on disk before the agent hears "allow".
-            approval.entry_id = begin_external(
-                self.root,
-                change.path,
-                label=f"{label} ({self.spec.display_name})",
-                source_tool_name=f"acp:{self._tool_calls.get(tool_call_id, _ToolCall()).kind}",
-                approved_sha256=approval.content_sha256,
-            )
-            self._approvals.append(approval)
-
-
-def outcome_is_final(future: asyncio.Future[_Outcome]) -> bool:
-    """Did a person decide (the action is done), rather than the agent ending?"""
-    return (
-        future.done()
-        and not future.cancelled()
-        and future.result().decision in ("apply", "discard")
-    )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("redline")
-    except PackageNotFoundError:
-        return "0"
-
-
-def resolution_prompt(resolutions: list[Resolution]) -> str:
-    """The prompt that tells the agent what the reviewer decided (the outcome has no reason)."""
-    lines = ["The reviewer resolved your pending requests:"]
-    for item in resolutions:
-        reason = item.reason.strip() or "no reason given"
-        lines.append(f"- {item.label}: {item.decision}. Reason: {reason}")
-    lines.append("Take these decisions into account and continue.")
-    return "\n".join(lines)
 
 
 __all__ = [
