@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from redline.review.follower import follow
 from redline.review.store import PendingAction
 from redline.workspace.queue import (
     ActionDraft,
@@ -255,7 +256,9 @@ class Proposals:
             loop.call_soon_threadsafe(changed.set)
 
         try:
-            watcher = await asyncio.to_thread(self.queue.watch, wake)
+            # The process's one follower of this queue (review.follower): any number of
+            # waits share one watcher thread.
+            unfollow = await asyncio.to_thread(follow, self.queue, wake)
         except QueueError as exc:
             raise ProposalError(str(exc)) from None
         try:
@@ -272,7 +275,7 @@ class Proposals:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), min(left, 2.0))
         finally:
-            await asyncio.to_thread(watcher.stop)
+            await asyncio.to_thread(unfollow)
 
     def _settled(self, action_id: str) -> str | None:
         try:
