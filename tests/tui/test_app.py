@@ -23,7 +23,7 @@ from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.pending_stack import PendingStack
-from redline.tui.widgets.resolve_bar import ReasonInput
+from redline.tui.widgets.reason_input import ReasonInput
 
 SIZE = (140, 40)
 

@@ -78,8 +78,10 @@ from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.tui.widgets.pending_stack import PendingStack, source_counts
 from redline.tui.widgets.preview_panel import PreviewPanel
-from redline.tui.widgets.prompt_input import PromptInput, Searchable, SearchInput, find_row
-from redline.tui.widgets.resolve_bar import ReasonInput, ResolveBar
+from redline.tui.widgets.prompt_input import PromptInput
+from redline.tui.widgets.reason_input import ReasonInput
+from redline.tui.widgets.resolve_bar import ResolveBar
+from redline.tui.widgets.search_input import Searchable, SearchInput, find_row
 from redline.tui.widgets.status_line import StatusLine
 from redline.workspace.hunks import python_warning
 from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
