@@ -71,6 +71,7 @@ from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen
 from redline.tui.screens.help import HelpScreen
+from redline.tui.screens.quit import QuitScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
@@ -140,28 +141,6 @@ class Controls:
     parts: int = 0
     can_undo: bool = True
     searching: bool = False
-
-
-_QUIT_QUESTION = "quit-question"
-
-
-def quit_question(actions: Iterable[PendingAction]) -> str:
-    """What quitting does to ``actions``: previews stay queued, owner actions end here."""
-    pending = list(actions)
-    owner = [action for action in pending if action.preview is None]
-    queued = len(pending) - len(owner)
-    lines = []
-    if queued:
-        noun = "action stays" if queued == 1 else "actions stay"
-        lines.append(
-            f"{queued} preview {noun} queued: review {'it' if queued == 1 else 'them'} "
-            "later here or with `redline pending`."
-        )
-    if owner:
-        lines.append("These actions end with this process (their tool runs here):")
-        lines.extend(f"  {action.id} {action.label}" for action in owner)
-    lines.append("Quit anyway?")
-    return "\n".join(lines)
 
 
 def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) -> WatcherLike:
@@ -1322,16 +1301,12 @@ class RedlineApp(App[int]):
     # -- quitting ---------------------------------------------------------------------
     async def action_quit(self) -> None:
         question = self.screen
-        if isinstance(question, ConfirmScreen) and question.name == _QUIT_QUESTION:
-            # ctrl+q again on the quit question means "quit anyway", never a second question.
-            question.dismiss(True)
+        if isinstance(question, QuitScreen):
+            question.quit_anyway()
             return
         actions = self.session.store.snapshot()
         if actions:
-            self.push_screen(
-                ConfirmScreen(quit_question(actions), yes="Quit", no="Stay", name=_QUIT_QUESTION),
-                self._quit_answered,
-            )
+            self.push_screen(QuitScreen(actions), self._quit_answered)
             return
         await self.quit_now()
 
