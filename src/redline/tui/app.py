@@ -67,6 +67,7 @@ from redline.tui.messages import (
     StackChanged,
 )
 from redline.tui.palette import readable_variables
+from redline.tui.pending import PendingList, session_queue
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen
@@ -85,7 +86,7 @@ from redline.tui.widgets.resolve_bar import ResolveBar
 from redline.tui.widgets.search_input import Searchable, SearchInput, find_row
 from redline.tui.widgets.status_line import StatusLine
 from redline.workspace.hunks import python_warning
-from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
+from redline.workspace.queue import WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -222,9 +223,7 @@ class RedlineApp(App[int]):
         self._tool_names: dict[str, str] = {}
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
-        # What the stack shows, by id, and display copies of other processes' actions.
-        self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
+        self.pending = PendingList(session)
         self._can_undo = True
         self._search_target: Searchable | None = None
         self._search_term = ""
@@ -412,8 +411,7 @@ class RedlineApp(App[int]):
     @property
     def queue(self) -> WorkspaceQueue | None:
         """The workspace queue when the session is queue-backed (``session.queue``)."""
-        queue = getattr(self.session, "queue", None)
-        return queue if isinstance(queue, WorkspaceQueue) else None
+        return session_queue(self.session)
 
     def _attach_queue(self) -> None:
         queue = self.queue
@@ -430,70 +428,8 @@ class RedlineApp(App[int]):
                 ]
             )
 
-    def _pending(self) -> tuple[PendingAction, ...]:
-        """Every pending action top first: the session's own and, with a queue, all others."""
-        own = self.session.store.snapshot()
-        queue = self.queue
-        if queue is None:
-            self._actions = {action.id: action for action in own}
-            return own
-        by_id = {action.id: action for action in own}
-        try:
-            records = queue.list()
-        except Exception as exc:
-            log.warning("reading the workspace queue failed: %s", exc)
-            records = []
-        listed: list[PendingAction] = []
-        seen: set[str] = set()
-        for record in records:
-            action = by_id.get(record.id) or self._foreign_action(queue, record)
-            if action is not None:
-                listed.append(action)
-                seen.add(record.id)
-        # Own actions the queue does not list (yet) stay on top, in the store's order.
-        extra = [action for action in own if action.id not in seen]
-        actions = (*extra, *listed)
-        self._actions = {action.id: action for action in actions}
-        return actions
-
-    def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
-        """A display copy of another process's action (cached while its record stays)."""
-        key = (
-            record.id,
-            record.stale,
-            record.stale_reason,
-            record.orphaned(),
-            ended_note(record.details),
-        )
-        cached = self._foreign.get(record.id)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        try:
-            preview = queue.preview(record)
-        except Exception as exc:
-            log.warning("queue record %s: %s", record.id, exc)
-            preview = None
-        source = record.source.name or record.source.kind
-
-        def elsewhere(_reason: str) -> ToolResult:
-            return ToolResult.error(f"{record.id} is resolved through the workspace queue")
-
-        action = PendingAction(
-            record.label,
-            elsewhere,
-            details=record.details,
-            source_tool_name=f"{record.source_tool_name} · {source}",
-            preview=preview,
-            id=record.id,
-            created_at=record.created_at,
-            stale=record.stale or record.orphaned(),
-            stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
-        )
-        self._foreign[record.id] = (key, action)
-        return action
-
     def _refresh_stack(self) -> None:
-        actions = self._pending()
+        actions = self.pending.read()
         self.stack.update_actions(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
@@ -504,8 +440,7 @@ class RedlineApp(App[int]):
         self._maybe_resume()
 
     def _selected_action(self) -> PendingAction | None:
-        selected = self.stack.selected_id
-        return self._actions.get(selected) if selected else None
+        return self.pending.get(self.stack.selected_id)
 
     def _show_selected(self, *, force: bool = False) -> None:
         action = self._selected_action()
@@ -537,8 +472,7 @@ class RedlineApp(App[int]):
         super().exit(result, return_code, message)
 
     def _update_controls(self) -> None:
-        top_id = self.stack.top_id
-        top = self._actions.get(top_id) if top_id else None
+        top = self.pending.get(self.stack.top_id)
         selected = self._selected_action()
         preview = self.preview
         shown = preview.action is not None and selected is not None
