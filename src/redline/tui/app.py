@@ -46,8 +46,6 @@ from redline.review.events import (
     MessageEnd,
     RunStatus,
 )
-from redline.review.queued import resolve_queued
-from redline.review.resolve import ResolveOutcome
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.activity_format import (
@@ -62,9 +60,11 @@ from redline.tui.messages import (
     BatchFinished,
     CommandFinished,
     EventsAvailable,
+    ForeignResolved,
     ResolutionFinished,
     RunFinished,
     StackChanged,
+    UndoChecked,
 )
 from redline.tui.palette import readable_variables
 from redline.tui.pending import PendingList, session_queue
@@ -74,6 +74,7 @@ from redline.tui.screens.editor import EditorScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.quit import QuitScreen
 from redline.tui.screens.trust import TrustScreen
+from redline.tui.session_calls import resolve_action, resolve_all, run_command, undo_available
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.ended_banner import EndedBanner
@@ -720,30 +721,16 @@ class RedlineApp(App[int]):
     def _resolve_worker(
         self, verb: str, action_id: str, reason: str, only: list[str] | None = None
     ) -> None:
-        try:
-            queue = self.queue
-            if queue is not None and self.session.store.get(action_id) is None:
-                # Another process's action: resolved through the queue, as `redline pending` does.
-                result = asyncio.run(resolve_queued(queue, action_id, verb, reason))
-                if result.is_error:
-                    outcome = ResolveOutcome("failed", result.text, reason=reason)
-                elif verb == "apply":
-                    outcome = ResolveOutcome("applied", result.text, reason=reason)
-                else:
-                    outcome = ResolveOutcome("discarded", result.text, reason=reason)
-                if not result.is_error:
-                    self.call_from_thread(self._log_foreign, verb, action_id, result.text)
-            else:
-                outcome = self.session.resolve(
-                    verb, reason, action_id=action_id, by="human", only=only or None
-                )
-        except Exception as exc:
-            outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
+        def foreign_done(text: str) -> None:
+            self.post_message(ForeignResolved(verb, action_id, text))
+
+        outcome = resolve_action(self.session, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
-    def _log_foreign(self, verb: str, action_id: str, text: str) -> None:
-        mark = "✓" if verb == "apply" else "✗"
-        self.activity.write_lines([Content.assemble((f"{mark} {action_id} ", "bold"), text)])
+    def on_foreign_resolved(self, message: ForeignResolved) -> None:
+        mark = "✓" if message.verb == "apply" else "✗"
+        line = Content.assemble((f"{mark} {message.action_id} ", "bold"), message.text)
+        self.activity.write_lines([line])
         self._refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
@@ -784,25 +771,7 @@ class RedlineApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        done = 0
-        while True:
-            top = self.session.store.peek()
-            if top is None:
-                break
-            if verb == "apply" and top.stale:
-                stop = f"{top.id} ({top.label}) is stale: {top.stale_reason}"
-                self.post_message(BatchFinished(verb, done, stop))
-                return
-            try:
-                outcome = self.session.resolve(verb, reason, action_id=top.id, by="human")
-            except Exception as exc:
-                outcome = ResolveOutcome("failed", str(exc))
-            if outcome.is_error:
-                self.post_message(ResolutionFinished(verb, top.id, reason, outcome))
-                self.post_message(BatchFinished(verb, done, f"{top.id} ({top.label}) failed"))
-                return
-            done += 1
-        self.post_message(BatchFinished(verb, done))
+        resolve_all(self.session, verb, reason, self.post_message)
 
     def on_batch_finished(self, message: BatchFinished) -> None:
         self._busy = False
@@ -875,17 +844,7 @@ class RedlineApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="commands")
     def _command_worker(self, command: str, call: Callable[[], Any]) -> None:
-        try:
-            value = call()
-            result = (
-                value if isinstance(value, ToolResult) else ToolResult.text_result(str(value or ""))
-            )
-        except Exception as exc:
-            result = ToolResult.error(f"{command} failed: {exc}")
-            self.post_message(CommandFinished(command, result, logged=False))
-            return
-        # The session logs undo's refusal itself (a notice event); the rest it does not.
-        self.post_message(CommandFinished(command, result, logged=command == "undo"))
+        self.post_message(run_command(command, call))
 
     def on_command_finished(self, message: CommandFinished) -> None:
         if message.command == "undo":
@@ -1028,21 +987,10 @@ class RedlineApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="undo-check", exclusive=True)
     def _undo_worker(self) -> None:
-        probe = getattr(self.session, "can_undo", None)
-        try:
-            if callable(probe):
-                available = bool(probe())
-            else:
-                from redline.workspace.journal import undo_history
+        self.post_message(UndoChecked(undo_available(self.session)))
 
-                available = bool(undo_history(self.session.cwd))
-        except Exception:
-            # When the journal cannot be read, leave the key live: pressing it says why.
-            available = True
-        self.call_from_thread(self._set_can_undo, available)
-
-    def _set_can_undo(self, available: bool) -> None:
-        self._can_undo = available
+    def on_undo_checked(self, message: UndoChecked) -> None:
+        self._can_undo = message.available
         if self._alive():
             self._update_controls()
 
