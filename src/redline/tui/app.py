@@ -11,7 +11,6 @@ waits on the agent. Which keys are live follows two reactives (``agent_state`` a
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import dataclasses
 import gc
@@ -20,7 +19,6 @@ import os
 import shlex
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -38,13 +36,11 @@ from textual.widgets import Input
 
 from redline.drivers.acp.events import AcpAgentExit
 from redline.review.events import (
-    RUN_SCOPED,
     AgentEnd,
     AgentState,
     ErrorEvent,
     MessageDelta,
     MessageEnd,
-    RunStatus,
 )
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
@@ -55,6 +51,7 @@ from redline.tui.activity_format import (
     plugin_error_lines,
 )
 from redline.tui.agent_ended import ended_note, exit_error_lines
+from redline.tui.agent_run import AgentRuns
 from redline.tui.bridge import EventBridge
 from redline.tui.messages import (
     BatchFinished,
@@ -103,7 +100,6 @@ NO_REASON = "no reason given"
 QUIT_GRACE_SECONDS = 2.0
 # How often a live run over an external agent is asked whether it only waits on review.
 WAITING_POLL_SECONDS = 0.2
-DEAD_RUN = -1
 _W = TypeVar("_W", bound=Widget)
 NARROW_BELOW = 100
 TINY_BELOW = 22
@@ -214,9 +210,7 @@ class RedlineApp(App[int]):
         self._watcher_factory = watcher_factory or _default_watcher_factory
         self._watcher: WatcherLike | None = None
         self.bridge = EventBridge(self.post_message)
-        self._run_seq = 0
-        self._live_run = 0
-        self._agent_future: concurrent.futures.Future[RunStatus] | None = None
+        self.runs = AgentRuns(session, self.bridge)
         self._busy = False
         self._exiting = False
         self._trust_asked = False
@@ -229,9 +223,6 @@ class RedlineApp(App[int]):
         self._search_target: Searchable | None = None
         self._search_term = ""
         self._search_hit: int | None = None
-        # The run during which the agent's process ended (its end and error say it once).
-        self._exit_run: int | None = None
-        self._exit_how = ""
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -329,7 +320,7 @@ class RedlineApp(App[int]):
                 self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
         self._start_watcher()
         self._check_undo()
-        if isinstance(self._held_only(), bool):
+        if isinstance(self.runs.held_only(), bool):
             self.set_interval(WAITING_POLL_SECONDS, self._check_waiting)
         # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
         # the app; moving it out of the collector's sight keeps full collections from
@@ -378,14 +369,10 @@ class RedlineApp(App[int]):
         activity = self.activity
         with activity.batch_writes():
             for stamped in batch:
-                event = stamped.event
-                if (
-                    isinstance(event, RUN_SCOPED)
-                    and stamped.run_id != 0
-                    and stamped.run_id != self._live_run
-                ):
+                if self.runs.dropped(stamped):
                     continue
-                after_exit = self._exit_run is not None and stamped.run_id == self._exit_run
+                event = stamped.event
+                after_exit = self.runs.after_exit(stamped)
                 match event:
                     case MessageDelta(text=text):
                         activity.stream_text(text)
@@ -397,7 +384,7 @@ class RedlineApp(App[int]):
                     case AgentEnd() if after_exit:
                         pass  # the exit line already closed this run
                     case ErrorEvent(message=message) if after_exit and self.agent_ended:
-                        activity.write_lines(exit_error_lines(message, self._exit_how))
+                        activity.write_lines(exit_error_lines(message, self.runs.exit_how))
                     case _:
                         activity.write_lines(
                             format_event(event, self._tool_names), detail_lines(event)
@@ -529,10 +516,7 @@ class RedlineApp(App[int]):
     # -- the agent run ---------------------------------------------------------------
     def start_run(self, text: str | None) -> None:
         """Prompt the agent (``text``) or resume it (``None``) in the agent worker."""
-        self._run_seq += 1
-        run_id = self._run_seq
-        self._live_run = run_id
-        self.bridge.run_id = run_id
+        run_id = self.runs.begin()
         self.agent_state = AgentState.RUNNING
         self._run_agent(run_id, text)
 
@@ -540,10 +524,7 @@ class RedlineApp(App[int]):
     async def _run_agent(self, run_id: int, text: str | None) -> None:
         """Start the run on the session's loop and await its future (no thread here)."""
         try:
-            future = (
-                self.session.start_resume() if text is None else self.session.start_prompt(text)
-            )
-            self._agent_future = future
+            future = self.runs.start(text)
             # Shielded: cancelling this worker (quit, a newer run) never cancels the run;
             # stopping it is the session's abort().
             status = await asyncio.shield(asyncio.wrap_future(future))
@@ -556,10 +537,8 @@ class RedlineApp(App[int]):
         self.post_message(RunFinished(run_id, status))
 
     def on_run_finished(self, message: RunFinished) -> None:
-        if message.run_id != self._live_run or not self._alive():
+        if not self._alive() or not self.runs.finish(message.run_id):
             return
-        self._live_run = 0
-        self.bridge.run_id = 0
         if self.agent_ended is not None:
             # The session marks the ended agent's actions after saying that it ended.
             self._refresh_stack()
@@ -580,7 +559,7 @@ class RedlineApp(App[int]):
             and not self._busy
             and not self.session.store.has_pending
         ):
-            if self._live_run:
+            if self.runs.live:
                 # An external agent's turn is still open: the answers let it go on, and
                 # the session tells it the reasons once the turn ends.
                 self.agent_state = AgentState.RUNNING
@@ -588,22 +567,12 @@ class RedlineApp(App[int]):
                 self.start_run(None)
 
     # -- an external agent: waiting on review, and its process ending -------------------
-    def _held_only(self) -> bool | None:
-        """Whether the session's external agent holds only requests that wait for review
-        (None: the session has no external agent to ask)."""
-        agent = getattr(self.session, "agent", None)
-        try:
-            waiting = getattr(agent, "waiting_only_on_review", None)
-        except Exception:
-            return None
-        return waiting if isinstance(waiting, bool) else None
-
     def _check_waiting(self) -> None:
         """Follow a live run over an external agent: ``waiting for review`` while every
         request it holds open is a pending action, ``running`` again once it goes on."""
-        if not self._alive() or not self._live_run or self.agent_ended is not None:
+        if not self._alive() or not self.runs.live or self.agent_ended is not None:
             return
-        waiting = bool(self._held_only()) and self.session.store.has_pending
+        waiting = bool(self.runs.held_only()) and self.session.store.has_pending
         if waiting and self.agent_state is AgentState.RUNNING:
             self.agent_state = AgentState.WAITING_FOR_REVIEW
             self.bell()
@@ -612,8 +581,7 @@ class RedlineApp(App[int]):
 
     def _agent_gone(self, how: str, run_id: int) -> None:
         """The external agent's process ended on its own: say so until the app closes."""
-        self._exit_run = run_id or None
-        self._exit_how = how
+        self.runs.exited(how, run_id)
         self.agent_ended = how
         # An external agent's label already says so (``gemini via ACP``).
         agent = self.session.model_label
@@ -634,7 +602,7 @@ class RedlineApp(App[int]):
         if self.agent_ended is not None:
             self.notify(f"The agent {self.agent_ended}: it cannot continue.", severity="warning")
             return
-        if self.agent_state is AgentState.RUNNING or self._live_run:
+        if self.agent_state is AgentState.RUNNING or self.runs.live:
             self.notify("The agent is already running.")
             return
         if self.session.store.has_pending:
@@ -645,27 +613,20 @@ class RedlineApp(App[int]):
     def action_stop_agent(self) -> None:
         if not self._can_stop():
             return
-        self._live_run = 0
-        self.bridge.run_id = DEAD_RUN
+        self.runs.drop()
         self.agent_state = AgentState.STOPPED
         self.activity.write_lines(
             [Content.styled("■ agent stopped by you", "bold $redline-text-warning")]
         )
-        threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
+        self.runs.abort()
 
     def _can_stop(self) -> bool:
         """A run is going on (also while it waits for review) and its agent is alive."""
         if self.agent_ended is not None:
             return False
         return self.agent_state is AgentState.RUNNING or (
-            self.agent_state is AgentState.WAITING_FOR_REVIEW and self._live_run != 0
+            self.agent_state is AgentState.WAITING_FOR_REVIEW and self.runs.live != 0
         )
-
-    def _abort_quietly(self) -> None:
-        try:
-            self.session.abort()
-        except Exception:
-            log.exception("aborting the agent failed")
 
     @on(Input.Submitted, "#prompt")
     def _prompt_submitted(self, event: Input.Submitted) -> None:
@@ -675,7 +636,7 @@ class RedlineApp(App[int]):
         if self.agent_ended is not None:
             self.notify(f"The agent {self.agent_ended}: it cannot take a prompt.")
             return
-        if self.agent_state is AgentState.RUNNING or self._live_run:
+        if self.agent_state is AgentState.RUNNING or self.runs.live:
             self.notify("The agent is still running: stop it first (ctrl+x).", severity="warning")
             return
         event.input.value = ""
@@ -1198,11 +1159,10 @@ class RedlineApp(App[int]):
 
     async def quit_now(self) -> None:
         """Abort a running agent, give it at most two seconds, then exit."""
-        future = self._agent_future
+        future = self.runs.future
         if future is not None and not future.done():
-            self._live_run = 0
-            self.bridge.run_id = DEAD_RUN
-            threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
+            self.runs.drop()
+            self.runs.abort()
             # A run that ignores abort must not keep the dashboard open: wait, never raise.
             await asyncio.wait([asyncio.wrap_future(future)], timeout=QUIT_GRACE_SECONDS)
         self.workers.cancel_group(self, "agent")
