@@ -15,12 +15,7 @@ import contextlib
 import dataclasses
 import gc
 import logging
-import os
-import shlex
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, TypeVar
 
@@ -53,6 +48,7 @@ from redline.tui.activity_format import (
 from redline.tui.agent_ended import ended_note, exit_error_lines
 from redline.tui.agent_run import AgentRuns
 from redline.tui.bridge import EventBridge
+from redline.tui.controls import Controls, key_state
 from redline.tui.messages import (
     BatchFinished,
     CommandFinished,
@@ -67,7 +63,7 @@ from redline.tui.palette import readable_variables
 from redline.tui.pending import PendingList, session_queue
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.confirm import ConfirmScreen
-from redline.tui.screens.editor import EditorScreen
+from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.quit import QuitScreen
 from redline.tui.screens.trust import TrustScreen
@@ -81,9 +77,8 @@ from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
 from redline.tui.widgets.resolve_bar import ResolveBar
-from redline.tui.widgets.search_input import Searchable, SearchInput, find_row
+from redline.tui.widgets.search_input import Searchable, SearchInput
 from redline.tui.widgets.status_line import StatusLine
-from redline.workspace.hunks import python_warning
 from redline.workspace.queue import WorkspaceQueue
 
 log = logging.getLogger(__name__)
@@ -121,24 +116,6 @@ def _css_paths() -> list[str | PurePath]:
 
     base = styles_dir()
     return [base / name for name in STYLE_FILES]
-
-
-@dataclass(frozen=True)
-class Controls:
-    """What decides which resolve and preview keys are live (compared as one value)."""
-
-    has_top: bool = False
-    top_stale: bool = False
-    busy: bool = False
-    selected_stale: bool = False
-    selected_has_preview: bool = False
-    file_count: int = 0
-    has_selected: bool = False
-    # How many parts of the selected action the person picked, of how many (0, 0: whole only).
-    picked: int = 0
-    parts: int = 0
-    can_undo: bool = True
-    searching: bool = False
 
 
 def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) -> WatcherLike:
@@ -220,9 +197,6 @@ class RedlineApp(App[int]):
         self._panels: dict[str, Widget] = {}
         self.pending = PendingList(session)
         self._can_undo = True
-        self._search_target: Searchable | None = None
-        self._search_term = ""
-        self._search_hit: int | None = None
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -477,7 +451,6 @@ class RedlineApp(App[int]):
             picked=picked,
             parts=parts,
             can_undo=self._can_undo,
-            searching=bool(self._search_term) and self._search_target is not None,
         )
         self.resolve_bar.set_enabled(
             apply=selected is not None and not selected.stale and not self._busy,
@@ -858,31 +831,13 @@ class RedlineApp(App[int]):
         self.preview.step_hunk(delta)
 
     def action_toggle_part(self) -> None:
-        preview = self.preview
-        if not preview.selectable:
-            self.notify("This action has no file preview: it resolves only as a whole.")
-            return
         focused = self.focused
-        if focused is not None and focused.id == "file-list":
-            preview.toggle_file()
-        else:
-            preview.toggle_hunk()
-        self._update_controls()
-
-    def _edit_target(self) -> tuple[str, str, str] | None:
-        action = self.preview.action
-        if action is None or action.preview is None or not action.preview.changes:
-            self.notify("Only an action with a file preview can be edited.", severity="warning")
-            return None
-        change = action.preview.changes[self.preview.file_index]
-        text = getattr(change, "new_text", None)
-        if not isinstance(text, str):
-            self.notify(f"{change.path} has no text to edit (deleted or renamed).")
-            return None
-        return action.id, change.path, text
+        in_file_list = focused is not None and focused.id == "file-list"
+        if self.preview.toggle_part(whole_file=in_file_list):
+            self._update_controls()
 
     def action_edit(self) -> None:
-        target = self._edit_target()
+        target = self.preview.edit_target()
         if target is None:
             return
         action_id, path, text = target
@@ -894,32 +849,13 @@ class RedlineApp(App[int]):
         self.push_screen(EditorScreen(action_id, path, text), saved)
 
     def action_edit_external(self) -> None:
-        target = self._edit_target()
+        target = self.preview.edit_target()
         if target is None:
             return
         action_id, path, text = target
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify("Set $VISUAL or $EDITOR to edit outside the dashboard (e edits here).")
-            return
-        suffix = PurePath(path).suffix
-        with tempfile.TemporaryDirectory(prefix="redline-edit-") as folder:
-            scratch = Path(folder) / f"proposal{suffix}"
-            scratch.write_text(text, encoding="utf-8")
-            try:
-                with self.suspend():
-                    subprocess.run([*shlex.split(editor), str(scratch)], check=False)
-            except Exception as exc:
-                self.notify(f"Could not run {editor}: {exc}", severity="error")
-                return
-            new_text = scratch.read_text(encoding="utf-8", errors="surrogateescape")
-        if new_text == text:
-            self.notify("No change: the action stays as it was.")
-            return
-        warning = python_warning(path, new_text)
-        if warning is not None:
-            self.notify(warning, title="Edited file does not parse", severity="warning")
-        self._save_edit(action_id, path, new_text)
+        new_text = edit_outside(self, path, text)
+        if new_text is not None:
+            self._save_edit(action_id, path, new_text)
 
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
         session = self.session
@@ -933,7 +869,7 @@ class RedlineApp(App[int]):
         self._command_worker("edit", edit)
 
     def action_focus_reason(self) -> None:
-        self.resolve_bar.query_one(ReasonInput).focus()
+        self.resolve_bar.focus_reason()
 
     @on(ReasonInput.Done)
     def _reason_done(self) -> None:
@@ -991,60 +927,22 @@ class RedlineApp(App[int]):
         target: Searchable = (
             focused if isinstance(focused, ActivityLog | DiffView) else self.preview.diff_view
         )
-        if self._search_target is not None and self._search_target is not target:
-            self._search_target.show_search_hit(None)
-        self._search_target = target
-        self._search_hit = None
-        search = self._search_input()
         where = "activity" if isinstance(target, ActivityLog) else "diff"
-        search.placeholder = f"search the {where} (Enter finds, Escape closes)"
-        search.add_class("-active")
-        search.focus()
-        self._update_controls()
-
-    @on(Input.Submitted, "#search")
-    def _search_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self._search_term = event.value.strip()
-        self._search_hit = None
-        self.action_search_step(1)
-        target = self._search_target
-        if isinstance(target, Widget):
-            target.focus()
-        self._update_controls()
+        self._search_input().open(target, where)
 
     def action_search_step(self, step: int) -> None:
-        target = self._search_target
-        if target is None or not self._search_term:
-            return
-        rows = target.search_rows()
-        if self._search_hit is None:
-            start = 0 if step > 0 else len(rows) - 1
-        else:
-            start = self._search_hit + step
-        hit = find_row(rows, self._search_term, start, step)
-        self._search_hit = hit
-        target.show_search_hit(hit)
-        if hit is None:
-            self.notify(f"No match for {self._search_term!r}.", severity="warning")
+        self._search_input().step(step)
 
     @on(SearchInput.Closed)
     def _search_closed(self) -> None:
         self.action_close_search()
 
     def action_close_search(self) -> None:
-        target = self._search_target
-        if target is not None:
-            target.show_search_hit(None)
-        self._search_target = None
-        self._search_term = ""
-        self._search_hit = None
-        self._search_input().remove_class("-active")
+        target = self._search_input().close()
         if isinstance(target, Widget):
             target.focus()
         else:
             self.stack.focus()
-        self._update_controls()
 
     # -- what can act now ------------------------------------------------------------
     GATED_ACTIONS: ClassVar[tuple[str, ...]] = (
@@ -1069,35 +967,18 @@ class RedlineApp(App[int]):
             return False
         if not self._widgets or self.screen.is_modal:
             return True
-        controls = self.controls
-        if action in ("apply_top", "discard_top"):
-            # A stale selection keeps y live, so the press can say why nothing happened.
-            return None if not controls.has_selected or controls.busy else True
-        if action in ("step_hunk", "toggle_part", "edit"):
-            return True if controls.parts > 0 else None
-        if action == "edit_external":
-            return True if controls.parts > 0 and not self.is_web else None
-        if action == "repreview":
-            return True if controls.selected_stale else None
-        if action == "always_apply":
-            has_rules = getattr(self.session, "rules", None) is not None
-            return True if has_rules and controls.selected_has_preview else None
-        if action == "step_file":
-            return True if controls.file_count > 1 else None
-        if action in ("toggle_split", "context"):
-            return True if controls.file_count > 0 else None
         if action == "stop_agent":
             return True if self._can_stop() else None
-        if action == "focus_prompt":
-            return True if self.agent_ended is None else None
-        if action == "undo":
-            return None if controls.busy or not controls.can_undo else True
-        if action == "search_step":
-            # Only shown while a search is open, so the footer names them then.
-            return controls.searching
-        if action == "close_search":
-            return self._search_target is not None
-        return True
+        search = self._search_input()
+        return key_state(
+            action,
+            self.controls,
+            outside_editor=not self.is_web,
+            has_rules=getattr(self.session, "rules", None) is not None,
+            prompting=self.agent_ended is None,
+            searching=search.searching,
+            search_open=search.target is not None,
+        )
 
     # -- command palette -------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

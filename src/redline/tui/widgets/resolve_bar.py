@@ -34,6 +34,9 @@ class ResolveBar(Horizontal):
     def reason(self) -> str:
         return self.query_one(ReasonInput).value.strip()
 
+    def focus_reason(self) -> None:
+        self.query_one(ReasonInput).focus()
+
     def clear_reason(self) -> None:
         self.query_one(ReasonInput).value = ""
 
