@@ -23,7 +23,7 @@ from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.pending_stack import PendingStack
-from redline.tui.widgets.resolve_bar import ReasonInput
+from redline.tui.widgets.reason_input import ReasonInput
 
 SIZE = (140, 40)
 
@@ -98,7 +98,9 @@ async def test_lifo_order() -> None:
         assert [row.label for row in app.stack.rows] == ["c", "b", "a"]
         for remaining in (2, 1, 0):
             await pilot.press("y")
-            await wait_until(pilot, lambda r=remaining: session.store.count == r and not app._busy)  # type: ignore[misc]
+            await wait_until(
+                pilot, lambda r=remaining: session.store.count == r and not app.inbox.busy
+            )  # type: ignore[misc]
         assert applied == ["c", "b", "a"]
         assert app.check_action("apply_top", ()) is None
 
@@ -111,7 +113,7 @@ async def test_push_during_y_still_applies_the_action_shown() -> None:
         assert app.stack.top_id == "pa-1"
         # The agent pushes while the person presses y: y acts on what the screen showed.
         session.store.push(make_action("sneaky", applied=applied))
-        app.action_apply_top()
+        app.inbox.action_apply_top()
         await wait_until(pilot, lambda: applied == ["seen"])
         assert session.resolutions[0][2] == "pa-1"
         await wait_until(pilot, lambda: app.stack.top_id == "pa-2")
@@ -136,8 +138,8 @@ async def test_stale_refusal_and_repreview() -> None:
         )
         assert session.resolutions == [] and applied == []
         # Staleness that lands after the app looked is refused by the session itself.
-        app._busy = True
-        app._resolve_worker("apply", "pa-1", "no reason given")
+        app.inbox.busy = True
+        app.inbox._resolve_worker("apply", "pa-1", "no reason given")
         await wait_until(pilot, lambda: "APPLY FAILED" in app.activity.plain)
         assert "stale" in app.activity.plain and applied == []
         await pilot.press("p")
@@ -352,10 +354,10 @@ async def test_apply_all_stops_at_stale() -> None:
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()  # let the first mount finish before driving actions directly
-        app.action_apply_all()
-        await wait_until(pilot, lambda: not app._busy and applied == ["c"])
+        app.inbox.action_apply_all()
+        await wait_until(pilot, lambda: not app.inbox.busy and applied == ["c"])
         assert session.store.count == 2
-        app.action_discard_all()
+        app.inbox.action_discard_all()
         await wait_until(pilot, lambda: not session.store.has_pending)
 
 
@@ -368,10 +370,10 @@ async def test_late_selection_after_shutdown_is_ignored() -> None:
         await pilot.pause()
         app.exit(0)
         assert app.check_action("apply_top", ()) is False
-        app._stack_selected(PendingStack.Selected("pa-1"))
+        app.inbox._stack_selected(PendingStack.Selected("pa-1"))
     assert app.screen_stack == []
     assert app.check_action("apply_top", ()) is False
-    app._stack_selected(PendingStack.Selected("pa-1"))
+    app.inbox._stack_selected(PendingStack.Selected("pa-1"))
     app.on_stack_changed(StackChanged())
 
 
@@ -382,7 +384,9 @@ async def test_refused_undo_is_logged_once() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("u")
         # The session's notice arrives before the command's outcome clears the busy flag.
-        await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
+        await wait_until(
+            pilot, lambda: "Nothing to undo" in app.activity.plain and not app.inbox.busy
+        )
         await pilot.pause()
         assert app.activity.plain.count("Nothing to undo") == 1
 
@@ -392,9 +396,9 @@ async def test_keys_follow_reactive_state() -> None:
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app.controls.has_top and app.check_action("apply_top", ()) is True
+        assert app.inbox.controls.has_top and app.check_action("apply_top", ()) is True
         await pilot.press("y")
-        await wait_until(pilot, lambda: not session.store.has_pending and not app._busy)
-        assert not app.controls.has_top
+        await wait_until(pilot, lambda: not session.store.has_pending and not app.inbox.busy)
+        assert not app.inbox.controls.has_top
         assert app.check_action("apply_top", ()) is None
         assert app.check_action("stop_agent", ()) is None

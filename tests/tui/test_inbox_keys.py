@@ -13,7 +13,8 @@ from redline.tui.app import RedlineApp
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
-from redline.tui.widgets.prompt_input import PromptInput, SearchInput, find_row
+from redline.tui.widgets.prompt_input import PromptInput
+from redline.tui.widgets.search_input import SearchInput, find_row
 
 SIZE = (120, 36)
 OLD = "".join(f"alpha {n}\n" for n in range(30))

@@ -38,13 +38,13 @@ async def test_review_the_demo_with_keys(demo_session) -> None:  # type: ignore[
         await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
         assert demo_session.store.count == 5
         await pilot.press("r", *"keep txt names", "enter", "n")
-        await wait_until(pilot, lambda: demo_session.store.count == 4 and not app._busy)
+        await wait_until(pilot, lambda: demo_session.store.count == 4 and not app.inbox.busy)
         assert "DISCARDED" in app.activity.plain and "keep txt names" in app.activity.plain
         while demo_session.store.has_pending:
             count = demo_session.store.count
             await pilot.press("y")
             await wait_until(
-                pilot, lambda c=count: demo_session.store.count == c - 1 and not app._busy
+                pilot, lambda c=count: demo_session.store.count == c - 1 and not app.inbox.busy
             )  # type: ignore[misc]
         await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
         assert "agent ended: done" in app.activity.plain

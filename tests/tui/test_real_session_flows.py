@@ -157,11 +157,13 @@ async def test_undo_greys_out_and_a_second_undo_says_why_once(
         await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)
         await wait_until(pilot, lambda: app.check_action("undo", ()) is True)
         await pilot.press("u")
-        await wait_until(pilot, lambda: "undone" in app.activity.plain and not app._busy)
+        await wait_until(pilot, lambda: "undone" in app.activity.plain and not app.inbox.busy)
         await wait_until(pilot, lambda: app.check_action("undo", ()) is None)
         # The palette's "Undo last apply" still runs and says why nothing happened.
         app.action_undo()
-        await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain and not app._busy)
+        await wait_until(
+            pilot, lambda: "Nothing to undo" in app.activity.plain and not app.inbox.busy
+        )
         await pilot.pause()
         assert app.activity.plain.count("Nothing to undo") == 1
     assert (workspace / "a.py").read_text(encoding="utf-8") == "x = 1\n"

@@ -107,7 +107,8 @@ async def test_hunk_cursor_space_and_partial_apply() -> None:
         assert app.preview.selection() == ["src/app.py#2", "src/app.py#3"]
         assert bar_label(app) == "Apply 2 of 3 hunks"
         assert bar_label(app, "#discard") == "Discard 2"
-        footer = {b.key: b.description for b in app._bindings.key_to_bindings["y"]}
+        y = app.screen.active_bindings["y"].binding
+        footer = {y.key: y.description}
         assert footer == {"y": "Apply 2/3 hunks"}
         marked = [line for line in diff.plain_lines() if "●" in line]
         assert any("'ten'" in line for line in marked)
@@ -158,7 +159,7 @@ async def test_an_action_without_preview_resolves_only_as_a_whole() -> None:
         assert app.check_action("toggle_part", ()) is None
         assert app.check_action("step_hunk", (1,)) is None
         assert app.check_action("edit", ()) is None
-        app.action_toggle_part()
+        app.inbox.action_toggle_part()
         await wait_until(pilot, lambda: notified(app, "only as a whole"))
         assert "only as a whole" in str(app.query_one("#apply").tooltip)
         await pilot.press("y")

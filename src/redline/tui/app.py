@@ -1,88 +1,63 @@
 """RedlineApp: watch the agent work and review every queued change before it lands.
 
-The app takes an already-created session. The agent runs on the session's own loop; an
-async worker awaits the run's future. Session and store callbacks become messages in
-:mod:`redline.tui.bridge`; every blocking call into the session (resolve, undo,
-re-preview, trust) runs in a thread worker and posts its outcome back, so the UI never
-waits on the agent. Which keys are live follows two reactives (``agent_state`` and
-``controls``) declared with ``bindings=True``.
+The app takes an already-created session and wires it to the review inbox
+(:class:`~redline.tui.screens.inbox.InboxScreen`, the first screen), which owns the review
+keys and every call they make into the session. The app keeps what spans the session:
+session and store callbacks become messages in :mod:`redline.tui.bridge` and land here;
+the agent runs on the session's own loop while an async worker awaits the run's future,
+so the UI never waits on the agent; quitting, stopping and resuming the agent, the
+palette's commands and the theme. Whether stop is live follows ``agent_state``, a
+reactive declared with ``bindings=True``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextlib
-import dataclasses
 import gc
 import logging
-import os
-import shlex
-import subprocess
-import tempfile
-import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from textual import events, on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widget import Widget
+from textual.widget import AwaitMount
 from textual.widgets import Input
 
 from redline.drivers.acp.events import AcpAgentExit
-from redline.review.events import (
-    RUN_SCOPED,
-    AgentEnd,
-    AgentState,
-    ErrorEvent,
-    MessageDelta,
-    MessageEnd,
-    RunStatus,
-)
-from redline.review.queued import resolve_queued
-from redline.review.resolve import ResolveOutcome
-from redline.review.result import ToolResult
-from redline.review.store import PendingAction
+from redline.review.events import AgentEnd, AgentState, ErrorEvent, MessageDelta, MessageEnd
 from redline.tui.activity_format import (
     detail_lines,
     error_lines,
     format_event,
     plugin_error_lines,
 )
-from redline.tui.agent_ended import ended_note, exit_error_lines
+from redline.tui.agent_ended import exit_error_lines
+from redline.tui.agent_run import AgentRuns
 from redline.tui.bridge import EventBridge
+from redline.tui.command_palette import dashboard_commands
 from redline.tui.messages import (
     BatchFinished,
-    CommandFinished,
     EventsAvailable,
     ResolutionFinished,
     RunFinished,
     StackChanged,
 )
 from redline.tui.palette import readable_variables
+from redline.tui.pending import session_queue
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
-from redline.tui.screens.confirm import ConfirmScreen
-from redline.tui.screens.editor import EditorScreen
-from redline.tui.screens.help import HelpScreen
+from redline.tui.screens.inbox import InboxScreen
+from redline.tui.screens.quit import QuitScreen
 from redline.tui.screens.trust import TrustScreen
 from redline.tui.widgets.activity_log import ActivityLog
-from redline.tui.widgets.diff_view import DiffView
-from redline.tui.widgets.ended_banner import EndedBanner
-from redline.tui.widgets.fitting_footer import FittingFooter
-from redline.tui.widgets.pending_stack import PendingStack, source_counts
+from redline.tui.widgets.pending_stack import PendingStack
 from redline.tui.widgets.preview_panel import PreviewPanel
-from redline.tui.widgets.prompt_input import PromptInput, Searchable, SearchInput, find_row
-from redline.tui.widgets.resolve_bar import ReasonInput, ResolveBar
+from redline.tui.widgets.resolve_bar import ResolveBar
 from redline.tui.widgets.status_line import StatusLine
-from redline.workspace.hunks import python_warning
-from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -94,25 +69,12 @@ STYLE_FILES = (
     "modals.tcss",
     "layout.tcss",
 )
-NO_REASON = "no reason given"
 QUIT_GRACE_SECONDS = 2.0
 # How often a live run over an external agent is asked whether it only waits on review.
 WAITING_POLL_SECONDS = 0.2
-DEAD_RUN = -1
-_W = TypeVar("_W", bound=Widget)
 NARROW_BELOW = 100
 TINY_BELOW = 22
 SHORT_BELOW = 32
-# The footer shows as many keys as fit whole; these actions get the room first, in this order.
-FOOTER_FIRST = (
-    "apply_top",
-    "discard_top",
-    "focus_reason",
-    "focus_prompt",
-    "help",
-    "quit",
-    "stop_agent",
-)
 
 
 def _css_paths() -> list[str | PurePath]:
@@ -120,46 +82,6 @@ def _css_paths() -> list[str | PurePath]:
 
     base = styles_dir()
     return [base / name for name in STYLE_FILES]
-
-
-@dataclass(frozen=True)
-class Controls:
-    """What decides which resolve and preview keys are live (compared as one value)."""
-
-    has_top: bool = False
-    top_stale: bool = False
-    busy: bool = False
-    selected_stale: bool = False
-    selected_has_preview: bool = False
-    file_count: int = 0
-    has_selected: bool = False
-    # How many parts of the selected action the person picked, of how many (0, 0: whole only).
-    picked: int = 0
-    parts: int = 0
-    can_undo: bool = True
-    searching: bool = False
-
-
-_QUIT_QUESTION = "quit-question"
-
-
-def quit_question(actions: Iterable[PendingAction]) -> str:
-    """What quitting does to ``actions``: previews stay queued, owner actions end here."""
-    pending = list(actions)
-    owner = [action for action in pending if action.preview is None]
-    queued = len(pending) - len(owner)
-    lines = []
-    if queued:
-        noun = "action stays" if queued == 1 else "actions stay"
-        lines.append(
-            f"{queued} preview {noun} queued: review {'it' if queued == 1 else 'them'} "
-            "later here or with `redline pending`."
-        )
-    if owner:
-        lines.append("These actions end with this process (their tool runs here):")
-        lines.extend(f"  {action.id} {action.label}" for action in owner)
-    lines.append("Quit anyway?")
-    return "\n".join(lines)
 
 
 def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) -> WatcherLike:
@@ -178,38 +100,11 @@ class RedlineApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     # Setting either refreshes the footer's keys (only when the value really changes).
     agent_state: reactive[AgentState] = reactive(AgentState.IDLE, bindings=True, init=False)
-    controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
     # How the external agent's process ended on its own (None: alive, or not external).
     agent_ended: reactive[str | None] = reactive(None, bindings=True, init=False)
 
+    # Live on every screen (the editor, the dialogs); the inbox screen has the review keys.
     BINDINGS: ClassVar[list[BindingType]] = [
-        # The footer shows them in this order, as many as fit whole (FOOTER_FIRST get room first).
-        Binding("y", "apply_top", "Apply"),
-        Binding("n", "discard_top", "Discard"),
-        Binding("right_curly_bracket", "step_hunk(1)", "Next hunk", key_display="}"),
-        Binding("left_curly_bracket", "step_hunk(-1)", "Prev hunk", key_display="{", show=False),
-        Binding("space", "toggle_part", "Select hunk"),
-        Binding("e", "edit", "Edit"),
-        Binding("E", "edit_external", "$EDITOR", key_display="E", show=False),
-        Binding("r", "focus_reason", "Reason"),
-        Binding("i", "focus_prompt", "Prompt"),
-        Binding("slash", "search", "Search", key_display="/"),
-        Binding("f3", "search_step(1)", "Next match"),
-        Binding("shift+f3", "search_step(-1)", "Prev match"),
-        Binding("escape", "close_search", "Close search", show=False),
-        Binding("u", "undo", "Undo"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("p", "repreview", "Re-preview"),
-        Binding("a", "always_apply", "Always apply", show=False),
-        Binding("left_square_bracket", "step_file(-1)", "Prev file", key_display="["),
-        Binding("right_square_bracket", "step_file(1)", "Next", key_display="]"),
-        Binding("s", "toggle_split", "Split"),
-        Binding("plus,equals_sign", "context(True)", "Context", key_display="+"),
-        Binding("minus", "context(False)", "Less context", key_display="-", show=False),
-        Binding("d", "focus_diff", "Diff", show=False),
-        Binding("g", "stack_edge(False)", "Top of stack", show=False),
-        Binding("G", "stack_edge(True)", "Bottom of stack", show=False),
-        Binding("f", "filter_source", "Filter source", show=False),
         Binding("ctrl+x", "stop_agent", "Stop", priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -231,86 +126,49 @@ class RedlineApp(App[int]):
         self._watcher_factory = watcher_factory or _default_watcher_factory
         self._watcher: WatcherLike | None = None
         self.bridge = EventBridge(self.post_message)
-        self._run_seq = 0
-        self._live_run = 0
-        self._agent_future: concurrent.futures.Future[RunStatus] | None = None
-        self._busy = False
+        self.runs = AgentRuns(session, self.bridge)
+        self._inbox: InboxScreen | None = None
         self._exiting = False
         self._trust_asked = False
-        self._previewed: tuple[object, ...] | bool | None = False
         self._tool_names: dict[str, str] = {}
-        self._widgets: dict[type[Widget], Widget] = {}
-        self._panels: dict[str, Widget] = {}
-        # What the stack shows, by id, and display copies of other processes' actions.
-        self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
-        self._can_undo = True
-        self._search_target: Searchable | None = None
-        self._search_term = ""
-        self._search_hit: int | None = None
-        # The run during which the agent's process ended (its end and error say it once).
-        self._exit_run: int | None = None
-        self._exit_how = ""
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
         variables = super().get_css_variables()
         return {**variables, **readable_variables(variables)}
 
-    # -- layout ----------------------------------------------------------------------
-    def compose(self) -> ComposeResult:
-        yield StatusLine(
-            self.session.model_label,
-            self.workspace_label,
-            scripted=self.session.scripted,
-            id="status",
-        )
-        yield EndedBanner(id="ended-banner")
-        with Horizontal(id="main"):
-            with Vertical(id="stack-panel"):
-                yield PendingStack(id="stack")
-                yield ResolveBar(id="resolve-bar")
-            yield PreviewPanel(id="preview")
-        with Vertical(id="activity-panel"):
-            yield ActivityLog(id="activity")
-            yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
-        yield SearchInput(placeholder="search (Enter finds, Escape closes)", id="search")
-        yield FittingFooter(first=FOOTER_FIRST)
+    # -- the inbox screen ----------------------------------------------------------------
+    def get_default_screen(self) -> Screen[Any]:
+        if self._inbox is None:
+            self._inbox = InboxScreen(self.session, workspace_label=self.workspace_label)
+        return self._inbox
 
-    # Widgets are looked up once on the main screen: a modal on top must not hide them.
+    @property
+    def inbox(self) -> InboxScreen:
+        """The dashboard's screen (the first on the stack; a dialog on top does not hide it)."""
+        inbox = self._inbox
+        assert inbox is not None, "the inbox screen is made when the app starts"
+        return inbox
+
     @property
     def stack(self) -> PendingStack:
-        return self._widget(PendingStack)
+        return self.inbox.stack
 
     @property
     def preview(self) -> PreviewPanel:
-        return self._widget(PreviewPanel)
+        return self.inbox.preview
 
     @property
     def activity(self) -> ActivityLog:
-        return self._widget(ActivityLog)
+        return self.inbox.activity
 
     @property
     def resolve_bar(self) -> ResolveBar:
-        return self._widget(ResolveBar)
+        return self.inbox.resolve_bar
 
     @property
     def status_line(self) -> StatusLine:
-        return self._widget(StatusLine)
-
-    def _widget(self, kind: type[_W]) -> _W:
-        found = self._widgets.get(kind)
-        if found is None:
-            found = self.screen_stack[0].query_one(kind)
-            self._widgets[kind] = found
-        assert isinstance(found, kind)
-        return found
-
-    def _panel(self, panel_id: str) -> Widget:
-        found = self._panels.get(panel_id)
-        if found is None:
-            found = self._panels[panel_id] = self.screen_stack[0].query_one(f"#{panel_id}", Widget)
-        return found
+        return self.inbox.status_line
 
     # -- terminal size ---------------------------------------------------------------
     def _size_classes(self, width: int, height: int) -> None:
@@ -329,11 +187,11 @@ class RedlineApp(App[int]):
     def on_resize(self, event: events.Resize) -> None:
         self._size_classes(event.size.width, event.size.height)
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self._size_classes(self.size.width, self.size.height)
-        self._panel("stack-panel").border_title = "Pending"
-        self.preview.border_title = "Preview"
-        self._panel("activity-panel").border_title = "Activity"
+        # The inbox composes itself on its own task: start once its widgets are there.
+        await AwaitMount(self.inbox, [self.inbox])
+        self.inbox.start()
         self.bridge.attach(self.session)
         self._attach_queue()
         self._refresh_stack()
@@ -347,8 +205,8 @@ class RedlineApp(App[int]):
                 line = f"ℹ Review rules: {note}"
                 self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
         self._start_watcher()
-        self._check_undo()
-        if isinstance(self._held_only(), bool):
+        self.inbox.check_undo()
+        if isinstance(self.runs.held_only(), bool):
             self.set_interval(WAITING_POLL_SECONDS, self._check_waiting)
         # Everything alive after start-up (Textual, the widgets, the stack) lives as long as
         # the app; moving it out of the collector's sight keeps full collections from
@@ -389,7 +247,33 @@ class RedlineApp(App[int]):
         except Exception:
             log.exception("staleness check failed for %s", sorted(paths))
 
-    # -- session events ------------------------------------------------------------
+    def _show_plugin_error(self, error: Any) -> None:
+        where = str(getattr(error, "path", "") or getattr(error, "source", "") or "")
+        message = str(getattr(error, "message", "") or error)
+        self.activity.write_lines(plugin_error_lines(where, message))
+
+    def _trust_answered(self, trusted: bool | None) -> None:
+        if trusted:
+            self.action_trust()
+        else:
+            self.activity.write_lines(
+                [
+                    Content.styled(
+                        "ℹ project plugins not loaded (trust them with ctrl+p → Trust)",
+                        "$text-muted",
+                    )
+                ]
+            )
+        self._start_initial_prompt()
+
+    def action_trust(self) -> None:
+        self.inbox.run_command("trust", self.session.trust_workspace)
+
+    def action_undo(self) -> None:
+        """Undo the workspace's last apply (the inbox's ``u``)."""
+        self.inbox.action_undo()
+
+    # -- session events and the stack ----------------------------------------------------
     def on_events_available(self, _message: EventsAvailable) -> None:
         batch = self.bridge.drain()
         if not self._alive():
@@ -397,14 +281,10 @@ class RedlineApp(App[int]):
         activity = self.activity
         with activity.batch_writes():
             for stamped in batch:
-                event = stamped.event
-                if (
-                    isinstance(event, RUN_SCOPED)
-                    and stamped.run_id != 0
-                    and stamped.run_id != self._live_run
-                ):
+                if self.runs.dropped(stamped):
                     continue
-                after_exit = self._exit_run is not None and stamped.run_id == self._exit_run
+                event = stamped.event
+                after_exit = self.runs.after_exit(stamped)
                 match event:
                     case MessageDelta(text=text):
                         activity.stream_text(text)
@@ -416,7 +296,7 @@ class RedlineApp(App[int]):
                     case AgentEnd() if after_exit:
                         pass  # the exit line already closed this run
                     case ErrorEvent(message=message) if after_exit and self.agent_ended:
-                        activity.write_lines(exit_error_lines(message, self._exit_how))
+                        activity.write_lines(exit_error_lines(message, self.runs.exit_how))
                     case _:
                         activity.write_lines(
                             format_event(event, self._tool_names), detail_lines(event)
@@ -427,15 +307,8 @@ class RedlineApp(App[int]):
         if self._alive():
             self._refresh_stack()
 
-    # -- the workspace queue -------------------------------------------------------------
-    @property
-    def queue(self) -> WorkspaceQueue | None:
-        """The workspace queue when the session is queue-backed (``session.queue``)."""
-        queue = getattr(self.session, "queue", None)
-        return queue if isinstance(queue, WorkspaceQueue) else None
-
     def _attach_queue(self) -> None:
-        queue = self.queue
+        queue = session_queue(self.session)
         if queue is None:
             return
         try:
@@ -449,101 +322,18 @@ class RedlineApp(App[int]):
                 ]
             )
 
-    def _pending(self) -> tuple[PendingAction, ...]:
-        """Every pending action top first: the session's own and, with a queue, all others."""
-        own = self.session.store.snapshot()
-        queue = self.queue
-        if queue is None:
-            self._actions = {action.id: action for action in own}
-            return own
-        by_id = {action.id: action for action in own}
-        try:
-            records = queue.list()
-        except Exception as exc:
-            log.warning("reading the workspace queue failed: %s", exc)
-            records = []
-        listed: list[PendingAction] = []
-        seen: set[str] = set()
-        for record in records:
-            action = by_id.get(record.id) or self._foreign_action(queue, record)
-            if action is not None:
-                listed.append(action)
-                seen.add(record.id)
-        # Own actions the queue does not list (yet) stay on top, in the store's order.
-        extra = [action for action in own if action.id not in seen]
-        actions = (*extra, *listed)
-        self._actions = {action.id: action for action in actions}
-        return actions
-
-    def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
-        """A display copy of another process's action (cached while its record stays)."""
-        key = (
-            record.id,
-            record.stale,
-            record.stale_reason,
-            record.orphaned(),
-            ended_note(record.details),
-        )
-        cached = self._foreign.get(record.id)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        try:
-            preview = queue.preview(record)
-        except Exception as exc:
-            log.warning("queue record %s: %s", record.id, exc)
-            preview = None
-        source = record.source.name or record.source.kind
-
-        def elsewhere(_reason: str) -> ToolResult:
-            return ToolResult.error(f"{record.id} is resolved through the workspace queue")
-
-        action = PendingAction(
-            record.label,
-            elsewhere,
-            details=record.details,
-            source_tool_name=f"{record.source_tool_name} · {source}",
-            preview=preview,
-            id=record.id,
-            created_at=record.created_at,
-            stale=record.stale or record.orphaned(),
-            stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
-        )
-        self._foreign[record.id] = (key, action)
-        return action
-
     def _refresh_stack(self) -> None:
-        actions = self._pending()
-        self.stack.update_actions(actions)
-        self._widget(EndedBanner).set_left(self._ended_left())
-        self.status_line.pending = len(actions)
-        self.status_line.sources = source_counts(actions)
-        self._panel("stack-panel").border_title = self._stack_title()
-        self._show_selected()
-        self._update_controls()
+        self.inbox.refresh_stack()
         self._maybe_resume()
 
-    def _selected_action(self) -> PendingAction | None:
-        selected = self.stack.selected_id
-        return self._actions.get(selected) if selected else None
+    def on_resolution_finished(self, _message: ResolutionFinished) -> None:
+        # The inbox screen has shown the outcome; the agent may go on now.
+        if self._alive():
+            self._maybe_resume()
 
-    def _show_selected(self, *, force: bool = False) -> None:
-        action = self._selected_action()
-        key = (
-            (id(action), action.stale, action.stale_reason, ended_note(action.details))
-            if action
-            else None
-        )
-        if force or key != self._previewed:
-            self._previewed = key
-            self.preview.show_action(action)
-
-    @on(PendingStack.Selected)
-    def _stack_selected(self, _message: PendingStack.Selected) -> None:
-        # Queued selections can arrive while the app shuts down, after the last screen went.
-        if not self._alive():
-            return
-        self._show_selected()
-        self._update_controls()
+    def on_batch_finished(self, _message: BatchFinished) -> None:
+        if self._alive():
+            self._maybe_resume()
 
     def _alive(self) -> bool:
         """False once quitting started or the screens are gone (late messages do nothing)."""
@@ -555,68 +345,23 @@ class RedlineApp(App[int]):
         self._exiting = True
         super().exit(result, return_code, message)
 
-    def _update_controls(self) -> None:
-        top_id = self.stack.top_id
-        top = self._actions.get(top_id) if top_id else None
-        selected = self._selected_action()
-        preview = self.preview
-        shown = preview.action is not None and selected is not None
-        parts = len(preview.units) if shown else 0
-        picked = len(preview.selection()) if shown else 0
-        self.controls = Controls(
-            has_top=top is not None,
-            top_stale=top is not None and top.stale,
-            busy=self._busy,
-            selected_stale=selected is not None and selected.stale,
-            selected_has_preview=selected is not None and bool(selected.preview),
-            file_count=preview.file_count,
-            has_selected=selected is not None,
-            picked=picked,
-            parts=parts,
-            can_undo=self._can_undo,
-            searching=bool(self._search_term) and self._search_target is not None,
-        )
-        self.resolve_bar.set_enabled(
-            apply=selected is not None and not selected.stale and not self._busy,
-            discard=selected is not None and not self._busy,
-        )
-        self._footer_target(picked, parts)
-        self.resolve_bar.set_target(
-            selected.id if selected is not None else None,
-            picked=picked,
-            parts=parts,
-            whole_only=selected is not None and not preview.selectable,
-        )
-
-    def _footer_target(self, picked: int, parts: int) -> None:
-        """The footer's y/n say whether they act on picked hunks or the whole action."""
-        apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
-        discard = f"Discard {picked}/{parts}" if picked else "Discard"
-        changed = False
-        for key, description in (("y", apply), ("n", discard)):
-            bindings = self._bindings.key_to_bindings.get(key, [])
-            for index, binding in enumerate(bindings):
-                if binding.description != description:
-                    bindings[index] = dataclasses.replace(binding, description=description)
-                    changed = True
-        if changed:
-            self.refresh_bindings()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self._alive():
+            return False
+        if action == "stop_agent":
+            if not self.inbox.ready or self.screen.is_modal:
+                return True
+            return True if self._can_stop() else None
+        # Every other dashboard key is the inbox screen's; asking the app answers for it too.
+        return self.inbox.check_action(action, parameters)
 
     def watch_agent_state(self, state: AgentState) -> None:
         self.status_line.state = state
 
-    def _show_plugin_error(self, error: Any) -> None:
-        where = str(getattr(error, "path", "") or getattr(error, "source", "") or "")
-        message = str(getattr(error, "message", "") or error)
-        self.activity.write_lines(plugin_error_lines(where, message))
-
     # -- the agent run ---------------------------------------------------------------
     def start_run(self, text: str | None) -> None:
         """Prompt the agent (``text``) or resume it (``None``) in the agent worker."""
-        self._run_seq += 1
-        run_id = self._run_seq
-        self._live_run = run_id
-        self.bridge.run_id = run_id
+        run_id = self.runs.begin()
         self.agent_state = AgentState.RUNNING
         self._run_agent(run_id, text)
 
@@ -624,10 +369,7 @@ class RedlineApp(App[int]):
     async def _run_agent(self, run_id: int, text: str | None) -> None:
         """Start the run on the session's loop and await its future (no thread here)."""
         try:
-            future = (
-                self.session.start_resume() if text is None else self.session.start_prompt(text)
-            )
-            self._agent_future = future
+            future = self.runs.start(text)
             # Shielded: cancelling this worker (quit, a newer run) never cancels the run;
             # stopping it is the session's abort().
             status = await asyncio.shield(asyncio.wrap_future(future))
@@ -640,10 +382,8 @@ class RedlineApp(App[int]):
         self.post_message(RunFinished(run_id, status))
 
     def on_run_finished(self, message: RunFinished) -> None:
-        if message.run_id != self._live_run or not self._alive():
+        if not self._alive() or not self.runs.finish(message.run_id):
             return
-        self._live_run = 0
-        self.bridge.run_id = 0
         if self.agent_ended is not None:
             # The session marks the ended agent's actions after saying that it ended.
             self._refresh_stack()
@@ -661,33 +401,39 @@ class RedlineApp(App[int]):
     def _maybe_resume(self) -> None:
         if (
             self.agent_state is AgentState.WAITING_FOR_REVIEW
-            and not self._busy
+            and not self.inbox.busy
             and not self.session.store.has_pending
         ):
-            if self._live_run:
+            if self.runs.live:
                 # An external agent's turn is still open: the answers let it go on, and
                 # the session tells it the reasons once the turn ends.
                 self.agent_state = AgentState.RUNNING
             elif self.agent_ended is None:
                 self.start_run(None)
 
-    # -- an external agent: waiting on review, and its process ending -------------------
-    def _held_only(self) -> bool | None:
-        """Whether the session's external agent holds only requests that wait for review
-        (None: the session has no external agent to ask)."""
-        agent = getattr(self.session, "agent", None)
-        try:
-            waiting = getattr(agent, "waiting_only_on_review", None)
-        except Exception:
-            return None
-        return waiting if isinstance(waiting, bool) else None
+    @on(Input.Submitted, "#prompt")
+    def _prompt_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.agent_ended is not None:
+            self.notify(f"The agent {self.agent_ended}: it cannot take a prompt.")
+            return
+        if self.agent_state is AgentState.RUNNING or self.runs.live:
+            self.notify("The agent is still running: stop it first (ctrl+x).", severity="warning")
+            return
+        event.input.value = ""
+        self.activity.write_lines([Content.assemble(("you: ", "bold $redline-text-accent"), text)])
+        self.stack.focus()
+        self.start_run(text)
 
+    # -- an external agent: waiting on review, and its process ending -------------------
     def _check_waiting(self) -> None:
         """Follow a live run over an external agent: ``waiting for review`` while every
         request it holds open is a pending action, ``running`` again once it goes on."""
-        if not self._alive() or not self._live_run or self.agent_ended is not None:
+        if not self._alive() or not self.runs.live or self.agent_ended is not None:
             return
-        waiting = bool(self._held_only()) and self.session.store.has_pending
+        waiting = bool(self.runs.held_only()) and self.session.store.has_pending
         if waiting and self.agent_state is AgentState.RUNNING:
             self.agent_state = AgentState.WAITING_FOR_REVIEW
             self.bell()
@@ -696,29 +442,18 @@ class RedlineApp(App[int]):
 
     def _agent_gone(self, how: str, run_id: int) -> None:
         """The external agent's process ended on its own: say so until the app closes."""
-        self._exit_run = run_id or None
-        self._exit_how = how
+        self.runs.exited(how, run_id)
         self.agent_ended = how
         # An external agent's label already says so (``gemini via ACP``).
-        agent = self.session.model_label
-        self._widget(EndedBanner).show_ended(agent, how, self._ended_left())
-        prompt = self.screen_stack[0].query_one("#prompt", PromptInput)
-        prompt.placeholder = "the agent has ended: review what it left above"
-        prompt.disabled = True
+        self.inbox.show_agent_ended(self.session.model_label, how)
         # Its actions are marked with the ended session: the stack and preview show it.
         self._refresh_stack()
-
-    def _ended_left(self) -> int:
-        """How many of this session's pending actions the ended agent left."""
-        if self.agent_ended is None:
-            return 0
-        return self.session.store.count
 
     def action_resume_session(self) -> None:
         if self.agent_ended is not None:
             self.notify(f"The agent {self.agent_ended}: it cannot continue.", severity="warning")
             return
-        if self.agent_state is AgentState.RUNNING or self._live_run:
+        if self.agent_state is AgentState.RUNNING or self.runs.live:
             self.notify("The agent is already running.")
             return
         if self.session.store.has_pending:
@@ -729,607 +464,35 @@ class RedlineApp(App[int]):
     def action_stop_agent(self) -> None:
         if not self._can_stop():
             return
-        self._live_run = 0
-        self.bridge.run_id = DEAD_RUN
+        self.runs.drop()
         self.agent_state = AgentState.STOPPED
         self.activity.write_lines(
             [Content.styled("■ agent stopped by you", "bold $redline-text-warning")]
         )
-        threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
+        self.runs.abort()
 
     def _can_stop(self) -> bool:
         """A run is going on (also while it waits for review) and its agent is alive."""
         if self.agent_ended is not None:
             return False
         return self.agent_state is AgentState.RUNNING or (
-            self.agent_state is AgentState.WAITING_FOR_REVIEW and self._live_run != 0
+            self.agent_state is AgentState.WAITING_FOR_REVIEW and self.runs.live != 0
         )
-
-    def _abort_quietly(self) -> None:
-        try:
-            self.session.abort()
-        except Exception:
-            log.exception("aborting the agent failed")
-
-    @on(Input.Submitted, "#prompt")
-    def _prompt_submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        if not text:
-            return
-        if self.agent_ended is not None:
-            self.notify(f"The agent {self.agent_ended}: it cannot take a prompt.")
-            return
-        if self.agent_state is AgentState.RUNNING or self._live_run:
-            self.notify("The agent is still running: stop it first (ctrl+x).", severity="warning")
-            return
-        event.input.value = ""
-        self.activity.write_lines([Content.assemble(("you: ", "bold $redline-text-accent"), text)])
-        self.stack.focus()
-        self.start_run(text)
-
-    # -- resolving -------------------------------------------------------------------
-    def action_apply_top(self) -> None:
-        self._resolve_top("apply")
-
-    def action_discard_top(self) -> None:
-        self._resolve_top("discard")
-
-    @on(ResolveBar.Requested)
-    def _bar_requested(self, message: ResolveBar.Requested) -> None:
-        self._resolve_top(message.verb)
-
-    def _resolve_top(self, verb: str) -> None:
-        """Apply or discard the action shown in the preview (its selected parts, if any)."""
-        if self._busy:
-            self.notify("Still resolving the previous action.", severity="warning")
-            return
-        action = self._selected_action()
-        if action is None:
-            self.notify("Nothing is pending.", severity="warning")
-            return
-        if verb == "apply" and action.stale:
-            self.notify(
-                f"{action.id} was not applied: it is stale "
-                f"({action.stale_reason or 'its files changed since the preview'}). "
-                "Re-preview it (p) or discard it (n).",
-                title="Nothing applied",
-                severity="warning",
-            )
-            return
-        only = self.preview.selection() if self.preview.action is action else []
-        self._busy = True
-        self._update_controls()
-        self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
-
-    @work(thread=True, exit_on_error=False, group="resolve")
-    def _resolve_worker(
-        self, verb: str, action_id: str, reason: str, only: list[str] | None = None
-    ) -> None:
-        try:
-            queue = self.queue
-            if queue is not None and self.session.store.get(action_id) is None:
-                # Another process's action: resolved through the queue, as `redline pending` does.
-                result = asyncio.run(resolve_queued(queue, action_id, verb, reason))
-                if result.is_error:
-                    outcome = ResolveOutcome("failed", result.text, reason=reason)
-                elif verb == "apply":
-                    outcome = ResolveOutcome("applied", result.text, reason=reason)
-                else:
-                    outcome = ResolveOutcome("discarded", result.text, reason=reason)
-                if not result.is_error:
-                    self.call_from_thread(self._log_foreign, verb, action_id, result.text)
-            else:
-                outcome = self.session.resolve(
-                    verb, reason, action_id=action_id, by="human", only=only or None
-                )
-        except Exception as exc:
-            outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
-        self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
-
-    def _log_foreign(self, verb: str, action_id: str, text: str) -> None:
-        mark = "✓" if verb == "apply" else "✗"
-        self.activity.write_lines([Content.assemble((f"{mark} {action_id} ", "bold"), text)])
-        self._refresh_stack()
-
-    def on_resolution_finished(self, message: ResolutionFinished) -> None:
-        self._busy = False
-        if not self._alive():
-            return
-        outcome = message.outcome
-        if message.verb == "apply":
-            self._check_undo()
-        if not outcome.is_error:
-            self.resolve_bar.clear_reason()
-        elif outcome.top_changed:
-            self.notify(outcome.text, title="Top changed", severity="warning")
-            self.activity.write_lines(
-                [Content.styled(f"ℹ {outcome.text}", "$redline-text-warning")]
-            )
-        else:
-            # A failure about an action is logged by the session (a resolution-failed event);
-            # the toast makes sure whoever pressed the key sees it with the log scrolled away.
-            self.notify(outcome.text, title=f"{message.verb.capitalize()} failed", severity="error")
-            if outcome.action is None:
-                self.activity.write_lines(error_lines(outcome.text))
-        self._update_controls()
-        self._maybe_resume()
-
-    def action_apply_all(self) -> None:
-        self._resolve_all("apply")
-
-    def action_discard_all(self) -> None:
-        self._resolve_all("discard")
-
-    def _resolve_all(self, verb: str) -> None:
-        if self._busy or not self.session.store.has_pending:
-            return
-        self._busy = True
-        self._update_controls()
-        self._resolve_all_worker(verb, self.resolve_bar.reason or NO_REASON)
-
-    @work(thread=True, exit_on_error=False, group="resolve")
-    def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        done = 0
-        while True:
-            top = self.session.store.peek()
-            if top is None:
-                break
-            if verb == "apply" and top.stale:
-                stop = f"{top.id} ({top.label}) is stale: {top.stale_reason}"
-                self.post_message(BatchFinished(verb, done, stop))
-                return
-            try:
-                outcome = self.session.resolve(verb, reason, action_id=top.id, by="human")
-            except Exception as exc:
-                outcome = ResolveOutcome("failed", str(exc))
-            if outcome.is_error:
-                self.post_message(ResolutionFinished(verb, top.id, reason, outcome))
-                self.post_message(BatchFinished(verb, done, f"{top.id} ({top.label}) failed"))
-                return
-            done += 1
-        self.post_message(BatchFinished(verb, done))
-
-    def on_batch_finished(self, message: BatchFinished) -> None:
-        self._busy = False
-        if not self._alive():
-            return
-        verb = "Applied" if message.verb == "apply" else "Discarded"
-        if message.verb == "apply":
-            self._check_undo()
-        if message.stopped_at:
-            self.notify(
-                f"{verb} {message.done}; stopped at {message.stopped_at}.", severity="warning"
-            )
-        else:
-            self.resolve_bar.clear_reason()
-            self.notify(f"{verb} {message.done} action{'s' if message.done != 1 else ''}.")
-        self._update_controls()
-        self._maybe_resume()
-
-    # -- undo, re-preview, trust -----------------------------------------------------
-    def action_undo(self) -> None:
-        self._busy = True
-        self._update_controls()
-        self._command_worker("undo", self.session.undo)
-
-    def action_repreview(self) -> None:
-        action = self._selected_action()
-        if action is None or not action.stale:
-            return
-        action_id = action.id
-        self._command_worker("repreview", lambda: self.session.repreview(action_id))
-
-    def action_always_apply(self) -> None:
-        """Offer a session rule: always apply this tool's changes under this folder."""
-        from redline.rules import ActionFacts, session_rule_for
-
-        action = self._selected_action()
-        rules = getattr(self.session, "rules", None)
-        if action is None or rules is None:
-            return
-        rule = session_rule_for(ActionFacts.of(action))
-        if rule is None:
-            self.notify("Only changes to files can get a session rule.", title="Always apply")
-            return
-        folder = rule.paths[0] if rule.paths else "**"
-        tool = rule.tools[0] if rule.tools else action.source_tool_name
-
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-            with contextlib.suppress(ValueError):  # the same rule is already in force
-                rules.add_session_rule(rule)
-            apply_rules = getattr(self.session, "apply_rules", None)
-            self.activity.write_lines(
-                [Content.styled(f"ℹ session rule: {rule.name}", "$text-muted")]
-            )
-            if apply_rules is not None:
-                self._command_worker("rules", lambda: "\n".join(apply_rules()))
-
-        self.push_screen(
-            ConfirmScreen(
-                f"Always apply {tool} changes under {folder} for this session?",
-                yes="Always apply",
-                no="Cancel",
-            ),
-            answered,
-        )
-
-    def action_trust(self) -> None:
-        self._command_worker("trust", self.session.trust_workspace)
-
-    @work(thread=True, exit_on_error=False, group="commands")
-    def _command_worker(self, command: str, call: Callable[[], Any]) -> None:
-        try:
-            value = call()
-            result = (
-                value if isinstance(value, ToolResult) else ToolResult.text_result(str(value or ""))
-            )
-        except Exception as exc:
-            result = ToolResult.error(f"{command} failed: {exc}")
-            self.post_message(CommandFinished(command, result, logged=False))
-            return
-        # The session logs undo's refusal itself (a notice event); the rest it does not.
-        self.post_message(CommandFinished(command, result, logged=command == "undo"))
-
-    def on_command_finished(self, message: CommandFinished) -> None:
-        if message.command == "undo":
-            self._busy = False
-        if not self._alive():
-            return
-        result = message.result
-        if result.is_error:
-            # Each fact once in the log: the toast is for whoever pressed the key.
-            self.notify(result.text, title=f"{message.command} failed", severity="error")
-            if not message.logged:
-                self.activity.write_lines(
-                    [Content.styled(f"✗ {result.text}", "$redline-text-error")]
-                )
-        elif message.command == "undo":
-            self.notify(result.text or "Undone.", title="Undo")
-        if message.command == "undo":
-            self._check_undo()
-        elif message.command == "trust":
-            # Load errors of the newly trusted plugins arrive as plugin_error events.
-            self.notify("Workspace trusted; its plugins are loaded.", title="Trust")
-        self._update_controls()
-
-    def _trust_answered(self, trusted: bool | None) -> None:
-        if trusted:
-            self.action_trust()
-        else:
-            self.activity.write_lines(
-                [
-                    Content.styled(
-                        "ℹ project plugins not loaded (trust them with ctrl+p → Trust)",
-                        "$text-muted",
-                    )
-                ]
-            )
-        self._start_initial_prompt()
-
-    # -- preview keys -----------------------------------------------------------------
-    def action_step_file(self, delta: int) -> None:
-        self.preview.step_file(delta)
-
-    def action_toggle_split(self) -> None:
-        self.preview.toggle_split()
-
-    def action_context(self, more: bool) -> None:
-        self.preview.change_context(more)
-
-    # -- hunks and editing ----------------------------------------------------------------
-    def action_step_hunk(self, delta: int) -> None:
-        self.preview.step_hunk(delta)
-
-    def action_toggle_part(self) -> None:
-        preview = self.preview
-        if not preview.selectable:
-            self.notify("This action has no file preview: it resolves only as a whole.")
-            return
-        focused = self.focused
-        if focused is not None and focused.id == "file-list":
-            preview.toggle_file()
-        else:
-            preview.toggle_hunk()
-        self._update_controls()
-
-    def _edit_target(self) -> tuple[str, str, str] | None:
-        action = self.preview.action
-        if action is None or action.preview is None or not action.preview.changes:
-            self.notify("Only an action with a file preview can be edited.", severity="warning")
-            return None
-        change = action.preview.changes[self.preview.file_index]
-        text = getattr(change, "new_text", None)
-        if not isinstance(text, str):
-            self.notify(f"{change.path} has no text to edit (deleted or renamed).")
-            return None
-        return action.id, change.path, text
-
-    def action_edit(self) -> None:
-        target = self._edit_target()
-        if target is None:
-            return
-        action_id, path, text = target
-
-        def saved(new_text: str | None) -> None:
-            if new_text is not None:
-                self._save_edit(action_id, path, new_text)
-
-        self.push_screen(EditorScreen(action_id, path, text), saved)
-
-    def action_edit_external(self) -> None:
-        target = self._edit_target()
-        if target is None:
-            return
-        action_id, path, text = target
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify("Set $VISUAL or $EDITOR to edit outside the dashboard (e edits here).")
-            return
-        suffix = PurePath(path).suffix
-        with tempfile.TemporaryDirectory(prefix="redline-edit-") as folder:
-            scratch = Path(folder) / f"proposal{suffix}"
-            scratch.write_text(text, encoding="utf-8")
-            try:
-                with self.suspend():
-                    subprocess.run([*shlex.split(editor), str(scratch)], check=False)
-            except Exception as exc:
-                self.notify(f"Could not run {editor}: {exc}", severity="error")
-                return
-            new_text = scratch.read_text(encoding="utf-8", errors="surrogateescape")
-        if new_text == text:
-            self.notify("No change: the action stays as it was.")
-            return
-        warning = python_warning(path, new_text)
-        if warning is not None:
-            self.notify(warning, title="Edited file does not parse", severity="warning")
-        self._save_edit(action_id, path, new_text)
-
-    def _save_edit(self, action_id: str, path: str, text: str) -> None:
-        session = self.session
-
-        def edit() -> ToolResult:
-            outcome = session.edit(action_id, path, text)
-            if outcome.is_error:
-                return ToolResult.error(outcome.text)
-            return ToolResult.text_result(outcome.text)
-
-        self._command_worker("edit", edit)
-
-    def action_focus_reason(self) -> None:
-        self.resolve_bar.query_one(ReasonInput).focus()
-
-    @on(ReasonInput.Done)
-    def _reason_done(self) -> None:
-        self.stack.focus()
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen())
-
-    # -- undo availability -------------------------------------------------------------
-    def _check_undo(self) -> None:
-        self._undo_worker()
-
-    @work(thread=True, exit_on_error=False, group="undo-check", exclusive=True)
-    def _undo_worker(self) -> None:
-        probe = getattr(self.session, "can_undo", None)
-        try:
-            if callable(probe):
-                available = bool(probe())
-            else:
-                from redline.workspace.journal import undo_history
-
-                available = bool(undo_history(self.session.cwd))
-        except Exception:
-            # When the journal cannot be read, leave the key live: pressing it says why.
-            available = True
-        self.call_from_thread(self._set_can_undo, available)
-
-    def _set_can_undo(self, available: bool) -> None:
-        self._can_undo = available
-        if self._alive():
-            self._update_controls()
-
-    # -- focus keys, stack jumps, source filter ------------------------------------------
-    def action_focus_prompt(self) -> None:
-        self.screen_stack[0].query_one("#prompt", PromptInput).focus()
-
-    @on(PromptInput.Done)
-    def _prompt_done(self) -> None:
-        self.stack.focus()
-
-    def action_focus_diff(self) -> None:
-        self.preview.diff_view.focus()
-
-    def action_stack_edge(self, bottom: bool) -> None:
-        self.stack.focus()
-        self.stack.cursor = len(self.stack.rows) - 1 if bottom else 0
-
-    def action_filter_source(self) -> None:
-        shown = self.stack.cycle_filter()
-        self._panel("stack-panel").border_title = self._stack_title()
-        self.notify(f"Showing {shown or 'every source'}.", title="Filter")
-
-    def _stack_title(self) -> str:
-        total = self.session.store.count
-        source = self.stack.source_filter
-        if source is None:
-            return f"Pending ({total})"
-        return f"Pending ({len(self.stack.rows)} of {total}, {source})"
-
-    # -- search -----------------------------------------------------------------------
-    def _search_input(self) -> SearchInput:
-        return self.screen_stack[0].query_one("#search", SearchInput)
-
-    def action_search(self) -> None:
-        focused = self.focused
-        target: Searchable = (
-            focused if isinstance(focused, ActivityLog | DiffView) else self.preview.diff_view
-        )
-        if self._search_target is not None and self._search_target is not target:
-            self._search_target.show_search_hit(None)
-        self._search_target = target
-        self._search_hit = None
-        search = self._search_input()
-        where = "activity" if isinstance(target, ActivityLog) else "diff"
-        search.placeholder = f"search the {where} (Enter finds, Escape closes)"
-        search.add_class("-active")
-        search.focus()
-        self._update_controls()
-
-    @on(Input.Submitted, "#search")
-    def _search_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self._search_term = event.value.strip()
-        self._search_hit = None
-        self.action_search_step(1)
-        target = self._search_target
-        if isinstance(target, Widget):
-            target.focus()
-        self._update_controls()
-
-    def action_search_step(self, step: int) -> None:
-        target = self._search_target
-        if target is None or not self._search_term:
-            return
-        rows = target.search_rows()
-        if self._search_hit is None:
-            start = 0 if step > 0 else len(rows) - 1
-        else:
-            start = self._search_hit + step
-        hit = find_row(rows, self._search_term, start, step)
-        self._search_hit = hit
-        target.show_search_hit(hit)
-        if hit is None:
-            self.notify(f"No match for {self._search_term!r}.", severity="warning")
-
-    @on(SearchInput.Closed)
-    def _search_closed(self) -> None:
-        self.action_close_search()
-
-    def action_close_search(self) -> None:
-        target = self._search_target
-        if target is not None:
-            target.show_search_hit(None)
-        self._search_target = None
-        self._search_term = ""
-        self._search_hit = None
-        self._search_input().remove_class("-active")
-        if isinstance(target, Widget):
-            target.focus()
-        else:
-            self.stack.focus()
-        self._update_controls()
-
-    # -- what can act now ------------------------------------------------------------
-    GATED_ACTIONS: ClassVar[tuple[str, ...]] = (
-        "apply_top",
-        "discard_top",
-        "step_hunk",
-        "toggle_part",
-        "edit",
-        "edit_external",
-        "repreview",
-        "step_file",
-        "toggle_split",
-        "context",
-        "stop_agent",
-        "undo",
-        "search_step",
-        "close_search",
-    )
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if not self._alive():
-            return False
-        if not self._widgets or self.screen.is_modal:
-            return True
-        controls = self.controls
-        if action in ("apply_top", "discard_top"):
-            # A stale selection keeps y live, so the press can say why nothing happened.
-            return None if not controls.has_selected or controls.busy else True
-        if action in ("step_hunk", "toggle_part", "edit"):
-            return True if controls.parts > 0 else None
-        if action == "edit_external":
-            return True if controls.parts > 0 and not self.is_web else None
-        if action == "repreview":
-            return True if controls.selected_stale else None
-        if action == "always_apply":
-            has_rules = getattr(self.session, "rules", None) is not None
-            return True if has_rules and controls.selected_has_preview else None
-        if action == "step_file":
-            return True if controls.file_count > 1 else None
-        if action in ("toggle_split", "context"):
-            return True if controls.file_count > 0 else None
-        if action == "stop_agent":
-            return True if self._can_stop() else None
-        if action == "focus_prompt":
-            return True if self.agent_ended is None else None
-        if action == "undo":
-            return None if controls.busy or not controls.can_undo else True
-        if action == "search_step":
-            # Only shown while a search is open, so the footer names them then.
-            return controls.searching
-        if action == "close_search":
-            return self._search_target is not None
-        return True
 
     # -- command palette -------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield SystemCommand(
-            "Apply all",
-            "Apply every pending action, top first; stops at the first stale or failing one",
-            self.action_apply_all,
-        )
-        yield SystemCommand(
-            "Discard all", "Discard every pending action, top first", self.action_discard_all
-        )
-        yield SystemCommand(
-            "Re-preview",
-            "Recompute the selected stale action against the current files",
-            self.action_repreview,
-        )
-        yield SystemCommand(
-            "Trust this workspace", "Load this workspace's project plugins", self.action_trust
-        )
-        yield SystemCommand(
-            "Toggle split view", "Side-by-side or unified diff", self.action_toggle_split
-        )
-        yield SystemCommand(
-            "More context",
-            "Show more unchanged lines around changes",
-            lambda: self.action_context(True),
-        )
-        yield SystemCommand(
-            "Less context",
-            "Show fewer unchanged lines around changes",
-            lambda: self.action_context(False),
-        )
-        yield SystemCommand(
-            "Undo last apply", "Restore the files of the last applied action", self.action_undo
-        )
-        yield SystemCommand("Stop agent", "Abort the running agent", self.action_stop_agent)
-        yield SystemCommand(
-            "Resume the agent session",
-            "Continue this session's agent once its actions are resolved",
-            self.action_resume_session,
-        )
+        yield from dashboard_commands(self.inbox, self)
         yield from super().get_system_commands(screen)
 
     # -- quitting ---------------------------------------------------------------------
     async def action_quit(self) -> None:
         question = self.screen
-        if isinstance(question, ConfirmScreen) and question.name == _QUIT_QUESTION:
-            # ctrl+q again on the quit question means "quit anyway", never a second question.
-            question.dismiss(True)
+        if isinstance(question, QuitScreen):
+            question.quit_anyway()
             return
         actions = self.session.store.snapshot()
         if actions:
-            self.push_screen(
-                ConfirmScreen(quit_question(actions), yes="Quit", no="Stay", name=_QUIT_QUESTION),
-                self._quit_answered,
-            )
+            self.push_screen(QuitScreen(actions), self._quit_answered)
             return
         await self.quit_now()
 
@@ -1339,11 +502,10 @@ class RedlineApp(App[int]):
 
     async def quit_now(self) -> None:
         """Abort a running agent, give it at most two seconds, then exit."""
-        future = self._agent_future
+        future = self.runs.future
         if future is not None and not future.done():
-            self._live_run = 0
-            self.bridge.run_id = DEAD_RUN
-            threading.Thread(target=self._abort_quietly, name="redline-abort", daemon=True).start()
+            self.runs.drop()
+            self.runs.abort()
             # A run that ignores abort must not keep the dashboard open: wait, never raise.
             await asyncio.wait([asyncio.wrap_future(future)], timeout=QUIT_GRACE_SECONDS)
         self.workers.cancel_group(self, "agent")

@@ -1,4 +1,8 @@
-"""Messages the app posts to itself from other threads (``post_message`` is thread-safe).
+"""Messages posted from other threads (``post_message`` is thread-safe).
+
+The bridge posts session events and store changes to the app. The inbox screen's thread
+workers post their outcomes to the screen; resolutions and batches then bubble on to the
+app, which resumes the agent once nothing it waits on is pending.
 
 Each run of the agent gets a run id; anything stamped with an old run id is dropped, so
 a stopped run cannot write into the next one.
@@ -60,6 +64,16 @@ class BatchFinished(Message):
 
 
 @dataclass
+class ForeignResolved(Message):
+    """Another process's action was resolved through the workspace queue (before its
+    :class:`ResolutionFinished`)."""
+
+    verb: str
+    action_id: str
+    text: str
+
+
+@dataclass
 class CommandFinished(Message):
     """Undo, re-preview or trust came back from the session."""
 
@@ -67,3 +81,10 @@ class CommandFinished(Message):
     result: ToolResult
     # True when the session already wrote the outcome to the event stream.
     logged: bool = False
+
+
+@dataclass
+class UndoChecked(Message):
+    """Whether the workspace has an apply to undo (the journal was read on a thread)."""
+
+    available: bool

@@ -4,13 +4,20 @@ A full screen with a ``TextArea`` (line numbers; syntax colour when Textual's tr
 extras are installed, plain text otherwise). ``ctrl+s`` saves (the screen is dismissed with
 the new text), ``escape`` cancels (dismissed with None). Saving a ``.py`` file that does not
 parse asks first: the edit is allowed, but the person should know.
+
+``E`` edits outside instead: :func:`edit_outside` runs ``$VISUAL`` / ``$EDITOR``.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path, PurePath
+from typing import Any, ClassVar
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
@@ -105,3 +112,30 @@ class EditorScreen(Screen[str | None]):
         self.app.push_screen(
             ConfirmScreen(f"{warning} Save anyway?", yes="Save", no="Keep editing"), answered
         )
+
+
+def edit_outside(app: App[Any], path: str, text: str) -> str | None:
+    """Let ``$VISUAL`` / ``$EDITOR`` change a scratch copy of ``text`` while the app is
+    suspended; the edited text, or None (with a note) when there is nothing to save."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        app.notify("Set $VISUAL or $EDITOR to edit outside the dashboard (e edits here).")
+        return None
+    suffix = PurePath(path).suffix
+    with tempfile.TemporaryDirectory(prefix="redline-edit-") as folder:
+        scratch = Path(folder) / f"proposal{suffix}"
+        scratch.write_text(text, encoding="utf-8")
+        try:
+            with app.suspend():
+                subprocess.run([*shlex.split(editor), str(scratch)], check=False)
+        except Exception as exc:
+            app.notify(f"Could not run {editor}: {exc}", severity="error")
+            return None
+        new_text = scratch.read_text(encoding="utf-8", errors="surrogateescape")
+    if new_text == text:
+        app.notify("No change: the action stays as it was.")
+        return None
+    warning = python_warning(path, new_text)
+    if warning is not None:
+        app.notify(warning, title="Edited file does not parse", severity="warning")
+    return new_text

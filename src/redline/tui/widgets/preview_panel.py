@@ -33,7 +33,8 @@ def _details_lines(action: PendingAction) -> list[Content]:
 
 
 class PreviewPanel(Vertical):
-    """Shows one pending action; ``[``/``]``, split and context are driven by the app."""
+    """Shows one pending action; the inbox screen's keys step files and hunks, pick hunks
+    (``space``), switch the split view and the context, and edit the shown file."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -156,6 +157,18 @@ class PreviewPanel(Vertical):
     def step_hunk(self, delta: int) -> None:
         self.diff_view.step_hunk(delta)
 
+    def toggle_part(self, *, whole_file: bool) -> bool:
+        """Pick or drop the hunk under the cursor (``whole_file``: every hunk of the shown
+        file); False, with a note, when the action resolves only as a whole."""
+        if not self.selectable:
+            self.notify("This action has no file preview: it resolves only as a whole.")
+            return False
+        if whole_file:
+            self.toggle_file()
+        else:
+            self.toggle_hunk()
+        return True
+
     def toggle_hunk(self) -> str | None:
         """Toggle the hunk under the cursor (or the whole file when it has no hunks)."""
         units = self._file_units()
@@ -184,6 +197,20 @@ class PreviewPanel(Vertical):
             self.selected |= addresses
         self._mark_file()
         return units[0].path
+
+    def edit_target(self) -> tuple[str, str, str] | None:
+        """The shown action's id, the shown file and its proposed text, to edit; None (with
+        a note) when there is no proposed text."""
+        action = self.action
+        if action is None or action.preview is None or not action.preview.changes:
+            self.notify("Only an action with a file preview can be edited.", severity="warning")
+            return None
+        change = action.preview.changes[self.file_index]
+        text = getattr(change, "new_text", None)
+        if not isinstance(text, str):
+            self.notify(f"{change.path} has no text to edit (deleted or renamed).")
+            return None
+        return action.id, change.path, text
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Button, Input
+from textual.widgets import Button
 
-
-class ReasonInput(Input):
-    """Enter or Escape hand focus back to the stack; the text stays for the next y/n."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "done", "Back to stack", show=False)]
-
-    class Done(Message):
-        """The person finished typing a reason."""
-
-    def action_done(self) -> None:
-        self.post_message(self.Done())
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.post_message(self.Done())
+from redline.tui.widgets.reason_input import ReasonInput
 
 
 class ResolveBar(Horizontal):
@@ -50,6 +33,9 @@ class ResolveBar(Horizontal):
     @property
     def reason(self) -> str:
         return self.query_one(ReasonInput).value.strip()
+
+    def focus_reason(self) -> None:
+        self.query_one(ReasonInput).focus()
 
     def clear_reason(self) -> None:
         self.query_one(ReasonInput).value = ""

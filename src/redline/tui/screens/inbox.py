@@ -1,0 +1,624 @@
+"""The review inbox: the pending stack and its preview, the activity log and the prompt.
+
+The screen owns the review keys (their order here is the footer's), which of them are live
+(``controls`` and ``agent_ended``, reactives with ``bindings=True``) and the calls those keys
+make into the session: resolving, undo, re-preview, edits and session rules run on thread
+workers (:mod:`redline.tui.session_calls`) that post their outcome back here. Resolutions
+and batches then go on to the app, which resumes the agent once nothing is pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widget import Widget
+
+from redline.review.result import ToolResult
+from redline.review.store import PendingAction
+from redline.tui.activity_format import error_lines
+from redline.tui.agent_ended import ended_note
+from redline.tui.controls import Controls, key_state
+from redline.tui.messages import (
+    BatchFinished,
+    CommandFinished,
+    ForeignResolved,
+    ResolutionFinished,
+    UndoChecked,
+)
+from redline.tui.pending import PendingList
+from redline.tui.protocol import SessionLike
+from redline.tui.screens.confirm import ConfirmScreen
+from redline.tui.screens.editor import EditorScreen, edit_outside
+from redline.tui.screens.help import HelpScreen
+from redline.tui.session_calls import resolve_action, resolve_all, run_command, undo_available
+from redline.tui.widgets.activity_log import ActivityLog
+from redline.tui.widgets.diff_view import DiffView
+from redline.tui.widgets.ended_banner import EndedBanner
+from redline.tui.widgets.fitting_footer import FittingFooter
+from redline.tui.widgets.pending_stack import PendingStack, source_counts
+from redline.tui.widgets.preview_panel import PreviewPanel
+from redline.tui.widgets.prompt_input import PromptInput
+from redline.tui.widgets.reason_input import ReasonInput
+from redline.tui.widgets.resolve_bar import ResolveBar
+from redline.tui.widgets.search_input import Searchable, SearchInput
+from redline.tui.widgets.status_line import StatusLine
+
+NO_REASON = "no reason given"
+_W = TypeVar("_W", bound=Widget)
+# The footer shows as many keys as fit whole; these actions get the room first, in this order.
+FOOTER_FIRST = (
+    "apply_top",
+    "discard_top",
+    "focus_reason",
+    "focus_prompt",
+    "help",
+    "quit",
+    "stop_agent",
+)
+
+
+class InboxScreen(Screen[None]):
+    """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # ctrl+q is the app's (a priority key there, live on every screen). Named first here
+        # only so the footer shows it first: the app's binding takes this place in the footer.
+        Binding("ctrl+q", "app.quit", "Quit"),
+        # The footer shows them in this order, as many as fit whole (FOOTER_FIRST get room
+        # first); ctrl+x (stop) and ctrl+p (the palette) are the app's and come last.
+        Binding("y", "apply_top", "Apply"),
+        Binding("n", "discard_top", "Discard"),
+        Binding("right_curly_bracket", "step_hunk(1)", "Next hunk", key_display="}"),
+        Binding("left_curly_bracket", "step_hunk(-1)", "Prev hunk", key_display="{", show=False),
+        Binding("space", "toggle_part", "Select hunk"),
+        Binding("e", "edit", "Edit"),
+        Binding("E", "edit_external", "$EDITOR", key_display="E", show=False),
+        Binding("r", "focus_reason", "Reason"),
+        Binding("i", "focus_prompt", "Prompt"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("f3", "search_step(1)", "Next match"),
+        Binding("shift+f3", "search_step(-1)", "Prev match"),
+        Binding("escape", "close_search", "Close search", show=False),
+        Binding("u", "undo", "Undo"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("p", "repreview", "Re-preview"),
+        Binding("a", "always_apply", "Always apply", show=False),
+        Binding("left_square_bracket", "step_file(-1)", "Prev file", key_display="["),
+        Binding("right_square_bracket", "step_file(1)", "Next", key_display="]"),
+        Binding("s", "toggle_split", "Split"),
+        Binding("plus,equals_sign", "context(True)", "Context", key_display="+"),
+        Binding("minus", "context(False)", "Less context", key_display="-", show=False),
+        Binding("d", "focus_diff", "Diff", show=False),
+        Binding("g", "stack_edge(False)", "Top of stack", show=False),
+        Binding("G", "stack_edge(True)", "Bottom of stack", show=False),
+        Binding("f", "filter_source", "Filter source", show=False),
+    ]
+
+    # Setting either refreshes the footer's keys (only when the value really changes).
+    controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
+    # How the external agent's process ended (None: alive, or not external): no prompting.
+    agent_ended: reactive[str | None] = reactive(None, bindings=True, init=False)
+
+    def __init__(self, session: SessionLike, *, workspace_label: str) -> None:
+        super().__init__()
+        self.session = session
+        self.workspace_label = workspace_label
+        self.pending = PendingList(session)
+        # A resolve, a batch or an undo is on its way through the session.
+        self.busy = False
+        self.can_undo = True
+        self._ready = False
+        self._previewed: tuple[object, ...] | bool | None = False
+        # Widgets are looked up once (the keys and the session's events ask for them often).
+        self._widgets: dict[type[Widget], Widget] = {}
+        self._panels: dict[str, Widget] = {}
+
+    # -- layout ----------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusLine(
+            self.session.model_label,
+            self.workspace_label,
+            scripted=self.session.scripted,
+            id="status",
+        )
+        yield EndedBanner(id="ended-banner")
+        with Horizontal(id="main"):
+            with Vertical(id="stack-panel"):
+                yield PendingStack(id="stack")
+                yield ResolveBar(id="resolve-bar")
+            yield PreviewPanel(id="preview")
+        with Vertical(id="activity-panel"):
+            yield ActivityLog(id="activity")
+            yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
+        yield SearchInput(placeholder="search (Enter finds, Escape closes)", id="search")
+        yield FittingFooter(first=FOOTER_FIRST)
+
+    @property
+    def stack(self) -> PendingStack:
+        return self._widget(PendingStack)
+
+    @property
+    def preview(self) -> PreviewPanel:
+        return self._widget(PreviewPanel)
+
+    @property
+    def activity(self) -> ActivityLog:
+        return self._widget(ActivityLog)
+
+    @property
+    def resolve_bar(self) -> ResolveBar:
+        return self._widget(ResolveBar)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self._widget(StatusLine)
+
+    @property
+    def search(self) -> SearchInput:
+        return self._widget(SearchInput)
+
+    def _widget(self, kind: type[_W]) -> _W:
+        found = self._widgets.get(kind)
+        if found is None:
+            found = self._widgets[kind] = self.query_one(kind)
+        assert isinstance(found, kind)
+        return found
+
+    def _panel(self, panel_id: str) -> Widget:
+        found = self._panels.get(panel_id)
+        if found is None:
+            found = self._panels[panel_id] = self.query_one(f"#{panel_id}", Widget)
+        return found
+
+    @property
+    def ready(self) -> bool:
+        """Whether the app has started the inbox (until then every key counts as live)."""
+        return self._ready
+
+    def start(self) -> None:
+        """Title the panels; from now on the keys follow the state (the app is mounted)."""
+        self._ready = True
+        self._panel("stack-panel").border_title = "Pending"
+        self.preview.border_title = "Preview"
+        self._panel("activity-panel").border_title = "Activity"
+
+    def _alive(self) -> bool:
+        """False once quitting started or the screen is gone (late messages do nothing)."""
+        return self.is_attached
+
+    # -- the stack and the selected action -------------------------------------------
+    def refresh_stack(self) -> None:
+        """Re-read what is pending and show it: the stack, the counts, the selected action."""
+        actions = self.pending.read()
+        self.stack.update_actions(actions)
+        self._widget(EndedBanner).set_left(self._ended_left())
+        self.status_line.pending = len(actions)
+        self.status_line.sources = source_counts(actions)
+        self._panel("stack-panel").border_title = self._stack_title()
+        self._show_selected()
+        self._update_controls()
+
+    def _stack_title(self) -> str:
+        total = self.session.store.count
+        source = self.stack.source_filter
+        if source is None:
+            return f"Pending ({total})"
+        return f"Pending ({len(self.stack.rows)} of {total}, {source})"
+
+    def selected_action(self) -> PendingAction | None:
+        return self.pending.get(self.stack.selected_id)
+
+    def _show_selected(self) -> None:
+        action = self.selected_action()
+        key = (
+            (id(action), action.stale, action.stale_reason, ended_note(action.details))
+            if action
+            else None
+        )
+        if key != self._previewed:
+            self._previewed = key
+            self.preview.show_action(action)
+
+    @on(PendingStack.Selected)
+    def _stack_selected(self, _message: PendingStack.Selected) -> None:
+        # Queued selections can arrive while the app shuts down, after this screen went.
+        if not self._alive():
+            return
+        self._show_selected()
+        self._update_controls()
+
+    # -- the external agent's end -------------------------------------------------------
+    def show_agent_ended(self, agent: str, how: str) -> None:
+        """The external agent's process ended on its own: say so until the app closes."""
+        self.agent_ended = how
+        self._widget(EndedBanner).show_ended(agent, how, self._ended_left())
+        prompt = self.query_one("#prompt", PromptInput)
+        prompt.placeholder = "the agent has ended: review what it left above"
+        prompt.disabled = True
+
+    def _ended_left(self) -> int:
+        """How many of this session's pending actions the ended agent left."""
+        if self.agent_ended is None:
+            return 0
+        return self.session.store.count
+
+    # -- what can act now ------------------------------------------------------------
+    def _update_controls(self) -> None:
+        top = self.pending.get(self.stack.top_id)
+        selected = self.selected_action()
+        preview = self.preview
+        shown = preview.action is not None and selected is not None
+        parts = len(preview.units) if shown else 0
+        picked = len(preview.selection()) if shown else 0
+        self.controls = Controls(
+            has_top=top is not None,
+            top_stale=top is not None and top.stale,
+            busy=self.busy,
+            selected_stale=selected is not None and selected.stale,
+            selected_has_preview=selected is not None and bool(selected.preview),
+            file_count=preview.file_count,
+            has_selected=selected is not None,
+            picked=picked,
+            parts=parts,
+            can_undo=self.can_undo,
+        )
+        self.resolve_bar.set_enabled(
+            apply=selected is not None and not selected.stale and not self.busy,
+            discard=selected is not None and not self.busy,
+        )
+        self._footer_target(picked, parts)
+        self.resolve_bar.set_target(
+            selected.id if selected is not None else None,
+            picked=picked,
+            parts=parts,
+            whole_only=selected is not None and not preview.selectable,
+        )
+
+    def _footer_target(self, picked: int, parts: int) -> None:
+        """The footer's y/n say whether they act on picked hunks or the whole action."""
+        apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
+        discard = f"Discard {picked}/{parts}" if picked else "Discard"
+        changed = False
+        for key, description in (("y", apply), ("n", discard)):
+            bindings = self._bindings.key_to_bindings.get(key, [])
+            for index, binding in enumerate(bindings):
+                if binding.description != description:
+                    bindings[index] = dataclasses.replace(binding, description=description)
+                    changed = True
+        if changed:
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self._alive():
+            return False
+        if not self._ready or self.app.screen.is_modal:
+            # Under a dialog the footer names every key; the dialog's own keys act.
+            return True
+        search = self.search
+        return key_state(
+            action,
+            self.controls,
+            outside_editor=not self.app.is_web,
+            has_rules=getattr(self.session, "rules", None) is not None,
+            prompting=self.agent_ended is None,
+            searching=search.searching,
+            search_open=search.target is not None,
+        )
+
+    # -- resolving -------------------------------------------------------------------
+    def action_apply_top(self) -> None:
+        self._resolve_selected("apply")
+
+    def action_discard_top(self) -> None:
+        self._resolve_selected("discard")
+
+    @on(ResolveBar.Requested)
+    def _bar_requested(self, message: ResolveBar.Requested) -> None:
+        self._resolve_selected(message.verb)
+
+    def _resolve_selected(self, verb: str) -> None:
+        """Apply or discard the action shown in the preview (its selected parts, if any)."""
+        if self.busy:
+            self.notify("Still resolving the previous action.", severity="warning")
+            return
+        action = self.selected_action()
+        if action is None:
+            self.notify("Nothing is pending.", severity="warning")
+            return
+        if verb == "apply" and action.stale:
+            self.notify(
+                f"{action.id} was not applied: it is stale "
+                f"({action.stale_reason or 'its files changed since the preview'}). "
+                "Re-preview it (p) or discard it (n).",
+                title="Nothing applied",
+                severity="warning",
+            )
+            return
+        only = self.preview.selection() if self.preview.action is action else []
+        self.busy = True
+        self._update_controls()
+        self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
+
+    @work(thread=True, exit_on_error=False, group="resolve")
+    def _resolve_worker(
+        self, verb: str, action_id: str, reason: str, only: list[str] | None = None
+    ) -> None:
+        def foreign_done(text: str) -> None:
+            self.post_message(ForeignResolved(verb, action_id, text))
+
+        outcome = resolve_action(self.session, verb, action_id, reason, only, foreign_done)
+        self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
+
+    def on_foreign_resolved(self, message: ForeignResolved) -> None:
+        mark = "✓" if message.verb == "apply" else "✗"
+        line = Content.assemble((f"{mark} {message.action_id} ", "bold"), message.text)
+        self.activity.write_lines([line])
+        self.refresh_stack()
+
+    def on_resolution_finished(self, message: ResolutionFinished) -> None:
+        # Not stopped: it goes on to the app, which resumes the agent when it can.
+        self.busy = False
+        if not self._alive():
+            return
+        outcome = message.outcome
+        if message.verb == "apply":
+            self.check_undo()
+        if not outcome.is_error:
+            self.resolve_bar.clear_reason()
+        elif outcome.top_changed:
+            self.notify(outcome.text, title="Top changed", severity="warning")
+            self.activity.write_lines(
+                [Content.styled(f"ℹ {outcome.text}", "$redline-text-warning")]
+            )
+        else:
+            # A failure about an action is logged by the session (a resolution-failed event);
+            # the toast makes sure whoever pressed the key sees it with the log scrolled away.
+            self.notify(outcome.text, title=f"{message.verb.capitalize()} failed", severity="error")
+            if outcome.action is None:
+                self.activity.write_lines(error_lines(outcome.text))
+        self._update_controls()
+
+    def action_apply_all(self) -> None:
+        self._resolve_all("apply")
+
+    def action_discard_all(self) -> None:
+        self._resolve_all("discard")
+
+    def _resolve_all(self, verb: str) -> None:
+        if self.busy or not self.session.store.has_pending:
+            return
+        self.busy = True
+        self._update_controls()
+        self._resolve_all_worker(verb, self.resolve_bar.reason or NO_REASON)
+
+    @work(thread=True, exit_on_error=False, group="resolve")
+    def _resolve_all_worker(self, verb: str, reason: str) -> None:
+        resolve_all(self.session, verb, reason, self.post_message)
+
+    def on_batch_finished(self, message: BatchFinished) -> None:
+        # Not stopped: it goes on to the app, which resumes the agent when it can.
+        self.busy = False
+        if not self._alive():
+            return
+        verb = "Applied" if message.verb == "apply" else "Discarded"
+        if message.verb == "apply":
+            self.check_undo()
+        if message.stopped_at:
+            self.notify(
+                f"{verb} {message.done}; stopped at {message.stopped_at}.", severity="warning"
+            )
+        else:
+            self.resolve_bar.clear_reason()
+            self.notify(f"{verb} {message.done} action{'s' if message.done != 1 else ''}.")
+        self._update_controls()
+
+    # -- undo, re-preview, session rules, edits ---------------------------------------
+    def action_undo(self) -> None:
+        self.busy = True
+        self._update_controls()
+        self.run_command("undo", self.session.undo)
+
+    def action_repreview(self) -> None:
+        action = self.selected_action()
+        if action is None or not action.stale:
+            return
+        action_id = action.id
+        self.run_command("repreview", lambda: self.session.repreview(action_id))
+
+    def action_always_apply(self) -> None:
+        """Offer a session rule: always apply this tool's changes under this folder."""
+        from redline.rules import ActionFacts, session_rule_for
+
+        action = self.selected_action()
+        rules = getattr(self.session, "rules", None)
+        if action is None or rules is None:
+            return
+        rule = session_rule_for(ActionFacts.of(action))
+        if rule is None:
+            self.notify("Only changes to files can get a session rule.", title="Always apply")
+            return
+        folder = rule.paths[0] if rule.paths else "**"
+        tool = rule.tools[0] if rule.tools else action.source_tool_name
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            with contextlib.suppress(ValueError):  # the same rule is already in force
+                rules.add_session_rule(rule)
+            apply_rules = getattr(self.session, "apply_rules", None)
+            self.activity.write_lines(
+                [Content.styled(f"ℹ session rule: {rule.name}", "$text-muted")]
+            )
+            if apply_rules is not None:
+                self.run_command("rules", lambda: "\n".join(apply_rules()))
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Always apply {tool} changes under {folder} for this session?",
+                yes="Always apply",
+                no="Cancel",
+            ),
+            answered,
+        )
+
+    def action_edit(self) -> None:
+        target = self.preview.edit_target()
+        if target is None:
+            return
+        action_id, path, text = target
+
+        def saved(new_text: str | None) -> None:
+            if new_text is not None:
+                self._save_edit(action_id, path, new_text)
+
+        self.app.push_screen(EditorScreen(action_id, path, text), saved)
+
+    def action_edit_external(self) -> None:
+        target = self.preview.edit_target()
+        if target is None:
+            return
+        action_id, path, text = target
+        new_text = edit_outside(self.app, path, text)
+        if new_text is not None:
+            self._save_edit(action_id, path, new_text)
+
+    def _save_edit(self, action_id: str, path: str, text: str) -> None:
+        session = self.session
+
+        def edit() -> ToolResult:
+            outcome = session.edit(action_id, path, text)
+            if outcome.is_error:
+                return ToolResult.error(outcome.text)
+            return ToolResult.text_result(outcome.text)
+
+        self.run_command("edit", edit)
+
+    def run_command(self, command: str, call: Callable[[], Any]) -> None:
+        """Run ``call`` on a thread worker; its outcome comes back as a CommandFinished."""
+        self._command_worker(command, call)
+
+    @work(thread=True, exit_on_error=False, group="commands")
+    def _command_worker(self, command: str, call: Callable[[], Any]) -> None:
+        self.post_message(run_command(command, call))
+
+    def on_command_finished(self, message: CommandFinished) -> None:
+        if message.command == "undo":
+            self.busy = False
+        if not self._alive():
+            return
+        result = message.result
+        if result.is_error:
+            # Each fact once in the log: the toast is for whoever pressed the key.
+            self.notify(result.text, title=f"{message.command} failed", severity="error")
+            if not message.logged:
+                self.activity.write_lines(
+                    [Content.styled(f"✗ {result.text}", "$redline-text-error")]
+                )
+        elif message.command == "undo":
+            self.notify(result.text or "Undone.", title="Undo")
+        if message.command == "undo":
+            self.check_undo()
+        elif message.command == "trust":
+            # Load errors of the newly trusted plugins arrive as plugin_error events.
+            self.notify("Workspace trusted; its plugins are loaded.", title="Trust")
+        self._update_controls()
+
+    # -- undo availability -------------------------------------------------------------
+    def check_undo(self) -> None:
+        """Ask the journal (on a thread) whether there is an apply to undo."""
+        self._undo_worker()
+
+    @work(thread=True, exit_on_error=False, group="undo-check", exclusive=True)
+    def _undo_worker(self) -> None:
+        self.post_message(UndoChecked(undo_available(self.session)))
+
+    def on_undo_checked(self, message: UndoChecked) -> None:
+        self.can_undo = message.available
+        if self._alive():
+            self._update_controls()
+
+    # -- hunks and the preview -----------------------------------------------------------
+    def action_step_hunk(self, delta: int) -> None:
+        self.preview.step_hunk(delta)
+
+    def action_toggle_part(self) -> None:
+        focused = self.focused
+        in_file_list = focused is not None and focused.id == "file-list"
+        if self.preview.toggle_part(whole_file=in_file_list):
+            self._update_controls()
+
+    def action_step_file(self, delta: int) -> None:
+        self.preview.step_file(delta)
+
+    def action_toggle_split(self) -> None:
+        self.preview.toggle_split()
+
+    def action_context(self, more: bool) -> None:
+        self.preview.change_context(more)
+
+    # -- focus keys, stack jumps, source filter, help ------------------------------------
+    def action_focus_reason(self) -> None:
+        self.resolve_bar.focus_reason()
+
+    @on(ReasonInput.Done)
+    def _reason_done(self) -> None:
+        self.stack.focus()
+
+    def action_focus_prompt(self) -> None:
+        self.query_one("#prompt", PromptInput).focus()
+
+    @on(PromptInput.Done)
+    def _prompt_done(self) -> None:
+        self.stack.focus()
+
+    def action_focus_diff(self) -> None:
+        self.preview.diff_view.focus()
+
+    def action_stack_edge(self, bottom: bool) -> None:
+        stack = self.stack
+        stack.focus()
+        if bottom:
+            stack.action_cursor_end()
+        else:
+            stack.action_cursor_home()
+
+    def action_filter_source(self) -> None:
+        shown = self.stack.cycle_filter()
+        self._panel("stack-panel").border_title = self._stack_title()
+        self.notify(f"Showing {shown or 'every source'}.", title="Filter")
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    # -- search --------------------------------------------------------------------------
+    def action_search(self) -> None:
+        focused = self.focused
+        target: Searchable = (
+            focused if isinstance(focused, ActivityLog | DiffView) else self.preview.diff_view
+        )
+        where = "activity" if isinstance(target, ActivityLog) else "diff"
+        self.search.open(target, where)
+
+    def action_search_step(self, step: int) -> None:
+        self.search.step(step)
+
+    @on(SearchInput.Closed)
+    def _search_closed(self) -> None:
+        self.action_close_search()
+
+    def action_close_search(self) -> None:
+        target = self.search.close()
+        if isinstance(target, Widget):
+            target.focus()
+        else:
+            self.stack.focus()
