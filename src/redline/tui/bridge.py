@@ -44,11 +44,13 @@ class EventBridge:
     def attach_queue(self, queue: Any) -> None:
         """Watch the workspace queue: another process's push or resolution redraws the stack.
 
-        ``queue`` is a :class:`redline.workspace.queue.WorkspaceQueue`; its watcher thread
+        ``queue`` is a :class:`redline.workspace.queue.WorkspaceQueue`; the process's one
+        follower of it (:mod:`redline.review.follower`)
         reports within about 100 ms, coalesced with store events into one StackChanged.
         """
-        watcher = queue.watch(lambda: self.on_store_event(None))
-        self._unsubscribers.append(watcher.stop)
+        from redline.review.follower import follow
+
+        self._unsubscribers.append(follow(queue, lambda: self.on_store_event(None)))
 
     def detach(self) -> None:
         for unsubscribe in self._unsubscribers:
