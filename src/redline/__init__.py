@@ -63,6 +63,9 @@ _EXPORTS = {
     "ResolveOutcome": _RESOLVE,
     "ResolvedAction": _RESOLVE,
     "EditOutcome": _RESOLVE,
+    # the review core
+    "ReviewSession": "redline.review.session",
+    "Decision": "redline.review.session",
     # previews
     "Preview": _PREVIEW,
     "FileModify": _PREVIEW,
@@ -123,6 +126,7 @@ if TYPE_CHECKING:
         resolve_pending,
     )
     from redline.review.result import ToolResult
+    from redline.review.session import Decision, ReviewSession
     from redline.review.store import PendingAction, PendingActionStore
     from redline.sdk import create_agent_session
     from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
@@ -159,6 +163,7 @@ __all__ = [
     "AgentState",
     "CustomToolAPI",
     "CustomToolFactory",
+    "Decision",
     "EditOutcome",
     "ErrorEvent",
     "Event",
@@ -188,6 +193,7 @@ __all__ = [
     "ResolutionFailed",
     "ResolveOutcome",
     "ResolvedAction",
+    "ReviewSession",
     "RunStatus",
     "SessionError",
     "TokenUsage",
