@@ -8,7 +8,7 @@ from pathlib import Path
 from redline.review.events import event_from_dict
 from redline.tui.activity_format import format_event
 
-FIXTURE = Path(__file__).parents[1] / "agent" / "fixtures" / "events.json"
+FIXTURE = Path(__file__).parents[1] / "drivers" / "model" / "fixtures" / "events.json"
 EXAMPLES = [e for group in json.loads(FIXTURE.read_text(encoding="utf-8")).values() for e in group]
 QUIET = {"turn_start", "turn_end", "message_start", "message_delta", "message_end", "usage"}
 

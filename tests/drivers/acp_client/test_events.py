@@ -11,7 +11,7 @@ import pytest
 
 from redline.commands.render import EventPrinter
 from redline.drivers.acp import events as acp_events
-from redline.drivers.model import events as ev
+from redline.review import events as ev
 from redline.review.events import Notice, event_from_dict
 from redline.tui.activity_format import format_event
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from redline.drivers.model import events as ev
+from redline.review import events as ev
 from redline.review.events import (
     AgentState,
     EventFormatError,
