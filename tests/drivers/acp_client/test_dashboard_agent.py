@@ -35,6 +35,16 @@ def _heard(record: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in record.read_text().splitlines()]
 
 
+def _shown(app: RedlineApp) -> str | None:
+    """The label of the action the dashboard shows and would resolve on `y` or `n` now.
+
+    None while nothing is shown or the previous resolution is still being finished (the
+    dashboard then ignores the keys).
+    """
+    action = app.preview.action
+    return None if action is None or app.controls.busy else action.label
+
+
 async def test_apply_one_discard_another_with_a_reason(tmp_path: Path) -> None:
     steps = [
         {"do": "text", "text": "starting the edits"},
@@ -45,18 +55,15 @@ async def test_apply_one_discard_another_with_a_reason(tmp_path: Path) -> None:
     app = RedlineApp(session, initial_prompt="go", watcher_factory=FakeWatcher)  # type: ignore[arg-type]
     try:
         async with app.run_test(size=(150, 45)) as pilot:
-            await wait_until(pilot, lambda: session.store.count == 1, timeout=GUARD)
+            # A key acts on the action the dashboard shows, not on the store: the store gets
+            # the push on the agent's thread and the dashboard shows it a message later.
+            await wait_until(pilot, lambda: _shown(app) == "Write: app.py", timeout=GUARD)
             await pilot.press("y")
             await wait_until(
                 pilot, lambda: (session.cwd / "app.py").read_text() == "print('bye')\n", GUARD
             )
-            await wait_until(
-                pilot,
-                lambda: (
-                    session.store.count == 1 and session.store.peek().label == "Write: other.py"
-                ),
-                timeout=GUARD,
-            )
+            await wait_until(pilot, lambda: _shown(app) == "Write: other.py", timeout=GUARD)
+            assert session.store.count == 1
             await pilot.press("r", *"not this file", "enter", "n")
             await wait_until(
                 pilot,

@@ -290,33 +290,20 @@ def test_bad_input(tmp_path: Path, workspace: Path) -> None:
     assert nothing.returncode == 2 and "not found on PATH" in nothing.stderr
 
 
-def test_stop_sends_session_cancel(tmp_path: Path, workspace: Path) -> None:
+def test_stop_sends_session_cancel(started: Any) -> None:
     import signal
-    import time
 
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"do": "text", "text": "working"}, {"do": "wait_cancel"}]))
-    record = tmp_path / "record.jsonl"
-    command = shlex.join([sys.executable, str(AGENT), str(script), str(record)])
-    argv = [sys.executable, "-m", "redline", "exec", "--agent", command, "-C", str(workspace)]
-    proc = subprocess.Popen([*argv, "--prompt", "go", "--json"], stdout=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + HANG_GUARD
-        while '"prompt"' not in (record.read_text() if record.exists() else ""):
-            if time.monotonic() > deadline:  # a hang guard, not a speed check
-                raise AssertionError("the agent never got the prompt")
-            assert proc.poll() is None
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=HANG_GUARD)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1
-    heard = [json.loads(line) for line in record.read_text().splitlines()]
-    assert {"event": "cancel"} in heard
-    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    assert of(events, "agent_end")[-1]["status"] == "aborted"
+    run = started([{"do": "text", "text": "working"}, {"do": "wait_cancel"}], "--prompt", "go")
+
+    def waiting(events: list[dict[str, Any]]) -> bool:  # the agent waits for the cancel
+        return "waiting" in "".join(e["text"] for e in of(events, "acp_message"))
+
+    run.wait_for("the agent's turn", waiting)
+    run.proc.send_signal(signal.SIGINT)
+    code, _ = run.finish()
+    assert code == 1
+    assert {"event": "cancel"} in run.heard()
+    assert of(run.events, "agent_end")[-1]["status"] == "aborted"
 
 
 def test_human_keeps_a_verified_permission_diff_as_a_preview_action(

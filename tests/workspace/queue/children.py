@@ -50,25 +50,25 @@ for index in range(count):
 """
 
 RESOLVER = """
-import asyncio, sys, time
+import asyncio, sys
 from pathlib import Path
 from redline.review.queued import resolve_queued
 from redline.workspace.queue import WorkspaceQueue
 
-root, total = Path(sys.argv[1]), int(sys.argv[2])
-queue = WorkspaceQueue(root)
-resolved = 0
-deadline = time.monotonic() + 300
-while time.monotonic() < deadline:
-    done = len([n for n in (root / ".redline/queue/resolved").iterdir() if n.suffix == ".json"])
-    if done >= total:
-        break
+queue = WorkspaceQueue(Path(sys.argv[1]))
+
+def resolve_listed():
     for record in queue.list():
         decision = "apply" if int(record.id[3:]) % 2 else "discard"
         result = asyncio.run(resolve_queued(queue, record.id, decision, "load"))
         if not result.is_error:
             print(record.id, flush=True)
-    time.sleep(0.005)
+
+# The test writes a line each time some pusher acknowledged a push, and closes stdin once
+# every pusher is done: a last pass then resolves whatever the other resolver did not take.
+for _pushed in sys.stdin:
+    resolve_listed()
+resolve_listed()
 """
 
 PUSH_ONE = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -35,19 +36,37 @@ def _load(ws: Path, per_process: int) -> None:
         _python(PUSHER, str(ws), str(per_process), f"p{n}", stdin=subprocess.PIPE) for n in range(4)
     ]
     total = 4 * per_process
-    resolvers = [_python(RESOLVER, str(ws), str(total)) for _ in range(2)]
+    resolvers = [_python(RESOLVER, str(ws), stdin=subprocess.PIPE) for _ in range(2)]
+    # Each acknowledged push wakes both resolvers (a line on their stdin), so they resolve
+    # while the pushers push, with no polling; EOF after the last push sends them home.
+    relayed = threading.Lock()
+    pushed: list[str] = []
+
+    def relay(pusher: subprocess.Popen[str]) -> None:
+        assert pusher.stdout is not None
+        for line in pusher.stdout:
+            with relayed:
+                pushed.append(line.strip())
+                for resolver in resolvers:
+                    assert resolver.stdin is not None
+                    with contextlib.suppress(BrokenPipeError):  # its exit status tells
+                        resolver.stdin.write("pushed\n")
+                        resolver.stdin.flush()
+
+    relays = [threading.Thread(target=relay, args=(proc,), daemon=True) for proc in pushers]
+    for thread in relays:
+        thread.start()
     for proc in pushers:  # go
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.flush()
-    pushed: list[str] = []
-    for proc in pushers:
-        out, err = proc.communicate(timeout=HANG_GUARD)
+    for proc, thread in zip(pushers, relays, strict=True):
+        thread.join(HANG_GUARD)
+        _out, err = proc.communicate(timeout=HANG_GUARD)
         assert proc.returncode == 0, err
-        pushed.extend(out.split())
     resolved: list[str] = []
     for proc in resolvers:
-        out, err = proc.communicate(timeout=HANG_GUARD)
+        out, err = proc.communicate(timeout=HANG_GUARD)  # closes its stdin: the last pass
         assert proc.returncode == 0, err
         resolved.extend(out.split())
     assert len(pushed) == total and len(set(pushed)) == total  # unique ids
