@@ -42,7 +42,7 @@ def _shown(app: RedlineApp) -> str | None:
     dashboard then ignores the keys).
     """
     action = app.preview.action
-    return None if action is None or app.controls.busy else action.label
+    return None if action is None or app.inbox.busy else action.label
 
 
 async def test_apply_one_discard_another_with_a_reason(tmp_path: Path) -> None:
