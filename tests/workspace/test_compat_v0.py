@@ -30,7 +30,9 @@ from redline.cli import main
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "compat" / "v0"
 ORIGIN: dict[str, Any] = json.loads((FIXTURE / "ORIGIN.json").read_text(encoding="utf-8"))
 PENDING = ORIGIN["pending"]
-SESSION_ID = next((FIXTURE / "workspace" / ".redline" / "sessions").glob("*.jsonl")).stem
+# Stored as dot-redline: a .redline/ folder is per-user state and is never committed as such.
+STORED_STATE = "dot-redline"
+SESSION_ID = next((FIXTURE / "workspace" / STORED_STATE / "sessions").glob("*.jsonl")).stem
 
 # What v0 signs, and with which purpose (redline.workspace.queue.core and .entries at 325a55b).
 QUEUE_PURPOSES = {"actions": "queue", "resolved": "queue-resolved", "requests": "queue-request"}
@@ -92,6 +94,7 @@ def copy_fixture(tmp_path: Path) -> tuple[Path, Path]:
     """The fixture's workspace and config folder under ``tmp_path``, modes as redline left them
     (git keeps neither 0600/0700 nor empty folders)."""
     shutil.copytree(FIXTURE / "workspace", tmp_path / "workspace")
+    (tmp_path / "workspace" / STORED_STATE).rename(tmp_path / "workspace" / ".redline")
     shutil.copytree(FIXTURE / "config", tmp_path / "config")
     for rel, mode in ORIGIN["modes"].items():
         path = tmp_path / rel
