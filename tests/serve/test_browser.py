@@ -40,10 +40,13 @@ SCREENSHOT = (
 GUARD = 180.0  # seconds: a hang guard for each wait, far above the usual few seconds
 _ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="Debian's chromium is not installed (apt-get install chromium; .ci/run does this)",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="Debian's chromium is not installed (apt-get install chromium; .ci/run does this)",
+    ),
+]
 
 
 def wait_for(condition: Callable[[], bool], what: str, page: Any) -> None:

@@ -83,7 +83,12 @@ def test_token_from_the_url_sets_the_cookie_once() -> None:
     assert guard.cookie_name == "redline-serve-8123"
 
 
-@pytest.mark.parametrize("bad", ["", "x", TOKEN[:-1], TOKEN + "x", "\udcff" * 43, "é" * 43])
+@pytest.mark.parametrize(
+    "bad",
+    ["", "x", TOKEN[:-1], TOKEN + "x", "\udcff" * 43, "é" * 43],
+    # Fixed ids: the token is random, and pytest-xdist's workers must collect the same names.
+    ids=["empty", "one-char", "one-short", "one-long", "surrogates", "accents"],
+)
 def test_wrong_tokens(bad: str) -> None:
     guard = ServeGuard("127.0.0.1", 8123, TOKEN)
     for given in ({"query": bad}, {"cookie": bad}, {"query": bad, "cookie": bad}):

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, get_type_hints
 
+from typing_extensions import TypeAliasType
+
 from redline.review.result import ToolResult
 from redline.workspace.preview import PreviewSummary
 
@@ -65,6 +67,13 @@ class EventFormatError(ValueError):
 
 
 _HEADER = ("type", "seq", "time", "session_id")
+
+#: A value that survives a JSON round trip: what a tool's arguments and an unknown event's
+#: record are made of (events carry no ``Any``).
+JsonValue = TypeAliasType(
+    "JsonValue", "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
+)
+JsonObject: TypeAlias = dict[str, JsonValue]
 
 # Field metadata: a field whose value is None is left out of ``to_dict()`` (new optional
 # fields keep the shapes older readers know).
@@ -191,7 +200,7 @@ class ToolStart(Event):
     TYPE: ClassVar[str] = "tool_start"
     tool_call_id: str
     name: str
-    args: dict[str, Any]
+    args: JsonObject
 
 
 @register
@@ -390,7 +399,7 @@ class UnknownEvent(Event):
     Replays pass it through unchanged; consumers skip it.
     """
 
-    raw: dict[str, Any]
+    raw: JsonObject
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.raw)
