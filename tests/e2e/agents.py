@@ -211,7 +211,7 @@ def recording_hooks(
     group: dict[str, Any] = {"hooks": [handler]}
     if matcher is not None:
         group["matcher"] = matcher
-    return {"hooks": {event: [group] for event in events}}
+    return {"hooks": {event: [json.loads(json.dumps(group))] for event in events}}
 
 
 @dataclass
