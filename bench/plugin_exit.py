@@ -101,7 +101,9 @@ def main() -> None:
         root = Path(scratch)
         ws = root / "ws"
         ws.mkdir()
-        env = dict(os.environ, REDLINE_CONFIG_DIR=str(root / "config"))
+        env = dict(
+            os.environ, REDLINE_CONFIG_DIR=str(root / "config"), XDG_STATE_HOME=str(root / "state")
+        )
         env["REDLINE_SCRIPTED_WAIT_SCALE"] = "0"
         execute_tool = root / "stuck_execute.py"
         execute_tool.write_text(textwrap.dedent(TOOL.format(in_execute=True)), "utf-8")

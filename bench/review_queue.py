@@ -165,6 +165,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.environ["REDLINE_CONFIG_DIR"] = str(base / "config")
+        os.environ["XDG_STATE_HOME"] = str(base / "state")  # the state key, not the real one
         print(f"{'figure':<54} {'best ms':>8} {'median ms':>10} {'worst ms':>8}   target")
         _row("push with fsync", bench_push(base, args.pushes), 10)
         _row("push -> visible in another process", bench_visible(base, 30), 200)

@@ -27,6 +27,7 @@ def main() -> None:
         config.mkdir()
         (root / ".redline").mkdir(parents=True, mode=0o700)
         os.environ["REDLINE_CONFIG_DIR"] = str(config)
+        os.environ["XDG_STATE_HOME"] = str(Path(tmp, "state"))  # the state key, not the real one
         body = "".join(
             f'[[rule]]\nname = "r{i}"\ndecision = "apply"\ntools = ["edit"]\n'
             f'paths = ["pkg{i}/**", "*.md"]\nmax_changed_lines = 40\n\n'

@@ -1,5 +1,5 @@
-"""Shared fixtures: every test gets its own user config directory; the stress switch; the
-end-to-end gate (a skipped ``e2e`` test is a failure under ``CI=true``)."""
+"""Shared fixtures: every test gets its own user config and state directories; the stress
+switch; the end-to-end gate (a skipped ``e2e`` test is a failure under ``CI=true``)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,8 @@ def isolated_user_config(
 ) -> Iterator[Path]:
     config_dir = tmp_path_factory.mktemp("redline-config")
     monkeypatch.setenv("REDLINE_CONFIG_DIR", str(config_dir))
+    # The state key lives in $XDG_STATE_HOME/redline (never in the real home during tests).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("redline-state")))
     monkeypatch.delenv("REDLINE_MODEL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

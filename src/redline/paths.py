@@ -5,9 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["USER_CONFIG_ENV", "user_config_dir"]
+__all__ = [
+    "STATE_HOME_ENV",
+    "USER_CONFIG_ENV",
+    "UserDirError",
+    "user_config_dir",
+    "user_home",
+    "user_state_dir",
+]
 
 USER_CONFIG_ENV = "REDLINE_CONFIG_DIR"
+STATE_HOME_ENV = "XDG_STATE_HOME"
+
+
+class UserDirError(OSError):
+    """The user's home folder cannot be found (no ``HOME`` and no passwd entry)."""
 
 
 def user_config_dir() -> Path:
@@ -17,4 +29,41 @@ def user_config_dir() -> Path:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_CONFIG_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return base / "redline"
+
+
+def user_home() -> Path:
+    """``$HOME`` when it is an absolute path, else this user's home from the passwd database.
+
+    A client may start redline with a bare environment (the MCP SDK passes almost nothing
+    unless told to); the passwd entry of the real user id still names the same home.
+    """
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(home):
+        return Path(home)
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(os.getuid())
+    except KeyError:
+        raise UserDirError(
+            f"cannot find your home folder: HOME is not set and user id {os.getuid()} has no "
+            "passwd entry; set HOME or XDG_STATE_HOME"
+        ) from None
+    if not os.path.isabs(entry.pw_dir):
+        raise UserDirError(
+            f"cannot find your home folder: HOME is not set and the passwd entry of user id "
+            f"{os.getuid()} names no absolute home; set HOME or XDG_STATE_HOME"
+        )
+    return Path(entry.pw_dir)
+
+
+def user_state_dir() -> Path:
+    """redline's per-user state (the state key): ``$XDG_STATE_HOME/redline``, else
+    ``~/.local/state/redline``. Never depends on ``REDLINE_CONFIG_DIR`` or the workspace.
+
+    A relative ``XDG_STATE_HOME`` is ignored, as the XDG base directory spec says.
+    """
+    xdg = os.environ.get(STATE_HOME_ENV, "")
+    base = Path(xdg) if os.path.isabs(xdg) else user_home() / ".local" / "state"
     return base / "redline"

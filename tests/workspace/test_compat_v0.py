@@ -141,14 +141,22 @@ def test_copied_as_is_nothing_is_trusted(
     root, config = copy_fixture(tmp_path)
     monkeypatch.setenv("REDLINE_CONFIG_DIR", str(config))
     code, out, err = run(capsys, "pending", "-C", str(root), "list", "--json")
-    assert code == 0 and json.loads(out) == {"actions": []}
+    # Not an empty queue: three records this key cannot verify, named, and exit 1.
+    listed = json.loads(out)
+    assert code == 1 and listed["actions"] == []
+    assert sorted(u["file"] for u in listed["unusable"]) == sorted(
+        f".redline/queue/actions/{action_id}.json" for action_id in PENDING.values()
+    )
     for action_id in PENDING.values():
         assert (
             f"queue record {action_id} (.redline/queue/actions/{action_id}.json) does not " in err
         )
     code, out, err = run(capsys, "undo", "-C", str(root))
     assert code == 1
-    assert "Journal entry 000001 was not acted on" in out + err
+    assert "1 entry signed with another key" in out + err
+    assert "The newest journal entry 000001 cannot be used" in out + err
+    # Left in place: once the workspace is re-signed for where it is, it counts again.
+    assert (root / ".redline/journal/000001").is_dir()
     assert read(root, "README.md") == ORIGIN["files_after"]["README.md"]
 
 

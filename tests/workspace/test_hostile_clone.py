@@ -171,8 +171,9 @@ def test_every_command_leaves_outside_files_alone(
     elif layout == "symlinked-state":
         assert ".redline is a symlink" in text
     else:
-        assert "Journal entry 000001 was not acted on" in text
-        assert "Journal entry 000002 was not acted on" in text
+        # Never acted on, never moved: named every time (it could be the user's own).
+        assert "2 entries signed with another key" in text
+        assert "in .redline/journal: 000001, 000002. They were left in place" in text
     assert tree(out) == before
     assert not (out / "stolen.py").exists()
 
@@ -207,14 +208,14 @@ async def test_dashboard_start_with_a_forged_journal(tmp_path: Path) -> None:
     plan = Path(_plan(tmp_path).removeprefix("scripted:"))
     session = create_agent_session(ws, ScriptedProvider(plan, wait_scale=0.0), resolver="human")
     try:
-        assert any("000001 was not acted on" in m for m in session.recovery_messages)
+        assert any("2 entries signed with another key" in m for m in session.recovery_messages)
         app = RedlineApp(session, watcher_factory=FakeWatcher)
         async with app.run_test(size=(120, 40)) as pilot:
             # Nothing in the forged journal is undoable: `u` is greyed out, and the palette's
             # undo says why without touching anything.
             await wait_until(pilot, lambda: app.check_action("undo", ()) is None, timeout=15)
             app.action_undo()
-            await wait_until(pilot, lambda: "Nothing to undo" in app.activity.plain, timeout=15)
+            await wait_until(pilot, lambda: "cannot be used" in app.activity.plain, timeout=15)
     finally:
         session.close()
     assert tree(out) == before

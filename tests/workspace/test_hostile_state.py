@@ -188,17 +188,16 @@ def test_forged_entry_deleting_outside_files_is_never_executed(ws: Path, outside
         },
     )
     messages = journal.recover(ws)
-    assert len(messages) == 1
-    assert messages[0].startswith("Journal entry 000001 was not acted on")
-    assert str(ws.resolve() / ".redline/journal-aside/000001-foreign") in messages[0]
+    assert messages == [journal.foreign_message(["000001"])]
     assert tree(outside) == before
     assert (ws / "a.txt").read_text() == "a\n"
-    # Told once: the entry is out of the journal now.
-    assert journal.recover(ws) == []
+    # Left in place (it could be the user's own, signed with another key) and never run.
+    assert journal.recover(ws) == messages
+    assert tree(outside) == before
     listed = journal.undo_list(ws)
-    assert [(i.entry_id, i.status) for i in listed] == [("000001-foreign", "foreign")]
+    assert [(i.entry_id, i.status) for i in listed] == [("000001", "foreign")]
     journal.remove_foreign(ws, "000001")
-    assert journal.undo_list(ws) == []
+    assert journal.undo_list(ws) == [] and journal.recover(ws) == []
 
 
 def test_forged_undo_moving_a_file_outside_is_never_executed(ws: Path, outside: Path) -> None:
@@ -222,8 +221,10 @@ def test_forged_undo_moving_a_file_outside_is_never_executed(ws: Path, outside: 
         {sha: b"a\n"},
         done=True,
     )
-    with pytest.raises(UndoError, match="Nothing to undo"):
+    with pytest.raises(UndoError, match="newest journal entry 000001 cannot be used"):
         journal.undo_last(ws)
+    with pytest.raises(UndoError, match="cannot be verified with your key"):
+        journal.undo_entry(ws, "000001")
     assert not (outside / "stolen.txt").exists()
     assert (ws / "a.txt").read_text() == "a\n"
 
@@ -341,9 +342,18 @@ def test_undo_cli_list_remove(ws: Path, capsys: pytest.CaptureFixture[str]) -> N
     forge_entry(ws, "000009", {"kind": "apply", "label": "x", "files": [], "ops": [], "steps": []})
     assert main(["undo", "-C", str(ws), "--list"]) == 0
     out, _ = capsys.readouterr()
-    assert "Journal entry 000009 was not acted on" in out
+    assert "1 entry signed with another key" in out and "000009" in out
     assert f"{first.entry_id}  undoable" in out and "Edit a  (a.txt)" in out
-    assert "000009-foreign  foreign" in out
+    assert "000009  foreign" in out
+    assert main(["undo", "-C", str(ws), "--set-aside", first.entry_id]) == 1
+    _, err = capsys.readouterr()
+    assert f"No journal entry {first.entry_id} signed with another key" in err
+    assert main(["undo", "-C", str(ws), "--set-aside", "000009"]) == 0
+    out, _ = capsys.readouterr()
+    assert "Moved the journal entry 000009 to " in out and "000009-foreign" in out
+    assert main(["undo", "-C", str(ws), "--list"]) == 0
+    out, _ = capsys.readouterr()
+    assert "000009-foreign  foreign" in out and "signed with another key" not in out
     assert main(["undo", "-C", str(ws), "--remove", "000009"]) == 0
     assert main(["undo", "-C", str(ws), "--remove", first.entry_id]) == 1
     _, err = capsys.readouterr()

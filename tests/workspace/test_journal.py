@@ -155,21 +155,27 @@ def test_history_is_pruned_but_keeps_plenty(ws: Path, monkeypatch: pytest.Monkey
     assert len(list((ws / ".redline/journal").iterdir())) == 10
 
 
-def test_corrupt_unfinished_entry_is_moved_aside_and_reported(ws: Path) -> None:
+def test_unverifiable_unfinished_entry_is_left_in_place_and_reported(ws: Path) -> None:
     write(ws, "a.txt", "a\n")
     bad = ws / ".redline/journal/000007"
     bad.mkdir(parents=True)
     (bad / "entry.json").write_text("{not json")
     messages = recover(ws)
-    assert len(messages) == 1
-    # Hand-written: it carries no signature of this user's redline, so it is foreign.
-    assert messages[0].startswith("Journal entry 000007 was not acted on: it carries no valid")
-    assert (ws / ".redline/journal-aside/000007-foreign/entry.json").read_text() == "{not json"
-    assert not bad.exists()
+    # Hand-written: no key of this user verifies it. Never acted on, never moved unasked.
+    assert messages == [journal.foreign_message(["000007"])]
+    assert messages[0].startswith(
+        "Not acted on: 1 entry signed with another key (or not written by your redline for "
+        "this workspace) in .redline/journal: 000007. It was left in place"
+    )
+    assert (bad / "entry.json").read_text() == "{not json"
+    assert not (ws / ".redline/journal-aside").exists()
     assert (ws / "a.txt").read_text() == "a\n"
-    assert recover(ws) == []
-    # New entries never reuse the id of one moved aside.
+    assert recover(ws) == messages  # reported every time, not once and then hidden
+    # New entries never reuse its id.
     assert apply_preview(ws, Preview([modify(ws, "a.txt", "b\n")])).entry_id == "000008"
+    # Moved aside only when asked.
+    assert journal.set_aside(ws, "000007") == ws.resolve() / ".redline/journal-aside/000007-foreign"
+    assert not bad.exists() and recover(ws) == []
 
 
 @pytest.mark.parametrize(
@@ -203,6 +209,8 @@ def test_every_kind_of_damage_is_survived(ws: Path, damage: str) -> None:
     messages = recover(ws)
     assert len(messages) == 1 and "000001" in messages[0]
     assert (ws / "a.txt").read_text() == "a\n"
+    assert recover(ws) == messages and not (ws / ".redline/journal-aside").exists()
+    journal.set_aside(ws, "000001")
     assert recover(ws) == []
     assert len(list((ws / ".redline/journal-aside").iterdir())) == 1
 
@@ -213,12 +221,16 @@ def test_corrupt_complete_entry_blocks_undo_with_a_clear_message(ws: Path) -> No
     receipt = apply_preview(ws, Preview([modify(ws, "a.txt", "c\n")]), label="two")
     (ws / ".redline/journal" / receipt.entry_id / "entry.json").write_text("garbage")
     assert [h.label for h in undo_history(ws)] == ["one"]
-    # Its signature no longer matches: recovery moves it aside (never acting on it) ...
-    with pytest.raises(UndoError, match=r"a\.txt \(modified since the apply\)") as info:
+    # Its signature no longer matches: never acted on, and undo does not skip past it ...
+    with pytest.raises(UndoError, match="newest journal entry 000002 cannot be used") as info:
         undo_last(ws)
-    assert (ws / ".redline/journal-aside/000002-foreign").is_dir()
-    assert "Nothing was changed" in str(info.value)
+    assert "left in place and nothing was changed" in str(info.value)
+    assert "redline undo --set-aside 000002" in str(info.value)
+    assert (ws / ".redline/journal" / receipt.entry_id).is_dir()
     assert (ws / "a.txt").read_text() == "c\n"
+    # ... until the user sets it aside: then the older apply is refused for its own reason.
+    journal.set_aside(ws, receipt.entry_id)
+    assert (ws / ".redline/journal-aside/000002-foreign").is_dir()
     with pytest.raises(UndoError, match=r"a\.txt \(modified since the apply\)"):
         undo_last(ws)
 

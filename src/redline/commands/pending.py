@@ -132,6 +132,9 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
     from redline.workspace.queue import ORPHANED_REASON
 
     _problems(queue)
+    # A record that cannot be used (signed with another key, damaged, a copy of a resolved
+    # one) makes the list incomplete: it is named, and the exit status says so.
+    status = EXIT_FAILED if queue.problems else EXIT_OK
     cache: dict[str, str | None] = {}
     if as_json:
         items = []
@@ -140,11 +143,23 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
             item["stale"] = record.stale or bool(queue.stale_reasons(record, cache))
             item["orphaned"] = record.orphaned()
             items.append(item)
-        _out(_dump({"actions": items}))
-        return EXIT_OK
+        data: dict[str, Any] = {"actions": items}
+        if queue.problems:
+            data["unusable"] = [
+                {"file": f".redline/queue/actions/{p.action_id}.json", "why": str(p)}
+                for p in queue.problems
+            ]
+        _out(_dump(data))
+        return status
     if not records:
-        _out(f"No pending actions in {queue.root}.")
-        return EXIT_OK
+        if queue.problems:
+            _out(
+                f"No usable pending actions in {queue.root}; {len(queue.problems)} "
+                "record(s) cannot be used (see above)."
+            )
+        else:
+            _out(f"No pending actions in {queue.root}.")
+        return status
     rows = [("ID", "SOURCE", "+/-", "LABEL", "NOTE")]
     for record in records:
         notes = []
@@ -171,7 +186,7 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
         cells = [row[i].ljust(widths[i]) for i in range(4)] + [row[4]]
         _out("  ".join(cells).rstrip())
     _out(f"{len(records)} pending (top first). Show one with `redline pending show ID`.")
-    return EXIT_OK
+    return status
 
 
 def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:

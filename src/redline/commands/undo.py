@@ -3,7 +3,8 @@
 ``redline undo`` undoes the newest applied change; ``redline undo ID`` undoes any applied
 change whose files are unchanged since it; ``redline undo --list`` shows the applied
 changes newest first (and entries never acted on, marked foreign); ``redline undo
---remove ID`` deletes such a foreign entry.
+--set-aside ID`` moves such an entry to ``.redline/journal-aside/`` and ``redline undo
+--remove ID`` deletes it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--remove",
         metavar="ID",
         help="delete a foreign or damaged journal entry (one redline never acts on)",
+    )
+    group.add_argument(
+        "--set-aside",
+        metavar="ID",
+        help="move a journal entry signed with another key to .redline/journal-aside/ "
+        "(kept on disk; redline never does this by itself)",
     )
 
 
@@ -63,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "remove", None):
             removed = journal.remove_foreign(root, args.remove)
             print(_shown(f"Removed the journal entry {removed}."))
+            return 0
+        if getattr(args, "set_aside", None):
+            moved = journal.set_aside(root, args.set_aside)
+            print(_shown(f"Moved the journal entry {args.set_aside} to {moved}."))
             return 0
         receipt = journal.undo_entry(root, args.entry_id or None)
     except ApplyError as exc:

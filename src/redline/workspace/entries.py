@@ -54,10 +54,11 @@ class CorruptEntry(Exception):
 
 
 class ForeignEntry(CorruptEntry):
-    """An entry this user's redline did not write for this workspace (no valid tag).
+    """An entry no key of this user verifies for this workspace (no valid tag).
 
-    It is never acted on: recovery moves it to ``.redline/journal-aside/<id>-foreign``
-    and says so once; ``redline undo --list`` shows it and ``--remove`` deletes it.
+    It is never acted on and stays where it is (the key that signed it may come back):
+    recovery reports it, ``redline undo --list`` shows it, ``--set-aside`` moves it to
+    ``.redline/journal-aside/<id>-foreign`` and ``--remove`` deletes it.
     """
 
 
@@ -295,7 +296,8 @@ def _load_at(root: Path, jfd: int, name: str) -> Entry:
         ):
             raise ForeignEntry(
                 "it carries no valid signature from your redline for this workspace "
-                "(written by someone else, edited, or from an older redline)"
+                "(signed with another key, written by someone else, edited, or from an "
+                "older redline)"
             )
         try:
             data = json.loads(raw.decode("utf-8"))

@@ -27,7 +27,7 @@ from redline.workspace.errors import (
 )
 from redline.workspace.lock import workspace_lock
 from redline.workspace.preview import sha256_bytes
-from redline.workspace.state import StateFolderError, aside_dir, ensure_state_dir
+from redline.workspace.state import StateFolderError, aside_dir, ensure_state_dir, journal_dir
 
 __all__ = [
     "ExternalOutcome",
@@ -41,6 +41,7 @@ __all__ = [
     "prune",
     "recover",
     "remove_foreign",
+    "set_aside",
     "undo_entry",
     "undo_history",
     "undo_last",
@@ -96,8 +97,10 @@ def recover(root: Path) -> list[str]:
 
     Cheap when the journal is clean (one listing and a signature check per entry, no
     lock). Never raises for a damaged journal: damaged entries are moved to
-    ``.redline/journal-aside/``; entries this user's redline did not write (no valid
-    signature) are never acted on, only moved aside as ``<id>-foreign`` and reported once.
+    ``.redline/journal-aside/``; entries no key of this user verifies (signed with another
+    key, or not by this user's redline) are never acted on and never moved unless the user
+    asks (:func:`set_aside`): they are reported, as "N entries signed with another key",
+    every time, and count again once the key that signed them is back.
     """
     root = Path(root).resolve()
     try:
@@ -136,20 +139,32 @@ def recover_locked(root: Path, *, full: bool = True) -> list[str]:
     except OSError as exc:
         return [f"Recovery could not read the journal: {exc}"]
     done = set() if full else entries.done_names(root, names)
+    foreign: list[str] = []
     for name in names:
         if name in done:
             continue
         try:
             messages.extend(_recover_one(root, name))
+        except entries.ForeignEntry:
+            foreign.append(name)
         except OSError as exc:
             messages.append(f"Could not recover journal entry {name}: {fsutil.os_error_text(exc)}.")
+    if foreign and full:
+        messages.append(foreign_message(foreign))
     return messages
 
 
-def foreign_message(name: str, aside: Path, why: str) -> str:
+def foreign_message(names: list[str]) -> str:
+    """What recovery says about entries it cannot verify (left in place, never acted on)."""
+    n = len(names)
+    what = "1 entry" if n == 1 else f"{n} entries"
+    they = "It was" if n == 1 else "They were"
     return (
-        f"Journal entry {name} was not acted on: {why}. It was moved to {aside}; "
-        f"`redline undo --list` shows it and `redline undo --remove {name}` deletes it."
+        f"Not acted on: {what} signed with another key (or not written by your redline for "
+        f"this workspace) in .redline/journal: {', '.join(names)}. {they} left in place and "
+        "count again with the key that signed them; `redline undo --list` shows them, "
+        "`redline undo --set-aside ID` moves one to .redline/journal-aside/ and "
+        "`redline undo --remove ID` deletes one."
     )
 
 
@@ -161,9 +176,8 @@ def _recover_one(root: Path, name: str) -> list[str]:
         return [f"Removed an incomplete journal entry ({name}); no file had been changed."]
     try:
         entry = entries.load_entry(root, name)
-    except entries.ForeignEntry as exc:
-        aside = entries.move_aside(root, name, entries.FOREIGN)
-        return [foreign_message(name, aside, str(exc))]
+    except entries.ForeignEntry:
+        raise  # never moved without being asked: the key that signed it may come back
     except CorruptEntry as exc:
         aside = entries.move_aside(root, name, "corrupt")
         return [
@@ -390,8 +404,16 @@ def _undo(root: Path, entry_id: str | None) -> UndoReceipt:
             newest_bad = [(f, e) for f, e in bad if not candidates or f.name > candidates[0].id]
             if newest_bad:
                 folder, exc = newest_bad[-1]
-                why = entries.FOREIGN if isinstance(exc, entries.ForeignEntry) else "corrupt"
-                aside = entries.move_aside(root, folder, why)
+                if isinstance(exc, entries.ForeignEntry):
+                    raise UndoError(
+                        f"The newest journal entry {folder.name} cannot be used ({exc}); it is "
+                        "left in place and nothing was changed. It counts again with the key "
+                        "that signed it. To undo an older change anyway, name it (`redline "
+                        "undo ID`, see `redline undo --list`), or set this entry aside with "
+                        f"`redline undo --set-aside {folder.name}`.",
+                        [(folder.name, str(exc))],
+                    )
+                aside = entries.move_aside(root, folder, "corrupt")
                 raise UndoError(
                     f"The newest journal entry {folder.name} cannot be used ({exc}); moved it "
                     f"to {aside} and changed nothing. Run undo again to undo the apply before it.",
@@ -437,6 +459,12 @@ def _why_not_undoable(root: Path, good: list[Entry], entry_id: str) -> str:
                 f"Journal entry {entry_id} is an undo; undos cannot be undone. Nothing was changed."
             )
         return f'The apply {entry_id} ("{e.label}") was already undone. Nothing was changed.'
+    if _unusable_in_place(root, entry_id):
+        return (
+            f"Journal entry {entry_id} cannot be verified with your key (signed with another "
+            "key, or not written by your redline for this workspace) and is never acted on; "
+            "`redline undo --list` shows it. Nothing was changed."
+        )
     if any(name.startswith(f"{entry_id}-") for name in entries.aside_names(root)):
         return (
             f"Journal entry {entry_id} was moved aside (damaged or not written by your "
@@ -508,6 +536,32 @@ def undo_list(root: Path) -> list[ListedChange]:
     return out
 
 
+def _unusable_in_place(root: Path, name: str) -> bool:
+    """Is ``name`` an entry in ``.redline/journal/`` that cannot be verified or read?"""
+    if not entries.ID_RE.match(name) or name not in entries.journal_names(root):
+        return False
+    try:
+        entries.load_entry(root, name)
+    except CorruptEntry:
+        return True
+    return False
+
+
+def set_aside(root: Path, name: str) -> Path:
+    """Move an entry that is never acted on (signed with another key, damaged) to
+    ``.redline/journal-aside/<id>-foreign``, when the user asks; its files stay on disk."""
+    root = _check_root(root)
+    with workspace_lock(root):
+        if not _unusable_in_place(root, name):
+            raise UndoError(
+                f"No journal entry {name} signed with another key in {root}'s journal; "
+                "`redline undo --list` shows them (entries this key can verify are never "
+                "set aside). Nothing was moved.",
+                [(name, "no such foreign entry")],
+            )
+        return entries.move_aside(root, name, entries.FOREIGN)
+
+
 def remove_foreign(root: Path, name: str) -> Path:
     """Delete an entry that is never acted on (foreign or damaged): ``ID`` or its aside name.
 
@@ -517,6 +571,9 @@ def remove_foreign(root: Path, name: str) -> Path:
     root = _check_root(root)
     with workspace_lock(root):
         recover_locked(root)
+        if _unusable_in_place(root, name):
+            entries.remove_entry(root, name)
+            return journal_dir(root) / name
         aside = entries.aside_names(root)
         matches = [n for n in aside if n == name or n.startswith(f"{name}-")]
         matches = [n for n in matches if "-foreign" in n or "-corrupt" in n]

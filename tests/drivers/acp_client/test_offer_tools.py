@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -83,7 +84,11 @@ def expected_server(workspace: Path, config_dir: Path) -> dict[str, Any]:
         "name": "redline",
         "command": str(Path(sys.executable).absolute()),
         "args": ["-m", "redline.cli", "mcp", "-C", str(workspace.resolve())],
-        "env": [{"name": "REDLINE_CONFIG_DIR", "value": str(config_dir.absolute())}],
+        "env": [
+            {"name": "REDLINE_CONFIG_DIR", "value": str(config_dir.absolute())},
+            # The state key's folder (the test suite sets it), so the server signs as we do.
+            {"name": "XDG_STATE_HOME", "value": os.environ["XDG_STATE_HOME"]},
+        ],
     }
 
 

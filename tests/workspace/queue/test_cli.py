@@ -151,8 +151,14 @@ def test_bad_record_is_reported_and_the_rest_listed(
     queue.push(edit_draft(ws))
     (ws / ".redline/queue/actions/pa-1.json").write_text('{"version": 1, "rec')
     code, out, err = run(capfd, "-C", str(ws), "list", "--json")
-    assert code == 0 and [a["id"] for a in json.loads(out)["actions"]] == ["pa-2"]
+    # The list is incomplete, so the exit status is 1 and the record is named.
+    data = json.loads(out)
+    assert code == 1 and [a["id"] for a in data["actions"]] == ["pa-2"]
+    assert [u["file"] for u in data["unusable"]] == [".redline/queue/actions/pa-1.json"]
+    assert "truncated" in data["unusable"][0]["why"]
     assert "queue record pa-1" in err and "truncated" in err
+    code, out, err = run(capfd, "-C", str(ws), "list")
+    assert code == 1 and "pa-2" in out and "queue record pa-1" in err
 
 
 def test_names_that_are_not_utf8_use_surrogate_escapes(

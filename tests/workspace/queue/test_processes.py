@@ -15,6 +15,7 @@ import pytest
 
 from redline.workspace import entries, journal
 from redline.workspace.queue import WorkspaceQueue
+from redline.workspace.queue.used import UsedIds
 
 from .children import PUSH_AND_RESOLVE, PUSH_ONE, PUSHER, RESOLVER
 
@@ -74,6 +75,8 @@ def _load(ws: Path, per_process: int) -> None:
     assert sorted(resolved) == sorted(pushed)  # each resolved exactly once
     queue = WorkspaceQueue(ws)
     assert queue.list() == [] and queue.problems == []
+    # Every id was marked used, by whichever process resolved it: no update was lost.
+    assert UsedIds(ws).read().encode() == f"1-{total}\n".encode()
     applied = [e for _, e in entries.iter_entries(ws) if isinstance(e, entries.Entry)]
     assert len({e.action_id for e in applied}) == len(applied)  # no action applied twice
 

@@ -134,16 +134,23 @@ def redline_mcp_server(root: Path) -> schema.McpServerStdio:
     """redline's own MCP server (``redline mcp -C ROOT``), as offered in ``session/new``.
 
     The command is this interpreter running ``redline.cli``, so the agent starts the same
-    redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on so the records the server
-    signs verify with the user key this process uses.
+    redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on (the same settings), and
+    ``XDG_STATE_HOME`` when it is set, so the records the server signs verify with the state
+    key this process uses (without it the server finds the key through its home folder).
     """
-    from redline.paths import USER_CONFIG_ENV, user_config_dir
+    import os
 
+    from redline.paths import STATE_HOME_ENV, USER_CONFIG_ENV, user_config_dir
+
+    env = [schema.EnvVariable(name=USER_CONFIG_ENV, value=str(user_config_dir().absolute()))]
+    state_home = os.environ.get(STATE_HOME_ENV, "")
+    if os.path.isabs(state_home):
+        env.append(schema.EnvVariable(name=STATE_HOME_ENV, value=state_home))
     return schema.McpServerStdio(
         name="redline",
         command=str(Path(sys.executable).absolute()),
         args=["-m", "redline.cli", "mcp", "-C", str(root)],
-        env=[schema.EnvVariable(name=USER_CONFIG_ENV, value=str(user_config_dir().absolute()))],
+        env=env,
     )
 
 

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
@@ -22,8 +23,10 @@ from redline.workspace.queue.records import (
     QueueRecord,
     QueueRecordError,
     QueueUnavailable,
+    ReplayedRecord,
     id_number,
 )
+from redline.workspace.queue.used import Ranges, UsedIds, UsedIdsError
 from redline.workspace.state import StateFolderError, open_state_dir
 
 ACTIONS = "actions"
@@ -55,8 +58,9 @@ class QueueBase:
         self._fds: dict[str, int] = {}
         self._lock = threading.RLock()
         self._pushed = 0
-        self._workspace_key: bytes | None = None
+        self._workspace_keys: tuple[bytes, ...] | None = None
         self._signers: dict[str, storage.Signed] = {}
+        self._used_ids = UsedIds(self.root)
         self._last_load: (
             tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]] | None
         ) = None
@@ -100,15 +104,16 @@ class QueueBase:
         with contextlib.suppress(Exception):
             self.close()
 
-    def _key(self) -> bytes:
-        if self._workspace_key is None:
+    def _keys(self) -> tuple[bytes, ...]:
+        """The workspace keys: the first signs, every one verifies (see ``auth``)."""
+        if self._workspace_keys is None:
             from redline.workspace import auth
 
             try:
-                self._workspace_key = auth.workspace_key(self.root)
+                self._workspace_keys = auth.workspace_keys(self.root)
             except auth.AuthError as exc:
                 raise QueueUnavailable(f"The review queue cannot be used: {exc}") from None
-        return self._workspace_key
+        return self._workspace_keys
 
     @property
     def path(self) -> Path:
@@ -119,7 +124,7 @@ class QueueBase:
             signed = self._signers.get(folder)
             if signed is None:
                 signed = storage.Signed(
-                    self.root, self._fd(folder), purpose, what, folder, self._key()
+                    self.root, self._fd(folder), purpose, what, folder, self._keys()
                 )
                 self._signers[folder] = signed
             return signed
@@ -155,6 +160,9 @@ class QueueBase:
             number = int(raw) if raw.isdigit() else 0
             if number <= 0:
                 number = self._highest_seen() + 1
+            # Ids that left the queue are never handed out again, even if the counter (a
+            # file in the workspace) was reset or removed.
+            number = max(number, self._used().highest() + 1)
             actions, resolved = self._fd(ACTIONS), self._fd(RESOLVED)
             while storage.exists(actions, record_name(f"pa-{number}")) or storage.exists(
                 resolved, record_name(f"pa-{number}")
@@ -182,6 +190,48 @@ class QueueBase:
                     highest = max(highest, number)
         return highest
 
+    # -- used ids -------------------------------------------------------------------
+    def _used(self) -> Ranges:
+        """Every id that has left this workspace's queue (see :mod:`.used`)."""
+        try:
+            return self._used_ids.read()
+        except UsedIdsError as exc:
+            raise QueueUnavailable(f"The review queue cannot be used: {exc}") from None
+
+    def _mark_used(self, action_id: str) -> None:
+        """Record for good that ``action_id`` left the queue (before its record goes)."""
+        number = id_number(action_id)
+        if number is None:
+            return
+        try:
+            self._used_ids.add([number], seed=self._resolved_numbers())
+        except UsedIdsError as exc:
+            raise QueueUnavailable(
+                f"Cannot record that {action_id} was resolved: {exc}. Its record is kept; the "
+                "next redline that opens this workspace finishes this."
+            ) from None
+
+    def _resolved_numbers(self) -> Iterator[int]:
+        """Ids the resolved log names with a valid signature (seeds a new used-id set)."""
+        signed = self._signed(RESOLVED, PURPOSE_RESOLVED, "resolution")
+        for name in os.listdir(signed.fd):
+            number = id_number(name.removesuffix(".json"))
+            if number is None or not name.endswith(".json"):
+                continue
+            try:
+                if signed.read(name, name.removesuffix(".json")) is not None:
+                    yield number
+            except QueueRecordError:
+                continue
+
+    def _replayed(self, action_id: str) -> ReplayedRecord:
+        return ReplayedRecord(
+            action_id,
+            f"queue record {action_id} (.redline/queue/{ACTIONS}/{record_name(action_id)}) "
+            f"belongs to an action that was already resolved: {action_id} left the queue "
+            "before, so this leftover or copy is never acted on.",
+        )
+
     # -- records -------------------------------------------------------------------
     def _write_record(self, record: QueueRecord) -> None:
         self._records().write(record_name(record.id), record.to_dict(), record.id)
@@ -196,10 +246,13 @@ class QueueBase:
                 f"Cannot remove queue record {action_id}: {storage.error_text(exc)}."
             ) from None
 
-    def _read_record(self, action_id: str) -> QueueRecord | None:
+    def _read_record(self, action_id: str, used: Ranges | None = None) -> QueueRecord | None:
+        """The verified record (None if there is none); ReplayedRecord if its id was used."""
         data = self._records().read(record_name(action_id), action_id)
         if data is None:
             return None
+        if id_number(action_id) in (used if used is not None else self._used()):
+            raise self._replayed(action_id)
         record = QueueRecord.from_dict(data, action_id)
         if record.id != action_id:
             raise QueueRecordError(
@@ -210,6 +263,7 @@ class QueueBase:
     def _load_all(self) -> tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]]:
         records: builtins.list[QueueRecord] = []
         problems: builtins.list[QueueRecordError] = []
+        used = self._used()
         for name in os.listdir(self._fd(ACTIONS)):
             if name.startswith(".") or not name.endswith(".json"):
                 continue
@@ -217,7 +271,7 @@ class QueueBase:
             if id_number(action_id) is None:
                 continue
             try:
-                record = self._read_record(action_id)
+                record = self._read_record(action_id, used)
             except QueueRecordError as exc:
                 problems.append(exc)
                 continue

@@ -21,10 +21,12 @@ from redline.workspace.queue.contents import ActionDraft
 from redline.workspace.queue.records import (
     ActionBusy,
     ActionGone,
+    QueueError,
     QueueRecord,
     QueueRecordError,
     QueueUnavailable,
     Resolution,
+    id_number,
 )
 from redline.workspace.queue.resolved import QueueResolved
 
@@ -119,7 +121,11 @@ class QueueClaims(QueueResolved):
                             "now. Nothing was applied or discarded."
                         ) from None
                     time.sleep(0.01)
-            record = self._read_record(action_id)
+            used = self._used()
+            if id_number(action_id) in used:
+                # Left the queue before: a leftover or a copy put back is never acted on.
+                raise self._gone(action_id)
+            record = self._read_record(action_id, used)
             if record is not None and record.state == "applying":
                 record = self._settle_applying(record)
             if record is None:
@@ -138,6 +144,13 @@ class QueueClaims(QueueResolved):
         except QueueRecordError:
             resolution = None
         if resolution is None:
+            with contextlib.suppress(QueueError):
+                if id_number(action_id) in self._used():
+                    return ActionGone(
+                        action_id,
+                        f"{action_id} is no longer pending: it was already resolved (how is no "
+                        "longer kept). Nothing was applied or discarded.",
+                    )
             return ActionGone(action_id, f"No pending action {action_id} in this workspace.")
         if resolution.replaced_by:
             return ActionGone(
@@ -219,6 +232,13 @@ class QueueClaims(QueueResolved):
                 ) from None
             if not storage.exists(self._fd(ACTIONS), record_name(action_id)):
                 raise self._gone(action_id)
+            if id_number(action_id) in self._used():
+                # Resolved before: this is a leftover or a copy, its resolution stands.
+                self._remove_record(action_id)
+                return (
+                    f"Removed the queue record {action_id}: {action_id} had already been "
+                    "resolved; nothing was applied."
+                )
             self._log_resolution(
                 Resolution(
                     action_id,

@@ -20,6 +20,7 @@ from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
     QueueRecordError,
+    ReplayedRecord,
     Resolution,
 )
 
@@ -40,7 +41,11 @@ class QueueReconcile(QueueClaims):
         """
         messages: builtins.list[str] = []
         self._sweep_temporaries()
-        records, _problems = self._last_load = self._load_all()
+        records, problems = self._last_load = self._load_all()
+        leftovers = [p.action_id for p in problems if isinstance(p, ReplayedRecord)]
+        if leftovers:
+            messages.extend(self._remove_leftovers(leftovers))
+            records, problems = self._last_load = self._load_all()
         if not records:
             return messages
         ids = {r.id for r in records}
@@ -61,6 +66,19 @@ class QueueReconcile(QueueClaims):
             except ActionBusy:
                 continue  # someone is resolving it right now: not a leftover
             except QueueError as exc:
+                messages.append(str(exc))
+        return messages
+
+    def _remove_leftovers(self, action_ids: builtins.list[str]) -> builtins.list[str]:
+        """Remove records whose ids already left the queue (never acted on, nothing lost:
+        the action was resolved before). Skipped while another process holds the claim."""
+        messages: builtins.list[str] = []
+        for action_id in action_ids:
+            try:
+                messages.append(self.drop_unusable(action_id))
+            except (ActionBusy, ActionGone):
+                continue
+            except (OSError, QueueError) as exc:
                 messages.append(str(exc))
         return messages
 
@@ -115,6 +133,7 @@ class QueueReconcile(QueueClaims):
         with contextlib.suppress(QueueRecordError):
             resolved = self.resolution(record.id)
         if resolved is not None:
+            self._mark_used(record.id)
             self._remove_record(record.id)
             return [f"{record.id} had already been resolved; removed its leftover record."]
         if record.replaces and record.replaces in ids:

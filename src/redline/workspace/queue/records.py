@@ -43,6 +43,10 @@ class QueueRecordError(QueueError):
         self.action_id = action_id
 
 
+class ReplayedRecord(QueueRecordError):
+    """A record whose id has already left the queue (a leftover, or a copy put back)."""
+
+
 class ActionGone(QueueError):
     """The action is no longer pending (resolved, replaced) in any process."""
 

@@ -47,7 +47,9 @@ class QueueResolved(QueueContents):
         return None if data is None else Resolution.from_dict(data, action_id)
 
     def _log_resolution(self, resolution: Resolution) -> None:
+        """Log ``resolution``, then mark its id used for good (the log itself is pruned)."""
         self._resolved().write(record_name(resolution.id), resolution.to_dict(), resolution.id)
+        self._mark_used(resolution.id)
         self._pushed += 1
         number = id_number(resolution.id) or 0
         if number % PRUNE_EVERY == 0:

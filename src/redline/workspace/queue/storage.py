@@ -128,14 +128,26 @@ class Signed:
     """Signed JSON documents of one kind (``purpose``) in one folder."""
 
     def __init__(
-        self, root: Path, dir_fd: int, purpose: str, what: str, folder: str, key: bytes
+        self,
+        root: Path,
+        dir_fd: int,
+        purpose: str,
+        what: str,
+        folder: str,
+        keys: tuple[bytes, ...],
     ) -> None:
         self.root = root
         self.fd = dir_fd
         self.purpose = purpose
         self.what = what
         self.folder = folder
-        self.key = key
+        self.key = keys[0]  # signs
+        self.keys = keys  # verify (the user's older keys too; see redline.workspace.auth)
+
+    def verifies(self, payload: bytes, tag: str) -> bool:
+        return len(tag) == 64 and any(
+            hmac.compare_digest(tag_for(key, payload, self.purpose), tag) for key in self.keys
+        )
 
     def encode(self, record: dict[str, Any]) -> bytes:
         """A header line ``{"version": V, "tag": HMAC}``, then the record's canonical JSON.
@@ -202,7 +214,7 @@ class Signed:
                 "out; the rest of the queue is unaffected.",
             ) from None
         tag = header["tag"]
-        if len(tag) != 64 or not hmac.compare_digest(tag_for(self.key, payload, self.purpose), tag):
+        if not self.verifies(payload, tag):
             raise QueueRecordError(
                 shown,
                 f"{self.what} {shown} ({where}) does not carry this user's signature for this "
