@@ -8,10 +8,14 @@ each request from three things:
   ``[::1]:PORT`` for a loopback bind), so a DNS name rebound to 127.0.0.1 is refused;
 - **Origin**, when the browser sends one (it always does for a websocket), must be the page
   origin ``http://`` + that Host, so another site's page cannot open the websocket;
-- the **token**, a random secret printed in the start URL, either as ``?token=`` or in the
-  cookie set after the first request that carried it.
+- the **token**, a random secret printed in the start URL as its first path segment
+  (``http://127.0.0.1:PORT/TOKEN/``). The page, its scripts and styles and its websocket all
+  live under that secret prefix, so every request carries the token in its own path.
 
-The web server (``commands/_serve_server.py``) turns a refusal into a 403 with the reason.
+There is no cookie: cookies are shared by every port of a host, so a cookie holding the
+token would reach any other server on 127.0.0.1 the user visits. A path reaches only the
+server it is part of. The web server (``commands/_serve_server.py``) turns a refusal into a
+403 with the reason.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ import secrets
 import socket
 from dataclasses import dataclass
 
-TOKEN_PARAMETER = "token"
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -62,6 +65,20 @@ def host_port(host: str, port: int) -> str:
     return f"{name}:{port}"
 
 
+def path_token(path: str) -> str | None:
+    """The first segment of a request path (where the token goes), or None for ``/``."""
+    segment = path.lstrip("/").split("/", 1)[0]
+    return segment or None
+
+
+def loggable_path(path: str) -> str:
+    """``path`` with its first segment hidden when it could be (a near miss of) a token."""
+    segment = path_token(path)
+    if segment is None or len(segment) < 16:
+        return path
+    return "/***" + path.lstrip("/")[len(segment) :]
+
+
 def _machine_names() -> set[str]:
     """This machine's names and addresses, for a server bound to every interface."""
     names: set[str] = set()
@@ -76,12 +93,10 @@ def _machine_names() -> set[str]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The guard's answer: ``ok``, else ``reason`` for the 403; ``set_cookie`` when the
-    request carried the right token in the URL and the cookie should remember it."""
+    """The guard's answer: ``ok``, else ``reason`` for the 403."""
 
     ok: bool
     reason: str = ""
-    set_cookie: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,9 +108,9 @@ class ServeGuard:
     token: str
 
     @property
-    def cookie_name(self) -> str:
-        # Cookies are shared between ports of one host; the port keeps two servers apart.
-        return f"redline-serve-{self.port}"
+    def prefix(self) -> str:
+        """The secret path every URL of this server starts with."""
+        return f"/{self.token}/"
 
     @property
     def allowed_hosts(self) -> frozenset[str]:
@@ -115,19 +130,17 @@ class ServeGuard:
         """The start URLs to print, with the token."""
         host = self.host.strip()
         names = ["127.0.0.1", socket.gethostname()] if host in WILDCARD_HOSTS else [host]
-        return [
-            f"http://{host_port(name, self.port)}/?{TOKEN_PARAMETER}={self.token}" for name in names
-        ]
+        return [f"http://{host_port(name, self.port)}{self.prefix}" for name in names]
 
     def check(
         self,
         *,
         host: str | None,
         origin: str | None,
-        query_token: str | None,
-        cookie_token: str | None,
+        path: str,
     ) -> Verdict:
-        """Decide one request from its Host and Origin headers and the token it carries."""
+        """Decide one request from its Host and Origin headers and its path, whose first
+        segment must be the token."""
         given_host = (host or "").strip().lower()
         if given_host not in self.allowed_hosts:
             return Verdict(
@@ -136,15 +149,15 @@ class ServeGuard:
             )
         if origin is not None and origin.strip().lower() != f"http://{given_host}":
             return Verdict(False, f"Origin {origin!r} may not use this server.")
-        if query_token is not None and self._matches(query_token):
-            return Verdict(True, set_cookie=cookie_token is None or not self._matches(cookie_token))
-        if cookie_token is not None and self._matches(cookie_token):
+        given_token = path_token(path)
+        if given_token is not None and self._matches(given_token):
             return Verdict(True)
-        if query_token is not None or cookie_token is not None:
-            return Verdict(False, "Wrong token; open the URL redline serve printed.")
-        return Verdict(
-            False, "No token; open the URL redline serve printed (it ends in ?token=...)."
-        )
+        if given_token is None:
+            return Verdict(
+                False,
+                "No token; open the URL redline serve printed (the token is its path).",
+            )
+        return Verdict(False, "Wrong token; open the URL redline serve printed.")
 
     def _matches(self, given: str) -> bool:
         return secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode("utf-8"))

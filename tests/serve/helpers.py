@@ -20,7 +20,7 @@ START_GUARD = 120.0  # seconds: a hang guard, far above the usual second or two
 @dataclass
 class Served:
     process: subprocess.Popen[str]
-    url: str  # the printed start URL, with the token
+    url: str  # the printed start URL: http://127.0.0.1:PORT/TOKEN/
     output: list[str]  # everything the server printed so far (stdout and stderr)
 
     @property
@@ -29,7 +29,12 @@ class Served:
 
     @property
     def token(self) -> str:
-        return self.url.split("token=", 1)[1]
+        return urlsplit(self.url).path.strip("/")
+
+    @property
+    def prefix(self) -> str:
+        """The secret path every URL of the server starts with."""
+        return f"/{self.token}/"
 
 
 @contextmanager
@@ -69,7 +74,7 @@ def serve(
                 continue
             if line is None:
                 break
-            found = re.search(r"http://\S+\?token=\S+", line)
+            found = re.search(r"http://\S+:\d+/[A-Za-z0-9_-]{40,}/", line)
             url = found.group(0) if found else None
         assert url is not None, f"redline serve printed no URL: {''.join(output)!r}"
         yield Served(process, url, output)

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from redline.serve_guard import ServeGuard, host_port, host_warning, is_local_host, new_token
+from redline.serve_guard import (
+    ServeGuard,
+    host_port,
+    host_warning,
+    is_local_host,
+    loggable_path,
+    new_token,
+    path_token,
+)
 
 TOKEN = new_token()
 
 
-def check(guard: ServeGuard, host: str | None, **given: str | None) -> tuple[bool, str, bool]:
-    verdict = guard.check(
-        host=host,
-        origin=given.get("origin"),
-        query_token=given.get("query"),
-        cookie_token=given.get("cookie"),
-    )
-    return verdict.ok, verdict.reason, verdict.set_cookie
+def check(
+    guard: ServeGuard, host: str | None, *, origin: str | None = None, path: str = f"/{TOKEN}/"
+) -> tuple[bool, str]:
+    verdict = guard.check(host=host, origin=origin, path=path)
+    return verdict.ok, verdict.reason
 
 
 def test_tokens_are_long_and_fresh() -> None:
@@ -53,15 +58,15 @@ def test_the_warning_names_the_risk() -> None:
 def test_loopback_accepts_its_local_names_on_its_port_only() -> None:
     guard = ServeGuard("127.0.0.1", 8123, TOKEN)
     for host in ("127.0.0.1:8123", "localhost:8123", "[::1]:8123", "LOCALHOST:8123"):
-        assert check(guard, host, query=TOKEN)[0], host
+        assert check(guard, host)[0], host
     for host in (None, "", "127.0.0.1", "127.0.0.1:8124", "evil.example:8123", "localhost.:8123"):
-        ok, reason, _ = check(guard, host, query=TOKEN)
+        ok, reason = check(guard, host)
         assert not ok and "is not this server" in reason, host
 
 
 def test_origin_must_be_the_page_itself() -> None:
     guard = ServeGuard("127.0.0.1", 8123, TOKEN)
-    assert check(guard, "127.0.0.1:8123", origin="http://127.0.0.1:8123", cookie=TOKEN)[0]
+    assert check(guard, "127.0.0.1:8123", origin="http://127.0.0.1:8123")[0]
     for origin in (
         "http://localhost:8123",  # another origin than the Host asked for
         "https://127.0.0.1:8123",
@@ -70,50 +75,58 @@ def test_origin_must_be_the_page_itself() -> None:
         "null",
         "",
     ):
-        ok, reason, _ = check(guard, "127.0.0.1:8123", origin=origin, cookie=TOKEN)
+        ok, reason = check(guard, "127.0.0.1:8123", origin=origin)
         assert not ok and "may not use this server" in reason, origin
 
 
-def test_token_from_the_url_sets_the_cookie_once() -> None:
+def test_the_token_is_the_first_path_segment() -> None:
     guard = ServeGuard("127.0.0.1", 8123, TOKEN)
-    assert check(guard, "127.0.0.1:8123", query=TOKEN) == (True, "", True)
-    assert check(guard, "127.0.0.1:8123", query=TOKEN, cookie=TOKEN) == (True, "", False)
-    assert check(guard, "127.0.0.1:8123", query=TOKEN, cookie="old") == (True, "", True)
-    assert check(guard, "127.0.0.1:8123", cookie=TOKEN) == (True, "", False)
-    assert guard.cookie_name == "redline-serve-8123"
+    assert guard.prefix == f"/{TOKEN}/"
+    for path in (f"/{TOKEN}", f"/{TOKEN}/", f"/{TOKEN}/ws", f"/{TOKEN}/static/js/textual.js"):
+        assert check(guard, "127.0.0.1:8123", path=path) == (True, ""), path
+    assert path_token("/") is None and path_token("") is None
+    assert path_token(f"/{TOKEN}/ws") == TOKEN
 
 
-@pytest.mark.parametrize("bad", ["", "x", TOKEN[:-1], TOKEN + "x", "\udcff" * 43, "é" * 43])
+@pytest.mark.parametrize("bad", ["x", TOKEN[:-1], TOKEN + "x", "\udcff" * 43, "é" * 43, "ws"])
 def test_wrong_tokens(bad: str) -> None:
     guard = ServeGuard("127.0.0.1", 8123, TOKEN)
-    for given in ({"query": bad}, {"cookie": bad}, {"query": bad, "cookie": bad}):
-        ok, reason, _ = check(guard, "127.0.0.1:8123", **given)
-        assert not ok and "Wrong token" in reason
-    ok, reason, _ = check(guard, "127.0.0.1:8123")
-    assert not ok and "No token" in reason
+    for path in (f"/{bad}", f"/{bad}/", f"/{bad}/ws", f"/{bad}/{TOKEN}/"):
+        ok, reason = check(guard, "127.0.0.1:8123", path=path)
+        assert not ok and "Wrong token" in reason, path
+    for path in ("/", "", "//"):
+        ok, reason = check(guard, "127.0.0.1:8123", path=path)
+        assert not ok and "No token" in reason, path
+
+
+def test_logged_paths_hide_anything_like_a_token() -> None:
+    assert loggable_path(f"/{TOKEN}/ws") == "/***/ws"
+    assert loggable_path(f"/{TOKEN[:-1]}") == "/***"
+    assert loggable_path("/favicon.ico") == "/favicon.ico"
+    assert loggable_path("/") == "/"
 
 
 def test_port_80_may_be_left_out() -> None:
     guard = ServeGuard("127.0.0.1", 80, TOKEN)
-    assert check(guard, "localhost", origin="http://localhost", query=TOKEN)[0]
-    assert check(guard, "localhost:80", query=TOKEN)[0]
+    assert check(guard, "localhost", origin="http://localhost")[0]
+    assert check(guard, "localhost:80")[0]
 
 
 def test_a_specific_address_accepts_only_itself() -> None:
     guard = ServeGuard("192.168.1.5", 9000, TOKEN)
     assert guard.allowed_hosts == {"192.168.1.5:9000"}
-    assert guard.urls() == [f"http://192.168.1.5:9000/?token={TOKEN}"]
+    assert guard.urls() == [f"http://192.168.1.5:9000/{TOKEN}/"]
 
 
 def test_ipv6_hosts_are_bracketed() -> None:
     assert host_port("::1", 8000) == "[::1]:8000"
     guard = ServeGuard("::1", 8000, TOKEN)
     assert "[::1]:8000" in guard.allowed_hosts and "localhost:8000" in guard.allowed_hosts
-    assert guard.urls() == [f"http://[::1]:8000/?token={TOKEN}"]
+    assert guard.urls() == [f"http://[::1]:8000/{TOKEN}/"]
 
 
 def test_a_wildcard_bind_accepts_local_names_and_this_machine() -> None:
     guard = ServeGuard("0.0.0.0", 8000, TOKEN)
     assert "127.0.0.1:8000" in guard.allowed_hosts
     assert "0.0.0.0:8000" not in guard.allowed_hosts
-    assert guard.urls()[0] == f"http://127.0.0.1:8000/?token={TOKEN}"
+    assert guard.urls()[0] == f"http://127.0.0.1:8000/{TOKEN}/"

@@ -20,10 +20,12 @@ async def test_stopping_the_server_quits_every_dashboard(tmp_path: Path) -> None
     # The demo dashboards make their copies under TMPDIR and remove them when they quit.
     with serve(["--demo", "--no-wait"], env={"TMPDIR": str(temp)}) as served:
         origin = f"http://127.0.0.1:{served.port}"
-        headers = {"Origin": origin, "Cookie": f"redline-serve-{served.port}={served.token}"}
+        headers = {"Origin": origin}
         async with aiohttp.ClientSession() as client:
             sockets = [
-                await client.ws_connect(f"{origin}/ws?width=100&height=30", headers=headers)
+                await client.ws_connect(
+                    f"{origin}{served.prefix}ws?width=100&height=30", headers=headers
+                )
                 for _ in range(2)
             ]
             deadline = time.monotonic() + GUARD

@@ -3,12 +3,16 @@
 textual-serve's ``Server`` starts one dashboard process per browser websocket (the command
 line it is given, run through the shell) and relays the terminal stream. Here it gets:
 
-- a middleware that runs ``ServeGuard`` on every request (page, static files, downloads and
-  the websocket upgrade) and answers a refusal with 403 and the reason;
+- every route under the secret prefix ``/TOKEN/`` (the page, its static files, the
+  websocket), and a middleware that runs ``ServeGuard`` on every request and answers a
+  refusal with 403 and the reason. No cookie is set: a cookie would be sent to every port
+  of the host. textual-serve's download route is left out: its page script builds download
+  URLs at the origin's root, outside the prefix, and the dashboard delivers no files;
 - headers on every response: a Content-Security-Policy that lets the page load and connect
   only to this server and forbids framing it, no Referer (the URL holds the token), no caching;
 - an index page whose websocket URL uses the Host the browser asked for (so ``localhost``
-  and ``127.0.0.1`` both work with their own cookie), without the remote web font;
+  and ``127.0.0.1`` both work), without the remote web font, with an empty icon (so the
+  browser does not ask for ``/favicon.ico``, outside the prefix);
 - its own runner, so ``--port 0`` picks a free port and the printed URL names it.
 
 Imported only by ``commands/serve.py`` when the command runs.
@@ -23,13 +27,15 @@ import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp_jinja2
+import jinja2
 from aiohttp import web
 from textual_serve.server import Server
 
-from redline.serve_guard import TOKEN_PARAMETER, ServeGuard
+from redline.serve_guard import ServeGuard, loggable_path
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -54,6 +60,7 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 _REMOTE_STYLESHEET = re.compile(r"<link\b[^>]*https?://[^>]*>\s*", re.IGNORECASE)
+_EMPTY_ICON = '<link rel="icon" href="data:," />'
 
 log = logging.getLogger("redline.serve")
 
@@ -65,10 +72,24 @@ class GuardedServer(Server):
         super().__init__(command, host=host, port=port, title=title)
         self.guard: ServeGuard | None = None  # set once the port is bound
         self._connections: set[asyncio.Task[Any]] = set()
+        self._static_files: dict[str, Path] = {}
 
     async def _make_app(self) -> web.Application:
-        app = await super()._make_app()
-        app.middlewares.append(self._guard_middleware)
+        """Every route under ``/{key}``, the secret prefix the middleware checks."""
+        app = web.Application(middlewares=[self._guard_middleware])
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        root = Path(self.statics_path)
+        self._static_files = {
+            path.relative_to(root).as_posix(): path for path in root.rglob("*") if path.is_file()
+        }
+        app.add_routes(
+            [
+                web.get("/{key}", self.handle_index),
+                web.get("/{key}/", self.handle_index, name="index"),
+                web.get("/{key}/ws", self.handle_websocket, name="websocket"),
+                web.get("/{key}/static/{name:.+}", self.handle_static, name="static"),
+            ]
+        )
         app.on_response_prepare.append(self._add_headers)
         app.on_shutdown.append(self._quit_dashboards)
         return app
@@ -89,28 +110,29 @@ class GuardedServer(Server):
         guard = self.guard
         if guard is None:
             return web.Response(status=403, text="redline serve: not ready yet\n")
+        # The token is the route's {key} when a route matched (what the handlers will see),
+        # else the path's first segment.
+        key = request.match_info.get("key")
         verdict = guard.check(
             host=request.headers.get("Host"),
             origin=request.headers.get("Origin"),
-            query_token=request.query.get(TOKEN_PARAMETER),
-            cookie_token=request.cookies.get(guard.cookie_name),
+            path=request.path if key is None else f"/{key}",
         )
         if not verdict.ok:
-            log.warning("refused %s %s: %s", request.method, request.path, verdict.reason)
+            log.warning(
+                "refused %s %s: %s", request.method, loggable_path(request.path), verdict.reason
+            )
             return web.Response(status=403, text=f"redline serve: {verdict.reason}\n")
         task = asyncio.current_task()
-        if request.path == "/ws" and task is not None:
+        route = request.match_info.route
+        is_websocket = route is not None and route.name == "websocket"
+        if is_websocket and task is not None:
             self._connections.add(task)
         try:
-            response = await handler(request)
+            return await handler(request)
         finally:
             if task is not None:
                 self._connections.discard(task)
-        if verdict.set_cookie and not response.prepared:
-            response.set_cookie(
-                guard.cookie_name, guard.token, httponly=True, samesite="Strict", path="/"
-            )
-        return response
 
     @staticmethod
     async def _add_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -121,17 +143,27 @@ class GuardedServer(Server):
 
     async def handle_index(self, request: web.Request) -> web.Response:
         """The page, pointing its websocket at the host the browser used (already checked)."""
+        assert self.guard is not None  # the middleware let the request through
+        prefix = self.guard.prefix
         font_size = request.query.get("fontsize", "16")
         context: dict[str, Any] = {
             "font_size": int(font_size) if font_size.isdigit() else 16,
-            "app_websocket_url": f"ws://{request.host}/ws",
-            "config": {"static": {"url": "/static/"}},
+            "app_websocket_url": f"ws://{request.host}{prefix}ws",
+            "config": {"static": {"url": f"{prefix}static/"}},
             "application": {"name": self.title},
         }
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
         if response.text is not None:
-            response.text = _REMOTE_STYLESHEET.sub("", response.text)
+            text = _REMOTE_STYLESHEET.sub("", response.text)
+            response.text = text.replace("<head>", f"<head>\n    {_EMPTY_ICON}", 1)
         return response
+
+    async def handle_static(self, request: web.Request) -> web.StreamResponse:
+        """One of textual-serve's own static files (a fixed list: no path is ever joined)."""
+        path = self._static_files.get(request.match_info["name"])
+        if path is None:
+            raise web.HTTPNotFound(text="redline serve: no such file\n")
+        return web.FileResponse(path)
 
 
 async def serve(
