@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import shutil
+import socket
+import subprocess
+
 import pytest
 
 from redline.serve_guard import (
     ServeGuard,
+    allowed_host,
     host_port,
     host_warning,
+    interface_addresses,
     is_local_host,
     loggable_path,
     new_token,
@@ -130,3 +138,135 @@ def test_a_wildcard_bind_accepts_local_names_and_this_machine() -> None:
     assert "127.0.0.1:8000" in guard.allowed_hosts
     assert "0.0.0.0:8000" not in guard.allowed_hosts
     assert guard.urls()[0] == f"http://127.0.0.1:8000/{TOKEN}/"
+
+
+def ip_command_addresses() -> set[str] | None:
+    """This machine's addresses as iproute2 lists them, or None without ``ip``."""
+    ip = shutil.which("ip")
+    if ip is None:
+        return None
+    done = subprocess.run([ip, "-j", "addr"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        return None
+    return {
+        str(ipaddress.ip_address(info["local"]))
+        for link in json.loads(done.stdout)
+        for info in link.get("addr_info", [])
+        if "local" in info
+    }
+
+
+def test_interface_addresses_lists_every_address_of_this_machine() -> None:
+    found = interface_addresses()
+    assert "127.0.0.1" in found
+    listed = ip_command_addresses()
+    if listed is not None:  # the same list as `ip addr`, IPv6 and secondary addresses included
+        assert found == listed
+
+
+@pytest.fixture
+def stock_debian(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """/etc/hosts maps the host name to 127.0.1.1; the interfaces have other addresses."""
+    monkeypatch.setattr(socket, "gethostname", lambda: "devbox")
+    monkeypatch.setattr(socket, "getfqdn", lambda name="": "devbox")
+    monkeypatch.setattr(socket, "gethostbyname_ex", lambda name: (name, [], ["127.0.1.1"]))
+    addresses = {"127.0.0.1", "::1", "192.168.1.5", "fe80::1"}
+    monkeypatch.setattr("redline.serve_guard.interface_addresses", lambda: frozenset(addresses))
+    return addresses
+
+
+def test_a_wildcard_bind_accepts_the_interfaces_addresses(stock_debian: set[str]) -> None:
+    for bind in ("0.0.0.0", "::", ""):
+        guard = ServeGuard(bind, 8000, TOKEN)
+        for host in ("192.168.1.5:8000", "[fe80::1]:8000", "devbox:8000", "127.0.1.1:8000"):
+            assert check(guard, host, origin=f"http://{host}") == (True, ""), (bind, host)
+        for host in ("10.0.0.9:8000", "192.168.1.5:8001", "evil.example:8000", "192.168.1.5"):
+            ok, reason = check(guard, host)
+            assert not ok and "is not this server" in reason, (bind, host)
+
+
+def test_an_address_that_comes_up_later_is_accepted(stock_debian: set[str]) -> None:
+    guard = ServeGuard("0.0.0.0", 8000, TOKEN)
+    assert not check(guard, "10.1.2.3:8000")[0]
+    stock_debian.add("10.1.2.3")  # say, the Wi-Fi joined a network after the start
+    assert check(guard, "10.1.2.3:8000")[0]
+
+
+def test_a_specific_bind_never_accepts_the_other_interfaces(stock_debian: set[str]) -> None:
+    guard = ServeGuard("192.168.1.5", 8000, TOKEN)
+    assert check(guard, "192.168.1.5:8000")[0]
+    assert not check(guard, "[fe80::1]:8000")[0] and not check(guard, "devbox:8000")[0]
+
+
+def test_allow_host_adds_exactly_the_names_given() -> None:
+    extra = ("devbox.lan", "proxy.lan:8443", "[fe80::1]:9000", "::2", "10.0.0.7")
+    guard = ServeGuard("127.0.0.1", 8000, TOKEN, extra_hosts=extra)
+    for host in (
+        "devbox.lan:8000",
+        "proxy.lan:8443",
+        "[fe80::1]:9000",
+        "[::2]:8000",
+        "10.0.0.7:8000",
+    ):
+        assert check(guard, host, origin=f"http://{host}") == (True, ""), host
+    for host in ("devbox.lan:8001", "proxy.lan:8000", "[fe80::1]:8000", "other.lan:8000"):
+        assert not check(guard, host)[0], host
+    assert guard.urls() == [
+        f"http://127.0.0.1:8000/{TOKEN}/",
+        f"http://devbox.lan:8000/{TOKEN}/",
+        f"http://proxy.lan:8443/{TOKEN}/",
+        f"http://[fe80::1]:9000/{TOKEN}/",
+        f"http://[::2]:8000/{TOKEN}/",
+        f"http://10.0.0.7:8000/{TOKEN}/",
+    ]
+    on_80 = ServeGuard("127.0.0.1", 80, TOKEN, extra_hosts=("devbox.lan",))
+    assert check(on_80, "devbox.lan")[0] and check(on_80, "devbox.lan:80")[0]
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("DevBox.LAN", "devbox.lan"),
+        (" devbox ", "devbox"),
+        ("devbox.lan.", "devbox.lan."),
+        ("devbox.lan:8000", "devbox.lan:8000"),
+        ("192.168.1.5", "192.168.1.5"),
+        ("fe80::1", "fe80::1"),
+        ("[fe80::1]", "[fe80::1]"),
+        ("[fe80::1]:8000", "[fe80::1]:8000"),
+        ("my_host", "my_host"),
+    ],
+)
+def test_allowed_host_values(given: str, kept: str) -> None:
+    assert allowed_host(given) == kept
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        " ",
+        "http://devbox",
+        "devbox/x",
+        "a b",
+        "user@devbox",
+        "devbox:",
+        "devbox:0",
+        "devbox:65536",
+        "devbox:80a",
+        "-devbox",
+        ".devbox",
+        "dev..box",
+        "[1.2.3.4]",
+        "[::1",
+        "[::1]:",
+        "[::1]x",
+        "::g",
+        "ß.de",
+        "*",
+        "dev\nbox",
+    ],
+)
+def test_allowed_host_refuses_anything_else(bad: str) -> None:
+    with pytest.raises(ValueError, match="is not a host name or address"):
+        allowed_host(bad)

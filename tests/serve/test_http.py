@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import base64
 import http.client
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
+from aiohttp import web
 from tests.serve.helpers import Served, serve
+
+from redline.commands._serve_server import GuardedServer
+from redline.serve_guard import ServeGuard, host_port, interface_addresses, new_token
 
 TIMEOUT = 60.0  # hang guard per request
 
@@ -25,7 +32,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     env_before = os.environ.get("REDLINE_CONFIG_DIR")
     os.environ["REDLINE_CONFIG_DIR"] = str(config)
     try:
-        with serve(["-C", str(workspace)]) as served:
+        with serve(["-C", str(workspace), "--allow-host", "devbox.test"]) as served:
             yield served
     finally:
         if env_before is None:
@@ -178,8 +185,59 @@ def test_refusals_are_logged_without_the_token(server: Served) -> None:
     log = "".join(server.output)
     assert "refused GET /***/: Wrong token" in log
     assert "refused GET /***/ws: Host 'evil.example' is not this server" in log
-    assert log.count(server.token) == 1  # only in the start URL
-    assert server.token[:-1] not in log.replace(server.url, "")
+    urls = [line for line in server.output if line.startswith("  http://")]
+    assert len(urls) == 2  # 127.0.0.1 and the --allow-host name
+    assert log.count(server.token) == 2  # only in the start URLs
+    assert server.token[:-1] not in "".join(line for line in server.output if line not in urls)
+
+
+def test_allow_host_lets_that_name_in(server: Served) -> None:
+    assert f"  http://devbox.test:{server.port}{server.prefix}\n" in server.output
+    host = f"devbox.test:{server.port}"
+    status, _, body = request(
+        server, server.prefix, host=host, headers={"Origin": f"http://{host}"}
+    )
+    assert status == 200 and f"ws://{host}{server.prefix}ws" in body
+    for other in (f"devbox.test:{server.port + 1}", f"other.test:{server.port}"):
+        status, _, body = request(server, server.prefix, host=other)
+        assert status == 403 and "is not this server" in body, other
+
+
+async def test_a_wildcard_bind_answers_to_the_machines_own_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server bound to every interface (as --host 0.0.0.0 does) serves a request whose
+    Host is one of this machine's interface addresses, even where the host name resolves
+    to loopback (stock Debian's /etc/hosts). The test server listens on 127.0.0.1 only."""
+    monkeypatch.setattr(socket, "gethostbyname_ex", lambda name: (name, [], ["127.0.1.1"]))
+    own = sorted(a for a in interface_addresses() if not ipaddress.ip_address(a).is_loopback)
+    if not own:
+        pytest.skip("this machine has no network address besides loopback")
+    token = new_token()
+    server = GuardedServer("true", host="0.0.0.0", port=0, title="redline")
+    runner = web.AppRunner(await server._make_app(), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        server.guard = ServeGuard("0.0.0.0", port, token)
+        async with aiohttp.ClientSession() as client:
+            for address in own:
+                host = host_port(address, port)
+                async with client.get(
+                    f"http://127.0.0.1:{port}/{token}/",
+                    headers={"Host": host, "Origin": f"http://{host}"},
+                ) as response:
+                    assert response.status == 200, address
+                    assert f"ws://{host}/{token}/ws" in await response.text()
+            async with client.get(
+                f"http://127.0.0.1:{port}/{token}/", headers={"Host": f"203.0.113.9:{port}"}
+            ) as response:
+                assert response.status == 403  # an address this machine does not have
+                assert "is not this server" in await response.text()
+    finally:
+        await runner.cleanup()
 
 
 def run_serve(*args: str) -> subprocess.CompletedProcess[str]:
@@ -211,4 +269,7 @@ def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
     assert done.returncode == 2 and "is not a folder" in done.stderr
     done = run_serve("-C", str(tmp_path), "--port", "70000")
     assert done.returncode == 2 and "65535" in done.stderr
+    done = run_serve("-C", str(tmp_path), "--allow-host", "http://devbox", "--port", "0")
+    assert done.returncode == 2
+    assert "argument --allow-host: 'http://devbox' is not a host name" in done.stderr
     assert all("Traceback" not in text for text in (done.stderr, done.stdout))

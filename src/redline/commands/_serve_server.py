@@ -172,9 +172,11 @@ async def serve(
     token: str,
     on_ready: Callable[[ServeGuard], None],
     stop: asyncio.Event | None = None,
+    allow_hosts: tuple[str, ...] = (),
 ) -> None:
     """Bind, call ``on_ready`` with the guard (the real port known), serve until ``stop``
-    is set or SIGINT/SIGTERM arrives, then close every dashboard and the listener."""
+    is set or SIGINT/SIGTERM arrives, then close every dashboard and the listener.
+    ``allow_hosts`` are the ``--allow-host`` values (already checked)."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -187,7 +189,7 @@ async def serve(
         site = web.TCPSite(runner, server.host, server.port)
         await site.start()
         port = _bound_port(runner, server.port)
-        server.guard = ServeGuard(server.host, port, token)
+        server.guard = ServeGuard(server.host, port, token, extra_hosts=allow_hosts)
         server.port = port
         on_ready(server.guard)
         await stop.wait()

@@ -25,6 +25,17 @@ def _port(text: str) -> int:
     return value
 
 
+def _allowed_host(text: str) -> str:
+    from redline.serve_guard import allowed_host
+
+    try:
+        return allowed_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix(f"--allow-host {text!r}: ")
+        ) from None
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Prints a URL holding a secret token; only requests with it (and with this server's "
@@ -37,6 +48,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_HOST,
         help=f"address to listen on (default: {DEFAULT_HOST}, this machine only; any other "
         "address prints a warning)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        dest="allow_hosts",
+        metavar="NAME",
+        type=_allowed_host,
+        action="append",
+        default=[],
+        help="also accept requests whose Host is NAME (or NAME:PORT): a name of this machine "
+        "the browser uses that redline does not know (repeatable; see docs/serve.md)",
     )
     parser.add_argument(
         "--port",
@@ -137,10 +158,12 @@ def run(args: argparse.Namespace) -> int:
     if (host_note := host_warning(args.host)) is not None:
         print(f"redline serve: warning: {host_note}", file=sys.stderr, flush=True)
     command = shlex.join(child_command(args, root_text))
-    return _serve(command, args.host, args.port, where)
+    return _serve(command, args.host, args.port, where, tuple(args.allow_hosts))
 
 
-def _serve(command: str, host: str, port: int, where: str) -> int:
+def _serve(
+    command: str, host: str, port: int, where: str, allow_hosts: tuple[str, ...] = ()
+) -> int:
     import asyncio
 
     from redline.commands._serve_server import GuardedServer, configure_logging, serve
@@ -158,7 +181,7 @@ def _serve(command: str, host: str, port: int, where: str) -> int:
     configure_logging()
     server = GuardedServer(command, host=host, port=port, title="redline")
     try:
-        asyncio.run(serve(server, token=new_token(), on_ready=ready))
+        asyncio.run(serve(server, token=new_token(), on_ready=ready, allow_hosts=allow_hosts))
     except OSError as exc:
         print(
             f"redline serve: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr
