@@ -272,4 +272,24 @@ def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
     done = run_serve("-C", str(tmp_path), "--allow-host", "http://devbox", "--port", "0")
     assert done.returncode == 2
     assert "argument --allow-host: 'http://devbox' is not a host name" in done.stderr
+    # A model every tab would fail to start with is an error before serving.
+    done = run_serve("-C", str(tmp_path), "--model", "bogus", "--port", "0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.endswith(
+        "redline serve: model 'bogus': expected scripted:PLAN.json, openai:MODEL or "
+        "anthropic:MODEL\n"
+    )
+    done = run_serve("-C", str(tmp_path), "--model", "scripted:missing.json", "--port", "0")
+    assert done.returncode == 2 and "missing.json does not exist" in done.stderr
+    done = run_serve(
+        "-C",
+        str(tmp_path),
+        "--model",
+        "openai:m",
+        "--api-key-env",
+        "REDLINE_NO_SUCH_KEY",
+        "--port",
+        "0",
+    )
+    assert done.returncode == 1 and "REDLINE_NO_SUCH_KEY is not set" in done.stderr
     assert all("Traceback" not in text for text in (done.stderr, done.stdout))

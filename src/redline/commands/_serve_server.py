@@ -13,7 +13,10 @@ line it is given, run through the shell) and relays the terminal stream. Here it
 - an index page whose websocket URL uses the Host the browser asked for (so ``localhost``
   and ``127.0.0.1`` both work), without the remote web font, with an empty icon (so the
   browser does not ask for ``/favicon.ico``, outside the prefix);
-- its own runner, so ``--port 0`` picks a free port and the printed URL names it.
+- its own runner, so ``--port 0`` picks a free port and the printed URL names it;
+- ``DashboardProcess``: each tab's dashboard with its stderr logged line by line as it
+  comes, and shown in the page when the dashboard cannot start or fails (textual-serve
+  would leave the page blank and print the text only once the tab closes).
 
 Imported only by ``commands/serve.py`` when the command runs.
 """
@@ -26,6 +29,7 @@ import logging
 import re
 import signal
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +37,7 @@ from typing import Any
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from redline.serve_guard import ServeGuard, loggable_path
@@ -61,8 +66,102 @@ SECURITY_HEADERS = {
 }
 _REMOTE_STYLESHEET = re.compile(r"<link\b[^>]*https?://[^>]*>\s*", re.IGNORECASE)
 _EMPTY_ICON = '<link rel="icon" href="data:," />'
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+STDERR_LINES = 40  # the last lines of a failed dashboard's stderr shown in its page
+STDERR_LINE_BYTES = 4096  # a longer line is cut there
+ENDING_GRACE = 5.0  # seconds a dashboard whose screen ended gets to exit and close stderr
 
 log = logging.getLogger("redline.serve")
+
+
+class DashboardProcess(AppService):
+    """textual-serve's process runner for one tab, with the dashboard's stderr taken over.
+
+    textual-serve keeps the stderr to itself until the tab closes, so a dashboard that
+    cannot start (a bad option, a broken config) leaves a blank page. Here every stderr
+    line goes to the server's log as it comes, and when the dashboard ends without having
+    shown a screen, or with a failure status, the page shows its last lines.
+    """
+
+    def __init__(self, command: str, **kwargs: Any) -> None:
+        super().__init__(command, **kwargs)
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
+        self.started = False  # the dashboard drew something
+        self.ended = False  # its screen stream ended: keys and resizes go nowhere
+        self._relay: asyncio.Task[None] | None = None
+
+    async def _open_app_process(
+        self, width: int = 80, height: int = 24
+    ) -> asyncio.subprocess.Process:
+        process = await super()._open_app_process(width, height)
+        stderr, process.stderr = process.stderr, asyncio.StreamReader()
+        process.stderr.feed_eof()  # textual-serve reads nothing; _relay_stderr has it all
+        if stderr is not None:
+            self._relay = asyncio.create_task(self._relay_stderr(stderr))
+        return process
+
+    async def _relay_stderr(self, stream: asyncio.StreamReader) -> None:
+        pending = b""
+        while chunk := await stream.read(STDERR_LINE_BYTES):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) >= STDERR_LINE_BYTES:
+                lines.append(pending)
+                pending = b""
+            for line in lines:
+                self._note(line)
+        if pending:
+            self._note(pending)
+
+    def _note(self, line: bytes) -> None:
+        text = _CONTROL.sub("?", line.decode("utf-8", "replace").rstrip("\r"))
+        text = text[:STDERR_LINE_BYTES]
+        if text.strip():
+            self.stderr_tail.append(text)
+            log.warning("dashboard: %s", text)
+
+    async def on_data(self, payload: bytes) -> None:
+        self.started = True
+        await super().on_data(payload)
+
+    async def send_bytes(self, data: bytes) -> bool:
+        return False if self.ended else await super().send_bytes(data)
+
+    async def send_meta(self, data: dict[str, str | int | bool | None]) -> bool:
+        return False if self.ended else await super().send_meta(data)
+
+    async def run(self) -> None:
+        """textual-serve's loop, then: if the dashboard failed, say so in the page."""
+        try:
+            await super().run()
+        finally:
+            self.ended = True
+        process = self._process
+        code: int | None = None
+        if process is not None:
+            with contextlib.suppress(TimeoutError):
+                code = await asyncio.wait_for(process.wait(), ENDING_GRACE)
+        if self._relay is not None:
+            await asyncio.wait({self._relay}, timeout=ENDING_GRACE)
+            self._relay.cancel()
+        if self.started and code in (0, None):
+            return
+        what = "could not start" if not self.started else "stopped"
+        status = f"exit status {code}" if code is not None else "still running"
+        log.warning("a tab's dashboard %s (%s)", what, status)
+        lines = list(self.stderr_tail) or ["(it printed no reason)"]
+        text = "\r\n".join(
+            [
+                f"redline serve: this tab's dashboard {what} ({status}):",
+                "",
+                *lines,
+                "",
+                "The server's terminal shows the same. Fix the cause, then reload this page.",
+            ]
+        )
+        # \x1bc resets the terminal: off the dashboard's screen, cursor home.
+        with contextlib.suppress(Exception):
+            await self.remote_write_bytes(b"\x1bc" + text.encode("utf-8") + b"\r\n")
 
 
 class GuardedServer(Server):
@@ -158,6 +257,32 @@ class GuardedServer(Server):
             response.text = text.replace("<head>", f"<head>\n    {_EMPTY_ICON}", 1)
         return response
 
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        """One tab: a websocket relaying the screen and keys of its own ``DashboardProcess``
+        (textual-serve's handler, with redline's process runner)."""
+        websocket = web.WebSocketResponse(heartbeat=15)
+        width = _size(request.query.get("width"), 80)
+        height = _size(request.query.get("height"), 24)
+        await websocket.prepare(request)
+        service = DashboardProcess(
+            self.command,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=websocket.close,
+            download_manager=self.download_manager,
+            debug=self.debug,
+        )
+        try:
+            await service.start(width, height)
+            await self._process_messages(websocket, service)
+        except asyncio.CancelledError:
+            await websocket.close()
+        except Exception as error:  # a broken message from the page: log it, end the tab
+            log.warning("a tab's websocket failed: %s", error)
+        finally:
+            await service.stop()
+        return websocket
+
     async def handle_static(self, request: web.Request) -> web.StreamResponse:
         """One of textual-serve's own static files (a fixed list: no path is ever joined)."""
         path = self._static_files.get(request.match_info["name"])
@@ -195,6 +320,13 @@ async def serve(
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+def _size(text: str | None, default: int) -> int:
+    """A terminal width or height from the websocket URL (1 to 1000), else ``default``."""
+    if text is None or not text.isascii() or not text.isdigit():
+        return default
+    return min(max(int(text), 1), 1000)
 
 
 def _bound_port(runner: web.AppRunner, asked: int) -> int:

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from redline.commands import dashboard
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from redline.config import Settings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -153,12 +159,54 @@ def run(args: argparse.Namespace) -> int:
             return 2
         for warning in settings.warnings:
             print(f"redline serve: warning: {warning}", file=sys.stderr)
+        if (failed := _check_agent(args, root, settings)) is not None:
+            return failed
         where = f"the dashboard on {root}"
         root_text = str(root)
     if (host_note := host_warning(args.host)) is not None:
         print(f"redline serve: warning: {host_note}", file=sys.stderr, flush=True)
     command = shlex.join(child_command(args, root_text))
     return _serve(command, args.host, args.port, where, tuple(args.allow_hosts))
+
+
+def _check_agent(args: argparse.Namespace, root: Path, settings: Settings) -> int | None:
+    """Build what every tab's dashboard would start with (the model's provider, or the
+    ``--agent`` spec) once, before serving: a bad ``--model`` is an error here, in the
+    terminal, instead of a page that never shows a dashboard. None when it builds."""
+    import asyncio
+
+    if args.agent is not None:
+        from redline.drivers.acp.spec import AgentSpecError, resolve_agent
+
+        try:
+            resolve_agent(args.agent, root, trusted=True if args.trust else None)
+        except (AgentSpecError, OSError) as exc:
+            print(f"redline serve: {exc}", file=sys.stderr)
+            return 2
+        return None
+    if not settings.model:
+        return None  # the dashboard opens and says how to configure one
+    from redline.drivers.model.providers import ModelSpecError, ProviderError, create_provider
+
+    try:
+        provider = create_provider(
+            settings.model,
+            cwd=root,
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            api_key_env=settings.api_key_env,
+        )
+    except ModelSpecError as exc:
+        print(f"redline serve: {exc}", file=sys.stderr)
+        return 2
+    except (ProviderError, ValueError, OSError) as exc:
+        print(
+            f"redline serve: cannot start the agent with {settings.model!r}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    asyncio.run(provider.aclose())
+    return None
 
 
 def _serve(
