@@ -69,6 +69,7 @@ _EMPTY_ICON = '<link rel="icon" href="data:," />'
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 STDERR_LINES = 40  # the last lines of a failed dashboard's stderr shown in its page
 STDERR_LINE_BYTES = 4096  # a longer line is cut there
+_STOPPED_ON_REQUEST = frozenset({-signal.SIGINT, -signal.SIGTERM, -signal.SIGHUP})
 ENDING_GRACE = 5.0  # seconds a dashboard whose screen ended gets to exit and close stderr
 
 log = logging.getLogger("redline.serve")
@@ -144,8 +145,8 @@ class DashboardProcess(AppService):
         if self._relay is not None:
             await asyncio.wait({self._relay}, timeout=ENDING_GRACE)
             self._relay.cancel()
-        if self.started and code in (0, None):
-            return
+        if self.started and (code in (0, None) or code in _STOPPED_ON_REQUEST):
+            return  # it quit, or was stopped (Ctrl+C in the server's terminal reaches it too)
         what = "could not start" if not self.started else "stopped"
         status = f"exit status {code}" if code is not None else "still running"
         log.warning("a tab's dashboard %s (%s)", what, status)
