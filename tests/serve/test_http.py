@@ -179,11 +179,11 @@ def test_the_websocket_upgrade_checks_origin_and_token(server: Served) -> None:
 
 
 def test_refusals_are_logged_without_the_token(server: Served) -> None:
-    request(server, "/wrong-token-here/")
+    request(server, "/wrong-token-here/first")
     request(server, f"{server.prefix}ws", host="evil.example")  # the right token, refused
-    request(server, f"/{server.token[:-1]}/")  # a near miss
-    log = "".join(server.output)
-    assert "refused GET /***/: Wrong token" in log
+    request(server, f"/{server.token[:-1]}/near-miss")
+    log = server.wait_printed("refused GET /***/near-miss: Wrong token")  # the last one
+    assert "refused GET /***/first: Wrong token" in log
     assert "refused GET /***/ws: Host 'evil.example' is not this server" in log
     urls = [line for line in server.output if line.startswith("  http://")]
     assert len(urls) == 2  # 127.0.0.1 and the --allow-host name

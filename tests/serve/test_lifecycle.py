@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from tests.serve.helpers import Served, serve
+from tests.serve.helpers import serve
 
 from redline.resources import demo_plan_path
 
@@ -49,15 +49,6 @@ async def test_stopping_the_server_quits_every_dashboard(tmp_path: Path) -> None
         assert list(temp.glob("redline-demo-*")) == []
 
 
-async def wait_for_output(served: Served, text: str) -> str:
-    deadline = time.monotonic() + GUARD
-    while text not in (log := "".join(served.output)):
-        if time.monotonic() > deadline:  # a hang guard, not a speed check
-            raise AssertionError(f"the server never printed {text!r}: {log!r}")
-        await asyncio.sleep(0.05)  # the reader thread appends what the server prints
-    return log
-
-
 async def test_a_dashboard_that_cannot_start_says_why_in_the_page_and_the_log(
     tmp_path: Path,
 ) -> None:
@@ -83,6 +74,6 @@ async def test_a_dashboard_that_cannot_start_says_why_in_the_page_and_the_log(
             assert f"redline: plan file {plan} does not exist" in screen
             assert not socket.closed  # the page keeps showing the reason
             await socket.close()
-        log = await wait_for_output(served, "could not start (exit status 2)")
+        log = await asyncio.to_thread(served.wait_printed, "could not start (exit status 2)")
         assert f"redline serve: dashboard: redline: plan file {plan} does not exist" in log
         assert "Traceback" not in log
