@@ -238,7 +238,9 @@ class ServeGuard:
     # The host names, resolved once; interface addresses are read again when a Host
     # header is missing from the list (an address may have come up since the start).
     _names: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
-    _hosts: list[frozenset[str]] = field(default_factory=list, init=False, repr=False)
+    _hosts: list[frozenset[str]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         host = self.host.strip().lower()
