@@ -22,10 +22,12 @@ import aiohttp
 
 async def first_screen(port: int, token: str) -> float:
     origin = f"http://127.0.0.1:{port}"
-    headers = {"Origin": origin, "Cookie": f"redline-serve-{port}={token}"}
+    headers = {"Origin": origin}
     async with aiohttp.ClientSession() as client:
         started = time.perf_counter()
-        socket = await client.ws_connect(f"{origin}/ws?width=120&height=40", headers=headers)
+        socket = await client.ws_connect(
+            f"{origin}/{token}/ws?width=120&height=40", headers=headers
+        )
         received = 0
         while received < 2000:  # the first full screen is several kilobytes
             message = await asyncio.wait_for(socket.receive(), 120)
@@ -48,7 +50,7 @@ def one_run(workspace: str) -> tuple[float, float]:
         assert process.stdout is not None
         url = ""
         for line in process.stdout:
-            if found := re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line):
+            if found := re.search(r"http://127\.0\.0\.1:(\d+)/([A-Za-z0-9_-]{40,})/", line):
                 url = found.group(0)
                 break
         ready = time.perf_counter() - started

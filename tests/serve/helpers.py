@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 START_GUARD = 120.0  # seconds: a hang guard, far above the usual second or two
@@ -20,8 +20,19 @@ START_GUARD = 120.0  # seconds: a hang guard, far above the usual second or two
 @dataclass
 class Served:
     process: subprocess.Popen[str]
-    url: str  # the printed start URL, with the token
+    url: str  # the printed start URL: http://127.0.0.1:PORT/TOKEN/
     output: list[str]  # everything the server printed so far (stdout and stderr)
+    printed: threading.Condition = field(default_factory=threading.Condition)
+
+    def wait_printed(self, text: str, times: int = 1) -> str:
+        """Everything printed so far, once ``text`` is in it ``times`` times (the reader
+        thread appends lines as the server prints them, maybe after the reply they log)."""
+        with self.printed:
+            if not self.printed.wait_for(
+                lambda: "".join(self.output).count(text) >= times, START_GUARD
+            ):
+                raise AssertionError(f"the server never printed {text!r}: {self.output!r}")
+            return "".join(self.output)
 
     @property
     def port(self) -> int:
@@ -29,7 +40,12 @@ class Served:
 
     @property
     def token(self) -> str:
-        return self.url.split("token=", 1)[1]
+        return urlsplit(self.url).path.strip("/")
+
+    @property
+    def prefix(self) -> str:
+        """The secret path every URL of the server starts with."""
+        return f"/{self.token}/"
 
 
 @contextmanager
@@ -48,13 +64,16 @@ def serve(
         env=env,
     )
     output: list[str] = []
+    printed = threading.Condition()
     lines: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:
         # Keep reading all the server prints, so a full pipe never blocks it.
         assert process.stdout is not None
         for line in process.stdout:
-            output.append(line)
+            with printed:
+                output.append(line)
+                printed.notify_all()
             lines.put(line)
         lines.put(None)
 
@@ -69,10 +88,10 @@ def serve(
                 continue
             if line is None:
                 break
-            found = re.search(r"http://\S+\?token=\S+", line)
+            found = re.search(r"http://\S+:\d+/[A-Za-z0-9_-]{40,}/", line)
             url = found.group(0) if found else None
         assert url is not None, f"redline serve printed no URL: {''.join(output)!r}"
-        yield Served(process, url, output)
+        yield Served(process, url, output, printed)
     finally:
         process.terminate()
         try:

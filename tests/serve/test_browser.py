@@ -2,17 +2,21 @@
 
 The page is opened with the printed token, the demo's pending actions arrive over the
 websocket, ``y`` typed into the page applies the top one, and the applied resolution comes
-back. What the terminal shows is read from the websocket frames the browser received (the
+back. A page on another local port, opened in the same browser afterwards, never receives
+the credential. What the terminal shows is read from the websocket frames the browser received (the
 terminal draws on a canvas). With REDLINE_UPDATE_SCREENSHOTS=1 its screenshot refreshes screenshots/browser.png.
 """
 
 from __future__ import annotations
 
+import http.server
 import os
 import re
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +115,82 @@ def test_review_the_demo_in_a_browser() -> None:
             if time.monotonic() > deadline:  # a hang guard, not a speed check
                 raise AssertionError(f"{folder} was not removed")
             time.sleep(0.1)
+
+
+@contextmanager
+def other_local_server() -> Iterator[tuple[int, list[str]]]:
+    """Another program on 127.0.0.1 the user visits: it records every request it gets
+    (request line and headers) and its page asks it for more (fetch, image, form)."""
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(f"{self.requestline}\n{self.headers}")
+            body = (
+                b"<!doctype html><title>other</title>"
+                b"<img src='/pixel.png'><script>fetch('/probe', {credentials: 'include'})"
+                b".then(() => { document.title = 'probed'; });</script>"
+            )
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_another_local_port_never_receives_the_credential() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    frames: list[bytes] = []
+
+    def on_websocket(websocket: Any) -> None:
+        websocket.on(
+            "framereceived",
+            lambda payload: frames.append(payload if isinstance(payload, bytes) else b""),
+        )
+
+    def screen_text() -> str:
+        return _ESCAPES.sub(b"", b"".join(frames)).decode("utf-8", "replace")
+
+    with (
+        other_local_server() as (other_port, seen),
+        serve(["--demo", "--no-wait"]) as served,
+        sync_api.sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context()
+            page = context.new_page()
+            page.on("websocket", on_websocket)
+            page.goto(served.url, timeout=GUARD * 1000)
+            # The dashboard works through the printed URL, its websocket included.
+            wait_for(lambda: "5 pending" in screen_text(), "the dashboard over the websocket", page)
+            page.locator("#terminal").click()
+            page.keyboard.press("y")
+            wait_for(lambda: "4 pending" in screen_text(), "the applied action", page)
+            assert context.cookies() == []  # the browser holds no credential to hand out
+
+            # The user then visits another program's page on this machine, in a new tab
+            # and by typing its address in the dashboard's own tab.
+            other = f"http://127.0.0.1:{other_port}/"
+            for tab in (context.new_page(), page):
+                tab.goto(other, timeout=GUARD * 1000)
+                wait_for(lambda tab=tab: tab.title() == "probed", "the other page's fetch", tab)
+        finally:
+            browser.close()
+    assert len(seen) >= 4  # two pages and their fetches reached the other server
+    received = "\n".join(seen)
+    assert served.token not in received
+    assert "redline-serve" not in received and "Cookie" not in received

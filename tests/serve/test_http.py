@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import base64
 import http.client
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
+from aiohttp import web
 from tests.serve.helpers import Served, serve
+
+from redline.commands._serve_server import GuardedServer
+from redline.serve_guard import ServeGuard, host_port, interface_addresses, new_token
 
 TIMEOUT = 60.0  # hang guard per request
 
@@ -25,7 +32,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     env_before = os.environ.get("REDLINE_CONFIG_DIR")
     os.environ["REDLINE_CONFIG_DIR"] = str(config)
     try:
-        with serve(["-C", str(workspace)]) as served:
+        with serve(["-C", str(workspace), "--allow-host", "devbox.test"]) as served:
             yield served
     finally:
         if env_before is None:
@@ -57,7 +64,7 @@ def request(
         connection.close()
 
 
-def websocket_headers(origin: str | None, cookie: str | None = None) -> dict[str, str]:
+def websocket_headers(origin: str | None) -> dict[str, str]:
     headers = {
         "Connection": "Upgrade",
         "Upgrade": "websocket",
@@ -66,49 +73,73 @@ def websocket_headers(origin: str | None, cookie: str | None = None) -> dict[str
     }
     if origin is not None:
         headers["Origin"] = origin
-    if cookie is not None:
-        headers["Cookie"] = cookie
     return headers
 
 
-def test_the_printed_url_is_local_with_a_long_token(server: Served) -> None:
-    assert server.url.startswith(f"http://127.0.0.1:{server.port}/?token=")
+def test_the_printed_url_is_local_with_the_token_as_its_path(server: Served) -> None:
+    assert server.url == f"http://127.0.0.1:{server.port}/{server.token}/"
     assert len(server.token) >= 40
 
 
-def test_right_token_gets_the_page_and_a_cookie(server: Served) -> None:
-    status, headers, body = request(server, f"/?token={server.token}")
+def test_the_token_path_gets_the_page_and_no_cookie(server: Served) -> None:
+    for path in (server.prefix, server.prefix.rstrip("/")):
+        status, headers, body = request(server, path)
+        assert status == 200, path
+        assert "set-cookie" not in headers  # nothing another local port could be sent
+        assert "textual-terminal" in body
+        assert f"ws://127.0.0.1:{server.port}{server.prefix}ws" in body
+        assert "fonts.googleapis.com" not in body  # the page loads nothing from elsewhere
+        assert f"{server.prefix}static/css/xterm.css" in body
+        assert f"{server.prefix}static/js/textual.js" in body
+        assert '<link rel="icon" href="data:," />' in body  # no request for /favicon.ico
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert headers["referrer-policy"] == "no-referrer"
+
+
+def test_static_files_live_under_the_token_path(server: Served) -> None:
+    status, headers, body = request(server, f"{server.prefix}static/js/textual.js")
+    assert status == 200 and "set-cookie" not in headers and len(body) > 1000
+    status, _, _ = request(server, f"{server.prefix}static/fonts/RobotoMono-VariableFont_wght.ttf")
     assert status == 200
-    assert "textual-terminal" in body and f"ws://127.0.0.1:{server.port}/ws" in body
-    assert "fonts.googleapis.com" not in body  # the page loads nothing from elsewhere
-    assert "/static/css/xterm.css" in body and "/static/js/textual.js" in body
-    cookie = headers["set-cookie"]
-    assert cookie.startswith(f"redline-serve-{server.port}={server.token};")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    assert "frame-ancestors 'none'" in headers["content-security-policy"]
-    assert headers["referrer-policy"] == "no-referrer"
+    for missing in (
+        "static/nope.js",
+        "static/../server.py",
+        "static/%2e%2e/server.py",
+        "download/k",
+    ):
+        status, _, _ = request(server, f"{server.prefix}{missing}")
+        assert status == 404, missing
 
 
-def test_the_cookie_stands_for_the_token(server: Served) -> None:
+def test_the_token_counts_only_in_the_path(server: Served) -> None:
+    # Neither the old ?token= form nor a cookie holding the token opens anything.
     cookie = f"redline-serve-{server.port}={server.token}"
-    status, _, _ = request(server, "/static/js/textual.js", headers={"Cookie": cookie})
-    assert status == 200
-    status, _, body = request(server, "/", headers={"Cookie": f"{cookie}x"})
-    assert status == 403 and "Wrong token" in body
+    for path, headers in (
+        (f"/?token={server.token}", {}),
+        ("/", {"Cookie": cookie}),
+        ("/static/js/textual.js", {"Cookie": cookie}),
+        (f"/ws?token={server.token}", {}),
+    ):
+        status, _, body = request(server, path, headers=headers)
+        assert status == 403, path
+        assert "No token" in body or "Wrong token" in body
 
 
 def test_no_token_is_refused_everywhere(server: Served) -> None:
-    for path in ("/", "/static/js/textual.js", "/static/", "/download/abc", "/ws"):
+    status, _, body = request(server, "/")
+    assert status == 403 and "No token" in body
+    for path in ("/static/js/textual.js", "/static/", "/download/abc", "/ws", "/favicon.ico"):
         status, _, body = request(server, path)
         assert status == 403, path
-        assert "No token" in body
+        assert "Wrong token" in body
 
 
 def test_wrong_token_is_refused(server: Served) -> None:
     for token in ("x", server.token[:-1], server.token + "a", "%C3%A9" * 43, "%FF"):
-        status, _, body = request(server, f"/?token={token}")
-        assert status == 403
-        assert "Wrong token" in body
+        for rest in ("", "ws", "static/js/textual.js"):
+            status, _, body = request(server, f"/{token}/{rest}")
+            assert status == 403, (token, rest)
+            assert "Wrong token" in body
 
 
 def test_a_foreign_host_is_refused_even_with_the_token(server: Served) -> None:
@@ -119,43 +150,94 @@ def test_a_foreign_host_is_refused_even_with_the_token(server: Served) -> None:
         f"localhost.evil.example:{server.port}",
         "",
     ):
-        status, _, body = request(server, f"/?token={server.token}", host=host)
+        status, _, body = request(server, server.prefix, host=host)
         assert status == 403, host
         assert "is not this server" in body
-    status, _, body = request(server, f"/?token={server.token}", host=f"localhost:{server.port}")
+    status, _, body = request(server, server.prefix, host=f"localhost:{server.port}")
     assert status == 200
-    assert f"ws://localhost:{server.port}/ws" in body
+    assert f"ws://localhost:{server.port}{server.prefix}ws" in body
 
 
 def test_a_foreign_origin_is_refused(server: Served) -> None:
     for origin in ("http://evil.example", f"http://localhost:{server.port}", "null"):
-        status, _, body = request(server, f"/?token={server.token}", headers={"Origin": origin})
+        status, _, body = request(server, server.prefix, headers={"Origin": origin})
         assert status == 403, origin
         assert "may not use this server" in body
 
 
 def test_the_websocket_upgrade_checks_origin_and_token(server: Served) -> None:
-    cookie = f"redline-serve-{server.port}={server.token}"
+    own = f"http://127.0.0.1:{server.port}"
     status, _, body = request(
-        server, "/ws", headers=websocket_headers("http://evil.example", cookie)
+        server, f"{server.prefix}ws", headers=websocket_headers("http://evil.example")
     )
     assert status == 403 and "Origin" in body
-    status, _, body = request(
-        server, "/ws", headers=websocket_headers(f"http://127.0.0.1:{server.port}")
-    )
-    assert status == 403 and "No token" in body
-    status, headers, _ = request(
-        server, "/ws", headers=websocket_headers(f"http://127.0.0.1:{server.port}", cookie)
-    )
+    status, _, body = request(server, "/ws", headers=websocket_headers(own))
+    assert status == 403 and "Wrong token" in body
+    status, headers, _ = request(server, f"{server.prefix}ws", headers=websocket_headers(own))
     assert status == 101
     assert headers["upgrade"].lower() == "websocket"
 
 
 def test_refusals_are_logged_without_the_token(server: Served) -> None:
-    request(server, "/?token=wrong-token-here")
-    log = "".join(server.output)
-    assert "refused GET /: Wrong token" in log
-    assert log.count(server.token) == 1  # only in the start URL
+    request(server, "/wrong-token-here/first")
+    request(server, f"{server.prefix}ws", host="evil.example")  # the right token, refused
+    request(server, f"/{server.token[:-1]}/near-miss")
+    log = server.wait_printed("refused GET /***/near-miss: Wrong token")  # the last one
+    assert "refused GET /***/first: Wrong token" in log
+    assert "refused GET /***/ws: Host 'evil.example' is not this server" in log
+    urls = [line for line in server.output if line.startswith("  http://")]
+    assert len(urls) == 2  # 127.0.0.1 and the --allow-host name
+    assert log.count(server.token) == 2  # only in the start URLs
+    assert server.token[:-1] not in "".join(line for line in server.output if line not in urls)
+
+
+def test_allow_host_lets_that_name_in(server: Served) -> None:
+    assert f"  http://devbox.test:{server.port}{server.prefix}\n" in server.output
+    host = f"devbox.test:{server.port}"
+    status, _, body = request(
+        server, server.prefix, host=host, headers={"Origin": f"http://{host}"}
+    )
+    assert status == 200 and f"ws://{host}{server.prefix}ws" in body
+    for other in (f"devbox.test:{server.port + 1}", f"other.test:{server.port}"):
+        status, _, body = request(server, server.prefix, host=other)
+        assert status == 403 and "is not this server" in body, other
+
+
+async def test_a_wildcard_bind_answers_to_the_machines_own_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server bound to every interface (as --host 0.0.0.0 does) serves a request whose
+    Host is one of this machine's interface addresses, even where the host name resolves
+    to loopback (stock Debian's /etc/hosts). The test server listens on 127.0.0.1 only."""
+    monkeypatch.setattr(socket, "gethostbyname_ex", lambda name: (name, [], ["127.0.1.1"]))
+    own = sorted(a for a in interface_addresses() if not ipaddress.ip_address(a).is_loopback)
+    if not own:
+        pytest.skip("this machine has no network address besides loopback")
+    token = new_token()
+    server = GuardedServer("true", host="0.0.0.0", port=0, title="redline")
+    runner = web.AppRunner(await server._make_app(), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        server.guard = ServeGuard("0.0.0.0", port, token)
+        async with aiohttp.ClientSession() as client:
+            for address in own:
+                host = host_port(address, port)
+                async with client.get(
+                    f"http://127.0.0.1:{port}/{token}/",
+                    headers={"Host": host, "Origin": f"http://{host}"},
+                ) as response:
+                    assert response.status == 200, address
+                    assert f"ws://{host}/{token}/ws" in await response.text()
+            async with client.get(
+                f"http://127.0.0.1:{port}/{token}/", headers={"Host": f"203.0.113.9:{port}"}
+            ) as response:
+                assert response.status == 403  # an address this machine does not have
+                assert "is not this server" in await response.text()
+    finally:
+        await runner.cleanup()
 
 
 def run_serve(*args: str) -> subprocess.CompletedProcess[str]:
@@ -187,4 +269,27 @@ def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
     assert done.returncode == 2 and "is not a folder" in done.stderr
     done = run_serve("-C", str(tmp_path), "--port", "70000")
     assert done.returncode == 2 and "65535" in done.stderr
+    done = run_serve("-C", str(tmp_path), "--allow-host", "http://devbox", "--port", "0")
+    assert done.returncode == 2
+    assert "argument --allow-host: 'http://devbox' is not a host name" in done.stderr
+    # A model every tab would fail to start with is an error before serving.
+    done = run_serve("-C", str(tmp_path), "--model", "bogus", "--port", "0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.endswith(
+        "redline serve: model 'bogus': expected scripted:PLAN.json, openai:MODEL or "
+        "anthropic:MODEL\n"
+    )
+    done = run_serve("-C", str(tmp_path), "--model", "scripted:missing.json", "--port", "0")
+    assert done.returncode == 2 and "missing.json does not exist" in done.stderr
+    done = run_serve(
+        "-C",
+        str(tmp_path),
+        "--model",
+        "openai:m",
+        "--api-key-env",
+        "REDLINE_NO_SUCH_KEY",
+        "--port",
+        "0",
+    )
+    assert done.returncode == 1 and "REDLINE_NO_SUCH_KEY is not set" in done.stderr
     assert all("Traceback" not in text for text in (done.stderr, done.stdout))

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from redline.commands import dashboard
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from redline.config import Settings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -25,6 +31,17 @@ def _port(text: str) -> int:
     return value
 
 
+def _allowed_host(text: str) -> str:
+    from redline.serve_guard import allowed_host
+
+    try:
+        return allowed_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix(f"--allow-host {text!r}: ")
+        ) from None
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Prints a URL holding a secret token; only requests with it (and with this server's "
@@ -37,6 +54,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_HOST,
         help=f"address to listen on (default: {DEFAULT_HOST}, this machine only; any other "
         "address prints a warning)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        dest="allow_hosts",
+        metavar="NAME",
+        type=_allowed_host,
+        action="append",
+        default=[],
+        help="also accept requests whose Host is NAME (or NAME:PORT): a name of this machine "
+        "the browser uses that redline does not know (repeatable; see docs/serve.md)",
     )
     parser.add_argument(
         "--port",
@@ -132,15 +159,59 @@ def run(args: argparse.Namespace) -> int:
             return 2
         for warning in settings.warnings:
             print(f"redline serve: warning: {warning}", file=sys.stderr)
+        if (failed := _check_agent(args, root, settings)) is not None:
+            return failed
         where = f"the dashboard on {root}"
         root_text = str(root)
     if (host_note := host_warning(args.host)) is not None:
         print(f"redline serve: warning: {host_note}", file=sys.stderr, flush=True)
     command = shlex.join(child_command(args, root_text))
-    return _serve(command, args.host, args.port, where)
+    return _serve(command, args.host, args.port, where, tuple(args.allow_hosts))
 
 
-def _serve(command: str, host: str, port: int, where: str) -> int:
+def _check_agent(args: argparse.Namespace, root: Path, settings: Settings) -> int | None:
+    """Build what every tab's dashboard would start with (the model's provider, or the
+    ``--agent`` spec) once, before serving: a bad ``--model`` is an error here, in the
+    terminal, instead of a page that never shows a dashboard. None when it builds."""
+    import asyncio
+
+    if args.agent is not None:
+        from redline.drivers.acp.spec import AgentSpecError, resolve_agent
+
+        try:
+            resolve_agent(args.agent, root, trusted=True if args.trust else None)
+        except (AgentSpecError, OSError) as exc:
+            print(f"redline serve: {exc}", file=sys.stderr)
+            return 2
+        return None
+    if not settings.model:
+        return None  # the dashboard opens and says how to configure one
+    from redline.drivers.model.providers import ModelSpecError, ProviderError, create_provider
+
+    try:
+        provider = create_provider(
+            settings.model,
+            cwd=root,
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            api_key_env=settings.api_key_env,
+        )
+    except ModelSpecError as exc:
+        print(f"redline serve: {exc}", file=sys.stderr)
+        return 2
+    except (ProviderError, ValueError, OSError) as exc:
+        print(
+            f"redline serve: cannot start the agent with {settings.model!r}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    asyncio.run(provider.aclose())
+    return None
+
+
+def _serve(
+    command: str, host: str, port: int, where: str, allow_hosts: tuple[str, ...] = ()
+) -> int:
     import asyncio
 
     from redline.commands._serve_server import GuardedServer, configure_logging, serve
@@ -158,7 +229,7 @@ def _serve(command: str, host: str, port: int, where: str) -> int:
     configure_logging()
     server = GuardedServer(command, host=host, port=port, title="redline")
     try:
-        asyncio.run(serve(server, token=new_token(), on_ready=ready))
+        asyncio.run(serve(server, token=new_token(), on_ready=ready, allow_hosts=allow_hosts))
     except OSError as exc:
         print(
             f"redline serve: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr
