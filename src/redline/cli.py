@@ -28,6 +28,8 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
+    ("hooks", "hooks", "install, remove or show redline's hooks in Claude Code (and others)"),
+    ("hook", "hook", "answer an agent's tool-call hook (run by the agent; reads stdin)"),
 )
 
 

@@ -24,7 +24,7 @@ RuleOrigin = Literal["session", "workspace", "user"]
 DECISIONS: tuple[str, ...] = ("apply", "discard", "ask")
 KINDS: tuple[str, ...] = ("modify", "create", "delete", "rename", "permission")
 # Sources whose tool names may be written with a prefix: "acp:*", "mcp:*".
-PREFIXED_SOURCES: tuple[str, ...] = ("acp", "mcp")
+PREFIXED_SOURCES: tuple[str, ...] = ("acp", "mcp", "hook")
 
 
 @dataclass(frozen=True)
