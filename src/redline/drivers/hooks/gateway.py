@@ -90,6 +90,11 @@ class HookCall:
         self._decided: asyncio.Future[tuple[str, str, str | None]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._change: FileChange | None = None
+        # The approved text is a person's edit of the proposal.
+        self._edited = False
+        self._session: Any = None
+        self._queue: Any = None
+        self._action_id = ""
 
     # -- entry --------------------------------------------------------------------
     async def run(self) -> Answer:
@@ -176,8 +181,10 @@ class HookCall:
                     return asyncio.run_coroutine_threadsafe(coro, loop)
 
                 session.follow(submit)
-            outcome = await self._wait(session, queue, action.id)
-            return await self._answer(queue, action.id, outcome)
+            self._session, self._queue, self._action_id = session, queue, action.id
+            deadline = time.monotonic() + self.settings.wait_seconds
+            outcome = await self._wait(session, queue, deadline)
+            return await self._answer(queue, self._action_id, outcome)
         finally:
             session.close()
             queue.close()
@@ -241,7 +248,14 @@ class HookCall:
         if resolution is None:
             self._settle("removed", "")
         elif resolution.decision == "replaced" and resolution.replaced_by:
-            self._settle("replaced", "", resolution.replaced_by)
+            # Adopted at once, on the loop, before the next sync serves its requests.
+            try:
+                adopted = self._adopt(resolution.replaced_by)
+            except Exception:
+                log.exception("could not take in %s", resolution.replaced_by)
+                adopted = False
+            if not adopted:
+                self._settle("replaced", "", resolution.replaced_by)
         elif resolution.decision in ("apply", "discard"):
             self._settle(resolution.decision, resolution.reason)
         else:
@@ -276,11 +290,48 @@ class HookCall:
             return f"Could not journal {change.rel} before the agent writes it: {exc}"
         return None
 
-    async def _wait(self, session: Any, queue: Any, action_id: str) -> tuple[str, str, str | None]:
+    def _adopt(self, action_id: str) -> bool:
+        """A person edited the action and it stayed ours (``redline pending edit`` of a hook
+        action): wait for the edited one, whose approved text is the edit. None when the
+        replacement is not ours to wait for (it is followed instead)."""
+        from redline.workspace.preview import FileCreate, FileModify
+
+        session, queue = self._session, self._queue
+        if session is None or queue is None:
+            return False
+        record = queue.get(action_id)
+        change = self._change
+        if (
+            record is None
+            or change is None
+            or record.applied_by != "owner"
+            or record.source.pid != session.store.source.pid
+        ):
+            return False
+        preview = queue.preview(record)
+        edited = next(
+            (
+                c
+                for c in (preview.changes if preview is not None else ())
+                if isinstance(c, (FileModify, FileCreate)) and c.path == change.rel
+            ),
+            None,
+        )
+        if edited is None:
+            return False
+        self._change = FileChange(change.rel, change.old_text, edited.new_text, change.tool)
+        self._edited = True
+        action = self._action(self._change)
+        action.preview = preview
+        session.store.adopt(action, record)
+        self._action_id = record.id
+        return True
+
+    async def _wait(self, session: Any, queue: Any, deadline: float) -> tuple[str, str, str | None]:
         assert self._decided is not None
         try:
             return await asyncio.wait_for(
-                asyncio.shield(self._decided), timeout=self.settings.wait_seconds
+                asyncio.shield(self._decided), timeout=max(0.0, deadline - time.monotonic())
             )
         except TimeoutError:
             pass
@@ -291,6 +342,7 @@ class HookCall:
             return self._decided.result()
         from redline.workspace.queue import ActionGone, QueueError
 
+        action_id = self._action_id
         try:
             with queue.claim(action_id, wait=2.0) as claim:
                 claim.hand_over()
@@ -336,9 +388,21 @@ class HookCall:
     def _allow(self, action_id: str, reason: str) -> Answer:
         change = self._change
         text = "Applied by the reviewer" + (f": {reason}" if reason.strip() else ".")
+        if self._edited:
+            text = (
+                "Applied with the reviewer's edits: the file gets the reviewer's version, "
+                "not exactly your proposal." + (f" Reason: {reason}" if reason.strip() else "")
+            )
         if change is None:
             return Answer("allow", text, action_id=action_id)
         updated = rewritten_input(self.payload, change, change.new_text)
+        if not can_rewrite(change) and self._edited:
+            return Answer(
+                "block",
+                f"{change.tool} cannot be rewritten to the reviewer's edit of {change.rel}; "
+                f"{action_id} was not written. Propose the change again.",
+                action_id=action_id,
+            )
         return Answer(
             "allow",
             text,
