@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if len(given) == 2 and given[0] == "hook" and not given[1].startswith("-"):
+        # An agent's hook call: no parser of every subcommand, it must start fast.
+        from redline.commands.hook import run_agent
+
+        return run_agent(given[1])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

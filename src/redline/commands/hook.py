@@ -22,13 +22,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return run_agent(str(args.agent))
+
+
+def run_agent(agent: str) -> int:
+    """Answer one hook call of ``agent`` (stdin → stdout/stderr); the exit status."""
     import sys
 
     from redline.drivers.hooks.answers import blocked
 
     try:
         raw = sys.stdin.buffer.read()
-        rendered = handle(str(args.agent), raw)
+        rendered = handle(agent, raw)
     except BaseException as exc:  # fail closed, whatever happened
         if isinstance(exc, KeyboardInterrupt):
             rendered = blocked("interrupted while waiting for review")
@@ -49,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 def handle(agent: str, raw: bytes) -> Rendered:
     """The rendered answer to one hook call (exceptions are the caller's: they block)."""
-    from redline.drivers.hooks.answers import blocked, render, render_post
+    from redline.drivers.hooks.answers import Answer, blocked, render, render_post
     from redline.drivers.hooks.payload import AGENTS, PayloadError, parse_payload
 
     if agent not in AGENTS:
@@ -58,18 +63,24 @@ def handle(agent: str, raw: bytes) -> Rendered:
         payload = parse_payload(agent, raw)
     except PayloadError as exc:
         return blocked(str(exc))
+    from redline.drivers.hooks.mapping import reviewed_tool
+
+    reviewed = reviewed_tool(payload)
+    if payload.is_pre and reviewed is None:
+        return render(agent, payload.event, Answer("pass"))
     from pathlib import Path
 
-    from redline.config import find_workspace_root
+    from redline.config import find_workspace_root, hook_settings
 
     root = find_workspace_root(Path(payload.cwd or "."))
+    if payload.is_pre and reviewed == "shell" and not hook_settings(root).review_shell:
+        return render(agent, payload.event, Answer("pass"))
     if payload.is_post:
         from redline.drivers.hooks.gateway import post_tool
 
         return render_post(agent, payload.event, post_tool(root, payload))
     import asyncio
 
-    from redline.config import hook_settings
     from redline.drivers.hooks.gateway import HookCall, HookSettings
 
     config = hook_settings(root)

@@ -262,3 +262,19 @@ def test_missing_redline_binary_blocks_through_the_installed_guard(tmp_path: Pat
     killed = installed("claude", "sh -c 'kill -9 $$'")
     done = subprocess.run(["sh", "-c", killed], input=b"{}", capture_output=True, check=False)
     assert done.returncode == 2
+
+
+def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: Path) -> None:
+    """`redline hook claude` for a Read: the fast path (python -X importtime lists imports)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
+        input=recorded("pre-read.json", root),
+        capture_output=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert "redline.drivers.hooks.payload" in imported
+    assert not {"asyncio", "pydantic", "redline.review.session", "redline.config"} & imported

@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from redline.drivers.hooks.gateway import Answer
+AnswerKind = Literal["allow", "deny", "pass", "block"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the hook tells the agent. ``block``: fail closed (exit 2 with ``reason``)."""
+
+    kind: AnswerKind
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    action_id: str = ""
+
 
 #: The agent's blocking exit status.
 BLOCK_EXIT = 2

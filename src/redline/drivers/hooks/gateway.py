@@ -28,26 +28,16 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
 
 log = logging.getLogger(__name__)
 
-AnswerKind = Literal["allow", "deny", "pass", "block"]
 DISCARDED_PREFIX = "Discarded by the reviewer: "
 NO_REASON = "no reason given"
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the hook tells the agent. ``block``: fail closed (exit 2 with ``reason``)."""
-
-    kind: AnswerKind
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    action_id: str = ""
 
 
 @dataclass(frozen=True)

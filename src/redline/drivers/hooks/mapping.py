@@ -189,6 +189,20 @@ def _notebook(current: str | None, payload: HookPayload) -> str:
     return json.dumps(notebook, indent=1, ensure_ascii=False)
 
 
+#: Tools whose calls become pending actions, per agent.
+FILE_TOOLS = {"claude": CLAUDE_FILE_TOOLS, "codex": (), "gemini": ()}
+
+
+def reviewed_tool(payload: HookPayload) -> str | None:
+    """``"file"`` for a tool that writes files, ``"shell"`` for one reviewed only with
+    ``[hooks] review_shell``, None for the rest (they pass through untouched)."""
+    if payload.tool_name in FILE_TOOLS.get(payload.agent, ()):
+        return "file"
+    if payload.tool_name in SHELL_TOOLS.get(payload.agent, ()):
+        return "shell"
+    return None
+
+
 def map_call(root: Path, payload: HookPayload) -> FileChange | None:
     """The change ``payload``'s tool call would make, or None for a tool that writes nothing."""
     if payload.agent == "claude":
