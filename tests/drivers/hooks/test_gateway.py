@@ -278,3 +278,18 @@ def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: P
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
     assert "redline.drivers.hooks.payload" in imported
     assert not {"asyncio", "pydantic", "redline.review.session", "redline.config"} & imported
+
+
+def test_a_rule_over_sources_decides_a_hook_action(
+    root: Path, queue: WorkspaceQueue, isolated_user_config: Path
+) -> None:
+    (isolated_user_config / "rules.toml").write_text(
+        '[[rule]]\nname = "no agent writes docs"\ndecision = "discard"\n'
+        'sources = ["hook:*"]\npaths = ["*.txt"]\nreason = "write docs by hand"\n',
+        encoding="utf-8",
+    )
+    output = answer_of(hook_command.handle("claude", recorded("pre-write.json", root)))
+    assert output["permissionDecision"] == "deny"
+    assert output["permissionDecisionReason"] == "Discarded by the reviewer: write docs by hand"
+    assert queue.list() == []
+    assert queue.resolution("pa-1").rule == "no agent writes docs"  # type: ignore[union-attr]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Coroutine
@@ -191,8 +192,9 @@ class HookCall:
             return not outcome.is_error, outcome.text
 
         try:
-            facts = ActionFacts.of(action, "hook")
-            facts = _with_source(facts, f"hook:{self.payload.agent}")
+            facts = dataclasses.replace(
+                ActionFacts.of(action, "hook"), source=f"hook:{self.payload.agent}"
+            )
             return await decide_and_resolve(
                 RuleSet(self.root), facts, action.id, action.label, resolve
             )
@@ -470,14 +472,6 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
-
-
-def _with_source(facts: Any, canonical: str) -> Any:
-    import dataclasses
-
-    if any(f.name == "source" for f in dataclasses.fields(facts)):
-        return dataclasses.replace(facts, source=canonical)
-    return facts
 
 
 def post_tool(root: Path, payload: HookPayload) -> str:
