@@ -28,6 +28,8 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
+    ("hooks", "hooks", "install, remove or show redline's hooks in Claude Code (and others)"),
+    ("hook", "hook", "answer an agent's tool-call hook (run by the agent; reads stdin)"),
 )
 
 
@@ -50,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if len(given) == 2 and given[0] == "hook" and not given[1].startswith("-"):
+        # An agent's hook call: no parser of every subcommand, it must start fast.
+        from redline.commands.hook import run_agent
+
+        return run_agent(given[1])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

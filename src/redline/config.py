@@ -166,7 +166,7 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "timeout": _timeout,
     "plugin_timeout": _timeout,
 }
-KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents")
+KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents", "hooks")
 
 # What an untrusted workspace may never set: where requests go and which secret they carry.
 UNTRUSTED_NEVER = {
@@ -328,6 +328,8 @@ def _apply_layer(
             for agent in _agents(raw, shown, warnings, restricted):
                 agents[agent.name] = agent
             continue
+        if key == "hooks":
+            continue  # read by hook_settings (the hook process reads nothing else)
         check = CHECKS.get(key)
         if check is None:
             warnings.append(_unknown(shown, key, KNOWN_KEYS))
@@ -435,6 +437,73 @@ def load_config(root: Path) -> dict[str, Any]:
 
 
 # -- finding the workspace ------------------------------------------------------------
+#: ``[hooks] wait_seconds``: how long ``redline hook`` waits for a decision by default.
+HOOK_WAIT_SECONDS = 600.0
+MAX_HOOK_WAIT_SECONDS = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    """The ``[hooks]`` table: how long a hook waits, and whether shell calls are reviewed."""
+
+    wait_seconds: float = HOOK_WAIT_SECONDS
+    review_shell: bool = False
+
+
+def _hooks_table(data: Mapping[str, Any], shown: str, found: dict[str, Any]) -> None:
+    table = data.get("hooks")
+    if table is None:
+        return
+    if not isinstance(table, dict):
+        raise ConfigError(f"{shown}: hooks: expected a [hooks] table")
+    for key, value in table.items():
+        if key == "wait_seconds":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{shown}: hooks.wait_seconds: expected a number of seconds")
+            if not (0 < value <= MAX_HOOK_WAIT_SECONDS) or math.isnan(value):
+                raise ConfigError(
+                    f"{shown}: hooks.wait_seconds: must be above 0 and at most "
+                    f"{MAX_HOOK_WAIT_SECONDS:g} seconds"
+                )
+            found[key] = float(value)
+        elif key == "review_shell":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{shown}: hooks.review_shell: expected true or false")
+            found[key] = value
+        else:
+            raise ConfigError(
+                f"{shown}: hooks.{key}: unknown setting (expected wait_seconds or review_shell)"
+            )
+
+
+def hook_settings(root: Path | None) -> HookConfig:
+    """``[hooks]`` from the user's config, then the workspace's (the later wins).
+
+    A workspace file may only make review stricter when the workspace is not trusted:
+    ``review_shell = true`` always counts; ``review_shell = false`` and ``wait_seconds``
+    (a wait too short for anyone to answer) count only in a trusted workspace.
+    Raises :class:`ConfigError` naming the file and key.
+    """
+    found: dict[str, Any] = {}
+    data, shown = read_user_config()
+    _hooks_table(data, shown, found)
+    if root is not None:
+        data, shown = read_workspace_config(root)
+        workspace: dict[str, Any] = {}
+        _hooks_table(data, shown, workspace)
+        if workspace:
+            from redline.trust import is_trusted
+
+            if is_trusted(root):
+                found.update(workspace)
+            elif workspace.get("review_shell") is True:
+                found["review_shell"] = True
+    return HookConfig(
+        wait_seconds=found.get("wait_seconds", HOOK_WAIT_SECONDS),
+        review_shell=found.get("review_shell", False),
+    )
+
+
 def find_workspace_root(start: Path) -> Path:
     """The nearest ancestor of ``start`` (itself included) holding ``.redline`` or ``.git``.
 

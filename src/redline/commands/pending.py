@@ -344,7 +344,17 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
     try:
         with queue.claim(action_id) as claim:
             record = claim.record
-            preview = queue.preview(record) if record.applied_by == "preview" else None
+            # A hook's action is its owner's (the agent writes it) but has a whole-file
+            # preview: its edit stays the owner's, so the waiting hook lets the agent write
+            # exactly the edited text (docs/agents.md).
+            owned_by_hook = (
+                record.applied_by == "owner"
+                and record.source.kind == "hook"
+                and not record.orphaned()
+            )
+            preview = (
+                queue.preview(record) if record.applied_by == "preview" or owned_by_hook else None
+            )
             if preview is None:
                 _out(
                     f"redline pending: {action_id} ({record.label}) has no preview of file "
@@ -402,7 +412,7 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
                     source_tool_name=record.source_tool_name,
                     preview=edited.preview,
                     details=record.details,
-                    applied_by="preview",
+                    applied_by="owner" if owned_by_hook else "preview",
                     applied_text=record.applied_text,
                     origin=origin.with_proposal(preview),
                 ),

@@ -277,12 +277,7 @@ class ReviewSession:
         queue = self.store.queue
         if queue is None or self._closed:
             return
-        before = {action.id: action for action in self.store.snapshot()}
-        for action_id, result in await self.serve_owner_requests():
-            resolution = queue.resolution(action_id)
-            action = before.get(action_id)
-            if action is not None and resolution is not None and not result.is_error:
-                self._heard_remote(action, resolution)
+        await self._serve_and_hear()
         mine = self.store.snapshot()
         if not mine:
             return
@@ -309,6 +304,19 @@ class ReviewSession:
             self._heard_remote(action, resolution)
         if removed:
             self.check_staleness(None)  # an apply elsewhere may have changed our files
+            # A replacement the driver took in (``on_removed_elsewhere`` → ``store.adopt``)
+            # may already have a request waiting.
+            await self._serve_and_hear()
+
+    async def _serve_and_hear(self) -> None:
+        queue = self.store.queue
+        assert queue is not None
+        before = {action.id: action for action in self.store.snapshot()}
+        for action_id, result in await self.serve_owner_requests():
+            resolution = queue.resolution(action_id)
+            action = before.get(action_id)
+            if action is not None and resolution is not None and not result.is_error:
+                self._heard_remote(action, resolution)
 
     def _heard_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
         """Tell the driver (and the event stream) how another process resolved ``action``."""
@@ -358,10 +366,13 @@ class ReviewSession:
         if queue is None:
             return []
         done: list[tuple[str, ResolveOutcome]] = []
-        for request, _record in queue.owner_requests():
+        for request, record in queue.owner_requests():
             action = self.store.get(request.id)
             if action is None:
-                queue.drop_request(request.id)
+                with self._lock:
+                    replaces_mine = bool(record.replaces) and record.replaces in self._pushed
+                if not replaces_mine:  # else: left for the sync that takes the replacement in
+                    queue.drop_request(request.id)
                 continue
             with self.store.serving(request.id):
                 try:

@@ -18,7 +18,7 @@ from redline.workspace.preview import Preview
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
+    from redline.workspace.queue import ActionDraft, QueueRecord, Source, WorkspaceQueue
     from redline.workspace.safe_apply import ApplyReceipt
 
 log = logging.getLogger(__name__)
@@ -190,6 +190,20 @@ class PendingActionStore:
                 action.stale, action.stale_reason = False, ""
             else:
                 self._stamp(action)
+            self._stack.append(action)
+            self._emit(StoreEvent("push", action))
+            return action
+
+    def adopt(self, action: PendingAction, record: QueueRecord) -> PendingAction:
+        """Take in ``record``, which replaced one of this store's owner actions in another
+        process (a person's edit of a hook's action keeps its owner): ``action`` joins the
+        stack under the record's id, its callbacks run under the record's claim."""
+        assert self.queue is not None
+        with self._changing():
+            self._guard(action)
+            action.id = record.id
+            action.created_at = record.created_at
+            action.stale, action.stale_reason = record.stale, record.stale_reason
             self._stack.append(action)
             self._emit(StoreEvent("push", action))
             return action

@@ -24,7 +24,7 @@ RuleOrigin = Literal["session", "workspace", "user"]
 DECISIONS: tuple[str, ...] = ("apply", "discard", "ask")
 KINDS: tuple[str, ...] = ("modify", "create", "delete", "rename", "permission")
 # Sources whose tool names may be written with a prefix: "acp:*", "mcp:*".
-PREFIXED_SOURCES: tuple[str, ...] = ("acp", "mcp")
+PREFIXED_SOURCES: tuple[str, ...] = ("acp", "mcp", "hook")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Rule:
     kinds: tuple[ChangeKind, ...] | None = None
     reason: str = ""
     origin: RuleOrigin = "user"
+    #: Globs over the action's source, ``kind:name`` (``hook:*``, ``mcp:cursor``, ``exec``).
+    sources: tuple[str, ...] | None = None
     file: str = ""
     line: int = 0
 
@@ -70,6 +72,7 @@ class Rule:
             "paths": list(self.paths) if self.paths is not None else None,
             "max_changed_lines": self.max_changed_lines,
             "kinds": list(self.kinds) if self.kinds is not None else None,
+            "sources": list(self.sources) if self.sources is not None else None,
             "reason": self.reason,
             "origin": self.origin,
             "file": self.file or None,
@@ -97,6 +100,8 @@ class ActionFacts:
     has_preview: bool = True
     stale: bool = False
     label: str = ""
+    #: The source's canonical string (``hook:claude``, ``mcp:cursor``, ``exec``); "" unknown.
+    source: str = ""
 
     @property
     def changed_lines(self) -> int:
@@ -178,6 +183,7 @@ class ActionFacts:
             has_preview=preview is not None,
             stale=bool(record.stale) if stale is None else stale,
             label=str(record.label),
+            source=str(getattr(source, "canonical", "") or ""),
         )
 
 
@@ -226,6 +232,11 @@ def mismatch(rule: Rule, facts: ActionFacts) -> str | None:
         fnmatch.fnmatchcase(name, pattern) for name in facts.tool_names for pattern in rule.tools
     ):
         return f"tool {facts.source_tool_name} is not in tools"
+    if rule.sources is not None:
+        shown = facts.source or facts.source_kind
+        names = (facts.source, facts.source_kind) if facts.source else (facts.source_kind,)
+        if not any(fnmatch.fnmatchcase(n, p) for n in names for p in rule.sources):
+            return f"source {shown} is not in sources"
     if rule.kinds is not None:
         extra = [k for k in facts.kinds if k not in rule.kinds]
         if extra:
@@ -250,6 +261,8 @@ def _describe_match(rule: Rule, facts: ActionFacts) -> str:
         parts.append(f"tool {facts.source_tool_name}")
     if rule.paths is not None:
         parts.append(f"{len(facts.all_paths)} file(s) under paths")
+    if rule.sources is not None:
+        parts.append(f"source {facts.source or facts.source_kind}")
     if rule.kinds is not None:
         parts.append("kinds " + ", ".join(facts.kinds))
     if rule.max_changed_lines is not None:

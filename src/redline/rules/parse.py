@@ -19,6 +19,7 @@ RULE_KEYS: tuple[str, ...] = (
     "paths",
     "max_changed_lines",
     "kinds",
+    "sources",
     "reason",
 )
 _HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]")
@@ -183,6 +184,11 @@ def _parse_rule(
                     "kinds",
                     f"unknown kind {kind!r}: expected some of {', '.join(KINDS)}",
                 )
+    sources = (
+        _strings(entry["sources"], shown, line("sources"), "sources")
+        if "sources" in entry
+        else None
+    )
     reason = entry.get("reason", "")
     if not isinstance(reason, str):
         raise RulesFileError(shown, line("reason"), "reason", "expected a string")
@@ -200,6 +206,7 @@ def _parse_rule(
         paths=paths,
         max_changed_lines=max_lines,
         kinds=kinds,  # type: ignore[arg-type]
+        sources=sources,
         reason=reason.strip(),
         origin=origin,
         file=shown,

@@ -75,6 +75,14 @@ class Claim:
         self.finished = True
         return resolution
 
+    def hand_over(self) -> QueueRecord:
+        """An owner action's process stops waiting: from now on the queue applies its
+        Preview itself (``applied_by="preview"``), whoever resolves it."""
+        if self.record.applied_by != "preview":
+            self.record.applied_by = "preview"
+            self.queue._write_record(self.record)
+        return self.record
+
     def replace(self, draft: ActionDraft, *, resolved_by: str = "agent") -> QueueRecord:
         """Put a new action in this one's place (same position, new id) and finish the claim."""
         queue = self.queue

@@ -1,0 +1,119 @@
+"""redline's own overhead per hook call (``redline hook claude``), over N calls.
+
+Run from the repository root:  uv run python bench/hooks.py [--calls 200]
+Target (issue 30): under 100 ms median, Python start included.
+
+Each call is a real process, as Claude Code runs it: ``redline hook claude`` gets a
+recorded Write payload on stdin. Two spans are timed per call:
+
+* **queued**: the process starts → its action is in the workspace queue (seen through the
+  queue's follower, as the dashboard sees it);
+* **answered**: a decision is made here (discard through ``resolve_queued``) → the hook
+  process has printed its answer and exited.
+
+Their sum is what redline adds to a reviewed tool call, apart from the person's time. The
+pass-through (a ``Read``, which needs no review) is timed from start to exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "hooks" / "claude"
+REDLINE = str(Path(sys.executable).with_name("redline"))
+
+
+def payload(name: str, root: Path, file_name: str) -> bytes:
+    data = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    data["cwd"] = str(root)
+    key = "file_path"
+    data["tool_input"][key] = str(root / file_name)
+    return json.dumps(data).encode()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    from redline.review.follower import follow
+    from redline.review.queued import resolve_queued
+    from redline.workspace.queue import WorkspaceQueue
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / ".git").mkdir()
+        (root / "a.txt").write_text("hello\n", encoding="utf-8")
+        queue = WorkspaceQueue(root)
+        changed = threading.Event()
+        stop = follow(queue, changed.set)
+        queued: list[float] = []
+        answered: list[float] = []
+        passed: list[float] = []
+        try:
+            for n in range(args.calls):
+                raw = payload("pre-write.json", root, f"f{n}.txt")
+                start = time.perf_counter()
+                proc = subprocess.Popen(
+                    [REDLINE, "hook", "claude"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+                assert proc.stdin is not None
+                proc.stdin.write(raw)
+                proc.stdin.close()
+                proc.stdin = None
+                while True:
+                    records = queue.list()
+                    if records:
+                        break
+                    changed.wait(5)
+                    changed.clear()
+                queued.append(time.perf_counter() - start)
+                decided = time.perf_counter()
+                result = asyncio.run(resolve_queued(queue, records[0].id, "discard", "bench"))
+                assert not result.is_error, result.text
+                out, err = proc.communicate(timeout=30)
+                answered.append(time.perf_counter() - decided)
+                assert b'"deny"' in out, (out, err)
+                raw = payload("pre-read.json", root, "a.txt")
+                start = time.perf_counter()
+                done = subprocess.run([REDLINE, "hook", "claude"], input=raw, capture_output=True)
+                passed.append(time.perf_counter() - start)
+                assert done.returncode == 0 and not done.stdout, done
+        finally:
+            stop()
+            queue.close()
+    total = [a + b for a, b in zip(queued, answered, strict=True)]
+    print(f"{args.calls} calls of `redline hook claude` (a Write, discarded at once):")
+    for name, values in (
+        ("payload in -> action queued", queued),
+        ("decision -> hook exited", answered),
+        ("redline's overhead (sum)", total),
+        ("pass-through (Read), start -> exit", passed),
+    ):
+        print(
+            f"  {name:38} median {statistics.median(values) * 1000:6.1f} ms   "
+            f"p95 {pct(values, 0.95) * 1000:6.1f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""``redline hook AGENT``: the command an agent's hook runs before and after a tool call.
+
+Reads the agent's hook payload on stdin and answers on stdout (see docs/agents.md). Fails
+closed: any problem — a payload redline does not understand, an unusable queue, a crash —
+answers with the agent's blocking exit (2) and the cause on stderr. Imports only what the
+call needs, so a hook call starts fast (``bench/hooks.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redline.drivers.hooks.answers import Rendered
+
+AGENT_CHOICES = ("claude", "codex", "gemini")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("agent", metavar="AGENT", help="the agent calling: claude, codex or gemini")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_agent(str(args.agent))
+
+
+def run_agent(agent: str) -> int:
+    """Answer one hook call of ``agent`` (stdin → stdout/stderr); the exit status."""
+    import sys
+
+    from redline.drivers.hooks.answers import blocked
+
+    try:
+        raw = sys.stdin.buffer.read()
+        rendered = handle(agent, raw)
+    except BaseException as exc:  # fail closed, whatever happened
+        if isinstance(exc, KeyboardInterrupt):
+            rendered = blocked("interrupted while waiting for review")
+        else:
+            detail = str(exc)
+            rendered = blocked(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
+    try:
+        if rendered.stdout:
+            sys.stdout.write(rendered.stdout)
+            sys.stdout.flush()
+        if rendered.stderr:
+            sys.stderr.write(rendered.stderr)
+            sys.stderr.flush()
+    except OSError:
+        return 2
+    return rendered.code
+
+
+def handle(agent: str, raw: bytes) -> Rendered:
+    """The rendered answer to one hook call (exceptions are the caller's: they block)."""
+    from redline.drivers.hooks.answers import Answer, blocked, render, render_post
+    from redline.drivers.hooks.payload import AGENTS, PayloadError, parse_payload
+
+    if agent not in AGENTS:
+        return blocked(f"unknown agent {agent!r}: expected one of {', '.join(AGENTS)}")
+    try:
+        payload = parse_payload(agent, raw)
+    except PayloadError as exc:
+        return blocked(str(exc))
+    from redline.drivers.hooks.mapping import reviewed_tool
+
+    reviewed = reviewed_tool(payload)
+    if payload.is_pre and reviewed is None:
+        return render(agent, payload.event, Answer("pass"))
+    from pathlib import Path
+
+    from redline.config import find_workspace_root, hook_settings
+
+    root = find_workspace_root(Path(payload.cwd or "."))
+    if payload.is_pre and reviewed == "shell" and not hook_settings(root).review_shell:
+        return render(agent, payload.event, Answer("pass"))
+    if payload.is_post:
+        from redline.drivers.hooks.gateway import post_tool
+
+        return render_post(agent, payload.event, post_tool(root, payload))
+    import asyncio
+
+    from redline.drivers.hooks.gateway import HookCall, HookSettings
+
+    config = hook_settings(root)
+    settings = HookSettings(config.wait_seconds, config.review_shell)
+    answer = asyncio.run(HookCall(root, payload, settings).run())
+    return render(agent, payload.event, answer)

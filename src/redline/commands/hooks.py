@@ -1,0 +1,108 @@
+"""``redline hooks install|uninstall|status``: redline's hooks in the agents' settings.
+
+``install AGENT [-C PATH] [--user] [--trust-codex-hook]`` merges the hook configuration
+into the agent's settings (see :mod:`redline.drivers.hooks.install`); ``uninstall AGENT``
+removes only redline's entries; ``status`` lists, per agent, where redline's hook is
+installed, the agent's version on PATH and whether redline was tested with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from redline.commands._common import add_workspace_option
+
+AGENTS = ("claude", "codex", "gemini")
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
+    install = sub.add_parser("install", help="write redline's hook into the agent's settings")
+    install.add_argument("agent", choices=AGENTS, metavar="AGENT", help="claude, codex or gemini")
+    add_workspace_option(install)
+    install.add_argument(
+        "--user", action="store_true", help="the agent's user settings instead of the workspace's"
+    )
+    install.add_argument(
+        "--trust-codex-hook",
+        action="store_true",
+        help="also record Codex's trust of the hook (otherwise the step is printed)",
+    )
+    uninstall = sub.add_parser("uninstall", help="remove redline's hook from the agent's settings")
+    uninstall.add_argument("agent", choices=AGENTS, metavar="AGENT")
+    add_workspace_option(uninstall)
+    uninstall.add_argument("--user", action="store_true", help="the agent's user settings")
+    status = sub.add_parser("status", help="where redline's hooks are installed, per agent")
+    add_workspace_option(status)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from redline.config import ConfigError, hook_settings
+    from redline.drivers.hooks.install import InstallError, install, status, uninstall
+
+    root = Path(args.cwd).resolve()
+    try:
+        if args.hooks_command == "status":
+            for agent in AGENTS:
+                print(_status_line(status(agent, root)))
+            return EXIT_OK
+        if args.hooks_command == "install":
+            if args.trust_codex_hook and args.agent != "codex":
+                print("redline hooks: --trust-codex-hook is only for codex", file=_err())
+                return EXIT_BAD_INPUT
+            try:
+                wait = hook_settings(root).wait_seconds
+            except ConfigError as exc:
+                print(f"redline hooks: {exc}", file=_err())
+                return EXIT_FAILED
+            path, changed = install(args.agent, root, user=args.user, wait_seconds=wait)
+            if changed:
+                print(f"Installed redline's {args.agent} hook in {path}.")
+            else:
+                print(f"redline's {args.agent} hook is already installed in {path}.")
+            print(
+                "Start the agent as usual: every edit it tries waits for review in redline "
+                "(`redline` or `redline pending`)."
+            )
+            return EXIT_OK
+        path, changed = uninstall(args.agent, root, user=args.user)
+        if changed:
+            print(f"Removed redline's {args.agent} hook from {path}.")
+        else:
+            print(f"redline's {args.agent} hook is not installed in {path}; nothing to remove.")
+        return EXIT_OK
+    except InstallError as exc:
+        print(f"redline hooks: {exc}", file=_err())
+        return EXIT_FAILED
+
+
+def _err() -> TextIO:
+    import sys
+
+    return sys.stderr
+
+
+def _status_line(found: object) -> str:
+    from redline.drivers.hooks.install import TESTED_VERSIONS, Status
+
+    assert isinstance(found, Status)
+    if found.note:
+        where = found.note
+    elif found.installed:
+        where = "installed in " + ", ".join(str(p) for p in found.installed)
+    else:
+        where = "not installed"
+    if found.version is None:
+        version = "not found on PATH"
+    elif found.tested:
+        version = f"version {found.version} (tested)"
+    else:
+        tested = ", ".join(TESTED_VERSIONS[found.agent])
+        version = f"version {found.version} (not tested; redline was tested with {tested})"
+    return f"{found.agent}: {where}; {version}"

@@ -1,0 +1,72 @@
+"""What the hook prints and how it exits, per agent (standard library only).
+
+Verified with Claude Code 2.1.332 (tests/fixtures/hooks/claude/): a PreToolUse hook that
+prints ``hookSpecificOutput`` with ``permissionDecision`` ``allow``/``deny`` and exits 0 is
+obeyed (``updatedInput`` replaces the tool's input, a deny's reason reaches the model as
+the tool's error); exit 2 blocks with stderr as the reason. Anything else fails open.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+AnswerKind = Literal["allow", "deny", "pass", "block"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the hook tells the agent. ``block``: fail closed (exit 2 with ``reason``)."""
+
+    kind: AnswerKind
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    action_id: str = ""
+
+
+#: The agent's blocking exit status.
+BLOCK_EXIT = 2
+
+
+@dataclass(frozen=True)
+class Rendered:
+    stdout: str
+    stderr: str
+    code: int
+
+
+def blocked(reason: str) -> Rendered:
+    """Fail closed: the agent's blocking exit, the cause on stderr (the model reads it)."""
+    return Rendered("", f"redline: blocked: {reason}\n", BLOCK_EXIT)
+
+
+def render(agent: str, event: str, answer: Answer) -> Rendered:
+    """The hook's output for ``answer`` to ``agent``'s ``event``."""
+    if answer.kind == "block":
+        return blocked(answer.reason)
+    if answer.kind == "pass":
+        return Rendered("", "", 0)
+    if agent in ("claude", "codex"):
+        output: dict[str, object] = {
+            "hookEventName": event,
+            "permissionDecision": answer.kind,
+            "permissionDecisionReason": answer.reason,
+        }
+        if answer.kind == "allow" and answer.updated_input is not None:
+            output["updatedInput"] = answer.updated_input
+        return Rendered(json.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
+    if agent == "gemini":
+        decision = "allow" if answer.kind == "allow" else "deny"
+        return Rendered(json.dumps({"decision": decision, "reason": answer.reason}) + "\n", "", 0)
+    return blocked(f"no answer format for agent {agent!r}")
+
+
+def render_post(agent: str, event: str, note: str) -> Rendered:
+    """A post-tool hook's output: nothing, or the note for the model."""
+    if not note:
+        return Rendered("", "", 0)
+    if agent in ("claude", "codex"):
+        output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": note}}
+        return Rendered(json.dumps(output) + "\n", note + "\n", 0)
+    return Rendered("", note + "\n", 0)

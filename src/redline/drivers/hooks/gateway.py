@@ -1,0 +1,522 @@
+"""One hook call: the tool call becomes a pending action, the answer is the decision.
+
+A pre-tool hook proposes the whole-file change through :class:`ReviewSession` as an
+*owner* action of this process (``applied_by="owner"``): while the hook waits, a person's
+apply (dashboard, ``redline pending apply``) asks this process, which journals the file's
+pre-image and lets the agent write it (``allow``, the input rewritten to the approved
+text); a discard becomes a ``deny`` with the reviewer's reason. Rules decide at push, as
+for every other source. When no decision comes in ``[hooks] wait_seconds``, the hook
+claims the action and hands it over to the queue (``applied_by="preview"``: a later
+apply writes it through safe apply), then blocks the call saying it is still pending.
+A decision that lands before that claim wins.
+
+A person's edit replaces the action (new id); the hook follows the replacement and, when
+it is applied, redline has written the approved text itself (safe apply, journaled): the
+agent's call is then blocked with a message saying it was applied as reviewed, with the
+diff, so the model knows the file's content.
+
+The post-tool hook records what the agent wrote against the journaled pre-image (so
+``redline undo`` reverts it) and says so when it differs from what was approved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redline.drivers.hooks.answers import Answer
+from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
+from redline.drivers.hooks.payload import HookPayload
+
+log = logging.getLogger(__name__)
+
+DISCARDED_PREFIX = "Discarded by the reviewer: "
+NO_REASON = "no reason given"
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    wait_seconds: float = 600.0
+    review_shell: bool = False
+
+
+def discarded(reason: str) -> Answer:
+    return Answer("deny", DISCARDED_PREFIX + (reason.strip() or NO_REASON))
+
+
+def rewritten_input(payload: HookPayload, change: FileChange, approved: str) -> dict[str, Any]:
+    """The tool input that makes the agent write exactly ``approved``."""
+    tool_input = dict(payload.tool_input)
+    if change.tool == "Write":
+        tool_input["content"] = approved
+    elif change.tool == "Edit":
+        tool_input["old_string"] = change.old_text or ""
+        tool_input["new_string"] = approved
+        tool_input["replace_all"] = False
+    elif change.tool == "MultiEdit":
+        tool_input["edits"] = [
+            {"old_string": change.old_text or "", "new_string": approved, "replace_all": False}
+        ]
+    return tool_input
+
+
+def can_rewrite(change: FileChange) -> bool:
+    return change.tool in ("Write", "Edit", "MultiEdit")
+
+
+class HookCall:
+    """One pre-tool hook call waiting for review."""
+
+    def __init__(self, root: Path, payload: HookPayload, settings: HookSettings) -> None:
+        self.root = root
+        self.payload = payload
+        self.settings = settings
+        self._decided: asyncio.Future[tuple[str, str, str | None]] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._change: FileChange | None = None
+        # The approved text is a person's edit of the proposal.
+        self._edited = False
+        self._session: Any = None
+        self._queue: Any = None
+        self._action_id = ""
+
+    # -- entry --------------------------------------------------------------------
+    async def run(self) -> Answer:
+        payload = self.payload
+        try:
+            change = map_call(self.root, payload)
+        except MappingError as exc:
+            return Answer("deny", str(exc))
+        if change is None:
+            if self.settings.review_shell and payload.tool_name in SHELL_TOOLS[payload.agent]:
+                return await self._review(None)
+            return Answer("pass")
+        if change.old_text == change.new_text:
+            return Answer("allow", f"redline: {change.rel} is unchanged by this call.")
+        self._change = change
+        return await self._review(change)
+
+    # -- review -------------------------------------------------------------------
+    def _action(self, change: FileChange | None) -> Any:
+        from redline.review.store import PendingAction
+        from redline.workspace.preview import FileCreate, FileModify, Preview
+
+        payload = self.payload
+        tool = f"hook:{payload.tool_name}"
+        details: dict[str, Any] = {
+            "agent": payload.agent,
+            "tool_name": payload.tool_name,
+            "tool_use_id": payload.tool_use_id,
+            "session_id": payload.session_id,
+            "cwd": payload.cwd,
+            "permission_mode": payload.permission_mode,
+        }
+        if change is None:
+            command = payload.tool_input.get("command") or payload.tool_input.get("url") or ""
+            label = f"{payload.tool_name}: {str(command)[:120]}".rstrip(": ")
+            details["tool_input"] = payload.tool_input
+            return PendingAction(
+                label=label,
+                apply=self._on_apply,
+                reject=self._on_reject,
+                details=details,
+                source_tool_name=tool,
+                kind="permission",
+            )
+        if change.old_text is None:
+            preview = Preview([FileCreate(change.rel, change.new_text)])
+        else:
+            import hashlib
+
+            old_sha = hashlib.sha256(change.old_text.encode("utf-8")).hexdigest()
+            preview = Preview([FileModify(change.rel, old_sha, change.old_text, change.new_text)])
+        return PendingAction(
+            label=f"{payload.tool_name} {change.rel}",
+            apply=self._on_apply,
+            reject=self._on_reject,
+            details=details,
+            source_tool_name=tool,
+            preview=preview,
+            kind="file_change",
+        )
+
+    async def _review(self, change: FileChange | None) -> Answer:
+        from redline.review.events import EventStream
+        from redline.review.session import ReviewSession
+        from redline.review.store import PendingActionStore
+        from redline.workspace.queue import Source, WorkspaceQueue
+
+        payload = self.payload
+        self._loop = asyncio.get_running_loop()
+        self._decided = self._loop.create_future()
+        queue = WorkspaceQueue(self.root)
+        source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
+        store = PendingActionStore(queue=queue, source=source)
+        session = ReviewSession(self.root, store, EventStream(payload.session_id))
+        session.on_remote = self._heard
+        session.on_removed_elsewhere = self._heard
+        try:
+            action = session.propose(self._action(change))
+            ruled = await self._rules(session, action)
+            if ruled is None:
+                loop = self._loop
+
+                def submit(coro: Coroutine[Any, Any, None]) -> object:
+                    return asyncio.run_coroutine_threadsafe(coro, loop)
+
+                session.follow(submit)
+            self._session, self._queue, self._action_id = session, queue, action.id
+            deadline = time.monotonic() + self.settings.wait_seconds
+            outcome = await self._wait(session, queue, deadline)
+            return await self._answer(queue, self._action_id, outcome)
+        finally:
+            session.close()
+            queue.close()
+
+    async def _rules(self, session: Any, action: Any) -> Any:
+        from redline.review.session import Decision, Verb
+        from redline.rules import ActionFacts, RuleSet, decide_and_resolve
+
+        async def resolve(verb: str, reason: str, action_id: str, decision: Any) -> Any:
+            chosen: Verb = "apply" if verb == "apply" else "discard"
+            outcome = await session.resolve(
+                action_id, Decision(chosen, reason, by="rule", rule=decision.rule)
+            )
+            return not outcome.is_error, outcome.text
+
+        try:
+            facts = dataclasses.replace(
+                ActionFacts.of(action, "hook"), source=f"hook:{self.payload.agent}"
+            )
+            return await decide_and_resolve(
+                RuleSet(self.root), facts, action.id, action.label, resolve
+            )
+        except Exception:  # a broken rule never loses the proposal: it waits for review
+            log.exception("review rules could not decide %s", action.id)
+            return None
+
+    def _settle(self, verb: str, reason: str, replaced_by: str | None = None) -> None:
+        future, loop = self._decided, self._loop
+        if future is None or loop is None:
+            return
+
+        def done() -> None:
+            if not future.done():
+                future.set_result((verb, reason, replaced_by))
+
+        if _on_loop(loop):
+            done()
+        else:
+            loop.call_soon_threadsafe(done)
+
+    # The action's own callbacks: run in this process, under the action's claim.
+    def _on_apply(self, reason: str) -> Any:
+        from redline.review.result import ToolResult
+
+        change = self._change
+        if change is not None:
+            problem = self._journal(change)
+            if problem is not None:
+                return ToolResult.error(problem)
+        self._settle("apply", reason)
+        name = change.rel if change is not None else self.payload.tool_name
+        return ToolResult.text_result(
+            f"Allowed {self.payload.agent} to run {self.payload.tool_name} on {name} as reviewed."
+        )
+
+    def _on_reject(self, reason: str) -> Any:
+        self._settle("discard", reason)
+        return None
+
+    def _heard(self, _action: Any, resolution: Any) -> None:
+        """Another process decided, replaced or removed the action."""
+        if resolution is None:
+            self._settle("removed", "")
+        elif resolution.decision == "replaced" and resolution.replaced_by:
+            # Adopted at once, on the loop, before the next sync serves its requests.
+            try:
+                adopted = self._adopt(resolution.replaced_by)
+            except Exception:
+                log.exception("could not take in %s", resolution.replaced_by)
+                adopted = False
+            if not adopted:
+                self._settle("replaced", "", resolution.replaced_by)
+        elif resolution.decision in ("apply", "discard"):
+            self._settle(resolution.decision, resolution.reason)
+        else:
+            self._settle("removed", resolution.reason)
+
+    def _journal(self, change: FileChange) -> str | None:
+        """Journal the pre-image before the agent hears "allow"; None, or the problem."""
+        from redline.drivers.hooks.mapping import read_text
+        from redline.workspace.journal import begin_external
+
+        try:
+            current = read_text(self.root / change.rel, change.rel)
+        except MappingError as exc:
+            return str(exc)
+        if current != change.old_text:
+            return (
+                f"{change.rel} changed on disk since {self.payload.agent} proposed this change; "
+                "discard it and let the agent try again."
+            )
+        import hashlib
+
+        approved = hashlib.sha256(change.new_text.encode("utf-8")).hexdigest()
+        try:
+            begin_external(
+                self.root,
+                change.rel,
+                label=f"{self.payload.tool_name} {change.rel} ({self.payload.agent})",
+                source_tool_name=f"hook:{self.payload.tool_name}",
+                approved_sha256=approved,
+            )
+        except Exception as exc:
+            return f"Could not journal {change.rel} before the agent writes it: {exc}"
+        return None
+
+    def _adopt(self, action_id: str) -> bool:
+        """A person edited the action and it stayed ours (``redline pending edit`` of a hook
+        action): wait for the edited one, whose approved text is the edit. None when the
+        replacement is not ours to wait for (it is followed instead)."""
+        from redline.workspace.preview import FileCreate, FileModify
+
+        session, queue = self._session, self._queue
+        if session is None or queue is None:
+            return False
+        record = queue.get(action_id)
+        change = self._change
+        if (
+            record is None
+            or change is None
+            or record.applied_by != "owner"
+            or record.source.pid != session.store.source.pid
+        ):
+            return False
+        preview = queue.preview(record)
+        edited = next(
+            (
+                c
+                for c in (preview.changes if preview is not None else ())
+                if isinstance(c, (FileModify, FileCreate)) and c.path == change.rel
+            ),
+            None,
+        )
+        if edited is None:
+            return False
+        self._change = FileChange(change.rel, change.old_text, edited.new_text, change.tool)
+        self._edited = True
+        action = self._action(self._change)
+        action.preview = preview
+        session.store.adopt(action, record)
+        self._action_id = record.id
+        return True
+
+    async def _wait(self, session: Any, queue: Any, deadline: float) -> tuple[str, str, str | None]:
+        assert self._decided is not None
+        try:
+            return await asyncio.wait_for(
+                asyncio.shield(self._decided), timeout=max(0.0, deadline - time.monotonic())
+            )
+        except TimeoutError:
+            pass
+        # Serve a request that may have just arrived, then hand the action over.
+        with contextlib.suppress(Exception):
+            await session.sync()
+        if self._decided.done():
+            return self._decided.result()
+        from redline.workspace.queue import ActionGone, QueueError
+
+        action_id = self._action_id
+        try:
+            with queue.claim(action_id, wait=2.0) as claim:
+                claim.hand_over()
+        except ActionGone:
+            await asyncio.sleep(0)
+            resolution = queue.resolution(action_id)
+            if self._decided.done():
+                return self._decided.result()
+            if resolution is not None:
+                self._heard(None, resolution)
+                return await self._decided
+        except QueueError as exc:
+            return ("error", str(exc), None)
+        return ("timeout", "", None)
+
+    async def _answer(
+        self, queue: Any, action_id: str, outcome: tuple[str, str, str | None]
+    ) -> Answer:
+        verb, reason, replaced_by = outcome
+        if verb == "apply":
+            return self._allow(action_id, reason)
+        if verb == "discard":
+            return Answer(**{**discarded(reason).__dict__, "action_id": action_id})
+        if verb == "replaced" and replaced_by:
+            return await self._follow(queue, replaced_by)
+        if verb == "timeout":
+            return Answer(
+                "deny",
+                f"Not written yet: the change is still pending review in redline as "
+                f"{action_id}. redline writes it if a reviewer applies it later; do not retry "
+                "the same change.",
+                action_id=action_id,
+            )
+        if verb == "error":
+            return Answer("block", f"redline could not hand {action_id} over: {reason}")
+        return Answer(
+            "deny",
+            f"Removed from redline's review queue ({action_id})"
+            + (f": {reason}" if reason else "."),
+            action_id=action_id,
+        )
+
+    def _allow(self, action_id: str, reason: str) -> Answer:
+        change = self._change
+        text = "Applied by the reviewer" + (f": {reason}" if reason.strip() else ".")
+        if self._edited:
+            text = (
+                "Applied with the reviewer's edits: the file gets the reviewer's version, "
+                "not exactly your proposal." + (f" Reason: {reason}" if reason.strip() else "")
+            )
+        if change is None:
+            return Answer("allow", text, action_id=action_id)
+        updated = rewritten_input(self.payload, change, change.new_text)
+        if not can_rewrite(change) and self._edited:
+            return Answer(
+                "block",
+                f"{change.tool} cannot be rewritten to the reviewer's edit of {change.rel}; "
+                f"{action_id} was not written. Propose the change again.",
+                action_id=action_id,
+            )
+        return Answer(
+            "allow",
+            text,
+            updated if can_rewrite(change) else None,
+            action_id=action_id,
+        )
+
+    async def _follow(self, queue: Any, action_id: str) -> Answer:
+        """Follow a replacement (a person's edit, the rest of a partial decision)."""
+        from redline.review.follower import follow
+
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(changed.set)
+
+        unfollow = follow(queue, wake)
+        deadline = time.monotonic() + self.settings.wait_seconds
+        try:
+            while True:
+                changed.clear()
+                resolution = queue.resolution(action_id)
+                if resolution is not None:
+                    if resolution.decision == "replaced" and resolution.replaced_by:
+                        action_id = resolution.replaced_by
+                        continue
+                    if resolution.decision == "apply":
+                        return self._applied_by_redline(queue, action_id, resolution)
+                    if resolution.decision == "discard":
+                        return Answer(**{**discarded(resolution.reason).__dict__})
+                    return Answer("deny", f"Removed from redline's review queue ({action_id}).")
+                if queue.get(action_id) is None and queue.resolution(action_id) is None:
+                    return Answer("deny", f"{action_id} left redline's review queue.")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return Answer(
+                        "deny",
+                        f"Not written yet: the reviewer's version is still pending in redline "
+                        f"as {action_id}. redline writes it if it is applied later.",
+                        action_id=action_id,
+                    )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), min(left, 2.0))
+        finally:
+            unfollow()
+
+    def _applied_by_redline(self, queue: Any, action_id: str, resolution: Any) -> Answer:
+        from redline.workspace.preview import FileModify, Preview
+
+        change = self._change
+        detail = ""
+        if change is not None:
+            from redline.drivers.hooks.mapping import read_text
+
+            with contextlib.suppress(MappingError):
+                now = read_text(self.root / change.rel, change.rel) or ""
+                if now != change.new_text:
+                    diff = Preview([FileModify(change.rel, "", change.new_text, now)]).diff()
+                    detail = (
+                        "\nThe reviewer changed your proposal; the file now differs from it:\n"
+                        + diff
+                    )
+        reason = f" Reason: {resolution.reason}" if resolution.reason else ""
+        return Answer(
+            "deny",
+            f"Applied as reviewed by redline ({action_id}): redline wrote the reviewer's "
+            f"version itself, so this call is not needed; do not write it again.{reason}" + detail,
+            action_id=action_id,
+        )
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def post_tool(root: Path, payload: HookPayload) -> str:
+    """Record what the agent wrote after an allowed call; returns a note ('' when none)."""
+    from redline.workspace.entries import Entry, iter_entries
+    from redline.workspace.journal import finish_external
+
+    key = "notebook_path" if payload.tool_name == "NotebookEdit" else "file_path"
+    path_text = payload.tool_input.get(key)
+    if not isinstance(path_text, str):
+        return ""
+    from redline.drivers.hooks.mapping import inside, read_text
+
+    try:
+        _path, rel = inside(root, path_text, payload.cwd)
+    except MappingError:
+        return ""
+    waiting = [
+        entry
+        for _folder, entry in iter_entries(root)
+        if isinstance(entry, Entry)
+        and entry.kind == "external"
+        and not entry.complete
+        and entry.source_tool_name.startswith("hook:")
+        and entry.files == [rel]
+    ]
+    if not waiting:
+        return ""
+    notes = []
+    for entry in waiting:
+        outcome = finish_external(root, entry.id)
+        if not outcome.changed or outcome.as_approved:
+            continue
+        approved = payload.tool_input.get("content")
+        if not isinstance(approved, str):
+            approved = payload.tool_input.get("new_string")
+        diff = ""
+        if isinstance(approved, str):
+            from redline.workspace.preview import FileModify, Preview
+
+            with contextlib.suppress(MappingError):
+                now = read_text(root / rel, rel) or ""
+                diff = "\n" + Preview([FileModify(rel, "", approved, now)]).diff()
+        notes.append(
+            f"redline: the agent's write of {rel} differs from what the reviewer approved "
+            f"(recorded as journal entry {outcome.entry_id}; `redline undo` reverts it).{diff}"
+        )
+    return "\n".join(notes)

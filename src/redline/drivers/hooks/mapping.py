@@ -1,0 +1,228 @@
+"""From an agent's tool call to the whole-file change it would make.
+
+``map_call`` returns a :class:`FileChange` (the file's current text and the text after the
+call) for the tools that write files, ``None`` for every other tool (they pass through, or
+become permission actions with ``[hooks] review_shell``). A call that cannot work (the text
+to replace is not in the file, the path leaves the workspace) raises :class:`MappingError`
+with the agent's own wording where it has one, so the model reads the usual message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redline.drivers.hooks.payload import HookPayload, PayloadError, input_bool, input_string
+
+#: Claude Code tools that write files (``MultiEdit`` is gone in 2.1.332: it answers "No such
+#: tool available" before any hook runs, but older versions send it).
+CLAUDE_FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+#: Tools that run commands or reach the network: permission actions with review_shell.
+SHELL_TOOLS = {
+    "claude": ("Bash", "WebFetch", "WebSearch"),
+    "codex": ("shell", "Bash", "exec_command", "local_shell"),
+    "gemini": ("run_shell_command", "web_fetch", "google_web_search"),
+}
+
+
+class MappingError(ValueError):
+    """The tool call cannot be turned into a change; the message is for the model."""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file the call changes: workspace-relative ``rel``; ``old_text`` None = new file."""
+
+    rel: str
+    old_text: str | None
+    new_text: str
+    tool: str
+
+
+def inside(root: Path, path_text: str, cwd: str) -> tuple[Path, str]:
+    """The absolute path and workspace-relative name of ``path_text``; outside → error."""
+    if "\x00" in path_text or not path_text:
+        raise MappingError(f"Blocked by redline: invalid file path {path_text!r}.")
+    raw = Path(path_text)
+    if not raw.is_absolute():
+        raw = Path(cwd or root) / raw
+    resolved = Path(os.path.realpath(raw))
+    real_root = Path(os.path.realpath(root))
+    try:
+        rel = resolved.relative_to(real_root)
+    except ValueError:
+        raise MappingError(
+            f"Blocked by redline: {path_text} is outside the workspace {real_root}; redline "
+            "reviews changes inside the workspace only."
+        ) from None
+    if not rel.parts:
+        raise MappingError(f"Blocked by redline: {path_text} is the workspace folder itself.")
+    if rel.parts[0] in (".redline", ".git"):
+        raise MappingError(f"Blocked by redline: {rel.parts[0]}/ is not the agent's to change.")
+    return resolved, rel.as_posix()
+
+
+def read_text(path: Path, rel: str) -> str | None:
+    """The file's text, None when it does not exist; anything else is a MappingError."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise MappingError(f"Blocked by redline: {rel} is a folder, not a file.") from None
+    except OSError as exc:
+        raise MappingError(f"Blocked by redline: cannot read {rel}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MappingError(
+            f"Blocked by redline: {rel} is not UTF-8 text; redline reviews text files only."
+        ) from None
+
+
+def replace_once(text: str, old: str, new: str, replace_all: bool) -> str:
+    """Claude Code's Edit: ``old`` must occur (once, unless ``replace_all``)."""
+    if old == new:
+        raise MappingError("No changes to make: old_string and new_string are exactly the same.")
+    count = text.count(old)
+    if count == 0:
+        raise MappingError(f"String to replace not found in file.\nString: {old}")
+    if count > 1 and not replace_all:
+        raise MappingError(
+            f"Found {count} matches of the string to replace, but replace_all is false. To "
+            "replace all occurrences, set replace_all to true. To replace only one occurrence, "
+            f"please provide more context to uniquely identify the instance.\nString: {old}"
+        )
+    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+
+
+def _claude_edit(current: str | None, payload: HookPayload) -> str:
+    old = input_string(payload, "old_string")
+    new = input_string(payload, "new_string")
+    replace_all = input_bool(payload, "replace_all")
+    if current is None:
+        if old == "":
+            return new  # Claude Code creates the file
+        raise MappingError("File does not exist.")
+    if old == "":
+        if current.strip():
+            raise MappingError("Cannot create new file - file already exists.")
+        return new
+    return replace_once(current, old, new, replace_all)
+
+
+def _claude_multi_edit(current: str | None, payload: HookPayload) -> str:
+    edits = payload.tool_input.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise PayloadError("MultiEdit: `tool_input.edits` is missing or not a list of edits")
+    text = current
+    for number, edit in enumerate(edits, 1):
+        if not isinstance(edit, dict):
+            raise PayloadError(f"MultiEdit: edit {number} is not an object")
+        old, new = edit.get("old_string"), edit.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise PayloadError(f"MultiEdit: edit {number} needs old_string and new_string")
+        replace_all = edit.get("replace_all", False) is True
+        if text is None:
+            if old != "":
+                raise MappingError("File does not exist.")
+            text = new
+            continue
+        text = replace_once(text, old, new, replace_all)
+    assert text is not None
+    return text
+
+
+def _notebook(current: str | None, payload: HookPayload) -> str:
+    """Claude Code's NotebookEdit: the notebook after the cell edit (JSON, indent 1)."""
+    if current is None:
+        raise MappingError("Notebook file does not exist.")
+    try:
+        notebook: Any = json.loads(current)
+    except ValueError:
+        raise MappingError("Notebook is not valid JSON.") from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        raise MappingError("Notebook is not valid JSON.")
+    mode = input_string(payload, "edit_mode", default="replace")
+    source = input_string(payload, "new_source", default="")
+    cell_id = input_string(payload, "cell_id", default="")
+    cell_type = input_string(payload, "cell_type", default="")
+    index = None
+    if cell_id:
+        index = next(
+            (n for n, c in enumerate(cells) if isinstance(c, dict) and c.get("id") == cell_id),
+            None,
+        )
+        if index is None and cell_id.startswith("cell-") and cell_id[5:].isdigit():
+            index = int(cell_id[5:])
+        if index is None or index >= len(cells):
+            raise MappingError(f'Cell with ID "{cell_id}" not found in notebook.')
+    if mode == "insert":
+        new_cell: dict[str, Any] = {
+            "cell_type": cell_type or "code",
+            "source": source,
+            "metadata": {},
+        }
+        if new_cell["cell_type"] == "code":
+            new_cell["outputs"] = []
+            new_cell["execution_count"] = None
+        cells.insert(0 if index is None else index + 1, new_cell)
+    elif index is None:
+        raise MappingError("Cell ID must be specified when not inserting a new cell.")
+    elif mode == "delete":
+        del cells[index]
+    elif mode == "replace":
+        cell = cells[index]
+        cell["source"] = source
+        if cell_type:
+            cell["cell_type"] = cell_type
+        if cell.get("cell_type") == "code":
+            cell["execution_count"] = None
+            cell["outputs"] = []
+    else:
+        raise PayloadError(f"NotebookEdit: unknown edit_mode {mode!r}")
+    return json.dumps(notebook, indent=1, ensure_ascii=False)
+
+
+#: Tools whose calls become pending actions, per agent.
+FILE_TOOLS = {"claude": CLAUDE_FILE_TOOLS, "codex": (), "gemini": ()}
+
+
+def reviewed_tool(payload: HookPayload) -> str | None:
+    """``"file"`` for a tool that writes files, ``"shell"`` for one reviewed only with
+    ``[hooks] review_shell``, None for the rest (they pass through untouched)."""
+    if payload.tool_name in FILE_TOOLS.get(payload.agent, ()):
+        return "file"
+    if payload.tool_name in SHELL_TOOLS.get(payload.agent, ()):
+        return "shell"
+    return None
+
+
+def map_call(root: Path, payload: HookPayload) -> FileChange | None:
+    """The change ``payload``'s tool call would make, or None for a tool that writes nothing."""
+    if payload.agent == "claude":
+        return _map_claude(root, payload)
+    return None
+
+
+def _map_claude(root: Path, payload: HookPayload) -> FileChange | None:
+    tool = payload.tool_name
+    if tool not in CLAUDE_FILE_TOOLS:
+        return None
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    path, rel = inside(root, input_string(payload, key), payload.cwd)
+    current = read_text(path, rel)
+    if tool == "Write":
+        new = input_string(payload, "content")
+    elif tool == "Edit":
+        new = _claude_edit(current, payload)
+    elif tool == "MultiEdit":
+        new = _claude_multi_edit(current, payload)
+    else:
+        new = _notebook(current, payload)
+    return FileChange(rel, current, new, tool)

@@ -1,0 +1,118 @@
+"""A hook payload, read and checked without pydantic (the hook process must start fast).
+
+Everything the agent sends is untrusted: a payload that is not a JSON object with the
+fields below (of the right types) is refused with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Agents ``redline hook`` understands.
+AGENTS: tuple[str, ...] = ("claude", "codex", "gemini")
+#: Largest payload read from stdin (a Write carries a whole file).
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+
+PRE_EVENTS = {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
+POST_EVENTS = {"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"}
+
+
+class PayloadError(ValueError):
+    """The payload is not one redline understands; the message says which part."""
+
+
+@dataclass(frozen=True)
+class HookPayload:
+    """One hook call: which event, which tool with which input, in which session."""
+
+    agent: str
+    event: str
+    tool_name: str
+    tool_input: dict[str, Any]
+    session_id: str
+    cwd: str
+    tool_use_id: str = ""
+    permission_mode: str = ""
+    tool_response: Any = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def is_pre(self) -> bool:
+        return self.event == PRE_EVENTS.get(self.agent)
+
+    @property
+    def is_post(self) -> bool:
+        return self.event == POST_EVENTS.get(self.agent)
+
+
+def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str:
+    value = data.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        shown = "missing" if value is None else f"a {type(value).__name__}, not a string"
+        raise PayloadError(f"hook payload: `{key}` is {shown}")
+    return value
+
+
+def parse_payload(agent: str, raw: bytes) -> HookPayload:
+    """Parse ``raw`` (the agent's stdin) as ``agent``'s hook payload."""
+    if agent not in AGENTS:
+        raise PayloadError(f"unknown agent {agent!r}: expected one of {', '.join(AGENTS)}")
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(f"hook payload is larger than {MAX_PAYLOAD_BYTES} bytes")
+    if not raw.strip():
+        raise PayloadError("hook payload is empty: expected a JSON object on stdin")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise PayloadError(f"hook payload is not UTF-8 (byte {exc.start})") from None
+    except ValueError as exc:
+        raise PayloadError(f"hook payload is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise PayloadError(f"hook payload is a JSON {type(data).__name__}, not an object")
+    event = _string(data, "hook_event_name")
+    tool_name = _string(data, "tool_name")
+    tool_input = data.get("tool_input")
+    if not isinstance(tool_input, dict):
+        raise PayloadError("hook payload: `tool_input` is missing or not an object")
+    known = (PRE_EVENTS[agent], POST_EVENTS[agent])
+    if event not in known:
+        raise PayloadError(
+            f"hook payload: event {event!r} is not one redline handles for {agent} "
+            f"(expected {' or '.join(known)})"
+        )
+    return HookPayload(
+        agent=agent,
+        event=event,
+        tool_name=tool_name,
+        tool_input=tool_input,
+        session_id=_string(data, "session_id"),
+        cwd=_string(data, "cwd"),
+        tool_use_id=_string(data, "tool_use_id", required=False),
+        permission_mode=_string(data, "permission_mode", required=False),
+        tool_response=data.get("tool_response"),
+        raw=data,
+    )
+
+
+def input_string(payload: HookPayload, key: str, *, default: str | None = None) -> str:
+    """``tool_input[key]`` as a string (``default`` when absent), else a PayloadError."""
+    value = payload.tool_input.get(key)
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, str):
+        shown = "missing" if value is None else f"a {type(value).__name__}, not a string"
+        raise PayloadError(f"{payload.tool_name}: `tool_input.{key}` is {shown}")
+    return value
+
+
+def input_bool(payload: HookPayload, key: str) -> bool:
+    value = payload.tool_input.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise PayloadError(f"{payload.tool_name}: `tool_input.{key}` is not true or false")
+    return value

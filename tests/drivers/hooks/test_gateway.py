@@ -1,0 +1,295 @@
+"""``redline hook claude`` end to end in-process: the decision → the answer, undo, fail closed.
+
+The hook runs in a thread (as the agent would run it as a process); the test decides as a
+person would, through the workspace queue (``resolve_queued``, ``redline pending``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.drivers.hooks.test_claude_mapping import recorded
+
+from redline.commands import hook as hook_command
+from redline.drivers.hooks.answers import Rendered
+from redline.review.follower import follow
+from redline.review.queued import resolve_queued
+from redline.workspace.queue import QueueRecord, WorkspaceQueue
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "a.txt").write_text("hello\nworld\n", encoding="utf-8")
+    return ws
+
+
+@pytest.fixture
+def queue(root: Path) -> Iterator[WorkspaceQueue]:
+    q = WorkspaceQueue(root)
+    follow(q, lambda: None)()  # the queue's folders exist before any hook runs
+    yield q
+    q.close()
+
+
+def start_hook(raw: bytes) -> Future[Rendered]:
+    """Run one hook call in a thread; its future holds what it printed and its exit."""
+    done: Future[Rendered] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(hook_command.handle("claude", raw))
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    return done
+
+
+def pending(queue: WorkspaceQueue, count: int = 1) -> list[QueueRecord]:
+    """Wait (on the queue's follower, no polling delay) until ``count`` actions are queued."""
+    changed = threading.Event()
+    stop = follow(queue, changed.set)
+    try:
+        while len(queue.list()) < count:
+            assert changed.wait(30), "the hook queued nothing"
+            changed.clear()
+        return queue.list()
+    finally:
+        stop()
+
+
+def decide(queue: WorkspaceQueue, action_id: str, verb: str, reason: str = "") -> Any:
+    return asyncio.run(resolve_queued(queue, action_id, verb, reason))
+
+
+def answer_of(rendered: Rendered) -> dict[str, Any]:
+    assert rendered.code == 0, rendered.stderr
+    output = json.loads(rendered.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "PreToolUse"
+    return dict(output)
+
+
+def test_apply_allows_with_the_approved_text_and_undo_reverts(
+    root: Path, queue: WorkspaceQueue
+) -> None:
+    future = start_hook(recorded("pre-edit.json", root))
+    [record] = pending(queue)
+    assert record.source.canonical == "hook:claude"
+    assert record.source_tool_name == "hook:Edit"
+    assert record.applied_by == "owner"
+    assert (root / "a.txt").read_text(encoding="utf-8") == "hello\nworld\n"
+    result = decide(queue, record.id, "apply", "fine")
+    assert not result.is_error, result.text
+    output = answer_of(future.result(30))
+    assert output["permissionDecision"] == "allow"
+    assert output["updatedInput"]["old_string"] == "hello\nworld\n"
+    assert output["updatedInput"]["new_string"] == "hello\nthere\n"
+    # The agent writes; its PostToolUse hook records the write for undo.
+    (root / "a.txt").write_text("hello\nthere\n", encoding="utf-8")
+    post = hook_command.handle("claude", recorded("post-edit.json", root))
+    assert (post.code, post.stdout) == (0, "")
+    from redline.workspace.journal import undo_last
+
+    undo_last(root)
+    assert (root / "a.txt").read_text(encoding="utf-8") == "hello\nworld\n"
+
+
+def test_an_agent_that_writes_something_else_is_reported(root: Path, queue: WorkspaceQueue) -> None:
+    future = start_hook(recorded("pre-write-2.json", root))
+    [record] = pending(queue)
+    decide(queue, record.id, "apply")
+    assert answer_of(future.result(30))["permissionDecision"] == "allow"
+    (root / "a.txt").write_text("something else\n", encoding="utf-8")
+    post = hook_command.handle("claude", recorded("post-write-2.json", root))
+    assert "differs from what the reviewer approved" in post.stderr
+    assert "+something else" in post.stderr
+    assert "additionalContext" in post.stdout
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("not this file", "Discarded by the reviewer: not this file"),
+        ("", "Discarded by the reviewer: no reason given"),
+    ],
+)
+def test_discard_denies_with_the_reason(
+    root: Path, queue: WorkspaceQueue, reason: str, expected: str
+) -> None:
+    future = start_hook(recorded("pre-write.json", root))
+    [record] = pending(queue)
+    decide(queue, record.id, "discard", reason)
+    output = answer_of(future.result(30))
+    assert output["permissionDecision"] == "deny"
+    assert output["permissionDecisionReason"] == expected
+    assert not (root / "new.txt").exists()
+
+
+def test_no_decision_in_time_hands_over_then_blocks(
+    root: Path, queue: WorkspaceQueue, isolated_user_config: Path
+) -> None:
+    (isolated_user_config / "config.toml").write_text(
+        "[hooks]\nwait_seconds = 0.05\n", encoding="utf-8"
+    )
+    rendered = hook_command.handle("claude", recorded("pre-write.json", root))
+    output = answer_of(rendered)
+    assert output["permissionDecision"] == "deny"
+    assert "still pending review in redline as pa-1" in output["permissionDecisionReason"]
+    [record] = queue.list()
+    assert record.applied_by == "preview"  # claimed: the queue writes it if applied later
+    result = decide(queue, record.id, "apply")
+    assert not result.is_error, result.text
+    assert (root / "new.txt").read_text(encoding="utf-8") == "new file\n"
+
+
+def test_a_persons_edit_is_what_the_agent_writes(root: Path, queue: WorkspaceQueue) -> None:
+    future = start_hook(recorded("pre-write.json", root))
+    [record] = pending(queue)
+    from redline.workspace.preview import FileCreate, Preview
+    from redline.workspace.queue import ActionDraft
+
+    with queue.claim(record.id) as claim:  # what `redline pending edit` does
+        new = claim.replace(
+            ActionDraft(
+                label=record.label,
+                source=record.source,
+                source_tool_name=record.source_tool_name,
+                preview=Preview([FileCreate("new.txt", "reviewed\n")]),
+                details=record.details,
+                applied_by="owner",
+            ),
+            resolved_by="person",
+        )
+    result = decide(queue, new.id, "apply")
+    assert not result.is_error, result.text
+    output = answer_of(future.result(30))
+    assert output["permissionDecision"] == "allow"
+    assert output["updatedInput"]["content"] == "reviewed\n"
+    assert "reviewer's edits" in output["permissionDecisionReason"]
+
+
+def test_read_passes_through_untouched(root: Path, queue: WorkspaceQueue) -> None:
+    rendered = hook_command.handle("claude", recorded("pre-read.json", root))
+    assert rendered == Rendered("", "", 0)
+    assert queue.list() == []
+
+
+def test_review_shell_makes_bash_a_permission_action(
+    root: Path, queue: WorkspaceQueue, isolated_user_config: Path
+) -> None:
+    assert hook_command.handle("claude", recorded("pre-bash.json", root)).stdout == ""
+    (isolated_user_config / "config.toml").write_text(
+        "[hooks]\nreview_shell = true\n", encoding="utf-8"
+    )
+    future = start_hook(recorded("pre-bash.json", root))
+    [record] = pending(queue)
+    assert record.label == "Bash: echo hi" and record.source_tool_name == "hook:Bash"
+    decide(queue, record.id, "discard", "no shell")
+    output = answer_of(future.result(30))
+    assert output["permissionDecisionReason"] == "Discarded by the reviewer: no shell"
+
+
+def test_outside_the_workspace_is_denied(root: Path, queue: WorkspaceQueue) -> None:
+    output = answer_of(
+        hook_command.handle("claude", recorded("pre-write.json", root, file_path="/etc/x"))
+    )
+    assert output["permissionDecision"] == "deny"
+    assert "outside the workspace" in output["permissionDecisionReason"]
+    assert queue.list() == []
+
+
+# -- fail closed: every problem is the agent's blocking exit (2) with the cause ------
+def run_cli(
+    raw: bytes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code = hook_command.run(argparse.Namespace(agent="claude"))
+    return code, capsys.readouterr().err
+
+
+def test_malformed_payload_blocks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run_cli(b"{not json", monkeypatch, capsys)
+    assert code == 2
+    assert "redline: blocked: hook payload is not JSON" in err
+
+
+def test_unwritable_queue_blocks(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (root / ".redline").write_text("not a folder", encoding="utf-8")
+    code, err = run_cli(recorded("pre-write.json", root), monkeypatch, capsys)
+    assert code == 2
+    assert err.startswith("redline: blocked: ")
+    assert not (root / "new.txt").exists()
+
+
+def test_a_crash_blocks(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redline.drivers.hooks import gateway
+
+    async def boom(self: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(gateway.HookCall, "run", boom)
+    code, err = run_cli(recorded("pre-write.json", root), monkeypatch, capsys)
+    assert (code, err) == (2, "redline: blocked: RuntimeError: disk on fire\n")
+
+
+def test_missing_redline_binary_blocks_through_the_installed_guard(tmp_path: Path) -> None:
+    """The installed command is `PATH hook claude || exit 2`: a missing binary (127) → 2."""
+    import subprocess
+
+    from redline.drivers.hooks.install import hook_command as installed
+
+    command = installed("claude", str(tmp_path / "gone" / "redline"))
+    done = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, check=False)
+    assert done.returncode == 2
+    killed = installed("claude", "sh -c 'kill -9 $$'")
+    done = subprocess.run(["sh", "-c", killed], input=b"{}", capture_output=True, check=False)
+    assert done.returncode == 2
+
+
+def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: Path) -> None:
+    """`redline hook claude` for a Read: the fast path (python -X importtime lists imports)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
+        input=recorded("pre-read.json", root),
+        capture_output=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert "redline.drivers.hooks.payload" in imported
+    assert not {"asyncio", "pydantic", "redline.review.session", "redline.config"} & imported
+
+
+def test_a_rule_over_sources_decides_a_hook_action(
+    root: Path, queue: WorkspaceQueue, isolated_user_config: Path
+) -> None:
+    (isolated_user_config / "rules.toml").write_text(
+        '[[rule]]\nname = "no agent writes docs"\ndecision = "discard"\n'
+        'sources = ["hook:*"]\npaths = ["*.txt"]\nreason = "write docs by hand"\n',
+        encoding="utf-8",
+    )
+    output = answer_of(hook_command.handle("claude", recorded("pre-write.json", root)))
+    assert output["permissionDecision"] == "deny"
+    assert output["permissionDecisionReason"] == "Discarded by the reviewer: write docs by hand"
+    assert queue.list() == []
+    assert queue.resolution("pa-1").rule == "no agent writes docs"  # type: ignore[union-attr]
