@@ -24,7 +24,12 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("exec", "exec_", "run one agent session headless and print its events"),
     ("ast-edit", "ast_edit", "structural search and rewrite of Python code"),
     ("tools", "tools", "list available tools and plugin load errors"),
-    ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
+    (
+        "trust",
+        "trust",
+        "trust (or --revoke) a workspace: its plugins (.redline/tools/), its review rules "
+        "(.redline/rules.toml) and all of its .redline/config.toml",
+    ),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
