@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from redline import __version__
+from redline.commands._levels import CommandParser, share
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -23,7 +24,12 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("exec", "exec_", "run one agent session headless and print its events"),
     ("ast-edit", "ast_edit", "structural search and rewrite of Python code"),
     ("tools", "tools", "list available tools and plugin load errors"),
-    ("trust", "trust", "trust (or --revoke) a workspace's project plugins"),
+    (
+        "trust",
+        "trust",
+        "trust (or --revoke) a workspace: its plugins (.redline/tools/), its review rules "
+        "(.redline/rules.toml) and all of its .redline/config.toml",
+    ),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
@@ -34,7 +40,8 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The whole command line; its ``parse_args`` folds options given at several levels."""
+    parser = CommandParser(
         prog="redline",
         description="A coding agent whose every change waits on a reviewable stack.",
     )
@@ -48,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.configure(child)
         child.set_defaults(_module=module)
     parser.set_defaults(_module="dashboard")
+    share(parser)
     return parser
 
 
@@ -63,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    problem = _check_workspace(args)
+    if problem:
+        print(f"{args._leaf}: error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     _find_workspace(args)
     command = importlib.import_module(f"redline.commands.{args._module}")
     for stream in (sys.stdout, sys.stderr):
@@ -81,6 +93,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def _check_workspace(args: argparse.Namespace) -> str:
+    """Why the ``-C PATH`` given cannot be the workspace, or "" (none given, or a folder)."""
+    import os
+
+    path = getattr(args, "cwd", None)
+    if path is None:
+        return ""
+    if not os.path.exists(path):
+        return f"-C {path} is not a folder: it does not exist"
+    if not os.path.isdir(path):
+        return f"-C {path} is not a folder"
+    return ""
 
 
 def _find_workspace(args: argparse.Namespace) -> None:

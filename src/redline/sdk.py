@@ -119,7 +119,14 @@ def create_agent_session(
     if log_session:
         session_log = SessionLog(
             state_dir / "sessions" / f"{sid}.jsonl",
-            {"session_id": sid, "model": provider.label, "cwd": str(root), "resolver": resolver},
+            {
+                "session_id": sid,
+                "model": provider.label,
+                "cwd": str(root),
+                "resolver": resolver,
+                # who ran it: `exec --resume` continues only `exec` sessions
+                "source": source_kind,
+            },
         )
     tools = builtin_tools()
     from redline.rules import RuleSet

@@ -129,6 +129,13 @@ def command_settings(
     )
 
 
+def resume_line(session_id: str, named: str | None, decisions: int) -> str:
+    """The first line of a resumed run: which session, and how it was chosen."""
+    how = "named with --session" if named else "the newest `redline exec` session here"
+    told = f"{decisions} decision{'' if decisions == 1 else 's'} made meanwhile"
+    return f"Resuming session {session_id} ({how}); telling the agent about {told}."
+
+
 def not_ready(name: str) -> int:
     import sys
 

@@ -67,8 +67,13 @@ def run(args: argparse.Namespace) -> int:
     from redline.tools.ast_edit.report import applied_text, cli_file_text, cli_summary, to_json
 
     pairs = [(p, rewrites[i] if rewrites else None) for i, p in enumerate(patterns)]
+
+    def where(index: int) -> str:
+        # The user typed --pattern options: name them, not the tool's "operation N".
+        return "" if len(pairs) == 1 else f"--pattern #{index + 1}: "
+
     try:
-        compile_ops(pairs)
+        compile_ops(pairs, where=where)
     except PatternError as exc:
         return _fail(str(exc))
     # Searching reads files too: first make sure no interrupted apply left them torn.
@@ -103,6 +108,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(cli_summary(report))
     if not report.files:
+        if report.files_searched == 0:
+            shown = " ".join(args.targets) or "the workspace"
+            glob = f" with --glob {args.glob!r}" if args.glob else ""
+            print(
+                f"redline ast-edit: no Python file (.py, .pyi) in {shown}{glob} to search",
+                file=sys.stderr,
+            )
         return EXIT_NO_MATCHES
     if not args.apply:
         return EXIT_MATCHES

@@ -95,11 +95,11 @@ def _fate(args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace, workspace: Path) -> int:
-    from redline.drivers.model.providers.scripted import ScriptedProvider
+    from redline.demo.agent import DemoProvider
     from redline.resources import demo_plan_path, example_tools_dir
     from redline.sdk import create_agent_session
 
-    provider = ScriptedProvider(demo_plan_path(), wait_scale=0.0 if args.no_wait else None)
+    provider = DemoProvider(demo_plan_path(), wait_scale=0.0 if args.no_wait else None)
     headless = args.headless
     resolver = args.resolver or ("agent" if headless else "human")
     session = create_agent_session(

@@ -16,6 +16,7 @@ from redline.commands._common import (
     add_tool_options,
     add_workspace_option,
     command_settings,
+    resume_line,
     workspace_root,
 )
 from redline.workspace.names import json_dumps
@@ -65,8 +66,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue the workspace's most recent session (or --session ID) once its "
-        "pending actions are resolved; exits 3 at once while any is pending",
+        help="continue the workspace's most recent `redline exec` session (or --session ID) "
+        "once its pending actions are resolved; exits 3 at once while any is pending",
     )
     parser.add_argument(
         "--session",
@@ -235,7 +236,8 @@ def _run_session(
 
         try:
             with WorkspaceQueue(cwd) as queue:
-                history = load_history(session_log_path(cwd, args.session), queue)
+                log_path = session_log_path(cwd, args.session, source="exec")
+                history = load_history(log_path, queue)
                 waiting = queue.session_view(history.session_id).list()
         except ResumeError as exc:
             return _error(args, str(exc), 2, out)
@@ -256,6 +258,13 @@ def _run_session(
                 file=sys.stderr,
             )
             return EXIT_STATUS["awaiting_review"]
+    if history is not None:
+        # The first line says which session goes on (stderr under --json: stdout is events).
+        print(
+            resume_line(history.session_id, args.session, len(history.unreported)),
+            file=sys.stderr if args.json else out,
+            flush=True,
+        )
     resolver = settings.resolver
     if history is not None and args.resolver is None:
         # A continued session keeps its resolver unless the command line names one.

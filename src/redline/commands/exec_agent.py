@@ -83,7 +83,8 @@ def run_exec(args: argparse.Namespace) -> int:
 
         try:
             with WorkspaceQueue(root) as queue:
-                history = load_acp_history(root, session_log_path(root, args.session), queue)
+                log_path = session_log_path(root, args.session, source="exec")
+                history = load_acp_history(root, log_path, queue)
                 waiting = queue.session_view(history.session_id).list()
         except ResumeError as exc:
             return _error(args, str(exc), 2)
@@ -97,6 +98,11 @@ def run_exec(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_STATUS["awaiting_review"]
+    if history is not None:
+        from redline.commands._common import resume_line
+
+        line = resume_line(history.session_id, args.session, len(history.unreported))
+        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
     sid = history.session_id if history is not None else new_session_id()
     stream = EventStream(sid)
     log = SessionLog(
@@ -108,6 +114,7 @@ def run_exec(args: argparse.Namespace) -> int:
             "cwd": str(root),
             "resolver": args.resolver,
             "kind": "acp",
+            "source": "exec",
         },
     )
     stream.subscribe(log.write_event)

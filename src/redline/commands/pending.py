@@ -23,16 +23,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     show = sub.add_parser("show", help="one action: label, source, files, full unified diff")
     show.add_argument("id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print one JSON object")
-    for name, text in (("apply", "write the action's change"), ("discard", "drop the action")):
-        child = sub.add_parser(name, help=text)
-        child.add_argument("id", metavar="ID")
+    for name, text in (
+        ("apply", "write the actions' changes"),
+        ("discard", "drop the actions"),
+    ):
+        child = sub.add_parser(
+            name,
+            help=text,
+            description=f"{text[0].upper()}{text[1:]}, each in turn with the usual checks; "
+            "one line per ID; exit 0 only if every one succeeded, else 1.",
+        )
+        child.add_argument("ids", nargs="+", metavar="ID")
         child.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
         child.add_argument(
             "--only",
             action="append",
             metavar="PATH#N",
-            help="only these hunks (PATH#N) or files (PATH); repeatable, or comma-separated; "
-            "the rest stays pending under a new id",
+            help="only these hunks (PATH#N) or files (PATH) of the one ID given; repeatable, "
+            "or comma-separated; the rest stays pending under a new id",
         )
     edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
     edit.add_argument("id", metavar="ID")
@@ -77,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             return _clear(queue, records, args.reason)
         if command == "edit":
             return _edit(queue, args.id, args.file)
-        return _resolve(queue, args.id, command, args.reason, args.only)
+        return _resolve(queue, args.ids, command, args.reason, args.only)
     finally:
         queue.close()
 
@@ -291,27 +299,30 @@ def _split_only(values: list[str] | None) -> list[str] | None:
 
 def _resolve(
     queue: WorkspaceQueue,
-    action_id: str,
+    action_ids: list[str],
     decision: str,
     reason: str,
     only: list[str] | None = None,
 ) -> int:
+    """Apply or discard each id in turn; one line per id (refusals on stderr)."""
     import asyncio
 
-    from redline.review.queued import resolve_queued
+    from redline.review.batch import BatchError, check_batch, resolve_queued_many
     from redline.workspace.hunks import HunkError, parse_selection
     from redline.workspace.queue import QueueError, check_id
 
     try:
-        check_id(action_id)
+        for action_id in action_ids:
+            check_id(action_id)
         selection = _split_only(only)
-    except (QueueError, ValueError) as exc:
+        check_batch(action_ids, selection)
+    except (QueueError, ValueError, BatchError) as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_BAD_INPUT
     if selection is not None:
         # A selection that does not name parts of the action is bad input: check it first.
         try:
-            record = queue.get(action_id)
+            record = queue.get(action_ids[0])
             preview = queue.preview(record) if record is not None else None
         except QueueError as exc:
             _out(f"redline pending: {exc}", err=True)
@@ -322,12 +333,17 @@ def _resolve(
             except HunkError as exc:
                 _out(f"redline pending: --only: {exc}", err=True)
                 return EXIT_BAD_INPUT
-    result = asyncio.run(resolve_queued(queue, action_id, decision, reason, only=selection))
-    if result.is_error:
-        _out(f"redline pending: {result.text}", err=True)
-        return EXIT_FAILED
-    _out(result.text)
-    return EXIT_OK
+    outcomes = asyncio.run(resolve_queued_many(queue, action_ids, decision, reason, only=selection))
+    if len(outcomes) == 1:  # one id: its result as it always was
+        outcome = outcomes[0]
+        _out(outcome.text if outcome.ok else f"redline pending: {outcome.text}", err=not outcome.ok)
+        return EXIT_OK if outcome.ok else EXIT_FAILED
+    for outcome in outcomes:
+        _out(
+            outcome.line() if outcome.ok else f"redline pending: {outcome.line()}",
+            err=not outcome.ok,
+        )
+    return EXIT_OK if all(outcome.ok for outcome in outcomes) else EXIT_FAILED
 
 
 def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:

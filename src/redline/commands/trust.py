@@ -1,4 +1,4 @@
-"""``redline trust``: allow (or ``--revoke``) a workspace's project plugins."""
+"""``redline trust``: trust (or ``--revoke``) a workspace: its plugins, rules and config."""
 
 from __future__ import annotations
 
@@ -10,6 +10,12 @@ from redline.commands._common import add_workspace_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "Trust is per user (kept in your user config folder) and per workspace folder. "
+        "Until a workspace is trusted, redline loads none of its plugins, ignores its "
+        "review rules, and lets its .redline/config.toml only make settings stricter "
+        "(see docs/configuration.md)."
+    )
     add_workspace_option(parser)
     parser.add_argument("--revoke", action="store_true", help="stop trusting the workspace")
 
@@ -35,11 +41,20 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.revoke:
         if changed:
-            print(f"Revoked trust for {root}: plugins in {plugins} will no longer load.")
+            print(
+                f"Revoked trust for {root}: plugins in {plugins}, its review rules and its "
+                "config.toml no longer count."
+            )
         else:
             print(f"{root} was not trusted; nothing to revoke.")
     elif changed:
-        print(f"Trusted {root}: plugins in {plugins} will load.")
+        print(
+            f"Trusted {root}: plugins in {plugins} will load; its review rules and its whole "
+            "config.toml count."
+        )
     else:
-        print(f"{root} is already trusted: plugins in {plugins} load.")
+        print(
+            f"{root} is already trusted: plugins in {plugins} load; its review rules and its "
+            "whole config.toml count."
+        )
     return 0

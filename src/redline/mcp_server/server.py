@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from redline.mcp_server.proposals import (
     DEFAULT_WAIT_SECONDS,
@@ -63,12 +63,37 @@ def _connection(ctx: "Context[Any, Any]") -> str:
     return f"http-client:{_client_name(ctx)}"
 
 
+def invalid_arguments_text(tool: str, exc: ValidationError) -> str:
+    """A client's arguments that do not fit a tool's schema, said plainly: each field
+    and what was wrong with it (never pydantic's raw report with its links)."""
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(part) for part in err["loc"]) or "arguments"
+        message = str(err["msg"])
+        if err["type"] == "missing":
+            message = "required, but not given"
+        problems.append(f"{field}: {message}")
+    return f"Invalid arguments for {tool}: " + "; ".join(problems) + "."
+
+
+class RedlineMCPServer(MCPServer):
+    """The mcp SDK's server, with invalid arguments reported field by field."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(invalid_arguments_text(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
 def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
     """An MCPServer whose five tools propose to (and report on) ``root``'s review queue."""
     from redline import __version__
 
     work = proposals or Proposals(root)
-    server: MCPServer = MCPServer(
+    server: MCPServer = RedlineMCPServer(
         SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
 

@@ -312,8 +312,12 @@ def _with_rebase(
     ]
     if not lines:
         return result
+    details = result.details
+    moved = {c.old_id: c.new_id for c in carried if c.new_id}
+    if moved and (details is None or isinstance(details, dict)):
+        details = {**(details or {}), "rebased": moved}
     return ToolResult.text_result(
-        result.text + "\n" + "\n".join(lines), details=result.details, is_error=False
+        result.text + "\n" + "\n".join(lines), details=details, is_error=False
     )
 
 

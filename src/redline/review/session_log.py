@@ -143,8 +143,13 @@ class ResumeError(ValueError):
     """No session to resume (none logged, an unknown id, an unreadable log)."""
 
 
-def session_log_path(root: Path, session_id: str | None) -> Path:
-    """The log of ``session_id``, or of the workspace's most recent session."""
+def session_log_path(root: Path, session_id: str | None, *, source: str | None = None) -> Path:
+    """The log of ``session_id``, or of the workspace's most recent session.
+
+    Without an id, ``source`` narrows "most recent" to the sessions whose log header names
+    that source: ``source="exec"`` is a ``redline exec`` run, never a dashboard session.
+    A log written before headers named their source still counts (it cannot be told apart).
+    """
     folder = root / ".redline" / "sessions"
     if session_id is not None:
         if not _SESSION_ID.fullmatch(session_id):
@@ -161,4 +166,29 @@ def session_log_path(root: Path, session_id: str | None) -> Path:
         logs = []
     if not logs:
         raise ResumeError(f"no session to resume: {folder} holds no session log")
+    if source is not None:
+        logs = [p for p in logs if _from_source(p, source)]
+        if not logs:
+            raise ResumeError(
+                f"no session to resume: {folder} holds no log of a `redline {source}` session "
+                "(name another one with --session ID)"
+            )
     return max(logs, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """A log's header line, or None when it is not one (only the first line is read)."""
+    try:
+        with path.open("rb") as stream:
+            first = stream.readline(1 << 16)
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    return header if isinstance(header, dict) and "schema" in header else None
+
+
+def _from_source(path: Path, source: str) -> bool:
+    header = read_header(path)
+    if header is None:
+        return True  # unreadable: let the caller report it as it would have
+    return bool(header.get("source", source) == source)

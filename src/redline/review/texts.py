@@ -17,6 +17,7 @@ __all__ = [
     "applied_edited_text",
     "applied_partial_text",
     "conflict_reason",
+    "counted",
     "discarded_partial_text",
     "edit_diff",
     "partial_apply_text",
@@ -121,3 +122,8 @@ def whole_only_text(action_id: str, label: str) -> str:
         f"{action_id} ({label}) has no preview of file changes; it can only be applied or "
         "discarded as a whole. Nothing was applied or discarded."
     )
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else (plural or noun + 's')}"

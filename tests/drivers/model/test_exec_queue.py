@@ -147,3 +147,62 @@ def test_resume_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "no session to resume" in capsys.readouterr().err
     code = main(["exec", "-C", str(ws), "--model", model, "--resume", "--session", "../x"])
     assert code == 2
+
+
+def test_resume_takes_the_newest_exec_session_and_reports_an_edited_apply(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake_openai: FakeOpenAI,
+) -> None:
+    from redline.sdk import create_agent_session
+
+    ws = workspace(tmp_path)
+    model = plan(tmp_path, [WRITE, {"say": "waiting"}])
+    code, events = exec_json(
+        capsys, "-C", str(ws), "--model", model, "--resolver", "human", "--prompt", "add notes"
+    )
+    assert code == 3
+    exec_sid = events[0]["session_id"]
+    # A dashboard session opened afterwards: newer, but not one `exec --resume` continues.
+    dashboard = create_agent_session(ws, plan(tmp_path, []), source_kind="agent")
+    dashboard.close()
+    newer = ws / ".redline" / "sessions" / f"{dashboard.session_id}.jsonl"
+    older = ws / ".redline" / "sessions" / f"{exec_sid}.jsonl"
+    os.utime(newer, (older.stat().st_mtime + 60, older.stat().st_mtime + 60))
+
+    # The person edits the proposal, then applies the edited action, with a reason.
+    monkeypatch.setenv("EDITOR", "sed -i s/Notes/Edited/")
+    monkeypatch.delenv("VISUAL", raising=False)
+    assert main(["pending", "-C", str(ws), "edit", "pa-1"]) == 0
+    assert main(["pending", "-C", str(ws), "apply", "pa-2", "--reason", "shorter title"]) == 0
+    assert (ws / "notes.md").read_text(encoding="utf-8") == "# Edited\n"
+    capsys.readouterr()
+
+    fake_openai.enqueue_text("thanks")
+    argv = ["exec", "-C", str(ws), "--resume", "--model", "openai:fake-model"]
+    code = main([*argv, "--base-url", fake_openai.base_url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.splitlines()[0] == (
+        f"Resuming session {exec_sid} (the newest `redline exec` session here); "
+        "telling the agent about 1 decision made meanwhile."
+    )
+    messages = fake_openai.requests[0]["messages"]
+    report = next(str(m["content"]) for m in messages if "pending actions were resolved" in str(m))
+    assert "applied pa-2 (Write notes.md)" in report or "applied pa-2" in report
+    assert "Reason: shorter title" in report
+    assert "edited by the reviewer" in report and "+# Edited" in report
+    assert any(m["role"] == "user" and m["content"] == "add notes" for m in messages)
+
+
+def test_resume_never_takes_a_dashboard_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redline.sdk import create_agent_session
+
+    ws = workspace(tmp_path)
+    create_agent_session(ws, plan(tmp_path, []), source_kind="agent").close()
+    assert main(["exec", "-C", str(ws), "--resume", "--model", plan(tmp_path, [])]) == 2
+    err = capsys.readouterr().err
+    assert "no log of a `redline exec` session" in err and "--session ID" in err

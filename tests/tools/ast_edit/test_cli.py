@@ -163,3 +163,39 @@ def test_refused_apply_exits_3(
     err = capsys.readouterr().err
     assert "nothing written: a.py: changed since the preview" in err
     assert (tmp_path / "a.py").read_text() == "print(1)\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["--pattern", "print($X"],
+            "redline ast-edit: pattern 'print($X' is not valid Python once its metavariables "
+            "are replaced: '(' was never closed (line 1, column 6)\n",
+        ),
+        (
+            ["--pattern", "a($X)", "--pattern", "def", "--rewrite", "b($X)", "--rewrite", "c"],
+            "redline ast-edit: --pattern #2: pattern 'def' is not valid Python once its "
+            "metavariables are replaced: invalid syntax (line 1, column 4)\n",
+        ),
+    ],
+)
+def test_a_bad_pattern_is_named_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    _project(tmp_path)
+    assert main(["ast-edit", "-C", str(tmp_path), *argv]) == 2
+    assert capsys.readouterr().err == expected
+
+
+def test_targets_with_no_python_file_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _project(tmp_path)
+    assert main(["ast-edit", "-C", str(tmp_path), "--pattern", "a", "--glob", "zz*"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "0 matches in 0 files (0 files searched)\n"
+    assert (
+        err
+        == "redline ast-edit: no Python file (.py, .pyi) in the workspace with --glob 'zz*' to search\n"
+    )

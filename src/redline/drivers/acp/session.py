@@ -76,6 +76,7 @@ class AcpSession:
                     "cwd": str(self.cwd),
                     "resolver": "human",
                     "kind": "acp",
+                    "source": "dashboard",
                 },
             )
             self.events.subscribe(self._log.write_event)

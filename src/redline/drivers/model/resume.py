@@ -27,6 +27,7 @@ from redline.review.events import (
 )
 from redline.review.session_log import ResumeError, SessionLogError, read_log, session_log_path
 from redline.workspace.queue import QueueError, WorkspaceQueue
+from redline.workspace.queue import Resolution as QueueResolution
 
 
 @dataclass
@@ -119,20 +120,42 @@ def load_history(path: Path, queue: WorkspaceQueue | None) -> History:
     for action_id, pushed in list(open_ids.items()):
         if queue is None:
             break
-        try:
-            found = queue.resolution(action_id)
-        except QueueError:
-            found = None
+        final_id, found = final_resolution(queue, action_id)
         if found is None or found.decision not in ("apply", "discard"):
             if found is not None:
-                del open_ids[action_id]  # replaced or removed elsewhere: nothing to report
+                del open_ids[action_id]  # removed elsewhere: nothing to report
+            elif final_id != action_id:
+                # Replaced elsewhere (a person's edit, a re-base) and still pending.
+                del open_ids[action_id]
+                open_ids[final_id] = pushed
             continue
         del open_ids[action_id]
         done = "applied" if found.decision == "apply" else "discarded"
-        heard.append(Resolution(done, action_id, pushed.label, found.reason, found.result_text))
+        # The result text of an edited apply carries the diff from the proposal to what
+        # was written, so the model learns what is really on disk.
+        heard.append(Resolution(done, final_id, pushed.label, found.reason, found.result_text))
     history.unreported = heard
     history.open_ids = list(open_ids)
     return history
+
+
+def final_resolution(
+    queue: WorkspaceQueue, action_id: str, *, hops: int = 64
+) -> tuple[str, QueueResolution | None]:
+    """Where ``action_id`` ended: its resolution, or, when it was replaced elsewhere (a
+    person's ``pending edit``, a re-base), that of its replacement, followed to the end.
+
+    Returns the last id and its resolution (None while that one is still pending)."""
+    current = action_id
+    for _ in range(hops):
+        try:
+            found = queue.resolution(current)
+        except QueueError:
+            return current, None
+        if found is None or found.decision != "replaced" or not found.replaced_by:
+            return current, found
+        current = found.replaced_by
+    return current, None
 
 
 __all__ = ["History", "ResumeError", "load_history", "session_log_path"]

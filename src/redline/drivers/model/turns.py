@@ -469,9 +469,13 @@ def resolution_reminder(report: Sequence[Resolution]) -> str:
     lines = ["<system-reminder>Since your last turn, pending actions were resolved:"]
     for item in report:
         reason = f" Reason: {item.reason}" if item.reason else ""
-        lines.append(
-            f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {item.result_text}"
-        )
+        result = item.result_text
+        # The result's first line usually ends with the same reason ("Discarded: X.
+        # Reason: …"): say it once.
+        first, newline, rest = result.partition("\n")
+        if reason and first.endswith(reason):
+            result = first[: -len(reason)] + newline + rest
+        lines.append(f"- {item.verb} {item.action_id} ({item.label}).{reason} Result: {result}")
     lines.append("</system-reminder>")
     return "\n".join(lines)
 

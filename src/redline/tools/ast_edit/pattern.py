@@ -12,7 +12,7 @@ import io
 import itertools
 import textwrap
 import tokenize
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -421,12 +421,18 @@ def _spec(op: object) -> OpSpec:
     raise PatternError(f"an operation needs 'pat' (and 'out' to rewrite), got {op!r}")
 
 
-def compile_ops(ops: Iterable[object]) -> list[CompiledOp]:
-    """Compile ``[{pat, out}, ...]`` (``out`` None: search only); PatternError on bad input."""
+def compile_ops(
+    ops: Iterable[object], *, where: Callable[[int], str] | None = None
+) -> list[CompiledOp]:
+    """Compile ``[{pat, out}, ...]`` (``out`` None: search only); PatternError on bad input.
+
+    ``where(index)`` starts an error's message (default ``operation N: ``): the command
+    line names its ``--pattern`` options instead.
+    """
     compiled: list[CompiledOp] = []
     for index, raw in enumerate(ops):
         spec = _spec(raw)
-        prefix = f"operation {index + 1}: "
+        prefix = where(index) if where is not None else f"operation {index + 1}: "
         pattern = compile_pattern(spec.pat, f"{prefix}pattern {spec.pat!r}")
         template = (
             None
