@@ -109,7 +109,9 @@ def _patch_dashboard(mp: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
 def _patch_serve(mp: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
     from redline.commands import serve
 
-    def fake_serve(command: str, host: str, port: int, where: str) -> int:
+    def fake_serve(
+        command: str, host: str, port: int, where: str, allow_hosts: tuple[str, ...] = ()
+    ) -> int:
         seen["where"] = where
         return 0
 
@@ -123,6 +125,21 @@ def _patch_mcp(mp: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
         seen["root"] = root
 
     mp.setattr(server, "serve_stdio", serve_stdio)
+
+
+def _claude_settings(root: Path) -> Path:
+    return root / ".claude" / "settings.local.json"
+
+
+def _hook_installed(root: Path) -> bool:
+    settings = _claude_settings(root)
+    return settings.exists() and "hook claude" in settings.read_text()
+
+
+def _install_claude_hook(root: Path) -> None:
+    from redline.drivers.hooks.install import install
+
+    install("claude", root, user=False, wait_seconds=600)
 
 
 def _check_ok(run: Run) -> None:
@@ -231,6 +248,39 @@ SCENARIOS: dict[str, Scenario] = {
         [],
         lambda r: (_check_ok(r), _pending(r.target) == [] or _fail(r), _untouched_queue(r)),
         setup=_queued,
+    ),
+    "redline hook": Scenario(
+        ["hook"],
+        ["claude"],
+        # The hook's workspace is the payload's cwd: it takes no -C, and says so.
+        lambda r: (r.code == 2 and "-C" in r.err) or _fail(r),
+    ),
+    "redline hooks install": Scenario(
+        ["hooks", "install"],
+        ["claude"],
+        lambda r: (
+            _check_ok(r),
+            (_hook_installed(r.target) and not _claude_settings(r.decoy).exists()) or _fail(r),
+        ),
+    ),
+    "redline hooks uninstall": Scenario(
+        ["hooks", "uninstall"],
+        ["claude"],
+        lambda r: (
+            _check_ok(r),
+            (not _hook_installed(r.target) and _hook_installed(r.decoy)) or _fail(r),
+        ),
+        setup=_install_claude_hook,
+    ),
+    "redline hooks status": Scenario(
+        ["hooks", "status"],
+        [],
+        lambda r: (
+            _check_ok(r),
+            (str(_claude_settings(r.target.resolve())) in r.out and "decoy" not in r.out)
+            or _fail(r),
+        ),
+        setup=_install_claude_hook,
     ),
     "redline mcp": Scenario(
         ["mcp"],

@@ -20,10 +20,10 @@ EXIT_BAD_INPUT = 2
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    add_workspace_option(parser)  # -C before, inside or after the action (commands/_levels.py)
     sub = parser.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
     install = sub.add_parser("install", help="write redline's hook into the agent's settings")
     install.add_argument("agent", choices=AGENTS, metavar="AGENT", help="claude, codex or gemini")
-    add_workspace_option(install)
     install.add_argument(
         "--user", action="store_true", help="the agent's user settings instead of the workspace's"
     )
@@ -34,10 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     uninstall = sub.add_parser("uninstall", help="remove redline's hook from the agent's settings")
     uninstall.add_argument("agent", choices=AGENTS, metavar="AGENT")
-    add_workspace_option(uninstall)
     uninstall.add_argument("--user", action="store_true", help="the agent's user settings")
-    status = sub.add_parser("status", help="where redline's hooks are installed, per agent")
-    add_workspace_option(status)
+    sub.add_parser("status", help="where redline's hooks are installed, per agent")
 
 
 def run(args: argparse.Namespace) -> int:
