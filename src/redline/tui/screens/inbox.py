@@ -574,6 +574,12 @@ class InboxScreen(Screen[None]):
     def _reason_done(self) -> None:
         self.stack.focus()
 
+    @on(ReasonInput.DiscardRequested)
+    def _reason_entered(self) -> None:
+        """Enter in the reason field discards with that reason (never applies)."""
+        self.stack.focus()
+        self._resolve_selected("discard")
+
     def action_focus_prompt(self) -> None:
         self.query_one("#prompt", PromptInput).focus()
 

@@ -27,8 +27,13 @@ class ResolveBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield ReasonInput(placeholder="reason (r)", id="reason")
-        yield Button("Apply (y)", variant="success", id="apply", compact=True)
-        yield Button("Discard (n)", variant="error", id="discard", compact=True)
+        # Clickable but never focused: Tab from the reason field must not reach Apply, where
+        # Enter would apply what the person meant to discard.
+        apply = Button("Apply (y)", variant="success", id="apply", compact=True)
+        discard = Button("Discard (n)", variant="error", id="discard", compact=True)
+        apply.can_focus = discard.can_focus = False
+        yield apply
+        yield discard
 
     @property
     def reason(self) -> str:
