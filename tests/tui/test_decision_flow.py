@@ -12,6 +12,7 @@ from textual.widgets import Button
 from redline.review.queued import resolve_queued
 from redline.review.store import PendingActionStore
 from redline.tui.app import RedlineApp
+from redline.tui.screens.confirm import ConfirmScreen
 from redline.workspace.preview import Preview
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
@@ -221,3 +222,51 @@ async def test_a_stale_marked_action_is_refused_and_the_others_still_apply() -> 
         assert "✗ pa-1 not resolved" in app.activity.plain
         # The refused one stays pending and marked, for a discard or a re-preview.
         assert app.stack.marked == ("pa-1",)
+
+
+# -- hints: a blocked undo, the session-rule dialog --------------------------------------
+async def test_a_blocked_undo_gives_a_hint() -> None:
+    session = FakeSession()
+    session.undo_refusal = (
+        'Cannot undo "Edit a.txt": 1 file changed since it was applied: a.txt (modified). '
+        "Nothing was changed."
+    )
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("u")
+        await wait_until(pilot, lambda: notified(app, "redline undo --list"))
+        assert "Hint: put those files back" in app.activity.plain
+
+
+class _Rules:
+    """The part of the session's rule set the dashboard uses."""
+
+    def __init__(self) -> None:
+        self.added: list[object] = []
+
+    def snapshot(self) -> object:
+        return type("Snapshot", (), {"notes": ()})()
+
+    def add_session_rule(self, rule: object) -> object:
+        self.added.append(rule)
+        return rule
+
+
+async def test_the_session_rule_dialog_says_what_it_matches_and_where_it_is_kept() -> None:
+    session = FakeSession()
+    session.push(make_action("other file", path="src/util.py"))
+    session.push(make_action("docs", path="docs/readme.md"))
+    session.push(make_action("edit app", path="src/app.py"))
+    session.rules = _Rules()  # type: ignore[attr-defined]
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.stack.selected_id == "pa-3")
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = app.screen.question  # type: ignore[attr-defined]
+        assert "every change the edit tool proposes to files under src/**" in question
+        assert "It would also apply pa-1 now." in question and "pa-2" not in question
+        assert "for this session only and saved nowhere" in question
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert session.rules.added == []  # type: ignore[attr-defined]

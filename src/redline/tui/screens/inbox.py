@@ -63,6 +63,10 @@ from redline.tui.widgets.search_input import Searchable, SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
 NO_REASON = "no reason given"
+UNDO_BLOCKED_HINT = (
+    "Hint: put those files back as the apply left them and press u again, or undo an older "
+    "change whose files are unchanged: `redline undo --list`, then `redline undo ID`."
+)
 _W = TypeVar("_W", bound=Widget)
 # The footer shows as many keys as fit whole; these actions get the room first, in this order.
 FOOTER_FIRST = (
@@ -562,6 +566,7 @@ class InboxScreen(Screen[None]):
     def action_always_apply(self) -> None:
         """Offer a session rule: always apply this tool's changes under this folder."""
         from redline.rules import ActionFacts, session_rule_for
+        from redline.rules.model import mismatch
 
         action = self.selected_action()
         rules = getattr(self.session, "rules", None)
@@ -573,6 +578,12 @@ class InboxScreen(Screen[None]):
             return
         folder = rule.paths[0] if rule.paths else "**"
         tool = rule.tools[0] if rule.tools else action.source_tool_name
+        now = [
+            other.id
+            for other in self.session.store.snapshot()
+            if other.id != action.id and mismatch(rule, ActionFacts.of(other)) is None
+        ]
+        also = f" It would also apply {', '.join(now)} now." if now else ""
 
         def answered(yes: bool | None) -> None:
             if not yes:
@@ -588,7 +599,11 @@ class InboxScreen(Screen[None]):
 
         self.app.push_screen(
             ConfirmScreen(
-                f"Always apply {tool} changes under {folder} for this session?",
+                f"Always apply {tool} changes under {folder} for this session?\n\n"
+                f"It matches every change the {tool} tool proposes to files under {folder} "
+                f"(this one, {action.id}, included), from this session's agent.{also} "
+                "It is kept in memory for this session only and saved nowhere; a rule that "
+                "lasts goes in rules.toml (see docs/rules.md).",
                 yes="Always apply",
                 no="Cancel",
             ),
@@ -644,7 +659,11 @@ class InboxScreen(Screen[None]):
         result = message.result
         if result.is_error:
             # Each fact once in the log: the toast is for whoever pressed the key.
-            self.notify(result.text, title=f"{message.command} failed", severity="error")
+            text = result.text
+            if message.command == "undo" and "changed since it was applied" in text:
+                text = f"{text}\n{UNDO_BLOCKED_HINT}"
+                self.activity.write_lines([Content.styled(f"ℹ {UNDO_BLOCKED_HINT}", "$text-muted")])
+            self.notify(text, title=f"{message.command} failed", severity="error")
             if not message.logged:
                 self.activity.write_lines(
                     [Content.styled(f"✗ {result.text}", "$redline-text-error")]
