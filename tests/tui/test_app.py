@@ -47,7 +47,8 @@ async def test_apply_from_key_with_reason_reaches_session() -> None:
         assert app.focused is app.stack
         await pilot.press("r")
         assert isinstance(app.focused, ReasonInput)
-        await pilot.press(*"looks right", "enter")
+        # Escape keeps the text for the next y (Enter would discard with it).
+        await pilot.press(*"looks right", "escape")
         assert app.focused is app.stack
         assert app.resolve_bar.reason == "looks right"
         await pilot.press("y")

@@ -37,7 +37,7 @@ async def test_review_the_demo_with_keys(demo_session) -> None:  # type: ignore[
     async with app.run_test(size=(150, 45)) as pilot:
         await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
         assert demo_session.store.count == 5
-        await pilot.press("r", *"keep txt names", "enter", "n")
+        await pilot.press("r", *"keep txt names", "enter")  # Enter discards with the reason
         await wait_until(pilot, lambda: demo_session.store.count == 4 and not app.inbox.busy)
         assert "DISCARDED" in app.activity.plain and "keep txt names" in app.activity.plain
         while demo_session.store.has_pending:

@@ -88,7 +88,7 @@ async def test_apply_button_with_reason_reaches_the_session(
     app = RedlineApp(session, initial_prompt="bump x", watcher_factory=FakeWatcher)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.agent_state == "waiting for review", timeout=60)
-        await pilot.press("r", *"two is right", "enter")
+        await pilot.press("r", *"two is right", "escape")
         await pilot.click("#apply")
         await wait_until(pilot, lambda: bool(resolved))
         await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)

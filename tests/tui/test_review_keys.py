@@ -128,7 +128,7 @@ async def test_n_on_a_selection_discards_only_those_hunks() -> None:
     session.push(three_hunks())
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("space")  # no cursor yet: the first hunk
+        await pilot.press("d", "space")  # in the diff, no cursor yet: the first hunk
         assert app.preview.selection() == ["src/app.py#1"]
         await pilot.press("n")
         await wait_until(pilot, lambda: bool(session.selections))

@@ -12,15 +12,23 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
-from redline.review.store import PendingActionStore
+from redline.review.store import PendingAction, PendingActionStore
 from redline.review.texts import conflict_reason, rebased_text
-from redline.workspace.preview import Preview
+from redline.workspace.preview import (
+    DecodeError,
+    FileChange,
+    FileModify,
+    Preview,
+    decode_text,
+    sha256_bytes,
+)
 from redline.workspace.rebase import rebase_preview
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Rebased", "rebase_others"]
+__all__ = ["Rebased", "rebase_onto_files", "rebase_others"]
 
 
 @dataclass(frozen=True)
@@ -39,12 +47,89 @@ class Rebased:
         return f"{self.old_id} is stale: {self.stale_reason}"
 
 
+def _carry(
+    store: PendingActionStore, other: PendingAction, preview: Preview, onto: str
+) -> str | None:
+    """Replace ``other`` with a file action proposing ``preview``; its new id (None: the
+    queue refused the replacement, ``other`` is left in place)."""
+    from redline.review.file_action import file_action
+
+    assert other.root is not None
+    new = file_action(
+        other.root,
+        preview,
+        label=other.label,
+        source_tool_name=other.source_tool_name,
+        applied_text=other.applied_text,
+        repreview=other.repreview,
+        details=other.details,
+        origin=other.origin_or_own(),
+    )
+    try:
+        store.replace(other.id, new, onto=onto)
+    except Exception as exc:  # the queue refused (busy, gone): leave it
+        log.warning("could not re-base %s onto %s: %s", other.id, onto, exc)
+        return None
+    log.info(rebased_text(other.id, new.id, onto))
+    return new.id
+
+
+def _as_written(root: Path, preview: Preview, paths: set[str]) -> Preview:
+    """What changed under ``preview`` since it was computed, as a Preview of modifies (the
+    files of ``paths`` it modifies whose text on disk is no longer its base)."""
+    changes: list[FileChange] = []
+    for change in preview.changes:
+        if not isinstance(change, FileModify) or change.path not in paths:
+            continue
+        try:
+            data = (root / change.path).read_bytes()
+            text, encoding = decode_text(data, change.path)
+        except (OSError, DecodeError):
+            continue  # gone or unreadable: the action stays stale
+        if sha256_bytes(data) != change.old_sha256:
+            changes.append(
+                FileModify(change.path, change.old_sha256, change.old_text, text, encoding)
+            )
+    return Preview(changes)
+
+
+def rebase_onto_files(
+    store: PendingActionStore, root: Path, paths: set[str], *, onto: str
+) -> list[Rebased]:
+    """Carry the actions touching ``paths`` over what those files hold now (after an undo).
+
+    Each file-change action whose base text of one of ``paths`` is no longer on disk is
+    merged three ways onto the current text, as after an apply: a clean merge replaces it
+    (new id), a conflict marks it stale with the hunks involved. Used by undo, so the rest
+    of an undone partial apply proposes its remaining hunks against the restored file.
+    """
+    done: list[Rebased] = []
+    for other in store.snapshot():
+        if other.preview is None or not other.preview_apply or other.root is None:
+            continue
+        if not paths & set(other.preview.paths):
+            continue
+        written = _as_written(root, other.preview, paths)
+        if not written:
+            continue
+        result = rebase_preview(other.preview, written, onto=onto)
+        if result.status in ("unaffected", "absorbed"):
+            continue
+        if result.status == "conflict":
+            reason = conflict_reason(result)
+            store.mark_stale(other.id, reason)
+            done.append(Rebased(other.id, onto=onto, stale_reason=reason))
+            continue
+        new_id = _carry(store, other, result.preview, onto)
+        if new_id is not None:
+            done.append(Rebased(other.id, new_id, onto))
+    return done
+
+
 def rebase_others(
     store: PendingActionStore, written: Preview, *, onto: str, skip: tuple[str, ...] = ()
 ) -> list[Rebased]:
     """Re-base or mark stale every action of ``store`` (but ``skip``) that ``written`` touches."""
-    from redline.review.file_action import file_action
-
     paths = set(written.paths)
     done: list[Rebased] = []
     if not paths:
@@ -72,24 +157,11 @@ def rebase_others(
             store.mark_stale(other.id, reason)
             done.append(Rebased(other.id, onto=onto, stale_reason=reason))
             continue
-        new = file_action(
-            other.root,
-            result.preview,
-            label=other.label,
-            source_tool_name=other.source_tool_name,
-            applied_text=other.applied_text,
-            repreview=other.repreview,
-            details=other.details,
-            origin=other.origin_or_own(),
-        )
-        try:
-            store.replace(other.id, new, onto=onto)
-        except Exception as exc:  # the queue refused (busy, gone): leave it, mark it stale
-            log.warning("could not re-base %s onto %s: %s", other.id, onto, exc)
+        new_id = _carry(store, other, result.preview, onto)
+        if new_id is None:
             reason = f"its files were written by {onto}"
             store.mark_stale(other.id, reason)
             done.append(Rebased(other.id, onto=onto, stale_reason=reason))
             continue
-        log.info(rebased_text(other.id, new.id, onto))
-        done.append(Rebased(other.id, new.id, onto))
+        done.append(Rebased(other.id, new_id, onto))
     return done

@@ -168,8 +168,22 @@ class ReviewSession:
         files = list(receipt.files)
         text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
         self._undone(receipt.entry_id, receipt.label, files, text)
+        self._rebase_after_undo(set(files), receipt.label)
         self.check_staleness()
         return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
+
+    def _rebase_after_undo(self, files: set[str], label: str) -> None:
+        """Carry the pending actions over the files the undo restored (the rest of an
+        undone partial apply proposes its hunks against the restored text again)."""
+        from redline.review.rebase import rebase_onto_files
+
+        onto = f"the undo of {label or 'the last apply'}"
+        with self.store.resolution_lock:
+            try:
+                for carried in rebase_onto_files(self.store, self.root, files, onto=onto):
+                    self.events.emit(Notice(message=carried.text))
+            except Exception:  # the undo stands; the actions stay stale and say why
+                log.exception("carrying pending actions over an undo failed")
 
     def _undone(self, entry_id: str, label: str, files: list[str], text: str) -> None:
         if self.on_undone is not None:

@@ -43,6 +43,7 @@ from redline.tui.command_palette import dashboard_commands
 from redline.tui.messages import (
     BatchFinished,
     EventsAvailable,
+    MarkedFinished,
     ResolutionFinished,
     RunFinished,
     StackChanged,
@@ -332,6 +333,10 @@ class RedlineApp(App[int]):
             self._maybe_resume()
 
     def on_batch_finished(self, _message: BatchFinished) -> None:
+        if self._alive():
+            self._maybe_resume()
+
+    def on_marked_finished(self, _message: MarkedFinished) -> None:
         if self._alive():
             self._maybe_resume()
 

@@ -25,6 +25,9 @@ class Controls:
     picked: int = 0
     parts: int = 0
     can_undo: bool = True
+    # How many actions are marked (space in the stack) for one y / n on them all.
+    marked: int = 0
+    selected_id: str = ""
 
 
 def key_state(
@@ -45,7 +48,9 @@ def key_state(
     """
     if action in ("apply_top", "discard_top"):
         # A stale selection keeps y live, so the press can say why nothing happened.
-        return None if not controls.has_selected or controls.busy else True
+        if controls.busy:
+            return None
+        return True if controls.has_selected or controls.marked else None
     if action in ("step_hunk", "toggle_part", "edit"):
         return True if controls.parts > 0 else None
     if action == "edit_external":
@@ -68,3 +73,58 @@ def key_state(
     if action == "close_search":
         return search_open
     return True
+
+
+def refusal(
+    action: str,
+    controls: Controls,
+    *,
+    outside_editor: bool,
+    has_rules: bool,
+    prompting: bool,
+) -> str:
+    """Why the greyed-out key for ``action`` does nothing now (empty: no reason to give).
+
+    The inbox says it when such a key is pressed, so no key is ever refused silently.
+    """
+    selected = controls.selected_id
+    nothing = (
+        "Nothing is selected: pick an action with j / k (g: the top)."
+        if controls.has_top
+        else "Nothing is pending."
+    )
+    if controls.busy and action in ("apply_top", "discard_top", "undo"):
+        return "Still resolving the previous action: wait for it to finish."
+    if action in ("apply_top", "discard_top"):
+        return nothing
+    if not controls.has_selected and action in (
+        "step_hunk",
+        "toggle_part",
+        "edit",
+        "edit_external",
+        "repreview",
+        "always_apply",
+        "step_file",
+        "toggle_split",
+        "context",
+    ):
+        return nothing
+    if action in ("step_hunk", "toggle_part", "edit", "edit_external"):
+        if controls.parts == 0:
+            return f"{selected} has no file preview: it applies or discards only as a whole."
+        return "$EDITOR cannot run in a browser: edit in the dashboard with e."
+    if action == "repreview":
+        return f"{selected} is not stale: its preview still matches the files."
+    if action == "always_apply":
+        if not has_rules:
+            return "This session takes no session rules."
+        return "Only changes to files can get a session rule."
+    if action == "step_file":
+        return f"{selected} changes only one file."
+    if action in ("toggle_split", "context"):
+        return f"{selected} has no file changes to show."
+    if action == "focus_prompt" and not prompting:
+        return "The agent has ended: it cannot take a prompt."
+    if action == "undo":
+        return "Nothing to undo: the journal has no apply left to revert."
+    return ""

@@ -64,6 +64,15 @@ class BatchFinished(Message):
 
 
 @dataclass
+class MarkedFinished(Message):
+    """Apply or discard of the marked actions ended: one ``(id, outcome)`` per action, in
+    the order they were resolved (an id a rebase renamed meanwhile is its new id)."""
+
+    verb: str
+    results: tuple[tuple[str, ResolveOutcome], ...]
+
+
+@dataclass
 class ForeignResolved(Message):
     """Another process's action was resolved through the workspace queue (before its
     :class:`ResolutionFinished`)."""

@@ -15,6 +15,39 @@ from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
 log = logging.getLogger(__name__)
 
 
+# Who decided, as a queue resolution's ``resolved_by`` names them, in words.
+_DECIDERS = {
+    "person": "a person elsewhere (redline pending or another dashboard)",
+    "agent": "the agent",
+    "recovery": "recovery after a crash",
+}
+
+
+def gone_text(session: SessionLike, action_id: str) -> str:
+    """How ``action_id`` left the queue, from its logged resolution when there is one:
+    ``pa-3 was discarded by a person elsewhere (...) (reason: not needed).``"""
+    queue = session_queue(session)
+    resolution = None
+    if queue is not None:
+        try:
+            resolution = queue.resolution(action_id)
+        except Exception as exc:  # a damaged log only loses the detail
+            log.warning("reading the resolution of %s failed: %s", action_id, exc)
+    if resolution is None:
+        return f"{action_id} is no longer pending (decided elsewhere)."
+    decision = resolution.decision
+    done = {"apply": "applied", "discard": "discarded"}.get(decision, decision)
+    if decision == "replaced" and resolution.replaced_by:
+        done = f"replaced by {resolution.replaced_by}"
+    by = resolution.resolved_by
+    if by == "rule":
+        who = f"rule {resolution.rule}" if resolution.rule else "a review rule"
+    else:
+        who = _DECIDERS.get(by, by)
+    reason = f" (reason: {resolution.reason})" if resolution.reason else ""
+    return f"{action_id} was {done} by {who}{reason}."
+
+
 def session_queue(session: SessionLike) -> WorkspaceQueue | None:
     """The workspace queue when the session is queue-backed (``session.queue``)."""
     queue = getattr(session, "queue", None)

@@ -7,6 +7,7 @@ run it and post the outcome back as a message (:mod:`redline.tui.messages`).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,12 @@ from textual.message import Message
 from redline.review.queued import resolve_queued
 from redline.review.resolve import ResolveOutcome
 from redline.review.result import ToolResult
-from redline.tui.messages import BatchFinished, CommandFinished, ResolutionFinished
+from redline.tui.messages import (
+    BatchFinished,
+    CommandFinished,
+    MarkedFinished,
+    ResolutionFinished,
+)
 from redline.tui.pending import session_queue
 from redline.tui.protocol import SessionLike
 
@@ -80,6 +86,37 @@ def resolve_all(
             return
         done += 1
     post(BatchFinished(verb, done))
+
+
+def resolve_marked(
+    session: SessionLike,
+    verb: str,
+    action_ids: tuple[str, ...],
+    reason: str,
+    post: Callable[[Message], object],
+    foreign_done: Callable[[str, str], object],
+) -> None:
+    """Apply or discard each of ``action_ids`` (top first) with one ``reason``.
+
+    Each goes through the session's own checks (stale, not newest, gone) exactly as if it
+    were resolved alone, and one refusal does not stop the others. When an apply re-based
+    another marked action, that action is resolved under its new id. Posts one
+    :class:`MarkedFinished` with every action's outcome.
+    """
+    renamed: dict[str, str] = {}
+    results: list[tuple[str, ResolveOutcome]] = []
+    for action_id in action_ids:
+        current = action_id
+        while current in renamed:
+            current = renamed[current]
+        outcome = resolve_action(
+            session, verb, current, reason, None, functools.partial(foreign_done, current)
+        )
+        for carried in outcome.rebased:
+            if carried.new_id:
+                renamed[carried.old_id] = carried.new_id
+        results.append((current, outcome))
+    post(MarkedFinished(verb, tuple(results)))
 
 
 def run_command(command: str, call: Callable[[], Any]) -> CommandFinished:

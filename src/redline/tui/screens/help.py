@@ -16,13 +16,13 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Review",
         (
-            ("y", "apply the selected action, or its picked hunks (with the reason typed)"),
-            ("n", "discard the selected action, or its picked hunks"),
+            ("y", "apply the marked actions, else the selected one or its picked hunks"),
+            ("n", "discard the marked actions, else the selected one or its picked hunks"),
             ("} / {", "next / previous hunk in the diff"),
-            ("space", "pick the hunk (or, in the file list, the file) for y / n"),
+            ("space", "stack: mark the action for y / n; diff: pick the hunk (file list: file)"),
             ("e", "edit the file's proposed text here (ctrl+s saves as an edited action)"),
             ("E", "edit it in $VISUAL / $EDITOR (not in a browser)"),
-            ("r", "type a reason (Enter / Escape: back to the stack)"),
+            ("r", "type a reason (Enter: discard with it; Escape: back to the stack)"),
             ("p", "re-preview the selected stale action"),
             ("a", "always apply this tool's changes under this folder (session rule)"),
             ("u", "undo the last apply (the agent is told; greyed out when nothing to undo)"),

@@ -14,7 +14,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on, work
+from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -22,25 +23,33 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
+from textual.widgets import Input
 
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.activity_format import error_lines
 from redline.tui.agent_ended import ended_note
-from redline.tui.controls import Controls, key_state
+from redline.tui.controls import Controls, key_state, refusal
 from redline.tui.messages import (
     BatchFinished,
     CommandFinished,
     ForeignResolved,
+    MarkedFinished,
     ResolutionFinished,
     UndoChecked,
 )
-from redline.tui.pending import PendingList
+from redline.tui.pending import PendingList, gone_text
 from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
-from redline.tui.session_calls import resolve_action, resolve_all, run_command, undo_available
+from redline.tui.session_calls import (
+    resolve_action,
+    resolve_all,
+    resolve_marked,
+    run_command,
+    undo_available,
+)
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.ended_banner import EndedBanner
@@ -54,6 +63,10 @@ from redline.tui.widgets.search_input import Searchable, SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
 NO_REASON = "no reason given"
+UNDO_BLOCKED_HINT = (
+    "Hint: put those files back as the apply left them and press u again, or undo an older "
+    "change whose files are unchanged: `redline undo --list`, then `redline undo ID`."
+)
 _W = TypeVar("_W", bound=Widget)
 # The footer shows as many keys as fit whole; these actions get the room first, in this order.
 FOOTER_FIRST = (
@@ -122,6 +135,9 @@ class InboxScreen(Screen[None]):
         # Widgets are looked up once (the keys and the session's events ask for them often).
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
+        # Ids this screen resolved, edited or re-previewed: their leaving the stack is no
+        # news (any other selected action that leaves was decided elsewhere: said so).
+        self._own: set[str] = set()
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -199,8 +215,21 @@ class InboxScreen(Screen[None]):
     # -- the stack and the selected action -------------------------------------------
     def refresh_stack(self) -> None:
         """Re-read what is pending and show it: the stack, the counts, the selected action."""
+        before = self.stack.selected_id
         actions = self.pending.read()
-        self.stack.update_actions(actions)
+        gone = (
+            before is not None
+            and before not in self._own
+            and not self.busy
+            and all(action.id != before for action in actions)
+        )
+        self.stack.update_actions(actions, clear=gone)
+        if gone and before is not None:
+            # Never slide the selection onto another action: the next y would apply
+            # something the person has not read.
+            text = f"{gone_text(self.session, before)} Nothing is selected: pick one with j / k."
+            self.notify(text, title="Selected action gone", severity="warning")
+            self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
         self.status_line.sources = source_counts(actions)
@@ -256,6 +285,7 @@ class InboxScreen(Screen[None]):
     def _update_controls(self) -> None:
         top = self.pending.get(self.stack.top_id)
         selected = self.selected_action()
+        marked = self.stack.marked
         preview = self.preview
         shown = preview.action is not None and selected is not None
         parts = len(preview.units) if shown else 0
@@ -271,23 +301,32 @@ class InboxScreen(Screen[None]):
             picked=picked,
             parts=parts,
             can_undo=self.can_undo,
+            marked=len(marked),
+            selected_id=selected.id if selected is not None else "",
         )
         self.resolve_bar.set_enabled(
-            apply=selected is not None and not selected.stale and not self.busy,
-            discard=selected is not None and not self.busy,
+            apply=bool(marked) or (selected is not None and not selected.stale)
+            if not self.busy
+            else False,
+            discard=(bool(marked) or selected is not None) and not self.busy,
         )
-        self._footer_target(picked, parts)
+        self._footer_target(picked, parts, len(marked))
         self.resolve_bar.set_target(
             selected.id if selected is not None else None,
             picked=picked,
             parts=parts,
             whole_only=selected is not None and not preview.selectable,
+            marked=len(marked),
         )
 
-    def _footer_target(self, picked: int, parts: int) -> None:
-        """The footer's y/n say whether they act on picked hunks or the whole action."""
-        apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
-        discard = f"Discard {picked}/{parts}" if picked else "Discard"
+    def _footer_target(self, picked: int, parts: int, marked: int = 0) -> None:
+        """The footer's y/n say whether they act on marked actions, picked hunks or the
+        whole selected action."""
+        if marked:
+            apply, discard = f"Apply {marked} marked", f"Discard {marked} marked"
+        else:
+            apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
+            discard = f"Discard {picked}/{parts}" if picked else "Discard"
         changed = False
         for key, description in (("y", apply), ("n", discard)):
             bindings = self._bindings.key_to_bindings.get(key, [])
@@ -315,6 +354,31 @@ class InboxScreen(Screen[None]):
             search_open=search.target is not None,
         )
 
+    def _refusal(self, action: str) -> str:
+        return refusal(
+            action,
+            self.controls,
+            outside_editor=not self.app.is_web,
+            has_rules=getattr(self.session, "rules", None) is not None,
+            prompting=self.agent_ended is None,
+        )
+
+    def on_key(self, event: events.Key) -> None:
+        """A greyed-out key reaches here unhandled: say why it does nothing now."""
+        if not self._ready or self.app.screen is not self or isinstance(self.focused, Input):
+            return
+        nodes = (self.stack, self) if self.focused is self.stack else (self,)
+        refused = ""
+        for node in nodes:
+            for binding in node._bindings.key_to_bindings.get(event.key, ()):
+                namespace, name, parameters = parse_action(binding.action)
+                if namespace not in ("", "screen") or self.check_action(name, parameters):
+                    return  # a live binding (or another node's) takes the key
+                refused = refused or self._refusal(name)
+        if refused:
+            event.stop()
+            self.notify(refused, title="Nothing done", severity="warning")
+
     # -- resolving -------------------------------------------------------------------
     def action_apply_top(self) -> None:
         self._resolve_selected("apply")
@@ -327,13 +391,17 @@ class InboxScreen(Screen[None]):
         self._resolve_selected(message.verb)
 
     def _resolve_selected(self, verb: str) -> None:
-        """Apply or discard the action shown in the preview (its selected parts, if any)."""
+        """Apply or discard the marked actions, else the action shown in the preview (its
+        selected parts, if any)."""
         if self.busy:
             self.notify("Still resolving the previous action.", severity="warning")
             return
+        if self.stack.marked:
+            self._resolve_marked(verb)
+            return
         action = self.selected_action()
         if action is None:
-            self.notify("Nothing is pending.", severity="warning")
+            self.notify(self._refusal("apply_top"), title="Nothing done", severity="warning")
             return
         if verb == "apply" and action.stale:
             self.notify(
@@ -345,6 +413,7 @@ class InboxScreen(Screen[None]):
             )
             return
         only = self.preview.selection() if self.preview.action is action else []
+        self._own.add(action.id)
         self.busy = True
         self._update_controls()
         self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
@@ -371,6 +440,8 @@ class InboxScreen(Screen[None]):
         if not self._alive():
             return
         outcome = message.outcome
+        if outcome.is_error:
+            self._own.discard(message.action_id)
         if message.verb == "apply":
             self.check_undo()
         if not outcome.is_error:
@@ -422,6 +493,61 @@ class InboxScreen(Screen[None]):
             self.notify(f"{verb} {message.done} action{'s' if message.done != 1 else ''}.")
         self._update_controls()
 
+    # -- marked actions ------------------------------------------------------------------
+    def action_toggle_mark(self) -> None:
+        """space in the stack: mark or unmark the selected action for one y / n on all."""
+        marked = self.stack.toggle_mark()
+        if marked is None:
+            self.notify(self._refusal("apply_top"), title="Nothing marked", severity="warning")
+            return
+        self._update_controls()
+
+    def _resolve_marked(self, verb: str) -> None:
+        ids = self.stack.marked
+        self._own.update(ids)
+        self.busy = True
+        self._update_controls()
+        self._marked_worker(verb, ids, self.resolve_bar.reason or NO_REASON)
+
+    @work(thread=True, exit_on_error=False, group="resolve")
+    def _marked_worker(self, verb: str, ids: tuple[str, ...], reason: str) -> None:
+        def foreign_done(action_id: str, text: str) -> None:
+            self.post_message(ForeignResolved(verb, action_id, text))
+
+        resolve_marked(self.session, verb, ids, reason, self.post_message, foreign_done)
+
+    def on_marked_finished(self, message: MarkedFinished) -> None:
+        # Not stopped: it goes on to the app, which resumes the agent when it can.
+        self.busy = False
+        if not self._alive():
+            return
+        if message.verb == "apply":
+            self.check_undo()
+        done = [action_id for action_id, outcome in message.results if not outcome.is_error]
+        failed = [(action_id, o) for action_id, o in message.results if o.is_error]
+        verb = "Applied" if message.verb == "apply" else "Discarded"
+        lines = [
+            Content.assemble((f"✓ {action_id} ", "bold"), verb.lower())
+            if not outcome.is_error
+            else Content.assemble((f"✗ {action_id} ", "bold"), "not resolved: ", outcome.text)
+            for action_id, outcome in message.results
+        ]
+        summary = f"{verb} {len(done)} of {len(message.results)} marked"
+        self.activity.write_lines([Content.styled(f"ℹ {summary}:", "bold"), *lines])
+        for action_id, _outcome in failed:
+            self._own.discard(action_id)
+        if failed:
+            why = "; ".join(f"{action_id}: {outcome.text}" for action_id, outcome in failed)
+            self.notify(
+                f"{summary}. Still marked: {why}",
+                title=f"{message.verb.capitalize()} marked",
+                severity="warning",
+            )
+        else:
+            self.resolve_bar.clear_reason()
+            self.notify(f"{summary}.", title=f"{message.verb.capitalize()} marked")
+        self.refresh_stack()
+
     # -- undo, re-preview, session rules, edits ---------------------------------------
     def action_undo(self) -> None:
         self.busy = True
@@ -431,13 +557,16 @@ class InboxScreen(Screen[None]):
     def action_repreview(self) -> None:
         action = self.selected_action()
         if action is None or not action.stale:
+            self.notify(self._refusal("repreview"), title="Nothing done", severity="warning")
             return
         action_id = action.id
+        self._own.add(action_id)
         self.run_command("repreview", lambda: self.session.repreview(action_id))
 
     def action_always_apply(self) -> None:
         """Offer a session rule: always apply this tool's changes under this folder."""
         from redline.rules import ActionFacts, session_rule_for
+        from redline.rules.model import mismatch
 
         action = self.selected_action()
         rules = getattr(self.session, "rules", None)
@@ -449,6 +578,12 @@ class InboxScreen(Screen[None]):
             return
         folder = rule.paths[0] if rule.paths else "**"
         tool = rule.tools[0] if rule.tools else action.source_tool_name
+        now = [
+            other.id
+            for other in self.session.store.snapshot()
+            if other.id != action.id and mismatch(rule, ActionFacts.of(other)) is None
+        ]
+        also = f" It would also apply {', '.join(now)} now." if now else ""
 
         def answered(yes: bool | None) -> None:
             if not yes:
@@ -464,7 +599,11 @@ class InboxScreen(Screen[None]):
 
         self.app.push_screen(
             ConfirmScreen(
-                f"Always apply {tool} changes under {folder} for this session?",
+                f"Always apply {tool} changes under {folder} for this session?\n\n"
+                f"It matches every change the {tool} tool proposes to files under {folder} "
+                f"(this one, {action.id}, included), from this session's agent.{also} "
+                "It is kept in memory for this session only and saved nowhere; a rule that "
+                "lasts goes in rules.toml (see docs/rules.md).",
                 yes="Always apply",
                 no="Cancel",
             ),
@@ -494,6 +633,7 @@ class InboxScreen(Screen[None]):
 
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
         session = self.session
+        self._own.add(action_id)
 
         def edit() -> ToolResult:
             outcome = session.edit(action_id, path, text)
@@ -519,7 +659,11 @@ class InboxScreen(Screen[None]):
         result = message.result
         if result.is_error:
             # Each fact once in the log: the toast is for whoever pressed the key.
-            self.notify(result.text, title=f"{message.command} failed", severity="error")
+            text = result.text
+            if message.command == "undo" and "changed since it was applied" in text:
+                text = f"{text}\n{UNDO_BLOCKED_HINT}"
+                self.activity.write_lines([Content.styled(f"ℹ {UNDO_BLOCKED_HINT}", "$text-muted")])
+            self.notify(text, title=f"{message.command} failed", severity="error")
             if not message.logged:
                 self.activity.write_lines(
                     [Content.styled(f"✗ {result.text}", "$redline-text-error")]
@@ -550,6 +694,9 @@ class InboxScreen(Screen[None]):
     # -- hunks and the preview -----------------------------------------------------------
     def action_step_hunk(self, delta: int) -> None:
         self.preview.step_hunk(delta)
+        if self.focused is self.stack:
+            # Over to the diff, so space there picks the hunk (space in the stack marks).
+            self.preview.diff_view.focus()
 
     def action_toggle_part(self) -> None:
         focused = self.focused
@@ -573,6 +720,12 @@ class InboxScreen(Screen[None]):
     @on(ReasonInput.Done)
     def _reason_done(self) -> None:
         self.stack.focus()
+
+    @on(ReasonInput.DiscardRequested)
+    def _reason_entered(self) -> None:
+        """Enter in the reason field discards with that reason (never applies)."""
+        self.stack.focus()
+        self._resolve_selected("discard")
 
     def action_focus_prompt(self) -> None:
         self.query_one("#prompt", PromptInput).focus()

@@ -96,6 +96,8 @@ class PendingStack(ScrollView, can_focus=True):
         Binding("end", "cursor_end", "Bottom", show=False),
         Binding("pageup", "page_up", show=False),
         Binding("pagedown", "page_down", show=False),
+        # The inbox resolves the marked actions together (y / n); elsewhere space picks hunks.
+        Binding("space", "screen.toggle_mark", "Mark", show=False),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
@@ -117,6 +119,12 @@ class PendingStack(ScrollView, can_focus=True):
         self._all: tuple[PendingAction, ...] = ()
         self.source_filter: str | None = None
         self.row_height = ROW_HEIGHT
+        # The selection follows the top until the person moves off it; ``_cleared``: the
+        # selected action was resolved elsewhere and nothing is selected until they move.
+        self._follow_top = True
+        self._cleared = False
+        # Actions marked (space) for one apply or discard of them all, in marking order.
+        self._marked: dict[str, None] = {}
 
     # -- data ----------------------------------------------------------------------
     @property
@@ -143,9 +151,12 @@ class PendingStack(ScrollView, can_focus=True):
         self.update_actions(self._all)
         return self.source_filter
 
-    def update_actions(self, actions: tuple[PendingAction, ...]) -> None:
-        """Show ``actions`` (top first), keeping the cursor on the same action if it remains."""
-        following_top = self.cursor == 0
+    def update_actions(self, actions: tuple[PendingAction, ...], *, clear: bool = False) -> None:
+        """Show ``actions`` (top first), keeping the cursor on the same action if it remains.
+
+        ``clear``: the selected action is gone (resolved elsewhere); select nothing until
+        the person moves. Marks of actions that are gone are dropped.
+        """
         rows: list[StackRow] = []
         facts: dict[str, tuple[tuple[str, ...], int, int]] = {}
         self._all = actions
@@ -177,11 +188,20 @@ class PendingStack(ScrollView, can_focus=True):
             )
         self._facts = facts
         self.rows = rows
+        listed = {action.id for action in actions}
+        self._marked = {key: None for key in self._marked if key in listed}
         self._strips.clear()
         self.virtual_size = Size(self.size.width, len(rows) * self.row_height)
+        ids = [row.action_id for row in rows]
+        if clear and rows:
+            self._cleared = True
+        elif not rows:
+            self._cleared = False
+            self._follow_top = True
         index = 0
-        if not following_top and self._selected_id is not None:
-            ids = [row.action_id for row in rows]
+        if self._cleared:
+            index = min(self.cursor, max(len(rows) - 1, 0))
+        elif not self._follow_top and self._selected_id is not None:
             if self._selected_id in ids:
                 index = ids.index(self._selected_id)
             else:
@@ -189,12 +209,36 @@ class PendingStack(ScrollView, can_focus=True):
         self.cursor = index
         self.refresh()
 
+    # -- marks -----------------------------------------------------------------------
+    @property
+    def marked(self) -> tuple[str, ...]:
+        """The marked actions' ids, top first (a source filter hides none of them)."""
+        return tuple(action.id for action in self._all if action.id in self._marked)
+
+    def toggle_mark(self) -> str | None:
+        """Mark or unmark the selected action; returns its id (None: nothing selected)."""
+        selected = self.selected_id
+        if selected is None:
+            return None
+        if selected in self._marked:
+            del self._marked[selected]
+        else:
+            self._marked[selected] = None
+        self._strips.clear()
+        self.refresh()
+        return selected
+
+    def clear_marks(self) -> None:
+        self._marked.clear()
+        self._strips.clear()
+        self.refresh()
+
     # -- cursor ----------------------------------------------------------------------
     def validate_cursor(self, value: int) -> int:
         return max(0, min(value, len(self.rows) - 1)) if self.rows else 0
 
     def watch_cursor(self, old: int, new: int) -> None:
-        selected = self.rows[new].action_id if self.rows else None
+        selected = self.rows[new].action_id if self.rows and not self._cleared else None
         self._strips.clear()
         self.refresh()
         self.scroll_to_region_for(new)
@@ -210,26 +254,38 @@ class PendingStack(ScrollView, can_focus=True):
         elif top + self.row_height > self.scroll_y + height:
             self.scroll_to(y=top + self.row_height - height, animate=False, immediate=True)
 
+    def _move(self, index: int) -> None:
+        """The person moved the cursor: the selection follows the top only from row 0."""
+        if self._cleared:
+            # Nothing was selected: the first move selects the row under the cursor.
+            self._cleared = False
+            index = self.cursor
+        self._follow_top = self.validate_cursor(index) == 0
+        self.cursor = index
+
     def action_cursor_down(self) -> None:
-        self.cursor += 1
+        self._move(self.cursor + 1)
 
     def action_cursor_up(self) -> None:
-        self.cursor -= 1
+        self._move(self.cursor - 1)
 
     def action_cursor_home(self) -> None:
-        self.cursor = 0
+        self._cleared = False
+        self._move(0)
 
     def action_cursor_end(self) -> None:
-        self.cursor = len(self.rows) - 1
+        self._cleared = False
+        self._move(len(self.rows) - 1)
 
     def action_page_down(self) -> None:
-        self.cursor += max(1, self.size.height // self.row_height)
+        self._move(self.cursor + max(1, self.size.height // self.row_height))
 
     def action_page_up(self) -> None:
-        self.cursor -= max(1, self.size.height // self.row_height)
+        self._move(self.cursor - max(1, self.size.height // self.row_height))
 
     def on_click(self, event: events.Click) -> None:
-        self.cursor = (int(self.scroll_y) + event.y) // self.row_height
+        self._cleared = False
+        self._move((int(self.scroll_y) + event.y) // self.row_height)
 
     # -- rendering ----------------------------------------------------------------
     def on_resize(self) -> None:
@@ -254,7 +310,7 @@ class PendingStack(ScrollView, can_focus=True):
         key = (index, part)
         strip = self._strips.get(key)
         if strip is None:
-            selected = index == self.cursor
+            selected = index == self.cursor and not self._cleared
             row_base = base
             content = self._line(self.rows[index], index, part, width)
             if selected and self.has_focus:
@@ -280,6 +336,9 @@ class PendingStack(ScrollView, can_focus=True):
             on_top = row.action_id == self._top_id
             marker = ("▶ top ", "bold $redline-text-accent") if on_top else ("      ", "")
             head = Content.assemble(marker, (f"{row.action_id:<7}", "$text-muted"), " ")
+            if row.action_id in self._marked:
+                # Marked (space) for the next y / n on all the marked actions.
+                head = Content.assemble(head, ("● ", "bold $redline-text-accent"))
             badge = Content.assemble("  ", (" STALE ", "bold $text-error on $error-muted"))
             ended = Content.assemble(" ", ("agent ended", "bold $redline-text-warning"))
             tail = Content.assemble(

@@ -16,6 +16,10 @@ class ResolveBar(Horizontal):
     ResolveBar > Button {
         text-wrap: nowrap;
     }
+    /* Textual dims only focusable disabled widgets; these buttons take no focus. */
+    ResolveBar > Button:disabled {
+        opacity: 0.7;
+    }
     """
 
     class Requested(Message):
@@ -27,8 +31,13 @@ class ResolveBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield ReasonInput(placeholder="reason (r)", id="reason")
-        yield Button("Apply (y)", variant="success", id="apply", compact=True)
-        yield Button("Discard (n)", variant="error", id="discard", compact=True)
+        # Clickable but never focused: Tab from the reason field must not reach Apply, where
+        # Enter would apply what the person meant to discard.
+        apply = Button("Apply (y)", variant="success", id="apply", compact=True)
+        discard = Button("Discard (n)", variant="error", id="discard", compact=True)
+        apply.can_focus = discard.can_focus = False
+        yield apply
+        yield discard
 
     @property
     def reason(self) -> str:
@@ -45,10 +54,19 @@ class ResolveBar(Horizontal):
         self.query_one("#discard", Button).disabled = not discard
 
     def set_target(
-        self, action_id: str | None, *, picked: int = 0, parts: int = 0, whole_only: bool = False
+        self,
+        action_id: str | None,
+        *,
+        picked: int = 0,
+        parts: int = 0,
+        whole_only: bool = False,
+        marked: int = 0,
     ) -> None:
-        """Name what ``y``/``n`` act on: ``Apply pa-2``, ``Apply 2 of 5 hunks``."""
-        if action_id is None:
+        """Name what ``y``/``n`` act on: ``Apply pa-2``, ``Apply 2 of 5 hunks``, ``Apply 3
+        marked``."""
+        if marked:
+            apply, discard = f"Apply {marked} marked (y)", f"Discard {marked} marked (n)"
+        elif action_id is None:
             apply, discard = "Apply (y)", "Discard (n)"
         elif picked:
             what = f"{picked} of {parts} hunk{'s' if parts != 1 else ''}"
