@@ -106,7 +106,7 @@ async def test_hunk_cursor_space_and_partial_apply() -> None:
         await pilot.press("left_curly_bracket", "space")
         assert app.preview.selection() == ["src/app.py#2", "src/app.py#3"]
         assert bar_label(app) == "Apply 2 of 3 hunks"
-        assert bar_label(app, "#discard") == "Discard 2"
+        assert bar_label(app, "#discard") == "Discard 2 of 3 hunks"
         y = app.screen.active_bindings["y"].binding
         footer = {y.key: y.description}
         assert footer == {"y": "Apply 2/3 hunks"}
