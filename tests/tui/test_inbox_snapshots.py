@@ -5,7 +5,6 @@ Regenerate after an intended visual change with ``uv run pytest tests/tui --snap
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from textual.pilot import Pilot
 
 from redline.review.events import MessageDelta, MessageEnd, ToolEnd, ToolStart
 from redline.review.result import ToolResult
+from redline.workspace.queue import Source
 
 SIZES = [(160, 48), (80, 24), (60, 20)]
 
@@ -31,7 +31,7 @@ def _demo_session() -> FakeSession:
         )
     )
     other = make_action("Edit: inventory/models.py", path="inventory/models.py")
-    other.source = SimpleNamespace(kind="mcp", name="zed")  # type: ignore[attr-defined]
+    other.source = Source("mcp", "zed")
     session.push(other)
     session.push(make_action("Write: CHANGELOG.md", path="CHANGELOG.md", old="", new="# Changes\n"))
     session.push(

@@ -23,9 +23,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
 
+from redline.review.events import ResolveVerb
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
-from redline.tui.activity_format import error_lines
+from redline.tui.activity_format import error_lines, resolution_block
 from redline.tui.agent_ended import ended_note
 from redline.tui.controls import Controls, key_state
 from redline.tui.messages import (
@@ -45,7 +46,7 @@ from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
-from redline.tui.widgets.pending_stack import PendingStack, source_counts
+from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
 from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
@@ -200,6 +201,7 @@ class InboxScreen(Screen[None]):
     def refresh_stack(self) -> None:
         """Re-read what is pending and show it: the stack, the counts, the selected action."""
         actions = self.pending.read()
+        self._log_departures()
         self.stack.update_actions(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
@@ -208,8 +210,31 @@ class InboxScreen(Screen[None]):
         self._show_selected()
         self._update_controls()
 
+    def _log_departures(self) -> None:
+        """Say how other processes' actions left the list: the verdict and who decided."""
+        for gone in self.pending.departed():
+            action, resolution = gone.action, gone.resolution
+            verb: ResolveVerb = "apply" if resolution.decision == "apply" else "discard"
+            # The queue says "person" where the session's own lines say "human".
+            by = "human" if resolution.resolved_by == "person" else resolution.resolved_by
+            if by == "rule" and resolution.rule:
+                by = f"rule {resolution.rule}"
+            self.activity.write_lines(
+                resolution_block(
+                    verb,
+                    f"{action.id} {action.label}",
+                    action.source_tool_name,
+                    resolution.reason,
+                    by=by,
+                    result_text=resolution.result_text,
+                    failed=resolution.is_error,
+                    origin=action_source(action),
+                )
+            )
+
     def _stack_title(self) -> str:
-        total = self.session.store.count
+        # Every listed action: this session's and, over a queue, every other process's.
+        total = self.stack.total
         source = self.stack.source_filter
         if source is None:
             return f"Pending ({total})"
@@ -359,10 +384,9 @@ class InboxScreen(Screen[None]):
         outcome = resolve_action(self.session, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
-    def on_foreign_resolved(self, message: ForeignResolved) -> None:
-        mark = "✓" if message.verb == "apply" else "✗"
-        line = Content.assemble((f"{mark} {message.action_id} ", "bold"), message.text)
-        self.activity.write_lines([line])
+    def on_foreign_resolved(self, _message: ForeignResolved) -> None:
+        # The activity says how it went once the action leaves the list (_log_departures),
+        # the same line whichever process decided it.
         self.refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:

@@ -15,6 +15,7 @@ from redline.tui.agent_ended import ended_note
 from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
+from redline.tui.widgets.pending_stack import action_source, source_badge
 from redline.workspace.hunks import Unit, hunk_units
 
 
@@ -93,12 +94,14 @@ class PreviewPanel(Vertical):
         if action is None:
             header.update("")
             return
-        parts: list[tuple[str, str] | str] = [
+        parts: list[tuple[str, str] | str | Content] = [
             (action.id, "$text-muted"),
             "  ",
             (action.label, "bold"),
             "  ",
             (f"[{action.source_tool_name}]", "$text-secondary"),
+            "  ",
+            source_badge(action_source(action)),
         ]
         ended = ended_note(action.details)
         if ended is not None:
