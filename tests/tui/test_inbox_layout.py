@@ -174,3 +174,34 @@ def test_every_bar_width_keeps_the_reason_field() -> None:
             assert reason >= 20, (width, labels)
             assert buttons <= width, (width, labels)
             assert all(button_width(label) >= len(label) + 2 for label in labels)
+
+
+WIDE = "".join(f"value_{n} = compute('{'x' * 90}', {n})\n" for n in range(40))
+
+
+@pytest.mark.parametrize(("size", "lines"), [((80, 24), 8), ((60, 20), 6)])
+async def test_long_lines_never_cost_a_diff_row(size: tuple[int, int], lines: int) -> None:
+    session = FakeSession()
+    new = WIDE.replace("value_3 =", "changed_3 =")
+    session.push(make_action("Edit wide.py", path="src/wide.py", old=WIDE, new=new))
+    app = _app(session)
+    async with app.run_test(size=size) as pilot:
+        diff = app.preview.diff_view
+        await wait_until(pilot, lambda: diff.row_count > lines)
+        await pilot.pause()
+        # No scrollbar row under the diff: every row of the widget shows a diff line.
+        assert not diff.show_horizontal_scrollbar
+        assert diff.scrollable_content_region.height >= lines
+        assert _visible(app, "#diff-view").height >= lines
+        _reason_fits(app)
+        _visible(app, "#prompt")
+        # The rest of a long line is there on demand: → scrolls it sideways, ← back.
+        assert diff.max_scroll_x > 0
+        first = diff.render_line(3).text
+        assert first.rstrip().endswith("…")
+        diff.focus()
+        await pilot.press("right", "right", "right")
+        await wait_until(pilot, lambda: diff.scroll_x == 3)
+        assert diff.render_line(3).text != first
+        await pilot.press("left", "left", "left")
+        await wait_until(pilot, lambda: diff.scroll_x == 0)
