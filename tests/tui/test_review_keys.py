@@ -12,7 +12,7 @@ from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.app import RedlineApp
 from redline.tui.screens.confirm import ConfirmScreen
-from redline.tui.screens.editor import EditorScreen
+from redline.tui.screens.editor import LANGUAGES, EditorScreen, language_for
 from redline.tui.widgets.file_list import FileList
 from redline.workspace.preview import Preview
 
@@ -277,3 +277,39 @@ async def test_resume_from_the_palette_continues_the_session() -> None:
         await wait_until(pilot, lambda: session.store.count == 0)
         app.action_resume_session()
         await wait_until(pilot, lambda: session.resumes >= 1)
+
+
+def test_the_editor_language_follows_the_suffix_in_any_case() -> None:
+    available = set(TextArea.code_editor("").available_languages)
+    # textual[syntax] is a dependency: every language the editor maps to is importable.
+    assert set(LANGUAGES.values()) <= available
+    cases = {
+        "src/app.py": "python",
+        "README.MD": "markdown",
+        "Main.java": "java",
+        "web/app.jsx": "javascript",
+        "index.htm": "html",
+        "pom.xml": "xml",
+        "run.bash": "bash",
+        "notes.txt": None,
+        "Makefile": None,
+    }
+    for path, language in cases.items():
+        assert language_for(path, available) == language, path
+    assert language_for("src/app.py", set()) is None
+
+
+async def test_the_editor_colours_the_proposed_code() -> None:
+    session = FakeSession()
+    session.push(three_hunks())
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
+        area = app.screen.query_one(TextArea)
+        await pilot.pause()
+        row = next(index for index, line in enumerate(NEW.splitlines()) if "=" in line)
+        colours = {str(seg.style.color) for seg in area.render_line(row) if seg.style}
+        # Line numbers, names, operators and literals: several colours, not one.
+        assert len(colours) >= 3, colours
+        await pilot.press("escape")
