@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action, modify, multi_file_preview
 from textual.widgets import TextArea
@@ -198,6 +199,9 @@ async def test_editor_save_replaces_the_action() -> None:
         assert session.edits == [("pa-1", "src/app.py", NEW.replace("'ten'", "'TEN'"))]
         await wait_until(pilot, lambda: app.stack.top_id == "pa-2")
         assert "(edited)" in app.stack.rows[0].label
+        # The activity logs the edit as an edit (not as a re-preview).
+        await wait_until(pilot, lambda: "✎ edited pa-1 as pa-2" in app.activity.plain)
+        assert "re-previewed" not in app.activity.plain
 
 
 async def test_editor_warns_before_saving_python_that_does_not_parse() -> None:
@@ -313,3 +317,30 @@ async def test_the_editor_colours_the_proposed_code() -> None:
         # Line numbers, names, operators and literals: several colours, not one.
         assert len(colours) >= 3, colours
         await pilot.press("escape")
+
+
+@pytest.mark.parametrize(
+    ("raw_input", "shown"),
+    [
+        ({"command": "npm test", "description": "Run the tests"}, "$ npm test"),
+        ({"command": ["bash", "-lc", "ls -la"], "cwd": "/w"}, "$ bash -lc 'ls -la'"),
+    ],
+)
+async def test_an_agents_shell_permission_shows_the_command_line(
+    raw_input: dict[str, object], shown: str
+) -> None:
+    session = FakeSession()
+    details = {
+        "source": {"kind": "acp", "name": "claude"},
+        "tool_call_id": "t1",
+        "kind": "execute",
+        "raw_input": raw_input,
+    }
+    session.push(make_action("Run a command", details=details, source="acp:execute"))
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        diff = app.preview.diff_view
+        await wait_until(pilot, lambda: app.preview.action is not None)
+        lines = diff.plain_lines()
+        assert shown in lines
+        assert not any("raw_input" in line or "tool_call_id" in line for line in lines)

@@ -253,6 +253,16 @@ def _acp_lines(event: AcpEvent, tool_names: dict[str, str]) -> list[Content]:
             return []
 
 
+def edited_lines(event: PendingReplaced) -> list[Content]:
+    """A person's edit replaced an action (``✎ edited pa-3 as pa-6``)."""
+    return [
+        Content.assemble(
+            (f"✎ edited {event.old_action_id} as {event.action_id} ", "$redline-text-accent"),
+            (_short(event.label, LABEL_WIDTH), "bold"),
+        )
+    ]
+
+
 def error_lines(message: str) -> list[Content]:
     return [
         Content.assemble((" ERROR ", "bold $redline-text-error on $error-muted"), " ", line)

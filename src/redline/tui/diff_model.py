@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from redline.workspace.diffing import grouped_opcodes, opcodes
+from redline.workspace.errors import count
 from redline.workspace.preview import (
     FileChange,
     FileCreate,
@@ -62,9 +63,9 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
     new = new_lines(change)
     rows: list[DiffRow] = []
     if isinstance(change, FileCreate):
-        rows.append(DiffRow("meta", text=f"new file, {len(new)} lines"))
+        rows.append(DiffRow("meta", text=f"new file, {count(len(new), 'line')}"))
     elif isinstance(change, FileDelete):
-        rows.append(DiffRow("meta", text=f"deleted file, {len(old)} lines"))
+        rows.append(DiffRow("meta", text=f"deleted file, {count(len(old), 'line')}"))
     if not old and not new:
         rows.append(DiffRow("meta", text="(empty file)"))
         return rows

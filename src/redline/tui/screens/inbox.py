@@ -123,6 +123,8 @@ class InboxScreen(Screen[None]):
         # Widgets are looked up once (the keys and the session's events ask for them often).
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
+        # Actions a person's edit is replacing (their replacement is logged as the edit).
+        self._edits: set[str] = set()
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -518,6 +520,8 @@ class InboxScreen(Screen[None]):
 
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
         session = self.session
+        # The replacement it makes is logged as an edit, not a re-preview (took_edit).
+        self._edits.add(action_id)
 
         def edit() -> ToolResult:
             outcome = session.edit(action_id, path, text)
@@ -526,6 +530,13 @@ class InboxScreen(Screen[None]):
             return ToolResult.text_result(outcome.text)
 
         self.run_command("edit", edit)
+
+    def took_edit(self, action_id: str) -> bool:
+        """Whether ``action_id`` was replaced by a person's edit made here (asked once)."""
+        if action_id in self._edits:
+            self._edits.discard(action_id)
+            return True
+        return False
 
     def run_command(self, command: str, call: Callable[[], Any]) -> None:
         """Run ``call`` on a thread worker; its outcome comes back as a CommandFinished."""

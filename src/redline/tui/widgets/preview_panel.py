@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from textual.app import ComposeResult
@@ -19,12 +20,45 @@ from redline.tui.widgets.pending_stack import action_source, source_badge
 from redline.workspace.hunks import Unit, hunk_units
 
 
+def command_line(details: Any) -> str | None:
+    """The shell command an agent asks to run, as one line (None: not a command request).
+
+    Agents put it in the permission's tool input: ``{"command": "npm test"}`` (Claude Code,
+    Gemini CLI) or ``{"command": ["bash", "-lc", "npm test"]}`` (Codex).
+    """
+    if not isinstance(details, dict):
+        return None
+    raw = details.get("raw_input")
+    command = raw.get("command") if isinstance(raw, dict) else None
+    if isinstance(command, str) and command.strip():
+        return command.strip()
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        return shlex.join(command)
+    return None
+
+
 def _details_lines(action: PendingAction) -> list[Content]:
+    details: Any = action.details
+    command = command_line(details)
+    if command is not None:
+        raw = details.get("raw_input") or {}
+        lines = [
+            Content.styled("The agent asks to run this command:", "italic $text-muted"),
+            Content(""),
+        ]
+        lines.extend(
+            Content.assemble(("$ " if index == 0 else "  ", "bold $text-muted"), (line, "bold"))
+            for index, line in enumerate(command.splitlines())
+        )
+        for key, label in (("cwd", "in"), ("description", "why")):
+            value = raw.get(key) if isinstance(raw, dict) else None
+            if isinstance(value, str) and value.strip():
+                lines.append(Content.assemble((f"{label}: ", "$text-muted"), value.strip()))
+        return lines
     lines = [
         Content.styled("This action changes no files; what it will do:", "italic $text-muted"),
         Content(""),
     ]
-    details: Any = action.details
     if details is None:
         lines.append(Content.styled("(no details given)", "$text-muted"))
     else:
