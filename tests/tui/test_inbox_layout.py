@@ -183,7 +183,8 @@ WIDE = "".join(f"value_{n} = compute('{'x' * 90}', {n})\n" for n in range(40))
 async def test_long_lines_never_cost_a_diff_row(size: tuple[int, int], lines: int) -> None:
     session = FakeSession()
     new = WIDE.replace("value_3 =", "changed_3 =")
-    session.push(make_action("Edit wide.py", path="src/wide.py", old=WIDE, new=new))
+    label = "Edit wide.py: every value computed through the new helper"
+    session.push(make_action(label, path="src/wide.py", old=WIDE, new=new))
     app = _app(session)
     async with app.run_test(size=size) as pilot:
         diff = app.preview.diff_view
@@ -191,6 +192,8 @@ async def test_long_lines_never_cost_a_diff_row(size: tuple[int, int], lines: in
         await pilot.pause()
         # No scrollbar row under the diff: every row of the widget shows a diff line.
         assert not diff.show_horizontal_scrollbar
+        # A long label is cut in the preview's header, not wrapped onto a diff row.
+        assert app.preview.query_one("#preview-header").region.height == 1
         assert diff.scrollable_content_region.height >= lines
         assert _visible(app, "#diff-view").height >= lines
         _reason_fits(app)
