@@ -128,13 +128,13 @@ async def scene_resolved(pilot: Pilot) -> None:
     await wait_for(
         pilot,
         "the discard to finish",
-        lambda: store.count == DEMO_ACTIONS - 1 and not app._busy,
+        lambda: store.count == DEMO_ACTIONS - 1 and not app.inbox.busy,
     )
     await pilot.press("y")
     await wait_for(
         pilot,
         "the apply to finish",
-        lambda: store.count == DEMO_ACTIONS - 2 and not app._busy,
+        lambda: store.count == DEMO_ACTIONS - 2 and not app.inbox.busy,
     )
     text = app.activity.plain
     for word in ("DISCARDED", "APPLIED"):

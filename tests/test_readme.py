@@ -67,3 +67,14 @@ def test_help_screen_and_key_table_list_the_same_keys() -> None:
     assert readme == helped, (
         f"only in the README: {sorted(readme - helped)}; only in help: {sorted(helped - readme)}"
     )
+
+
+def test_the_first_screen_tells_a_newcomer_what_redline_is() -> None:
+    # What a newcomer sees before scrolling: the pitch, the sources, a picture, two commands.
+    first = "\n".join(README.read_text(encoding="utf-8").splitlines()[:30])
+    assert "review inbox" in first and "any coding agent" in first
+    for source in ("own agent runtime", "Claude Code", "Gemini CLI", "Codex", "ACP", "MCP"):
+        assert source in first, f"README's first screen does not name {source}"
+    picture = re.search(r"!\[[^\]]+\]\((screenshots/dashboard\.svg)\)", first)
+    assert picture is not None and (README.parent / picture.group(1)).is_file()
+    assert "uv run redline demo" in first and "uv run pytest" in first

@@ -229,6 +229,16 @@ class FakeSession:
             preview=Preview(list(changes)),
         )
         self.store.replace(action_id, fresh)
+        # Like the real sessions, every replacement in the store is a pending_replaced event.
+        self.emit(
+            PendingReplaced(
+                old_action_id=action_id,
+                action_id=fresh.id,
+                label=fresh.label,
+                source_tool_name=fresh.source_tool_name,
+                preview=fresh.preview.summary() if fresh.preview is not None else None,
+            )
+        )
         return ToolResult.text_result(f"Edited {action_id} as {fresh.id}.")
 
     def undo(self) -> ToolResult:

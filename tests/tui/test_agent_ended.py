@@ -7,7 +7,6 @@ snapshot after an intended visual change with ``uv run pytest tests/tui --snapsh
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from redline.review.events import AgentState
 from redline.review.store import PendingAction
 from redline.tui.agent_ended import NOTE_WIDTH, ended_note, exit_error_lines
 from redline.tui.widgets.ended_banner import EndedBanner
+from redline.workspace.queue import Source
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def _acp_action(label: str, ended: Any, **kwargs: Any) -> PendingAction:
         "path": kwargs.get("path", "src/app.py"),
         "agent_ended": ended,
     }
-    action.source = SimpleNamespace(kind="acp", name="gemini via ACP")  # type: ignore[attr-defined]
+    action.source = Source("acp", "gemini via ACP")
     return action
 
 

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action
 
 from redline.review.events import ToolEnd, ToolStart
 from redline.review.result import ToolResult
+from redline.review.store import PendingAction
 from redline.tui.app import RedlineApp
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.search_input import SearchInput, find_row
+from redline.workspace.queue import Source
 
 SIZE = (120, 36)
 OLD = "".join(f"alpha {n}\n" for n in range(30))
@@ -130,16 +130,17 @@ async def test_enter_expands_an_activity_entry_and_folds_it_again() -> None:
         )
 
 
-def test_the_source_accessor_reads_objects_and_records() -> None:
-    assert action_source(SimpleNamespace()) == "agent"
-    assert (
-        action_source(SimpleNamespace(source=SimpleNamespace(kind="exec", name="exec"))) == "exec"
-    )
-    assert action_source({"source": {"kind": "acp", "name": "claude", "session_id": "s"}}) == (
-        "acp:claude"
-    )
-    assert action_source(SimpleNamespace(source={"kind": "mcp", "name": "zed"})) == "mcp:zed"
-    actions = [SimpleNamespace(), {"source": {"kind": "mcp", "name": "zed"}}, SimpleNamespace()]
+def test_the_badge_is_the_sources_canonical_string() -> None:
+    def sourced(source: Source | None) -> PendingAction:
+        action = make_action("Edit")
+        action.source = source
+        return action
+
+    assert action_source(sourced(None)) == "agent"
+    assert action_source(sourced(Source("exec", "exec"))) == "exec"
+    assert action_source(sourced(Source("sdk", ""))) == "sdk"
+    assert action_source(sourced(Source("acp", "gemini", "s"))) == "acp:gemini"
+    actions = [sourced(None), sourced(Source("mcp", "zed")), sourced(None)]
     assert source_counts(actions) == (("agent", 2), ("mcp:zed", 1))
 
 
@@ -148,7 +149,7 @@ async def test_f_filters_the_stack_by_source_and_the_status_line_counts_them() -
     for index in range(4):
         action = make_action(f"Edit {index}", path=f"src/m{index}.py")
         if index % 2:
-            action.source = SimpleNamespace(kind="mcp", name="zed")  # type: ignore[attr-defined]
+            action.source = Source("mcp", "zed")
         session.push(action)
     app = _app(session)
     async with app.run_test(size=SIZE) as pilot:

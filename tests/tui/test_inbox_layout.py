@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action
-from textual.widgets import Footer
+from textual.widgets import Button, Footer
 
 from redline.tui.app import RedlineApp
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
+from redline.tui.widgets.resolve_bar import BUTTON_MARGIN, arrangement, button_width
 
 LONG = "".join(f"line {n}\n" for n in range(40))
 
@@ -134,3 +136,75 @@ async def test_trust_question_lists_the_files_and_how_to_revoke(tmp_path: Any) -
         assert "redline trust --revoke" in str(app.screen.query_one("#remembered").render())
         assert app.screen.region.contains_region(app.screen.query_one("#buttons").region)
         await pilot.press("n")
+
+
+def _reason_fits(app: RedlineApp) -> None:
+    reason = _visible(app, "#reason")
+    assert reason.width >= 20, f"the reason field is {reason.width} columns wide"
+    for button in ("#apply", "#discard"):
+        region = _visible(app, button)
+        assert not region.overlaps(reason), f"{button} covers the reason field"
+        assert region.width >= len(str(app.screen.query_one(button, Button).label))
+        assert app.resolve_bar.region.contains_region(region), f"{button} is cut"
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120, 135, 160])
+async def test_reason_field_keeps_twenty_columns(width: int) -> None:
+    app = _app(_session())
+    height = 20 if width < 80 else 24 if width < 100 else 32
+    async with app.run_test(size=(width, height)) as pilot:
+        await wait_until(pilot, lambda: app.stack.rows and app.resolve_bar.region.width > 0)
+        await pilot.pause()
+        _reason_fits(app)
+
+
+def test_every_bar_width_keeps_the_reason_field() -> None:
+    # The stack panel is at least 40 columns wide (styles/stack.tcss), so the bar at least
+    # 38 at any terminal width from 60 to 200; ids grow to pa-99999 on a long-lived queue.
+    cases = [
+        (("Apply (y)", "Discard (n)"), ("Apply (y)", "Discard (n)")),
+        (("Apply pa-99999 (y)", "Discard pa-99999 (n)"), ("Apply (y)", "Discard (n)")),
+        (("Apply 12 of 40 hunks", "Discard 12 of 40 hunks"), ("Apply 12/40", "Discard 12/40")),
+    ]
+    for width in range(38, 201):
+        for (long, short), rows_first in itertools.product(cases, (False, True)):
+            two_rows, labels = arrangement(width, long, short, rows_first=rows_first)
+            buttons = sum(button_width(label) + BUTTON_MARGIN for label in labels)
+            reason = width if two_rows else width - buttons
+            assert reason >= 20, (width, labels)
+            assert buttons <= width, (width, labels)
+            assert all(button_width(label) >= len(label) + 2 for label in labels)
+
+
+WIDE = "".join(f"value_{n} = compute('{'x' * 90}', {n})\n" for n in range(40))
+
+
+@pytest.mark.parametrize(("size", "lines"), [((80, 24), 8), ((60, 20), 6)])
+async def test_long_lines_never_cost_a_diff_row(size: tuple[int, int], lines: int) -> None:
+    session = FakeSession()
+    new = WIDE.replace("value_3 =", "changed_3 =")
+    label = "Edit wide.py: every value computed through the new helper"
+    session.push(make_action(label, path="src/wide.py", old=WIDE, new=new))
+    app = _app(session)
+    async with app.run_test(size=size) as pilot:
+        diff = app.preview.diff_view
+        await wait_until(pilot, lambda: diff.row_count > lines)
+        await pilot.pause()
+        # No scrollbar row under the diff: every row of the widget shows a diff line.
+        assert not diff.show_horizontal_scrollbar
+        # A long label is cut in the preview's header, not wrapped onto a diff row.
+        assert app.preview.query_one("#preview-header").region.height == 1
+        assert diff.scrollable_content_region.height >= lines
+        assert _visible(app, "#diff-view").height >= lines
+        _reason_fits(app)
+        _visible(app, "#prompt")
+        # The rest of a long line is there on demand: → scrolls it sideways, ← back.
+        assert diff.max_scroll_x > 0
+        first = diff.render_line(3).text
+        assert first.rstrip().endswith("…")
+        diff.focus()
+        await pilot.press("right", "right", "right")
+        await wait_until(pilot, lambda: diff.scroll_x == 3)
+        assert diff.render_line(3).text != first
+        await pilot.press("left", "left", "left")
+        await wait_until(pilot, lambda: diff.scroll_x == 0)

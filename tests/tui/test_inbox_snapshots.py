@@ -5,7 +5,6 @@ Regenerate after an intended visual change with ``uv run pytest tests/tui --snap
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from textual.pilot import Pilot
 
 from redline.review.events import MessageDelta, MessageEnd, ToolEnd, ToolStart
 from redline.review.result import ToolResult
+from redline.workspace.queue import Source
 
 SIZES = [(160, 48), (80, 24), (60, 20)]
 
@@ -31,7 +31,7 @@ def _demo_session() -> FakeSession:
         )
     )
     other = make_action("Edit: inventory/models.py", path="inventory/models.py")
-    other.source = SimpleNamespace(kind="mcp", name="zed")  # type: ignore[attr-defined]
+    other.source = Source("mcp", "zed")
     session.push(other)
     session.push(make_action("Write: CHANGELOG.md", path="CHANGELOG.md", old="", new="# Changes\n"))
     session.push(
@@ -87,3 +87,23 @@ def test_search_open_at_80x24(snap_compare: Any) -> None:
         press=["d", "slash", "i", "m", "p", "enter"],
         run_before=_settle,
     )
+
+
+def _wide_session() -> FakeSession:
+    old = "".join(f"value_{n} = compute('{'x' * 90}', {n})\n" for n in range(40))
+    session = FakeSession()
+    session.push(
+        make_action(
+            "Edit wide.py",
+            path="src/wide.py",
+            old=old,
+            new=old.replace("value_3 =", "changed_3 ="),
+        )
+    )
+    return session
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda size: f"{size[0]}x{size[1]}")
+def test_long_lines_cut_without_a_scrollbar(snap_compare: Any, size: tuple[int, int]) -> None:
+    # Eight diff rows at 80×24 and six at 60×20, each long line cut with "…".
+    assert snap_compare(_app(_wide_session()), terminal_size=size, run_before=_settle)

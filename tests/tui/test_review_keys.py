@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action, modify, multi_file_preview
 from textual.widgets import TextArea
@@ -12,7 +13,7 @@ from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.app import RedlineApp
 from redline.tui.screens.confirm import ConfirmScreen
-from redline.tui.screens.editor import EditorScreen
+from redline.tui.screens.editor import LANGUAGES, EditorScreen, language_for
 from redline.tui.widgets.file_list import FileList
 from redline.workspace.preview import Preview
 
@@ -106,7 +107,7 @@ async def test_hunk_cursor_space_and_partial_apply() -> None:
         await pilot.press("left_curly_bracket", "space")
         assert app.preview.selection() == ["src/app.py#2", "src/app.py#3"]
         assert bar_label(app) == "Apply 2 of 3 hunks"
-        assert bar_label(app, "#discard") == "Discard 2"
+        assert bar_label(app, "#discard") == "Discard 2 of 3 hunks"
         y = app.screen.active_bindings["y"].binding
         footer = {y.key: y.description}
         assert footer == {"y": "Apply 2/3 hunks"}
@@ -198,6 +199,9 @@ async def test_editor_save_replaces_the_action() -> None:
         assert session.edits == [("pa-1", "src/app.py", NEW.replace("'ten'", "'TEN'"))]
         await wait_until(pilot, lambda: app.stack.top_id == "pa-2")
         assert "(edited)" in app.stack.rows[0].label
+        # The activity logs the edit as an edit (not as a re-preview).
+        await wait_until(pilot, lambda: "✎ edited pa-1 as pa-2" in app.activity.plain)
+        assert "re-previewed" not in app.activity.plain
 
 
 async def test_editor_warns_before_saving_python_that_does_not_parse() -> None:
@@ -277,3 +281,66 @@ async def test_resume_from_the_palette_continues_the_session() -> None:
         await wait_until(pilot, lambda: session.store.count == 0)
         app.action_resume_session()
         await wait_until(pilot, lambda: session.resumes >= 1)
+
+
+def test_the_editor_language_follows_the_suffix_in_any_case() -> None:
+    available = set(TextArea.code_editor("").available_languages)
+    # textual[syntax] is a dependency: every language the editor maps to is importable.
+    assert set(LANGUAGES.values()) <= available
+    cases = {
+        "src/app.py": "python",
+        "README.MD": "markdown",
+        "Main.java": "java",
+        "web/app.jsx": "javascript",
+        "index.htm": "html",
+        "pom.xml": "xml",
+        "run.bash": "bash",
+        "notes.txt": None,
+        "Makefile": None,
+    }
+    for path, language in cases.items():
+        assert language_for(path, available) == language, path
+    assert language_for("src/app.py", set()) is None
+
+
+async def test_the_editor_colours_the_proposed_code() -> None:
+    session = FakeSession()
+    session.push(three_hunks())
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
+        area = app.screen.query_one(TextArea)
+        await pilot.pause()
+        row = next(index for index, line in enumerate(NEW.splitlines()) if "=" in line)
+        colours = {str(seg.style.color) for seg in area.render_line(row) if seg.style}
+        # Line numbers, names, operators and literals: several colours, not one.
+        assert len(colours) >= 3, colours
+        await pilot.press("escape")
+
+
+@pytest.mark.parametrize(
+    ("raw_input", "shown"),
+    [
+        ({"command": "npm test", "description": "Run the tests"}, "$ npm test"),
+        ({"command": ["bash", "-lc", "ls -la"], "cwd": "/w"}, "$ bash -lc 'ls -la'"),
+    ],
+)
+async def test_an_agents_shell_permission_shows_the_command_line(
+    raw_input: dict[str, object], shown: str
+) -> None:
+    session = FakeSession()
+    details = {
+        "source": {"kind": "acp", "name": "claude"},
+        "tool_call_id": "t1",
+        "kind": "execute",
+        "raw_input": raw_input,
+    }
+    session.push(make_action("Run a command", details=details, source="acp:execute"))
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        diff = app.preview.diff_view
+        await wait_until(pilot, lambda: app.preview.action is not None)
+        lines = diff.plain_lines()
+        assert shown in lines
+        assert not any("raw_input" in line or "tool_call_id" in line for line in lines)

@@ -7,12 +7,18 @@ import sys
 from pathlib import Path
 
 from tests.tui.conftest import wait_until
-from tests.tui.fakes import FakeSession, FakeWatcher, modify
+from tests.tui.fakes import FakeSession, FakeWatcher, make_action, modify
 
 from redline.review.store import PendingActionStore
 from redline.tui.app import RedlineApp
 from redline.workspace.preview import Preview
-from redline.workspace.queue import ORPHANED_REASON, ActionDraft, Source, WorkspaceQueue
+from redline.workspace.queue import (
+    ORPHANED_REASON,
+    ActionDraft,
+    Resolution,
+    Source,
+    WorkspaceQueue,
+)
 
 SIZE = (140, 40)
 
@@ -52,7 +58,8 @@ async def test_a_push_by_another_process_appears_and_applies(tmp_path: Path) -> 
             other.close()
             await wait_until(pilot, lambda: app.stack.top_id == record.id)
             row = app.stack.rows[0]
-            assert row.source == "edit · exec" and row.files == ("src/app.py",)
+            assert row.source == "edit" and row.origin == "exec"
+            assert row.files == ("src/app.py",)
             assert app.preview.action is not None and app.preview.action.id == record.id
             await pilot.press("y")
             await wait_until(pilot, lambda: (tmp_path / "src" / "app.py").read_text() == "a = 2\n")
@@ -84,4 +91,72 @@ async def test_an_orphaned_action_is_marked_and_can_only_be_discarded(tmp_path: 
             resolution = queue.resolution(record.id)
             assert resolution is not None and resolution.decision == "discard"
     finally:
+        queue.close()
+
+
+async def test_badges_counts_and_the_filter_follow_each_actions_source(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("a", "b", "c"):
+        (tmp_path / "src" / f"{name}.py").write_text("a = 1\n")
+    session, queue = queued_session(tmp_path)
+    # This dashboard drives an ACP agent; two other processes queue actions too.
+    session.store.source = Source.current("acp", "gemini", "dashboard")
+    session.push(make_action("Edit a", path="src/a.py", old="a = 1\n"))
+    other = WorkspaceQueue(tmp_path)
+    pushed = {}
+    for source, name in ((Source.current("mcp", "zed", "z"), "b"), (Source.current("exec"), "c")):
+        pushed[source.canonical] = other.push(
+            ActionDraft(
+                f"Edit {name}",
+                source,
+                source_tool_name="edit",
+                preview=Preview([modify(f"src/{name}.py", "a = 1\n", "a = 2\n")]),
+            )
+        ).id
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.stack.rows) == 3)
+            origins = {row.label: row.origin for row in app.stack.rows}
+            assert origins == {"Edit a": "acp:gemini", "Edit b": "mcp:zed", "Edit c": "exec"}
+            shown = "\n".join(app.stack.render_line(y).text for y in range(6))
+            for badge in ("‹acp:gemini›", "‹mcp:zed›", "‹exec›"):
+                assert badge in shown
+            assert "‹agent›" not in shown
+            # The title counts what is listed (not only this session's), like the status line.
+            assert app.inbox.query_one("#stack-panel").border_title == "Pending (3)"
+            line = app.status_line.render().plain
+            assert "3 pending" in line
+            for badge in ("acp:gemini 1", "mcp:zed 1", "exec 1"):
+                assert badge in line
+            # The detail pane names the source of the selected action.
+            app.stack.cursor = [row.label for row in app.stack.rows].index("Edit b")
+            await wait_until(pilot, lambda: app.preview.action is not None)
+            await wait_until(pilot, lambda: app.preview.action.label == "Edit b")  # type: ignore[union-attr]
+            header = str(app.preview.query_one("#preview-header").render())
+            assert "‹mcp:zed›" in header
+            # f cycles through the sources there are, then shows every one again.
+            app.stack.focus()
+            seen = []
+            for _ in range(4):
+                await pilot.press("f")
+                await pilot.pause()
+                seen.append(app.stack.source_filter)
+                if app.stack.source_filter is not None:
+                    assert {row.origin for row in app.stack.rows} == {app.stack.source_filter}
+                    title = app.inbox.query_one("#stack-panel").border_title
+                    assert title == f"Pending (1 of 3, {app.stack.source_filter})"
+            assert sorted(filter(None, seen)) == ["acp:gemini", "exec", "mcp:zed"]
+            assert seen[-1] is None
+            # Another process discards zed's action: the activity says who decided, and how.
+            with other.claim(pushed["mcp:zed"]) as claim:
+                claim.finish(Resolution(pushed["mcp:zed"], "discard", "not now", "person"))
+            await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+            await wait_until(pilot, lambda: "DISCARDED" in app.activity.plain)
+            logged = app.activity.plain
+            assert f"{pushed['mcp:zed']} Edit b" in logged and "‹mcp:zed›" in logged
+            assert "by human" in logged and "not now" in logged
+            assert app.inbox.query_one("#stack-panel").border_title == "Pending (2)"
+    finally:
+        other.close()
         queue.close()

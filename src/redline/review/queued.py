@@ -215,6 +215,7 @@ async def _resolve_here(
         root=queue.root if preview is not None else None,
         applied_text=record.applied_text or "",
         preview_apply=preview is not None,
+        source=record.source,
     )
     action.id = record.id
     action.created_at = record.created_at

@@ -64,6 +64,10 @@ class PendingAction:
     #: Its apply is the safe apply of its Preview and nothing else: any redline process
     #: may apply it (the queue lists it ``applied_by: "preview"``).
     preview_apply: bool = False
+    #: Who pushed it (``source.canonical`` is its badge: ``exec``, ``acp:gemini``). The
+    #: store fills in its own source on push; an action that replaces another (edited,
+    #: re-based, the rest of a partial apply) keeps the one it replaces.
+    source: Source | None = None
 
     @property
     def edited(self) -> bool:
@@ -182,6 +186,8 @@ class PendingActionStore:
     # -- stack -------------------------------------------------------------------
     def push(self, action: PendingAction) -> PendingAction:
         with self._changing():
+            if action.source is None:
+                action.source = self.source
             if self.queue is not None:
                 record = self.queue.push(self._draft(action))
                 self._guard(action)
@@ -242,6 +248,8 @@ class PendingActionStore:
         with self._changing():
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
+                    if new_action.source is None:
+                        new_action.source = action.source
                     if self.queue is not None:
                         record = self.queue.replace(
                             action_id, self._draft(new_action), resolved_by=self.resolved_by
@@ -387,6 +395,8 @@ class PendingActionStore:
         assert self.queue is not None
         if self.source is None:
             self.source = Source.current("agent")
+        if action.source is None:
+            action.source = self.source
         # A Preview without code of its own is applied by whichever process resolves it.
         applied_by = "preview" if action.preview is not None and action.preview_apply else "owner"
         details = action.details
@@ -398,7 +408,7 @@ class PendingActionStore:
             details = repr(details)
         return ActionDraft(
             label=action.label,
-            source=self.source,
+            source=action.source,
             source_tool_name=action.source_tool_name,
             preview=action.preview,
             details=details,

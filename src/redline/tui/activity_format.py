@@ -60,7 +60,10 @@ def resolution_block(
     by: str = "",
     result_text: str = "",
     failed: bool = False,
+    origin: str = "",
 ) -> list[Content]:
+    """A resolution: what was decided on which action, from whom (``origin``, the action's
+    source, when it is another process's), by whom, with which reason and outcome."""
     words = describe.verdict(verb, failed=failed)
     if failed:
         title = (f" {words} ", "bold $redline-text-error on $error-muted")
@@ -75,6 +78,8 @@ def resolution_block(
         " ",
         (f" {describe.badge(source)} ", "$text-secondary on $secondary-muted"),
     ]
+    if origin:
+        head.extend([" ", (f"‹{origin}›", "bold $text-secondary")])
     if by:
         head.append((f"  by {by}", "$text-muted"))
     lines = [Content.assemble(*head)]
@@ -246,6 +251,16 @@ def _acp_lines(event: AcpEvent, tool_names: dict[str, str]) -> list[Content]:
         case _:
             # Messages are streamed; thoughts, usage and stderr stay in the session log.
             return []
+
+
+def edited_lines(event: PendingReplaced) -> list[Content]:
+    """A person's edit replaced an action (``✎ edited pa-3 as pa-6``)."""
+    return [
+        Content.assemble(
+            (f"✎ edited {event.old_action_id} as {event.action_id} ", "$redline-text-accent"),
+            (_short(event.label, LABEL_WIDTH), "bold"),
+        )
+    ]
 
 
 def error_lines(message: str) -> list[Content]:

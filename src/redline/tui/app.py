@@ -29,9 +29,17 @@ from textual.widget import AwaitMount
 from textual.widgets import Input
 
 from redline.drivers.acp.events import AcpAgentExit
-from redline.review.events import AgentEnd, AgentState, ErrorEvent, MessageDelta, MessageEnd
+from redline.review.events import (
+    AgentEnd,
+    AgentState,
+    ErrorEvent,
+    MessageDelta,
+    MessageEnd,
+    PendingReplaced,
+)
 from redline.tui.activity_format import (
     detail_lines,
+    edited_lines,
     error_lines,
     format_event,
     plugin_error_lines,
@@ -294,6 +302,8 @@ class RedlineApp(App[int]):
                     case AcpAgentExit(how=how, expected=False):
                         activity.write_lines(format_event(event, self._tool_names))
                         self._agent_gone(how, stamped.run_id)
+                    case PendingReplaced(old_action_id=old) if self.inbox.took_edit(old):
+                        activity.write_lines(edited_lines(event))
                     case AgentEnd() if after_exit:
                         pass  # the exit line already closed this run
                     case ErrorEvent(message=message) if after_exit and self.agent_ended:

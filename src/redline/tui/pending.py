@@ -5,12 +5,13 @@ a workspace queue, every other process's too (as display copies, resolved throug
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
-from redline.workspace.queue import ORPHANED_REASON, QueueRecord, WorkspaceQueue
+from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,14 @@ def gone_text(session: SessionLike, action_id: str) -> str:
     return f"{action_id} was {done} by {who}{reason}."
 
 
+@dataclass(frozen=True, slots=True)
+class Departed:
+    """Another process's action that left the queue since the last read, and how."""
+
+    action: PendingAction
+    resolution: Resolution
+
+
 def session_queue(session: SessionLike) -> WorkspaceQueue | None:
     """The workspace queue when the session is queue-backed (``session.queue``)."""
     queue = getattr(session, "queue", None)
@@ -62,6 +71,12 @@ class PendingList:
         # What the stack shows, by id, and display copies of other processes' actions.
         self._actions: dict[str, PendingAction] = {}
         self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
+        self._departed: list[Departed] = []
+
+    def departed(self) -> list[Departed]:
+        """Other processes' actions applied or discarded since the last call (each once)."""
+        gone, self._departed = self._departed, []
+        return gone
 
     def get(self, action_id: str | None) -> PendingAction | None:
         """The listed action ``action_id`` (None when it is not listed)."""
@@ -91,7 +106,20 @@ class PendingList:
         extra = [action for action in own if action.id not in seen]
         actions = (*extra, *listed)
         self._actions = {action.id: action for action in actions}
+        self._note_departures(queue, seen)
         return actions
+
+    def _note_departures(self, queue: WorkspaceQueue, listed: set[str]) -> None:
+        """Remember how the display copies that left the queue were decided, and by whom."""
+        for action_id in [key for key in self._foreign if key not in listed]:
+            _key, action = self._foreign.pop(action_id)
+            try:
+                resolution = queue.resolution(action_id)
+            except Exception as exc:
+                log.warning("reading how %s was resolved failed: %s", action_id, exc)
+                continue
+            if resolution is not None and resolution.decision in ("apply", "discard"):
+                self._departed.append(Departed(action, resolution))
 
     def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
         """A display copy of another process's action (cached while its record stays)."""
@@ -110,7 +138,6 @@ class PendingList:
         except Exception as exc:
             log.warning("queue record %s: %s", record.id, exc)
             preview = None
-        source = record.source.name or record.source.kind
 
         def elsewhere(_reason: str) -> ToolResult:
             return ToolResult.error(f"{record.id} is resolved through the workspace queue")
@@ -119,7 +146,8 @@ class PendingList:
             record.label,
             elsewhere,
             details=record.details,
-            source_tool_name=f"{record.source_tool_name} · {source}",
+            source_tool_name=record.source_tool_name,
+            source=record.source,
             preview=preview,
             id=record.id,
             created_at=record.created_at,

@@ -138,3 +138,23 @@ async def test_owner_action_is_run_by_its_owner_on_request(ws: Path) -> None:
     assert calls == ["go"]
     assert box["result"].text == "Ran the custom step (go)."
     assert not store.has_pending and ids(WorkspaceQueue(ws)) == []
+
+
+def test_an_action_carries_its_source_and_a_replacement_keeps_it(ws: Path) -> None:
+    store = PendingActionStore(
+        queue=WorkspaceQueue(ws), source=Source.current("acp", "gemini", "s1")
+    )
+    action = store.push(_edit(ws))
+    assert action.source is not None and action.source.canonical == "acp:gemini"
+    # A person's edit (or a re-base) replaces the action: it still came from gemini.
+    edited = store.replace(action.id, _edit(ws, "edited\n"))
+    assert edited.source is not None and edited.source.canonical == "acp:gemini"
+    record = WorkspaceQueue(ws).get(edited.id)
+    assert record is not None and record.source.canonical == "acp:gemini"
+
+
+def test_a_store_without_a_queue_stamps_its_source_too() -> None:
+    store = PendingActionStore(source=Source("sdk", "sdk"))
+    action = store.push(PendingAction("Run", lambda _reason: "done"))
+    assert action.source is not None and action.source.canonical == "sdk"
+    assert PendingActionStore().push(PendingAction("Run", lambda _r: "x")).source is None

@@ -27,30 +27,40 @@ from textual.widgets import Footer, Static, TextArea
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.workspace.hunks import python_warning
 
+# File suffixes (lower case) to the tree-sitter languages textual[syntax] brings.
 LANGUAGES = {
     ".py": "python",
     ".pyi": "python",
+    ".pyw": "python",
     ".md": "markdown",
+    ".markdown": "markdown",
     ".json": "json",
     ".toml": "toml",
     ".yaml": "yaml",
     ".yml": "yaml",
     ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
     ".html": "html",
+    ".htm": "html",
     ".css": "css",
     ".sh": "bash",
+    ".bash": "bash",
     ".sql": "sql",
     ".rs": "rust",
     ".go": "go",
+    ".java": "java",
+    ".xml": "xml",
+    ".svg": "xml",
 }
 
 
 def language_for(path: str, available: set[str]) -> str | None:
-    """The TextArea language for ``path``, or None when it cannot be highlighted here."""
-    for suffix, language in LANGUAGES.items():
-        if path.endswith(suffix):
-            return language if language in available else None
-    return None
+    """The TextArea language for ``path`` by its suffix (any case), or None when it cannot
+    be highlighted here (an unknown suffix, or textual[syntax] lacks the language)."""
+    language = LANGUAGES.get(PurePath(path).suffix.lower())
+    return language if language in available else None
 
 
 class EditorScreen(Screen[str | None]):

@@ -45,6 +45,7 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Read",
         (
+            ("← / →", "in the diff: scroll long lines (cut with …) sideways"),
             ("/", "search the diff or the activity, whichever has focus"),
             ("f3 / shift+f3", "next / previous match (while searching)"),
             ("escape", "close the search"),

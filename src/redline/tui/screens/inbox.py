@@ -25,9 +25,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
+from redline.review.events import ResolveVerb
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
-from redline.tui.activity_format import error_lines
+from redline.tui.activity_format import error_lines, resolution_block
 from redline.tui.agent_ended import ended_note
 from redline.tui.controls import Controls, key_state, refusal
 from redline.tui.messages import (
@@ -54,7 +55,7 @@ from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
-from redline.tui.widgets.pending_stack import PendingStack, source_counts
+from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
 from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
@@ -138,6 +139,8 @@ class InboxScreen(Screen[None]):
         # Ids this screen resolved, edited or re-previewed: their leaving the stack is no
         # news (any other selected action that leaves was decided elsewhere: said so).
         self._own: set[str] = set()
+        # Actions a person's edit is replacing (their replacement is logged as the edit).
+        self._edits: set[str] = set()
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -217,6 +220,7 @@ class InboxScreen(Screen[None]):
         """Re-read what is pending and show it: the stack, the counts, the selected action."""
         before = self.stack.selected_id
         actions = self.pending.read()
+        self._log_departures()
         gone = (
             before is not None
             and before not in self._own
@@ -237,8 +241,31 @@ class InboxScreen(Screen[None]):
         self._show_selected()
         self._update_controls()
 
+    def _log_departures(self) -> None:
+        """Say how other processes' actions left the list: the verdict and who decided."""
+        for gone in self.pending.departed():
+            action, resolution = gone.action, gone.resolution
+            verb: ResolveVerb = "apply" if resolution.decision == "apply" else "discard"
+            # The queue says "person" where the session's own lines say "human".
+            by = "human" if resolution.resolved_by == "person" else resolution.resolved_by
+            if by == "rule" and resolution.rule:
+                by = f"rule {resolution.rule}"
+            self.activity.write_lines(
+                resolution_block(
+                    verb,
+                    f"{action.id} {action.label}",
+                    action.source_tool_name,
+                    resolution.reason,
+                    by=by,
+                    result_text=resolution.result_text,
+                    failed=resolution.is_error,
+                    origin=action_source(action),
+                )
+            )
+
     def _stack_title(self) -> str:
-        total = self.session.store.count
+        # Every listed action: this session's and, over a queue, every other process's.
+        total = self.stack.total
         source = self.stack.source_filter
         if source is None:
             return f"Pending ({total})"
@@ -428,10 +455,9 @@ class InboxScreen(Screen[None]):
         outcome = resolve_action(self.session, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
-    def on_foreign_resolved(self, message: ForeignResolved) -> None:
-        mark = "✓" if message.verb == "apply" else "✗"
-        line = Content.assemble((f"{mark} {message.action_id} ", "bold"), message.text)
-        self.activity.write_lines([line])
+    def on_foreign_resolved(self, _message: ForeignResolved) -> None:
+        # The activity says how it went once the action leaves the list (_log_departures),
+        # the same line whichever process decided it.
         self.refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
@@ -565,49 +591,31 @@ class InboxScreen(Screen[None]):
 
     def action_always_apply(self) -> None:
         """Offer a session rule: always apply this tool's changes under this folder."""
-        from redline.rules import ActionFacts, session_rule_for
-        from redline.rules.model import mismatch
+        from redline.tui.session_rule import offer_for
 
         action = self.selected_action()
         rules = getattr(self.session, "rules", None)
         if action is None or rules is None:
             return
-        rule = session_rule_for(ActionFacts.of(action))
-        if rule is None:
+        offer = offer_for(self.session, action)
+        if offer is None:
             self.notify("Only changes to files can get a session rule.", title="Always apply")
             return
-        folder = rule.paths[0] if rule.paths else "**"
-        tool = rule.tools[0] if rule.tools else action.source_tool_name
-        now = [
-            other.id
-            for other in self.session.store.snapshot()
-            if other.id != action.id and mismatch(rule, ActionFacts.of(other)) is None
-        ]
-        also = f" It would also apply {', '.join(now)} now." if now else ""
 
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
             with contextlib.suppress(ValueError):  # the same rule is already in force
-                rules.add_session_rule(rule)
+                rules.add_session_rule(offer.rule)
             apply_rules = getattr(self.session, "apply_rules", None)
             self.activity.write_lines(
-                [Content.styled(f"ℹ session rule: {rule.name}", "$text-muted")]
+                [Content.styled(f"ℹ session rule: {offer.rule.name}", "$text-muted")]
             )
             if apply_rules is not None:
                 self.run_command("rules", lambda: "\n".join(apply_rules()))
 
         self.app.push_screen(
-            ConfirmScreen(
-                f"Always apply {tool} changes under {folder} for this session?\n\n"
-                f"It matches every change the {tool} tool proposes to files under {folder} "
-                f"(this one, {action.id}, included), from this session's agent.{also} "
-                "It is kept in memory for this session only and saved nowhere; a rule that "
-                "lasts goes in rules.toml (see docs/rules.md).",
-                yes="Always apply",
-                no="Cancel",
-            ),
-            answered,
+            ConfirmScreen(offer.question, yes="Always apply", no="Cancel"), answered
         )
 
     def action_edit(self) -> None:
@@ -634,6 +642,8 @@ class InboxScreen(Screen[None]):
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
         session = self.session
         self._own.add(action_id)
+        # The replacement it makes is logged as an edit, not a re-preview (took_edit).
+        self._edits.add(action_id)
 
         def edit() -> ToolResult:
             outcome = session.edit(action_id, path, text)
@@ -642,6 +652,13 @@ class InboxScreen(Screen[None]):
             return ToolResult.text_result(outcome.text)
 
         self.run_command("edit", edit)
+
+    def took_edit(self, action_id: str) -> bool:
+        """Whether ``action_id`` was replaced by a person's edit made here (asked once)."""
+        if action_id in self._edits:
+            self._edits.discard(action_id)
+            return True
+        return False
 
     def run_command(self, command: str, call: Callable[[], Any]) -> None:
         """Run ``call`` on a thread worker; its outcome comes back as a CommandFinished."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from rich.segment import Segment
 from textual.content import Content
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -175,6 +176,13 @@ class DiffView(ScrollView, can_focus=True):
         super().notify_style_update()
         self._strips.clear()
 
+    @property
+    def allow_horizontal_scroll(self) -> bool:
+        """Long lines scroll sideways on demand (←/→, shift+wheel) with no scrollbar row."""
+        if self._check_disabled() or self._split:
+            return False
+        return self.max_scroll_x > 0
+
     # -- rendering ----------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         if self.first_paint_at is None:
@@ -194,6 +202,12 @@ class DiffView(ScrollView, can_focus=True):
                 self._strips[index] = strip
         scroll_x = 0 if self._split else int(self.scroll_x)
         fitted = fit(strip, scroll_x, width, base)
+        if strip.cell_length > scroll_x + width and width > 1:
+            # Cut at the edge: say so (the rest is a → away, styles/preview.tcss).
+            more = self.app.stylesheet.parse_style("$text-muted")
+            fitted = Strip.join(
+                [fitted.crop(0, width - 1), Strip([Segment("…", (base + more).rich_style)], 1)]
+            )
         if index == self.search_hit:
             fitted = fitted.apply_style(self.app.stylesheet.parse_style("reverse").rich_style)
         return fitted

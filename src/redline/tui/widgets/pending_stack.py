@@ -26,35 +26,32 @@ from redline.tui.render import content_strip, fit
 ROW_HEIGHT = 2
 # Below this terminal height every action takes one line (the stack must stay in sight).
 COMPACT_BELOW = 32
+# A badge's colour by the source's kind (the part of ``kind:name`` before the colon).
 SOURCE_STYLE = {
     "agent": "$text-secondary",
     "exec": "$redline-text-accent",
+    "sdk": "$redline-text-accent",
     "acp": "$redline-text-warning",
     "mcp": "$redline-text-success",
+    "hook": "$redline-text-warning",
 }
+# The badge of an action that carries no source (a store without one: tests, scripts).
+NO_SOURCE = "agent"
 
 
-def action_source(action: object) -> str:
-    """Who pushed ``action``, as its badge: ``agent``, ``exec``, ``acp:NAME``, ``mcp:NAME``.
-
-    Reads ``source`` (an object or a queue record's dict with ``kind`` and ``name``) and
-    falls back to the built-in agent when the action carries none.
-    """
-    source = getattr(action, "source", None)
-    if source is None and isinstance(action, dict):
-        source = action.get("source")
-    if isinstance(source, dict):
-        kind, name = source.get("kind"), source.get("name")
-    else:
-        kind, name = getattr(source, "kind", None), getattr(source, "name", None)
-    kind = str(kind) if kind else "agent"
-    name = str(name) if name else ""
-    if kind in ("acp", "mcp") and name and name != kind:
-        return f"{kind}:{name}"
-    return kind
+def action_source(action: PendingAction) -> str:
+    """Who pushed ``action``: its source's canonical ``kind:name`` (``exec``, ``acp:gemini``,
+    ``mcp:zed``), the one string the badge, the filter and the counts use."""
+    return action.source.canonical if action.source is not None else NO_SOURCE
 
 
-def source_counts(actions: Iterable[object]) -> tuple[tuple[str, int], ...]:
+def source_badge(origin: str) -> Content:
+    """``‹acp:gemini›`` in its kind's colour."""
+    style = SOURCE_STYLE.get(origin.partition(":")[0], "$text-secondary")
+    return Content.styled(f"‹{origin}›", f"bold {style}")
+
+
+def source_counts(actions: Iterable[PendingAction]) -> tuple[tuple[str, int], ...]:
     """Pending actions per source, in order of first appearance."""
     counts: dict[str, int] = {}
     for action in actions:
@@ -135,6 +132,11 @@ class PendingStack(ScrollView, can_focus=True):
     def top_id(self) -> str | None:
         """The top of the whole stack (a source filter never changes what is on top)."""
         return self._top_id
+
+    @property
+    def total(self) -> int:
+        """Every pending action listed, whatever the filter shows."""
+        return len(self._all)
 
     @property
     def sources(self) -> list[str]:
@@ -375,9 +377,7 @@ class PendingStack(ScrollView, can_focus=True):
 
     @staticmethod
     def _badge(row: StackRow) -> Content:
-        kind = row.origin.partition(":")[0]
-        style = SOURCE_STYLE.get(kind, "$text-secondary")
-        return Content.styled(f"‹{row.origin}›", f"bold {style}")
+        return source_badge(row.origin)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from textual.app import ComposeResult
@@ -15,15 +16,49 @@ from redline.tui.agent_ended import ended_note
 from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
+from redline.tui.widgets.pending_stack import action_source, source_badge
 from redline.workspace.hunks import Unit, hunk_units
 
 
+def command_line(details: Any) -> str | None:
+    """The shell command an agent asks to run, as one line (None: not a command request).
+
+    Agents put it in the permission's tool input: ``{"command": "npm test"}`` (Claude Code,
+    Gemini CLI) or ``{"command": ["bash", "-lc", "npm test"]}`` (Codex).
+    """
+    if not isinstance(details, dict):
+        return None
+    raw = details.get("raw_input")
+    command = raw.get("command") if isinstance(raw, dict) else None
+    if isinstance(command, str) and command.strip():
+        return command.strip()
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        return shlex.join(command)
+    return None
+
+
 def _details_lines(action: PendingAction) -> list[Content]:
+    details: Any = action.details
+    command = command_line(details)
+    if command is not None:
+        raw = details.get("raw_input") or {}
+        lines = [
+            Content.styled("The agent asks to run this command:", "italic $text-muted"),
+            Content(""),
+        ]
+        lines.extend(
+            Content.assemble(("$ " if index == 0 else "  ", "bold $text-muted"), (line, "bold"))
+            for index, line in enumerate(command.splitlines())
+        )
+        for key, label in (("cwd", "in"), ("description", "why")):
+            value = raw.get(key) if isinstance(raw, dict) else None
+            if isinstance(value, str) and value.strip():
+                lines.append(Content.assemble((f"{label}: ", "$text-muted"), value.strip()))
+        return lines
     lines = [
         Content.styled("This action changes no files; what it will do:", "italic $text-muted"),
         Content(""),
     ]
-    details: Any = action.details
     if details is None:
         lines.append(Content.styled("(no details given)", "$text-muted"))
     else:
@@ -93,12 +128,14 @@ class PreviewPanel(Vertical):
         if action is None:
             header.update("")
             return
-        parts: list[tuple[str, str] | str] = [
+        parts: list[tuple[str, str] | str | Content] = [
             (action.id, "$text-muted"),
             "  ",
             (action.label, "bold"),
             "  ",
             (f"[{action.source_tool_name}]", "$text-secondary"),
+            "  ",
+            source_badge(action_source(action)),
         ]
         ended = ended_note(action.details)
         if ended is not None:

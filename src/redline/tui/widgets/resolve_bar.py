@@ -1,20 +1,78 @@
-"""A reason field and Apply / Discard buttons for the selected action (or its picked hunks)."""
+"""A reason field and Apply / Discard buttons for the selected action (or its picked hunks).
+
+The reason field keeps at least :data:`REASON_MIN` columns at any width: the bar names the
+action on its buttons when there is room (``Apply pa-3 (y)``); when there is not, it
+shortens them (``Apply (y)``) or puts them on a row of their own under the field — on a
+tall terminal the second row comes first, on a short one the shorter labels do.
+"""
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button
 
 from redline.tui.widgets.reason_input import ReasonInput
 
+# The fewest columns the reason field keeps (one row or two).
+REASON_MIN = 20
+# Room around a button's label (Textual's own padding is one column each side).
+BUTTON_PAD = 2
+BUTTON_MIN = 12
+# The left margin of each button (styles/stack.tcss).
+BUTTON_MARGIN = 1
+# From this terminal height on a second row costs little (the app's ``-tall``).
+ROWS_FIRST_FROM = 32
 
-class ResolveBar(Horizontal):
-    # Labels change with the target (``Apply 2 of 5 hunks``): size them to the whole label.
+Labels = tuple[str, str]
+
+
+def button_width(label: str) -> int:
+    return max(len(label) + BUTTON_PAD, BUTTON_MIN)
+
+
+def arrangement(
+    width: int, long: Labels, short: Labels, *, rows_first: bool = False
+) -> tuple[bool, Labels]:
+    """How a bar ``width`` columns wide shows its buttons: (on a row of their own, labels).
+
+    The first that leaves the reason field :data:`REASON_MIN` columns: one row with the
+    long labels, one row with the short ones, two rows with the long, two with the short.
+    ``rows_first`` (a tall terminal, where a row is cheap) tries two rows with the long
+    labels before the short ones: the buttons keep naming the action.
+    """
+    second, third = ((True, long), (False, short)) if rows_first else ((False, short), (True, long))
+    for two_rows, labels in ((False, long), second, third):
+        buttons = sum(button_width(label) + BUTTON_MARGIN for label in labels)
+        if buttons + (0 if two_rows else REASON_MIN) <= width:
+            return two_rows, labels
+    return True, short
+
+
+class ResolveBar(Vertical):
+    # Labels change with the target (``Apply 2 of 5 hunks``): each button is sized to its
+    # whole label in code. With ``-two-rows`` the buttons go under the reason field.
     DEFAULT_CSS = """
-    ResolveBar > Button {
+    ResolveBar {
+        layout: horizontal;
+        height: auto;
+    }
+    ResolveBar.-two-rows {
+        layout: vertical;
+    }
+    ResolveBar Button {
         text-wrap: nowrap;
+        min-width: 0;
+    }
+    ResolveBar #resolve-buttons {
+        width: auto;
+        height: auto;
+    }
+    ResolveBar.-two-rows #resolve-buttons {
+        width: 1fr;
+        align-horizontal: right;
     }
     /* Textual dims only focusable disabled widgets; these buttons take no focus. */
     ResolveBar > Button:disabled {
@@ -29,19 +87,33 @@ class ResolveBar(Horizontal):
             self.verb = verb
             super().__init__()
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._long: Labels = ("Apply (y)", "Discard (n)")
+        self._short: Labels = self._long
+
     def compose(self) -> ComposeResult:
         yield ReasonInput(placeholder="reason (r)", id="reason")
         # Clickable but never focused: Tab from the reason field must not reach Apply, where
         # Enter would apply what the person meant to discard.
-        apply = Button("Apply (y)", variant="success", id="apply", compact=True)
-        discard = Button("Discard (n)", variant="error", id="discard", compact=True)
-        apply.can_focus = discard.can_focus = False
-        yield apply
-        yield discard
+        with Horizontal(id="resolve-buttons"):
+            apply = Button("Apply (y)", variant="success", id="apply", compact=True)
+            discard = Button("Discard (n)", variant="error", id="discard", compact=True)
+            apply.can_focus = discard.can_focus = False
+            yield apply
+            yield discard
+
+    def on_mount(self) -> None:
+        self._arrange()
 
     @property
     def reason(self) -> str:
         return self.query_one(ReasonInput).value.strip()
+
+    @property
+    def two_rows(self) -> bool:
+        """The buttons sit on a row of their own, under the reason field."""
+        return self.has_class("-two-rows")
 
     def focus_reason(self) -> None:
         self.query_one(ReasonInput).focus()
@@ -65,29 +137,44 @@ class ResolveBar(Horizontal):
         """Name what ``y``/``n`` act on: ``Apply pa-2``, ``Apply 2 of 5 hunks``, ``Apply 3
         marked``."""
         if marked:
-            apply, discard = f"Apply {marked} marked (y)", f"Discard {marked} marked (n)"
+            self._long = (f"Apply {marked} marked (y)", f"Discard {marked} marked (n)")
+            self._short = (f"Apply {marked} (y)", f"Discard {marked} (n)")
         elif action_id is None:
-            apply, discard = "Apply (y)", "Discard (n)"
+            self._long = self._short = ("Apply (y)", "Discard (n)")
         elif picked:
             what = f"{picked} of {parts} hunk{'s' if parts != 1 else ''}"
-            # The bar is narrow: the discard button names only the count (its tooltip says more).
-            apply, discard = f"Apply {what}", f"Discard {picked}"
+            self._long = (f"Apply {what}", f"Discard {what}")
+            self._short = (f"Apply {picked}/{parts}", f"Discard {picked}/{parts}")
         else:
-            apply, discard = f"Apply {action_id} (y)", f"Discard {action_id} (n)"
-        apply_button = self.query_one("#apply", Button)
-        discard_button = self.query_one("#discard", Button)
-        for button, label in ((apply_button, apply), (discard_button, discard)):
-            if str(button.label) != label:
-                button.label = label
-                # Room for the whole label and the button's padding (auto width clips it).
-                button.styles.width = max(len(label) + 4, 16)
+            self._long = (f"Apply {action_id} (y)", f"Discard {action_id} (n)")
+            self._short = ("Apply (y)", "Discard (n)")
         tip = (
             "This action has no file preview: it applies or discards only as a whole."
             if whole_only
             else "space picks hunks; y/n then act on the picked ones only"
         )
-        apply_button.tooltip = tip
-        discard_button.tooltip = tip
+        self.query_one("#apply", Button).tooltip = tip
+        self.query_one("#discard", Button).tooltip = tip
+        self._arrange()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Fit the labels and the rows to the bar's width (the field keeps its columns)."""
+        width = self.size.width
+        if width > 0:
+            tall = self.app.size.height >= ROWS_FIRST_FROM
+            two_rows, labels = arrangement(width, self._long, self._short, rows_first=tall)
+            self.set_class(two_rows, "-two-rows")
+        else:  # before the first layout: the names, fitted once the width is known
+            labels = self._long
+        for button_id, label in zip(("#apply", "#discard"), labels, strict=True):
+            button = self.query_one(button_id, Button)
+            if str(button.label) != label:
+                button.label = label
+            # Auto width would clip a label that changes after the first layout.
+            button.styles.width = button_width(label)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
