@@ -148,6 +148,11 @@ class AcpRun:
                         continue
                     if agent.waiting_only_on_review:
                         if not self.wait:
+                            # Stop the turn the ACP way before the process is closed: held
+                            # permissions answer "cancelled", then session/cancel, and the
+                            # agent ends its prompt (so it hears those answers).
+                            await agent.cancel()
+                            await asyncio.wait({task}, timeout=10.0)
                             return "awaiting_review"
                         self._announce_wait()
                 self.waiting = self.wait and agent.waiting_only_on_review
