@@ -57,8 +57,17 @@ def normalize_relative(rel: str | Path) -> str:
     return normalized
 
 
+def shown_path(rel: str | Path) -> str:
+    """``rel`` as a message shows it: a NUL byte (never valid in a file name) as ``\\0``."""
+    return str(rel).replace("\x00", "\\0")
+
+
 def resolve_inside(root: Path, rel: str | Path) -> Path:
     """The absolute path of ``rel`` under ``root``, refusing anything outside or protected."""
+    if "\x00" in str(rel):
+        raise ConfinementError(
+            f"{shown_path(rel)}: invalid path (contains a NUL byte, which no file name may hold)"
+        )
     root = root.resolve()
     candidate = Path(rel)
     if candidate.is_absolute():
