@@ -175,7 +175,7 @@ def _check_rel(rel: str, what: str) -> None:
         raise CorruptEntry(f"{what} {rel!r} leads outside the workspace") from None
     if "/".join(parts) != rel:
         raise CorruptEntry(f"{what} {rel!r} is not a plain relative path")
-    if any(part in paths.PROTECTED_DIRS for part in parts):
+    if any(paths.protected_name(part) for part in parts):
         raise CorruptEntry(f"{what} {rel!r} lies inside a folder redline never touches")
 
 
