@@ -316,7 +316,7 @@ def _resolve(
 
 
 def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
-    from redline.commands._editor import EditorError, edit_text
+    from redline.commands._editor import EditorError, editor_session
     from redline.workspace.hunks import HunkError, edit_file
     from redline.workspace.preview import FileCreate, FileModify
     from redline.workspace.queue import ActionDraft, QueueError, check_id
@@ -359,40 +359,41 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
                 except HunkError as exc:
                     _out(f"redline pending: {exc}", err=True)
                 return EXIT_BAD_INPUT
-            try:
-                text = edit_text(change.new_text, suffix=path.rsplit("/", 1)[-1])
-            except EditorError as exc:
-                _out(f"redline pending: {exc}", err=True)
-                return EXIT_FAILED
-            if text is None:
-                _out(f"Editor cancelled; {action_id} is unchanged.")
-                return EXIT_OK
-            try:
-                edited = edit_file(preview, path, text)
-            except HunkError as exc:
-                _out(f"redline pending: {exc}", err=True)
-                return EXIT_FAILED
-            if not edited.changed:
-                _out(f"{path} is unchanged; {action_id} stays as it was.")
-                return EXIT_OK
-            for warning in edited.warnings:
-                _out(f"redline pending: warning: {warning}", err=True)
-            from redline.workspace.hunks import Origin
+            with editor_session(change.new_text, name=path.rsplit("/", 1)[-1]) as session:
+                try:
+                    text = session.run()
+                except EditorError as exc:
+                    _out(f"redline pending: {exc}", err=True)
+                    return EXIT_FAILED
+                if text is None:
+                    _out(f"Editor cancelled; {action_id} is unchanged.")
+                    return EXIT_OK
+                try:
+                    edited = edit_file(preview, path, text)
+                except HunkError as exc:
+                    _out(f"redline pending: {exc}; {session.keep()}", err=True)
+                    return EXIT_FAILED
+                if not edited.changed:
+                    _out(f"{path} is unchanged; {action_id} stays as it was.")
+                    return EXIT_OK
+                for warning in edited.warnings:
+                    _out(f"redline pending: warning: {warning}", err=True)
+                from redline.workspace.hunks import Origin
 
-            origin = queue.origin(record) or Origin.of(record.label, preview)
-            new = claim.replace(
-                ActionDraft(
-                    label=record.label,
-                    source=record.source,
-                    source_tool_name=record.source_tool_name,
-                    preview=edited.preview,
-                    details=record.details,
-                    applied_by="preview",
-                    applied_text=record.applied_text,
-                    origin=origin.with_proposal(preview),
-                ),
-                resolved_by="person",
-            )
+                origin = queue.origin(record) or Origin.of(record.label, preview)
+                new = claim.replace(
+                    ActionDraft(
+                        label=record.label,
+                        source=record.source,
+                        source_tool_name=record.source_tool_name,
+                        preview=edited.preview,
+                        details=record.details,
+                        applied_by="preview",
+                        applied_text=record.applied_text,
+                        origin=origin.with_proposal(preview),
+                    ),
+                    resolved_by="person",
+                )
     except QueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
