@@ -105,6 +105,8 @@ def action_json(
         },
         "applied_by": record.applied_by,
         "files": list(record.files),
+        # Real path -> the path it was asked as, where a symlinked folder made them differ.
+        "via": dict(record.via),
         "added": record.added,
         "removed": record.removed,
         "stale": stale,
@@ -129,6 +131,7 @@ def _dump(data: Any) -> str:
 
 
 def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
+    from redline.workspace.preview import via_lines
     from redline.workspace.queue import ORPHANED_REASON
 
     _problems(queue)
@@ -156,6 +159,7 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
         ended = _agent_ended(record)
         if ended:
             notes.append(f"its agent {ended}")
+        notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
         source = record.source.name or record.source.kind
         rows.append(
             (
@@ -175,6 +179,7 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
 
 
 def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
+    from redline.workspace.preview import shown_path
     from redline.workspace.queue import QueueError, QueueRecord, QueueRecordError, check_id
 
     try:
@@ -225,7 +230,8 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         + f"), tool {record.source_tool_name}",
         f"  created: {data['created_at']}",
         f"  applied by: {record.applied_by}",
-        f"  files:   {', '.join(record.files) or '(none)'} (+{record.added} -{record.removed})",
+        f"  files:   {', '.join(shown_path(f, record.via) for f in record.files) or '(none)'} "
+        f"(+{record.added} -{record.removed})",
     ]
     if record.edited:
         lines.append("  edited:  yes (the diff is against the reviewer's text)")

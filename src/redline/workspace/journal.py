@@ -10,7 +10,7 @@ itself not undoable: undoing again reverses the next older apply.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -72,6 +72,7 @@ class HistoryItem:
     time: datetime
     source_tool_name: str = ""
     action_id: str | None = None
+    via: dict[str, str] = field(default_factory=dict)
 
 
 def _needs_recovery(root: Path) -> bool:
@@ -219,7 +220,9 @@ def undo_history(root: Path) -> list[HistoryItem]:
     """Applies that can still be undone, newest first."""
     good, _ = _complete_entries(Path(root).resolve())
     return [
-        HistoryItem(e.id, e.label, list(e.files), e.when, e.source_tool_name, e.action_id)
+        HistoryItem(
+            e.id, e.label, list(e.files), e.when, e.source_tool_name, e.action_id, dict(e.via)
+        )
         for e in _undoable(good)
     ]
 
@@ -461,6 +464,7 @@ class ListedChange:
     foreign: bool = False
     source_tool_name: str = ""
     action_id: str | None = None
+    via: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -493,6 +497,7 @@ def undo_list(root: Path) -> list[ListedChange]:
                     False,
                     e.source_tool_name,
                     e.action_id,
+                    dict(e.via),
                 )
             )
     for folder, problem in reversed(bad):

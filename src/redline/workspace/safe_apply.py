@@ -297,7 +297,22 @@ def _build(root: Path, preview: Preview, checks: _Checks, label: str) -> transac
             plan.blobs[current.sha256] = current.data
             plan.signatures[source[1]] = current.signature
     plan.created_dirs = list(dirs)
+    # The journal names the real paths written; what they were asked as is kept beside.
+    plan.files = list(dict.fromkeys(op.path for op in plan.ops)) or plan.files
+    plan.via = {
+        real: asked
+        for real, asked in _asked(root, preview).items()
+        if real in plan.files and real != asked
+    }
     return plan
+
+
+def _asked(root: Path, preview: Preview) -> dict[str, str]:
+    """Real path -> the path the preview was asked as: its own ``via``, and any path it
+    names through a symlinked folder (a preview that was not canonicalised)."""
+    from redline.workspace.realpath import canonical_preview
+
+    return dict(canonical_preview(root, preview).via)
 
 
 def _raise_for(checks: _Checks) -> None:
@@ -381,6 +396,4 @@ def apply_preview(
         plan.action_id = action_id
         entry = transaction.run(resolved, plan)
         journal.prune(resolved)
-    return ApplyReceipt(
-        entry_id=entry.id, files=list(preview.paths), label=label, recovered=recovered
-    )
+    return ApplyReceipt(entry_id=entry.id, files=list(plan.files), label=label, recovered=recovered)

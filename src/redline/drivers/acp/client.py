@@ -80,6 +80,7 @@ from redline.review.session import ReviewSession
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace import paths
 from redline.workspace.preview import Preview
+from redline.workspace.realpath import canonical_preview
 
 if TYPE_CHECKING:
     from redline.rules import Decision as RuleDecision
@@ -586,6 +587,8 @@ class AcpAgent(Approvals):
     ) -> PendingAction:
         """A held write: apply writes the Preview through safe apply, then answers."""
         root = self.root
+        # Real paths (a symlinked folder resolved); Preview.via keeps what the agent asked.
+        preview = canonical_preview(root, preview)
 
         def apply(reason: str) -> ToolResult:
             from redline.workspace.safe_apply import apply_preview
@@ -690,7 +693,9 @@ class AcpAgent(Approvals):
             "kind": kind,
             "raw_input": raw_input,
         }
-        preview = Preview(m.change for m in mapped) if mapped else None
+        preview = (
+            canonical_preview(self.root, Preview(m.change for m in mapped)) if mapped else None
+        )
         verified = bool(mapped) and all(m.verified for m in mapped)
         notes = [m.note for m in mapped if m.note] + ([unverifiable] if unverifiable else [])
         label = title

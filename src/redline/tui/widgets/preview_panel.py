@@ -16,6 +16,7 @@ from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
 from redline.workspace.hunks import Unit, hunk_units
+from redline.workspace.preview import via_lines
 
 
 def _details_lines(action: PendingAction) -> list[Content]:
@@ -100,6 +101,10 @@ class PreviewPanel(Vertical):
             "  ",
             (f"[{action.source_tool_name}]", "$text-secondary"),
         ]
+        # A path reached through a symlinked folder: say where it really writes.
+        for line in via_lines(action.preview.via if action.preview is not None else {}):
+            parts.extend(["\n", (" SYMLINK ", "bold $redline-text-warning on $warning-muted")])
+            parts.extend([" ", (line, "$redline-text-warning")])
         ended = ended_note(action.details)
         if ended is not None:
             parts.extend(
