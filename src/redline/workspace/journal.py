@@ -579,8 +579,14 @@ def begin_external(
     approved_sha256: str | None,
     action_id: str | None = None,
 ) -> str:
-    """Journal ``rel``'s pre-image before an agent writes it; return the entry id."""
+    """Journal ``rel``'s pre-image before an agent writes it; return the entry id.
+
+    The entry names the real path (a symlinked folder resolved); ``via`` keeps ``rel``.
+    """
+    from redline.workspace.realpath import real_relative
+
     root = Path(root).resolve()
+    asked, rel = rel, real_relative(root, rel, follow=True)
     target = paths.resolve_inside(root, rel)
     with workspace_lock(root):
         recover_locked(root, full=False)
@@ -609,6 +615,7 @@ def begin_external(
             source_tool_name=source_tool_name,
             action_id=action_id,
             time=datetime.now(UTC).isoformat(),
+            via={rel: asked} if asked != rel else {},
         )
         entries.write_entry(root, entry, blobs, lambda _description: None)
     return entry.id
@@ -656,6 +663,7 @@ def _finish_external(root: Path, entry: Entry) -> ExternalOutcome:
         source_tool_name=entry.source_tool_name,
         action_id=entry.action_id,
         time=datetime.now(UTC).isoformat(),
+        via=dict(entry.via),
     )
     entries.write_entry(root, record, blobs, lambda _description: None)
     entries.mark_done(record)

@@ -143,11 +143,11 @@ def resolve_inside(root: Path, rel: str | Path) -> Path:
     candidate = Path(rel)
     if candidate.is_absolute():
         try:
-            candidate = candidate.resolve().relative_to(root)
+            # Lexically under the root: kept as asked (a symlinked folder on the way is
+            # resolved and checked below, and shown as ``via``); otherwise resolved.
+            candidate = Path(os.path.normpath(candidate)).relative_to(root)
         except ValueError:
-            raise ConfinementError(f"{rel}: absolute path outside the workspace {root}") from None
-        except RuntimeError:
-            raise ConfinementError(f"{rel}: symlink loop") from None
+            candidate = _resolved_absolute(root, rel, candidate)
     normalized = normalize_relative(candidate)
     parts = PurePosixPath(normalized).parts
     for index, part in enumerate(parts):
@@ -176,6 +176,15 @@ def resolve_inside(root: Path, rel: str | Path) -> Path:
     if protected is not None:
         raise ConfinementError(f"{rel}: redline never touches files inside {protected}/")
     return lexical
+
+
+def _resolved_absolute(root: Path, rel: str | Path, candidate: Path) -> Path:
+    try:
+        return candidate.resolve().relative_to(root)
+    except ValueError:
+        raise ConfinementError(f"{rel}: absolute path outside the workspace {root}") from None
+    except RuntimeError:
+        raise ConfinementError(f"{rel}: symlink loop") from None
 
 
 def _protected_message(rel: str | Path, part: str, protected: str) -> str:

@@ -127,3 +127,32 @@ def test_screen_verdicts_on_malformed_lines() -> None:
     assert fixed.forward is not None
     error = json.loads(fixed.forward)["error"]
     assert error["code"] == -32603 and "malformed error" in error["message"]
+
+
+# -- a symlinked folder (issue 29, item 1) -------------------------------------------------
+
+
+def test_acp_writes_through_a_symlinked_folder_name_the_real_path(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from redline.workspace.journal import undo_history
+
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.py").write_text("a = 1\n")
+    (workspace / "src" / "b.py").write_text("b = 1\n")
+    (workspace / "tests").symlink_to("src")
+    steps = [
+        {"do": "fs_write", "path": "tests/a.py", "content": "a = 2\n"},
+        {"do": "claude_edit", "path": "tests/b.py", "old": "b = 1", "new": "b = 2"},
+    ]
+    code, events, _, stderr = run_exec(tmp_path, workspace, steps)
+    assert code == 0, stderr
+    pushed = of(events, "pending_pushed")
+    assert [p["preview"]["files"][0]["path"] for p in pushed] == ["src/a.py", "src/b.py"]
+    assert (workspace / "src" / "a.py").read_text() == "a = 2\n"
+    assert (workspace / "src" / "b.py").read_text() == "b = 2\n"
+    history = {tuple(h.files): h.via for h in undo_history(workspace)}
+    assert history == {
+        ("src/a.py",): {"src/a.py": "tests/a.py"},
+        ("src/b.py",): {"src/b.py": "tests/b.py"},
+    }
