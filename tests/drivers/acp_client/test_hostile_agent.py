@@ -22,6 +22,10 @@ MALFORMED = [
     '{"jsonrpc": "2.0", "id": {"x": 1}, "error": "boom"}',
     '{"jsonrpc": "2.0", "id": 0, "error": "not an object"}',
     '{"jsonrpc": "2.0", "method": ["session/update"], "params": {}}',
+    '{"jsonrpc": "2.0", "method": "session/update", "params": {"bogus": 1}}',
+    '{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "scripted-1", '
+    '"update": {"sessionUpdate": "nope"}}}',
+    '{"jsonrpc": "2.0", "method": "x/unknown", "params": {}}',
 ]
 
 
@@ -30,6 +34,8 @@ def test_malformed_lines_never_end_the_turn(tmp_path: Path, workspace: Path) -> 
     steps += [
         {"do": "raw", "line": '{"jsonrpc": "2.0", "id": "bad-1", "method": 5}'},
         {"do": "raw", "line": '{"jsonrpc": "2.0", "id": "bad-2", "method": "fs/x", "params": 3}'},
+        {"do": "request", "method": "fs/read_text_file", "params": {"nopath": 1}},
+        {"do": "request", "method": "no/such/method", "params": {}},
         {"do": "text", "text": "still alive"},
     ]
     code, events, heard, stderr = run_exec(tmp_path, workspace, steps, resolver="human")
@@ -42,6 +48,10 @@ def test_malformed_lines_never_end_the_turn(tmp_path: Path, workspace: Path) -> 
     strays = {h["message"]["id"]: h["message"] for h in heard if h["event"] == "stray_answer"}
     assert strays["bad-1"]["error"]["code"] == INVALID_REQUEST
     assert strays["bad-2"]["error"]["code"] == INVALID_REQUEST
+    # Well-formed requests the client cannot serve are answered with an error.
+    answers = {h["method"]: h for h in heard if h["event"] == "request"}
+    assert answers["fs/read_text_file"]["code"] == -32602
+    assert answers["no/such/method"]["code"] == METHOD_NOT_FOUND
     # Everything else is one line each in the log, no traceback.
     skipped = [line for line in stderr.splitlines() if "malformed message" in line]
     assert len(skipped) >= len(MALFORMED) - 1, stderr
@@ -100,7 +110,9 @@ def test_screen_passes_well_formed_messages_unchanged() -> None:
 
     for line in (
         b'{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"path":"a"}}',
-        b'{"jsonrpc":"2.0","method":"session/update","params":{}}',
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}',
+        b'{"jsonrpc":"2.0","method":"_vendor/ping","params":{}}',
         b'{"jsonrpc":"2.0","id":"x","result":null}',
         b'{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}',
     ):
@@ -123,6 +135,9 @@ def test_screen_verdicts_on_malformed_lines() -> None:
     assert request.reply["id"] == 9 and request.reply["error"]["code"] == INVALID_REQUEST
     notification = screen(b'{"method": "x", "params": "y"}')
     assert notification.reply is None and "params of x are a string" in notification.problem
+    assert screen(b'{"method": "x/y"}').problem == "unknown notification x/y"
+    bad_update = screen(b'{"method": "session/update", "params": {"sessionId": "s"}}')
+    assert bad_update.problem == "session/update with invalid params (update: Field required)"
     fixed = screen(b'{"id": 4, "error": "boom"}')
     assert fixed.forward is not None
     error = json.loads(fixed.forward)["error"]

@@ -104,6 +104,12 @@ def screen(line: bytes) -> Screened:
         if "params" in message and not isinstance(params, (dict, list)):
             why = f"params of {method} are {_type_name(params)}, not an object"
             return _invalid(message_id, why) if has_id else Screened(problem=why)
+        if not has_id:
+            # A notification gets no answer; the library would log a traceback for one
+            # it cannot route or whose params do not validate, so those stop here.
+            problem = _notification_problem(method, params)
+            if problem:
+                return Screened(problem=problem)
         return Screened(forward=stripped)
     if not has_id:
         return Screened(problem="neither a request, a notification nor an answer")
@@ -119,6 +125,25 @@ def screen(line: bytes) -> Screened:
             problem=f"answer {message_id!r} has a malformed error",
         )
     return Screened(forward=stripped)
+
+
+def _notification_problem(method: str, params: object) -> str:
+    """Why a notification cannot be handled ("" when it can): only ``session/update`` and
+    extension notifications (``_name``) are routed to redline's client."""
+    if method.startswith("_"):
+        return ""
+    if method != "session/update":
+        return f"unknown notification {_shown(method.encode('utf-8', 'replace'))}"
+    from acp import schema
+    from pydantic import ValidationError
+
+    try:
+        schema.SessionNotification.model_validate(params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "params"
+        return f"session/update with invalid params ({where}: {first.get('msg', 'invalid')})"
+    return ""
 
 
 def _well_formed_error(error: object) -> bool:
