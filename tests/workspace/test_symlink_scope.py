@@ -255,3 +255,14 @@ def test_records_without_via_still_read(ws: Path) -> None:
     record = queue.push(_draft(Preview([_modify("a.txt")])))
     assert "via" not in record.to_dict()
     assert queue.get(record.id) is not None and queue.get(record.id).via == {}  # type: ignore[union-attr]
+
+
+def test_safe_apply_journals_the_real_path_even_for_a_path_as_asked(linked: Path) -> None:
+    """A caller that hands safe apply the path as asked (not canonicalised) still gets the
+    real path in its receipt and journal, with the asked one beside it."""
+    from redline.workspace.journal import undo_history
+
+    receipt = apply_preview(linked, Preview([_modify("tests/app.py")]))
+    assert receipt.files == ["src/app.py"]
+    (item,) = undo_history(linked)
+    assert item.files == ["src/app.py"] and item.via == {"src/app.py": "tests/app.py"}
