@@ -266,3 +266,34 @@ def test_safe_apply_journals_the_real_path_even_for_a_path_as_asked(linked: Path
     assert receipt.files == ["src/app.py"]
     (item,) = undo_history(linked)
     assert item.files == ["src/app.py"] and item.via == {"src/app.py": "tests/app.py"}
+
+
+def test_exec_output_says_via() -> None:
+    import io
+
+    from redline.commands.render import EventPrinter
+    from redline.review.events import event_from_dict
+
+    preview = Preview([_modify("src/app.py")], via={"src/app.py": "tests/app.py"})
+    summary = preview.summary()
+    assert summary["files"][0]["via"] == "tests/app.py"
+    assert "via" not in Preview([_modify("src/app.py")]).summary()["files"][0]
+    out = io.StringIO()
+    EventPrinter(out)(
+        event_from_dict(
+            {
+                "type": "pending_pushed",
+                "seq": 1,
+                "time": 0,
+                "session_id": "",
+                "action_id": "pa-1",
+                "label": "Edit: tests/app.py",
+                "source_tool_name": "edit",
+                "preview": summary,
+            }
+        )
+    )
+    assert out.getvalue().splitlines() == [
+        "[pending] pa-1 Edit: tests/app.py [edit] +1 -1",
+        "    writes src/app.py (via tests/ → src/)",
+    ]

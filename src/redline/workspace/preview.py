@@ -56,6 +56,7 @@ class FileSummary(TypedDict, total=False):
     kind: str
     path: str
     old_path: str
+    via: str  # the path asked for, when a symlinked folder made it differ from ``path``
     added: int
     removed: int
 
@@ -281,6 +282,8 @@ class Preview:
             entry: FileSummary = {"kind": change.kind, "path": change.path}
             if isinstance(change, FileRename):
                 entry["old_path"] = change.old_path
+            if change.path in self.via:
+                entry["via"] = self.via[change.path]
             entry["added"] = stats.added
             entry["removed"] = stats.removed
             files.append(entry)
