@@ -128,7 +128,7 @@ def normalize_relative(rel: str | Path) -> str:
     return normalized
 
 
-def shown_path(rel: str | Path) -> str:
+def _nul_shown(rel: str | Path) -> str:
     """``rel`` as a message shows it: a NUL byte (never valid in a file name) as ``\\0``."""
     return str(rel).replace("\x00", "\\0")
 
@@ -137,7 +137,7 @@ def resolve_inside(root: Path, rel: str | Path) -> Path:
     """The absolute path of ``rel`` under ``root``, refusing anything outside or protected."""
     if "\x00" in str(rel):
         raise ConfinementError(
-            f"{shown_path(rel)}: invalid path (contains a NUL byte, which no file name may hold)"
+            f"{_nul_shown(rel)}: invalid path (contains a NUL byte, which no file name may hold)"
         )
     root = root.resolve()
     candidate = Path(rel)
