@@ -113,6 +113,8 @@ def action_json(
         },
         "applied_by": record.applied_by,
         "files": list(record.files),
+        # Real path -> the path it was asked as, where a symlinked folder made them differ.
+        "via": dict(record.via),
         "added": record.added,
         "removed": record.removed,
         "stale": stale,
@@ -137,6 +139,7 @@ def _dump(data: Any) -> str:
 
 
 def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
+    from redline.workspace.preview import via_lines
     from redline.workspace.queue import ORPHANED_REASON
 
     _problems(queue)
@@ -179,6 +182,7 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
         ended = _agent_ended(record)
         if ended:
             notes.append(f"its agent {ended}")
+        notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
         source = record.source.name or record.source.kind
         rows.append(
             (
@@ -198,6 +202,7 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
 
 
 def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
+    from redline.workspace.preview import shown_path
     from redline.workspace.queue import QueueError, QueueRecord, QueueRecordError, check_id
 
     try:
@@ -248,7 +253,8 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         + f"), tool {record.source_tool_name}",
         f"  created: {data['created_at']}",
         f"  applied by: {record.applied_by}",
-        f"  files:   {', '.join(record.files) or '(none)'} (+{record.added} -{record.removed})",
+        f"  files:   {', '.join(shown_path(f, record.via) for f in record.files) or '(none)'} "
+        f"(+{record.added} -{record.removed})",
     ]
     if record.edited:
         lines.append("  edited:  yes (the diff is against the reviewer's text)")
@@ -347,7 +353,7 @@ def _resolve(
 
 
 def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
-    from redline.commands._editor import EditorError, edit_text
+    from redline.commands._editor import EditorError, editor_session
     from redline.workspace.hunks import HunkError, edit_file
     from redline.workspace.preview import FileCreate, FileModify
     from redline.workspace.queue import ActionDraft, QueueError, check_id
@@ -400,40 +406,41 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
                 except HunkError as exc:
                     _out(f"redline pending: {exc}", err=True)
                 return EXIT_BAD_INPUT
-            try:
-                text = edit_text(change.new_text, suffix=path.rsplit("/", 1)[-1])
-            except EditorError as exc:
-                _out(f"redline pending: {exc}", err=True)
-                return EXIT_FAILED
-            if text is None:
-                _out(f"Editor cancelled; {action_id} is unchanged.")
-                return EXIT_OK
-            try:
-                edited = edit_file(preview, path, text)
-            except HunkError as exc:
-                _out(f"redline pending: {exc}", err=True)
-                return EXIT_FAILED
-            if not edited.changed:
-                _out(f"{path} is unchanged; {action_id} stays as it was.")
-                return EXIT_OK
-            for warning in edited.warnings:
-                _out(f"redline pending: warning: {warning}", err=True)
-            from redline.workspace.hunks import Origin
+            with editor_session(change.new_text, name=path.rsplit("/", 1)[-1]) as session:
+                try:
+                    text = session.run()
+                except EditorError as exc:
+                    _out(f"redline pending: {exc}", err=True)
+                    return EXIT_FAILED
+                if text is None:
+                    _out(f"Editor cancelled; {action_id} is unchanged.")
+                    return EXIT_OK
+                try:
+                    edited = edit_file(preview, path, text)
+                except HunkError as exc:
+                    _out(f"redline pending: {exc}; {session.keep()}", err=True)
+                    return EXIT_FAILED
+                if not edited.changed:
+                    _out(f"{path} is unchanged; {action_id} stays as it was.")
+                    return EXIT_OK
+                for warning in edited.warnings:
+                    _out(f"redline pending: warning: {warning}", err=True)
+                from redline.workspace.hunks import Origin
 
-            origin = queue.origin(record) or Origin.of(record.label, preview)
-            new = claim.replace(
-                ActionDraft(
-                    label=record.label,
-                    source=record.source,
-                    source_tool_name=record.source_tool_name,
-                    preview=edited.preview,
-                    details=record.details,
-                    applied_by="owner" if owned_by_hook else "preview",
-                    applied_text=record.applied_text,
-                    origin=origin.with_proposal(preview),
-                ),
-                resolved_by="person",
-            )
+                origin = queue.origin(record) or Origin.of(record.label, preview)
+                new = claim.replace(
+                    ActionDraft(
+                        label=record.label,
+                        source=record.source,
+                        source_tool_name=record.source_tool_name,
+                        preview=edited.preview,
+                        details=record.details,
+                        applied_by="owner" if owned_by_hook else "preview",
+                        applied_text=record.applied_text,
+                        origin=origin.with_proposal(preview),
+                    ),
+                    resolved_by="person",
+                )
     except QueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED

@@ -40,6 +40,7 @@ from redline.review.events import (
     ToolUpdate,
     Undone,
 )
+from redline.workspace.preview import via_text
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -121,6 +122,11 @@ class EventPrinter:
                     f"[pending] {event.action_id} {event.label} "
                     f"[{event.source_tool_name}]{describe.preview_stats(event.preview)}"
                 )
+                files = event.preview["files"] if event.preview is not None else []
+                for file in files:
+                    if file.get("via"):
+                        via = via_text(str(file["path"]), str(file["via"]))
+                        self._line(f"    writes {file['path']} ({via})")
                 for item in event.diffs or ():
                     for line in item.get("diff", "").splitlines():
                         self._line(f"    {line}")

@@ -90,6 +90,7 @@ def _list(root: object) -> int:
     from pathlib import Path
 
     from redline.workspace import journal
+    from redline.workspace.preview import shown_path
 
     items = journal.undo_list(Path(str(root)))
     if not items:
@@ -99,7 +100,7 @@ def _list(root: object) -> int:
         when = item.time.strftime("%Y-%m-%d %H:%M") if item.time else "-"
         line = f"{item.entry_id}  {item.status:<8}  {when}  {item.label}"
         if item.files:
-            line += f"  ({', '.join(item.files)})"
+            line += f"  ({', '.join(shown_path(f, item.via) for f in item.files)})"
         if item.why_not:
             line += f"\n        {item.why_not}"
         print(_shown(line))

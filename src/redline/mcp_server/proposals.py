@@ -185,10 +185,16 @@ class Proposals:
         ruled = await self._apply_rules(record)
         if ruled is not None:
             return Outcome(ruled, record.id)
-        diff = action.preview.diff().rstrip("\n")
+        from redline.workspace.preview import via_lines
+        from redline.workspace.realpath import canonical_preview
+
+        # The diff names the real paths (a symlinked folder resolved), as the record does.
+        preview = canonical_preview(self.root, action.preview)
+        diff = preview.diff().rstrip("\n")
+        via = "".join(f" {line}." for line in via_lines(preview.via))
         return Outcome(
-            f"Queued {record.id} for review: {record.label}. Nothing has been written yet.\n\n"
-            f"{diff}",
+            f"Queued {record.id} for review: {record.label}.{via} Nothing has been written "
+            f"yet.\n\n{diff}",
             record.id,
         )
 

@@ -35,16 +35,18 @@ def file_action(
 
         # Synchronous on purpose: a cancelled resolve must never leave a write half-known.
         # ApplyError propagates; resolve reports it and keeps the action on the stack.
+        # The action's Preview: the store named its real paths when it was pushed.
+        written = action.preview if action.preview is not None else preview
         receipt = apply_preview(
             root,
-            preview,
+            written,
             label=label,
             source_tool_name=source_tool_name,
             action_id=action.id or None,
         )
         text = applied_text
         if origin is not None and origin.proposal is not None:
-            text = applied_edited_text(label, reason, origin.proposal, preview)
+            text = applied_edited_text(label, reason, origin.proposal, written)
         return ToolResult.text_result(
             text,
             details={"entry_id": receipt.entry_id, "files": list(receipt.files)},

@@ -184,7 +184,18 @@ class PendingActionStore:
         return store
 
     # -- stack -------------------------------------------------------------------
+    def _real_paths(self, action: PendingAction) -> None:
+        """Name the real paths in the action's Preview (``Preview.via`` keeps what was
+        asked), so rules, filters and every display see where it really writes."""
+        root = action.root or (self.queue.root if self.queue is not None else None)
+        if action.preview is None or root is None:
+            return
+        from redline.workspace.realpath import canonical_preview
+
+        action.preview = canonical_preview(root, action.preview)
+
     def push(self, action: PendingAction) -> PendingAction:
+        self._real_paths(action)
         with self._changing():
             if action.source is None:
                 action.source = self.source
@@ -245,6 +256,7 @@ class PendingActionStore:
 
         ``onto`` names the applied action a rebase carried it over (for the event).
         """
+        self._real_paths(new_action)
         with self._changing():
             for index, action in enumerate(self._stack):
                 if action.id == action_id:

@@ -102,6 +102,8 @@ class ActionFacts:
     label: str = ""
     #: The source's canonical string (``hook:claude``, ``mcp:cursor``, ``exec``); "" unknown.
     source: str = ""
+    #: (real path, the path it was asked as) for each file reached through a symlink.
+    via: tuple[tuple[str, str], ...] = ()
 
     @property
     def changed_lines(self) -> int:
@@ -152,6 +154,7 @@ class ActionFacts:
             has_preview=True,
             stale=action.stale,
             label=action.label,
+            via=tuple(sorted(preview.via.items())),
         )
 
     @classmethod
@@ -174,6 +177,9 @@ class ActionFacts:
                 if kind in KINDS:
                     files.append(FileFact(paths, kind))
         source = getattr(record, "source", None)
+        via = getattr(record, "via", None) or {}
+        if isinstance(preview, dict) and isinstance(preview.get("via"), dict):
+            via = {**preview["via"], **via}
         return cls(
             source_tool_name=str(record.source_tool_name),
             source_kind=str(getattr(source, "kind", "agent") or "agent"),
@@ -184,6 +190,7 @@ class ActionFacts:
             stale=bool(record.stale) if stale is None else stale,
             label=str(record.label),
             source=str(getattr(source, "canonical", "") or ""),
+            via=tuple(sorted((str(real), str(asked)) for real, asked in via.items())),
         )
 
 
@@ -276,6 +283,12 @@ def safety_block(rule: Rule, facts: ActionFacts) -> str | None:
         return "the action is stale"
     if facts.outside_workspace:
         return "it touches a file outside the workspace"
+    if facts.via and rule.paths is None:
+        real, asked = facts.via[0]
+        return (
+            f"it writes {real}, asked as {asked} through a symbolic link, and the rule names "
+            "no paths; only a rule whose paths match the real path may apply it"
+        )
     if (
         not facts.has_preview
         and not (rule.kinds is not None and "permission" in rule.kinds)

@@ -122,6 +122,8 @@ class Entry:
     folder: Path | None = None
     complete: bool = False
     root: Path | None = None
+    # Real path -> the path it was asked for, where they differ (a symlinked folder).
+    via: dict[str, str] = field(default_factory=dict)
 
     @property
     def when(self) -> datetime:
@@ -136,6 +138,12 @@ class Entry:
         return self.folder / BLOBS_DIR / sha256
 
     def to_dict(self) -> dict[str, Any]:
+        data = self._fields()
+        if self.via:  # only then: entries written before `via` existed read back the same
+            data["via"] = dict(self.via)
+        return data
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "version": FORMAT_VERSION,
             "id": self.id,
@@ -176,7 +184,7 @@ def _check_rel(rel: str, what: str) -> None:
         raise CorruptEntry(f"{what} {rel!r} leads outside the workspace") from None
     if "/".join(parts) != rel:
         raise CorruptEntry(f"{what} {rel!r} is not a plain relative path")
-    if any(part in paths.PROTECTED_DIRS for part in parts):
+    if any(paths.protected_name(part) for part in parts):
         raise CorruptEntry(f"{what} {rel!r} lies inside a folder redline never touches")
 
 
@@ -220,6 +228,11 @@ def entry_from_dict(data: Any, folder: Path) -> Entry:
         _check_rel(rel, "the created folder")
     action_id = data.get("action_id")
     undoes = data.get("undoes")
+    via = data.get("via", {})
+    if not isinstance(via, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in via.items()
+    ):
+        raise CorruptEntry("'via' is not a map of paths")
     return Entry(
         id=entry_id,
         kind=kind,
@@ -233,6 +246,7 @@ def entry_from_dict(data: Any, folder: Path) -> Entry:
         undoes=None if undoes is None else str(undoes),
         time=str(data.get("time", "")),
         folder=folder,
+        via=dict(via),
     )
 
 

@@ -8,6 +8,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from redline.workspace.dirfd import DirFds, UnsafePathError
 from redline.workspace.preview import sha256_bytes
@@ -34,6 +35,48 @@ class Current:
     @property
     def exists(self) -> bool:
         return self.kind != "missing"
+
+
+class NotRegularFileError(OSError):
+    """The path is a named pipe, a device or a socket: reading it could block forever."""
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in a person's words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading; refuse FIFOs, devices and sockets without blocking.
+
+    Checked before opening (a device is never opened) and again on the open descriptor (a
+    FIFO swapped in between is opened non-blocking and refused, never waited on).
+    Raises :class:`NotRegularFileError` (an ``OSError``) naming what the path is instead.
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFileError(errno.EINVAL, f"is {kind_of(st.st_mode)}, not a regular file")
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(errno.EINVAL, f"is {kind_of(st.st_mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def signature(st: os.stat_result) -> tuple[int, int, int]:
@@ -84,10 +127,15 @@ def _read_current(path: Path | str, dir_fd: int | None, limit: int | None) -> Cu
         return Current("file", mode=mode, size=st.st_size, signature=signature(st))
     try:
         # O_NOFOLLOW: the path was a regular file a moment ago; never follow a swapped-in link.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # O_NONBLOCK: a FIFO swapped in since the stat is refused below, never waited on.
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError as exc:
         return Current("error", mode=mode, error=exc.strerror or str(exc))
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Current("other", mode=mode)
+        os.set_blocking(fd, True)
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)

@@ -470,7 +470,9 @@ def split_for_apply(preview: Preview, selection: Iterable[Unit]) -> PartialApply
     if len(chosen) == total:
         return PartialApply(preview, preview, Preview(), chosen, total)
     taken, rest = _split(preview, units, keys)
-    return PartialApply(preview, Preview(taken), Preview(rest), chosen, total)
+    return PartialApply(
+        preview, Preview(taken, via=preview.via), Preview(rest, via=preview.via), chosen, total
+    )
 
 
 def split_for_discard(preview: Preview, selection: Iterable[Unit]) -> PartialDiscard:
@@ -481,7 +483,7 @@ def split_for_discard(preview: Preview, selection: Iterable[Unit]) -> PartialDis
         return PartialDiscard(preview, Preview(), chosen, len(units))
     kept = {unit.key for unit in units} - keys
     taken, _ = _split(preview, units, kept)
-    return PartialDiscard(preview, Preview(taken), chosen, len(units))
+    return PartialDiscard(preview, Preview(taken, via=preview.via), chosen, len(units))
 
 
 # -- edits --------------------------------------------------------------------
@@ -560,7 +562,10 @@ def edit_file(
             changes[index] = FileCreate(change.path, text, change.encoding)
         warning = python_warning(path, text)
         return EditedPreview(
-            Preview(changes), path, changed=True, warnings=(warning,) if warning else ()
+            Preview(changes, via=preview.via),
+            path,
+            changed=True,
+            warnings=(warning,) if warning else (),
         )
     shown = ", ".join(preview.paths) or "no files"
     raise EditError(f"{path} is not changed by this action; it touches {shown}.")

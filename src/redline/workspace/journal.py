@@ -10,7 +10,7 @@ itself not undoable: undoing again reverses the next older apply.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -73,6 +73,7 @@ class HistoryItem:
     time: datetime
     source_tool_name: str = ""
     action_id: str | None = None
+    via: dict[str, str] = field(default_factory=dict)
 
 
 def _needs_recovery(root: Path) -> bool:
@@ -233,7 +234,9 @@ def undo_history(root: Path) -> list[HistoryItem]:
     """Applies that can still be undone, newest first."""
     good, _ = _complete_entries(Path(root).resolve())
     return [
-        HistoryItem(e.id, e.label, list(e.files), e.when, e.source_tool_name, e.action_id)
+        HistoryItem(
+            e.id, e.label, list(e.files), e.when, e.source_tool_name, e.action_id, dict(e.via)
+        )
         for e in _undoable(good)
     ]
 
@@ -489,6 +492,7 @@ class ListedChange:
     foreign: bool = False
     source_tool_name: str = ""
     action_id: str | None = None
+    via: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -521,6 +525,7 @@ def undo_list(root: Path) -> list[ListedChange]:
                     False,
                     e.source_tool_name,
                     e.action_id,
+                    dict(e.via),
                 )
             )
     for folder, problem in reversed(bad):
@@ -631,8 +636,14 @@ def begin_external(
     approved_sha256: str | None,
     action_id: str | None = None,
 ) -> str:
-    """Journal ``rel``'s pre-image before an agent writes it; return the entry id."""
+    """Journal ``rel``'s pre-image before an agent writes it; return the entry id.
+
+    The entry names the real path (a symlinked folder resolved); ``via`` keeps ``rel``.
+    """
+    from redline.workspace.realpath import real_relative
+
     root = Path(root).resolve()
+    asked, rel = rel, real_relative(root, rel, follow=True)
     target = paths.resolve_inside(root, rel)
     with workspace_lock(root):
         recover_locked(root, full=False)
@@ -661,6 +672,7 @@ def begin_external(
             source_tool_name=source_tool_name,
             action_id=action_id,
             time=datetime.now(UTC).isoformat(),
+            via={rel: asked} if asked != rel else {},
         )
         entries.write_entry(root, entry, blobs, lambda _description: None)
     return entry.id
@@ -708,6 +720,7 @@ def _finish_external(root: Path, entry: Entry) -> ExternalOutcome:
         source_tool_name=entry.source_tool_name,
         action_id=entry.action_id,
         time=datetime.now(UTC).isoformat(),
+        via=dict(entry.via),
     )
     entries.write_entry(root, record, blobs, lambda _description: None)
     entries.mark_done(record)

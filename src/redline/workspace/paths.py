@@ -9,8 +9,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import stat
 import subprocess
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 # Folders no tool ever looks into or writes to.
@@ -34,12 +36,81 @@ SKIPPED_DIRS = frozenset(
 )
 
 
+# What a protected folder's name may look like after folding (see ``folded_name``): the
+# names themselves and their 8.3 short names on Windows file systems.
+_PROTECTED_FOLDED = {
+    ".git": ".git",
+    "git~1": ".git",
+    ".redline": ".redline",
+    "redlin~1": ".redline",
+}
+
+
 class ConfinementError(ValueError):
     """A path leads outside the workspace or into a folder redline never touches."""
 
 
+def folded_name(name: str) -> str:
+    """``name`` as the most forgiving file system compares it.
+
+    Case-insensitive file systems (macOS and Windows by default, Linux folders with the
+    casefold attribute) see ``.GIT`` as ``.git``; macOS also normalizes Unicode and ignores
+    zero-width characters, and Windows drops trailing dots and spaces. So: NFKC, case
+    folded, NFKC again (folding may undo it), format characters (``Cf``) removed, trailing
+    dots and spaces stripped.
+    """
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    stripped = text.rstrip(". ")
+    return stripped if stripped else text
+
+
+def protected_name(name: str) -> str | None:
+    """The protected folder (``.git`` or ``.redline``) ``name`` may stand for on some file
+    system, whatever its case or spelling; None for any other name."""
+    if name in PROTECTED_DIRS:
+        return name
+    return _PROTECTED_FOLDED.get(folded_name(name))
+
+
+StatFn = Callable[[str], os.stat_result]
+
+
+def protected_by_identity(
+    root: Path, rel_parts: tuple[str, ...], stat_fn: StatFn = os.stat
+) -> str | None:
+    """The protected folder that one of the existing folders on ``rel_parts`` *is*.
+
+    Names lie on a case-insensitive file system (``.GIT`` opens ``.git``), so the folders
+    the path passes through are compared with ``root/.git`` and ``root/.redline`` by
+    identity (device and inode), as the file system itself resolves them. ``stat_fn`` is
+    how a path is looked up (tests pass one that behaves case-insensitively).
+    """
+    identities: dict[tuple[int, int], str] = {}
+    for name in sorted(PROTECTED_DIRS):
+        try:
+            st = stat_fn(str(root / name))
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            identities[(st.st_dev, st.st_ino)] = name
+    if not identities:
+        return None
+    folder = root
+    for part in rel_parts:
+        folder = folder / part
+        try:
+            st = stat_fn(str(folder))
+        except (OSError, ValueError):
+            return None  # not there (yet): nothing further down exists either
+        found = identities.get((st.st_dev, st.st_ino))
+        if found is not None:
+            return found
+    return None
+
+
 def is_ignored_dir_name(name: str) -> bool:
-    return name in SKIPPED_DIRS
+    return name in SKIPPED_DIRS or protected_name(name) is not None
 
 
 def _is_venv(path: Path) -> bool:
@@ -57,22 +128,32 @@ def normalize_relative(rel: str | Path) -> str:
     return normalized
 
 
+def _nul_shown(rel: str | Path) -> str:
+    """``rel`` as a message shows it: a NUL byte (never valid in a file name) as ``\\0``."""
+    return str(rel).replace("\x00", "\\0")
+
+
 def resolve_inside(root: Path, rel: str | Path) -> Path:
     """The absolute path of ``rel`` under ``root``, refusing anything outside or protected."""
+    if "\x00" in str(rel):
+        raise ConfinementError(
+            f"{_nul_shown(rel)}: invalid path (contains a NUL byte, which no file name may hold)"
+        )
     root = root.resolve()
     candidate = Path(rel)
     if candidate.is_absolute():
         try:
-            candidate = candidate.resolve().relative_to(root)
+            # Lexically under the root: kept as asked (a symlinked folder on the way is
+            # resolved and checked below, and shown as ``via``); otherwise resolved.
+            candidate = Path(os.path.normpath(candidate)).relative_to(root)
         except ValueError:
-            raise ConfinementError(f"{rel}: absolute path outside the workspace {root}") from None
-        except RuntimeError:
-            raise ConfinementError(f"{rel}: symlink loop") from None
+            candidate = _resolved_absolute(root, rel, candidate)
     normalized = normalize_relative(candidate)
     parts = PurePosixPath(normalized).parts
     for index, part in enumerate(parts):
-        if part in PROTECTED_DIRS:
-            raise ConfinementError(f"{rel}: redline never touches files inside {part}/")
+        protected = protected_name(part)
+        if protected is not None:
+            raise ConfinementError(_protected_message(rel, part, protected))
         if part in SKIPPED_DIRS or _is_venv(root.joinpath(*parts[: index + 1])):
             raise ConfinementError(f"{rel}: redline never touches files inside {part}/")
     lexical = root / normalized if normalized != "." else root
@@ -84,11 +165,35 @@ def resolve_inside(root: Path, rel: str | Path) -> Path:
         raise ConfinementError(f"{rel}: cannot resolve path: {exc.strerror or exc}") from None
     if not real.is_relative_to(root):
         raise ConfinementError(f"{rel}: symlink leads outside the workspace (to {real})")
-    # A symlinked folder (``gitlink -> .git``) must not open a way into protected folders.
-    for part in real.relative_to(root).parts:
-        if part in PROTECTED_DIRS:
-            raise ConfinementError(f"{rel}: redline never touches files inside {part}/")
+    # A symlinked folder (``gitlink -> .git``) must not open a way into protected folders,
+    # nor may another spelling of one (``.GIT`` on a case-insensitive file system).
+    real_parts = real.relative_to(root).parts
+    for part in real_parts:
+        protected = protected_name(part)
+        if protected is not None:
+            raise ConfinementError(_protected_message(rel, part, protected))
+    protected = protected_by_identity(root, real_parts)
+    if protected is not None:
+        raise ConfinementError(f"{rel}: redline never touches files inside {protected}/")
     return lexical
+
+
+def _resolved_absolute(root: Path, rel: str | Path, candidate: Path) -> Path:
+    try:
+        return candidate.resolve().relative_to(root)
+    except ValueError:
+        raise ConfinementError(f"{rel}: absolute path outside the workspace {root}") from None
+    except RuntimeError:
+        raise ConfinementError(f"{rel}: symlink loop") from None
+
+
+def _protected_message(rel: str | Path, part: str, protected: str) -> str:
+    if part == protected:
+        return f"{rel}: redline never touches files inside {part}/"
+    return (
+        f"{rel}: redline never touches files inside {protected}/ ({part}/ is the same "
+        "folder on a case-insensitive file system)"
+    )
 
 
 def relative_to_root(root: Path, path: Path) -> str:
@@ -153,8 +258,8 @@ def _listable(root: Path, rel: str) -> bool:
             return False
         if path.is_symlink():
             real = path.resolve(strict=True)
-            return real.is_relative_to(root) and not PROTECTED_DIRS & set(
-                real.relative_to(root).parts
+            return real.is_relative_to(root) and not any(
+                protected_name(part) for part in real.relative_to(root).parts
             )
     except (OSError, RuntimeError):
         return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 # pydantic reads these back from session logs; on Python 3.11 it needs this TypedDict.
@@ -56,6 +56,7 @@ class FileSummary(TypedDict, total=False):
     kind: str
     path: str
     old_path: str
+    via: str  # the path asked for, when a symlinked folder made it differ from ``path``
     added: int
     removed: int
 
@@ -204,12 +205,30 @@ def change_title(change: FileChange) -> str:
 
 @dataclass(frozen=True)
 class Preview:
-    """An ordered list of file changes, applied together or not at all."""
+    """An ordered list of file changes, applied together or not at all.
+
+    Paths are the real paths the changes write (folders on the way resolved inside the
+    workspace; see :func:`redline.workspace.realpath.canonical_preview`). ``via`` maps a
+    real path to the path it was asked for when the two differ (``src/app.py`` asked as
+    ``tests/app.py`` through a symlinked folder ``tests -> src``).
+    """
 
     changes: tuple[FileChange, ...] = ()
+    via: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
-    def __init__(self, changes: Iterable[FileChange] = ()) -> None:
+    def __init__(
+        self, changes: Iterable[FileChange] = (), via: Mapping[str, str] | None = None
+    ) -> None:
         object.__setattr__(self, "changes", tuple(changes))
+        kept: dict[str, str] = {}
+        if via:
+            touched = {path for change in self.changes for path in change.paths}
+            kept = {real: asked for real, asked in via.items() if real in touched and real != asked}
+        object.__setattr__(self, "via", kept)
+
+    def asked(self, path: str) -> str:
+        """The path ``path`` was asked for (itself when it was asked as it is)."""
+        return self.via.get(path, path)
 
     def __iter__(self) -> Iterator[FileChange]:
         return iter(self.changes)
@@ -263,6 +282,8 @@ class Preview:
             entry: FileSummary = {"kind": change.kind, "path": change.path}
             if isinstance(change, FileRename):
                 entry["old_path"] = change.old_path
+            if change.path in self.via:
+                entry["via"] = self.via[change.path]
             entry["added"] = stats.added
             entry["removed"] = stats.removed
             files.append(entry)
@@ -270,14 +291,54 @@ class Preview:
         return {"files": files, "added": total.added, "removed": total.removed}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"changes": [change_to_dict(change) for change in self.changes]}
+        data: dict[str, Any] = {"changes": [change_to_dict(change) for change in self.changes]}
+        if self.via:
+            data["via"] = dict(self.via)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Preview:
         raw = data.get("changes")
         if not isinstance(raw, Sequence):
             raise ValueError("a preview needs a 'changes' list")
-        return cls(change_from_dict(item) for item in raw)
+        return cls((change_from_dict(item) for item in raw), via=via_from(data.get("via")))
+
+
+def via_from(value: object) -> dict[str, str]:
+    """A stored ``via`` map (real path -> the path asked for); {} when there is none."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+    ):
+        raise ValueError("'via' must map paths to paths")
+    return dict(value)
+
+
+def via_text(real: str, asked: str) -> str:
+    """How a display says a path was reached: ``via tests/ → src/`` (the folders that
+    differ), or ``via tests/app.py → src/app.py`` when the file names differ too."""
+    real_parts, asked_parts = real.split("/"), asked.split("/")
+    while len(real_parts) > 1 and len(asked_parts) > 1 and real_parts[-1] == asked_parts[-1]:
+        real_parts.pop()
+        asked_parts.pop()
+    if len(real_parts) < len(real.split("/")):
+        return f"via {'/'.join(asked_parts)}/ → {'/'.join(real_parts)}/"
+    return f"via {asked} → {real}"
+
+
+def via_lines(via: Mapping[str, str]) -> list[str]:
+    """One sentence per path reached through a symlink: ``Writes src/app.py (via tests/ →
+    src/)``; [] when every path was asked as it is."""
+    return [
+        f"Writes {real} ({via_text(real, asked)})" for real, asked in via.items() if real != asked
+    ]
+
+
+def shown_path(path: str, via: Mapping[str, str]) -> str:
+    """``path`` for a person: ``src/app.py (via tests/ → src/)`` when it was asked otherwise."""
+    asked = via.get(path)
+    return path if asked is None or asked == path else f"{path} ({via_text(path, asked)})"
 
 
 def change_to_dict(change: FileChange) -> dict[str, Any]:

@@ -262,4 +262,4 @@ def rebase_preview(
         return RebaseResult("unaffected", preview)
     if not changes:
         return RebaseResult("absorbed", Preview())
-    return RebaseResult("rebased", Preview(changes))
+    return RebaseResult("rebased", Preview(changes, via=preview.via))

@@ -201,14 +201,14 @@ def _confine_all(root: Path, preview: Preview, checks: _Checks) -> None:
 def _build(root: Path, preview: Preview, checks: _Checks, label: str) -> transaction.Plan:
     """Check every change against the files on disk and gather what the apply needs."""
     plan = transaction.Plan(kind="apply", label=label, files=list(preview.paths))
-    claimed: set[str] = set()
+    claimed: dict[str, str] = {}  # real path -> the preview's path for it
     dirs: dict[str, None] = {}
 
     def claim(rel: str, shown: str) -> bool:
         if rel in claimed:
             checks.refused.append((shown, "touched more than once by the preview"))
             return False
-        claimed.add(rel)
+        claimed[rel] = shown
         return True
 
     for change in preview.changes:
@@ -297,6 +297,14 @@ def _build(root: Path, preview: Preview, checks: _Checks, label: str) -> transac
             plan.blobs[current.sha256] = current.data
             plan.signatures[source[1]] = current.signature
     plan.created_dirs = list(dirs)
+    # The journal names the real paths written; what they were asked as is kept beside:
+    # the preview's own ``via``, or the path it names when that is not the real one.
+    plan.files = list(dict.fromkeys(op.path for op in plan.ops)) or plan.files
+    plan.via = {
+        real: preview.asked(asked)
+        for real, asked in claimed.items()
+        if real in plan.files and preview.asked(asked) != real
+    }
     return plan
 
 
@@ -381,6 +389,4 @@ def apply_preview(
         plan.action_id = action_id
         entry = transaction.run(resolved, plan)
         journal.prune(resolved)
-    return ApplyReceipt(
-        entry_id=entry.id, files=list(preview.paths), label=label, recovered=recovered
-    )
+    return ApplyReceipt(entry_id=entry.id, files=list(plan.files), label=label, recovered=recovered)

@@ -55,6 +55,8 @@ class Plan:
     source_tool_name: str = ""
     action_id: str | None = None
     undoes: str | None = None
+    # Real path -> the path it was asked for (Preview.via), kept in the journal entry.
+    via: dict[str, str] = field(default_factory=dict)
 
 
 class _Counter:
@@ -112,6 +114,7 @@ def run(root: Path, plan: Plan) -> Entry:
         action_id=plan.action_id,
         undoes=plan.undoes,
         time=datetime.now(UTC).isoformat(),
+        via=dict(plan.via),
     )
     steps = [
         Step(

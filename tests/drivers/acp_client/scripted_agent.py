@@ -16,7 +16,9 @@ Steps (``do``): ``text``, ``thought``, ``plan``, ``fs_read``, ``fs_write``,
 ``claude_edit`` (permission with a snippet diff, then the agent writes the file itself),
 ``shell`` (permission for a command, no diff), ``wait_cancel``, ``crash``,
 ``write_and_crash`` (dies while its write is held), ``mcp_call`` (starts the first MCP
-server offered in session/new and calls ``tool`` with ``arguments``).
+server offered in session/new and calls ``tool`` with ``arguments``), ``raw`` (writes
+``line`` to stdout as it is: a hostile agent's malformed message), ``request`` (sends
+``method`` with ``params`` and records the answer: ``result`` or the error's ``code``).
 
 With ``SCRIPTED_AGENT_RESUMED=1`` (a resumed session) the agent counts the prompts RECORD
 already holds, so the script is not done again: every prompt is answered with one line. With
@@ -97,6 +99,14 @@ class Connection:
             while view:  # in the pipe when this returns
                 view = view[os.write(1, view) :]
 
+    def send_raw(self, line: str) -> None:
+        """One line exactly as given (a malformed message, for hostile-agent tests)."""
+        data = (line + "\n").encode("utf-8", "surrogateescape")
+        with self._write_lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(1, view) :]
+
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self._send({"method": method, "params": params})
 
@@ -121,12 +131,16 @@ class Connection:
             if not line.strip():
                 continue
             message = json.loads(line)
+            if not isinstance(message, dict):
+                continue
             method = message.get("method")
             if method is None:
                 with self._write_lock:
                     call = self._calls.pop(message.get("id"), None)  # type: ignore[arg-type]
                 if call is not None:
                     call.answer(message)
+                else:  # an answer to nothing this agent asked (a malformed line it sent)
+                    self.agent.record(event="stray_answer", message=message)
             elif "id" not in message:
                 self.agent.notification(method, message.get("params") or {})
             elif method == "session/prompt":
@@ -388,6 +402,15 @@ class ScriptedAgent:
             self.permission(call_id, kind="execute", title=title)
         elif kind == "mcp_call":
             self.mcp_call(step["tool"], step["arguments"])
+        elif kind == "raw":
+            self.conn.send_raw(step["line"])
+        elif kind == "request":
+            try:
+                answer = self.conn.request(step["method"], step.get("params") or {})
+            except RequestError as exc:
+                self.record(event="request", method=step["method"], code=exc.code, error=str(exc))
+            else:
+                self.record(event="request", method=step["method"], result=answer)
         elif kind == "wait_cancel":
             self.say("waiting")
             self.cancelled.wait()

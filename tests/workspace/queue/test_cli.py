@@ -21,6 +21,7 @@ KEYS = [
     "source",
     "applied_by",
     "files",
+    "via",
     "added",
     "removed",
     "stale",

@@ -40,6 +40,7 @@ from acp import schema
 
 from redline.drivers.acp import events as acp_events
 from redline.drivers.acp.approvals import Approvals
+from redline.drivers.acp.handler import AgentRequests
 from redline.drivers.acp.held import (
     AGENT_STOPPED,
     DISCARDED,
@@ -71,6 +72,7 @@ from redline.drivers.acp.mapping import (
     read_disk,
 )
 from redline.drivers.acp.spec import AgentSpec
+from redline.drivers.acp.wire import spawn_screened_agent
 from redline.review.events import ErrorEvent, EventStream, Notice
 from redline.review.result import ToolResult
 from redline.review.session import Decision as ReviewDecision
@@ -78,6 +80,7 @@ from redline.review.session import ReviewSession
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace import paths
 from redline.workspace.preview import Preview
+from redline.workspace.realpath import canonical_preview
 
 if TYPE_CHECKING:
     from redline.rules import Decision as RuleDecision
@@ -85,49 +88,6 @@ if TYPE_CHECKING:
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
-
-
-class _Handler:
-    """The ``acp.Client`` the agent talks to; every method runs on the agent's loop."""
-
-    def __init__(self, owner: AcpAgent) -> None:
-        self.owner = owner
-
-    def on_connect(self, conn: Any) -> None:
-        pass
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.owner._on_update(update)
-
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **kwargs: Any,
-    ) -> schema.ReadTextFileResponse:
-        return self.owner._read(path, line, limit)
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> schema.WriteTextFileResponse | None:
-        return await self.owner._write(path, content)
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: schema.ToolCallUpdate,
-        options: list[schema.PermissionOption],
-        **kwargs: Any,
-    ) -> schema.RequestPermissionResponse:
-        return await self.owner._permission(tool_call, options)
-
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        raise acp.RequestError.method_not_found(method)
-
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        return None
 
 
 def redline_mcp_server(root: Path) -> schema.McpServerStdio:
@@ -219,14 +179,16 @@ class AcpAgent(Approvals):
         self._loop = asyncio.get_running_loop()
         self._stack = contextlib.AsyncExitStack()
         try:
+            # The agent's stdout is screened before the library reads it (drivers/acp/wire.py).
             conn, process = await self._stack.enter_async_context(
-                acp.spawn_agent_process(
-                    cast(acp.Client, _Handler(self)),
+                spawn_screened_agent(
+                    cast(acp.Client, AgentRequests(self)),
                     self.spec.argv[0],
                     *self.spec.argv[1:],
                     env=self.spec.environment(),
                     cwd=self.root,
-                    transport_kwargs={"shutdown_timeout": 2.0},
+                    shutdown_timeout=2.0,
+                    name=self.spec.display_name,
                 )
             )
         except OSError as exc:
@@ -632,6 +594,8 @@ class AcpAgent(Approvals):
     ) -> PendingAction:
         """A held write: apply writes the Preview through safe apply, then answers."""
         root = self.root
+        # Real paths (a symlinked folder resolved); Preview.via keeps what the agent asked.
+        preview = canonical_preview(root, preview)
 
         def apply(reason: str) -> ToolResult:
             from redline.workspace.safe_apply import apply_preview
@@ -736,7 +700,9 @@ class AcpAgent(Approvals):
             "kind": kind,
             "raw_input": raw_input,
         }
-        preview = Preview(m.change for m in mapped) if mapped else None
+        preview = (
+            canonical_preview(self.root, Preview(m.change for m in mapped)) if mapped else None
+        )
         verified = bool(mapped) and all(m.verified for m in mapped)
         notes = [m.note for m in mapped if m.note] + ([unverifiable] if unverifiable else [])
         label = title

@@ -241,6 +241,9 @@ class CustomToolAPI:
             from redline.workspace.safe_apply import validate_preview
 
             validate_preview(self.cwd, preview)
+            from redline.workspace.realpath import canonical_preview
+
+            preview = canonical_preview(self.cwd, preview)
         if apply is None and preview is None:
             raise TypeError("push_pending_action needs a callable apply(reason), or a preview")
         if apply is not None and not callable(apply):
@@ -290,7 +293,7 @@ def _preview_apply(root: Path, preview: Preview, action: PendingAction) -> Apply
 
         receipt = apply_preview(
             root,
-            preview,
+            action.preview if action.preview is not None else preview,
             label=action.label,
             source_tool_name=action.source_tool_name,
             action_id=action.id or None,

@@ -36,6 +36,7 @@ from redline.tools.ast_edit.ast_match import bytes_may_match
 from redline.tools.ast_edit.locate import bytes_have_words
 from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
 from redline.tools.ast_edit.results import AstEditReport, FileResult, splice
+from redline.workspace.fsutil import open_regular
 from redline.workspace.paths import (
     ConfinementError,
     iter_workspace_files,
@@ -77,6 +78,13 @@ def _glob_match(rel: str, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(rel, p) for p in candidates)
 
 
+def _read_regular(path: str | Path) -> bytes:
+    """A regular file's bytes; a FIFO or device swapped in since the listing is refused
+    (an OSError), never read (reading one could block forever)."""
+    with open_regular(Path(path)) as handle:
+        return handle.read()
+
+
 def list_files(root: Path, targets: Sequence[str] = (".",), glob: str | None = None) -> list[str]:
     """Sorted root-relative POSIX paths of the Python files the targets name."""
     root = root.resolve()
@@ -95,6 +103,11 @@ def list_files(root: Path, targets: Sequence[str] = (".",), glob: str | None = N
             raise TargetError(str(exc)) from None
         if not path.exists():
             raise TargetError(f"{text}: no such file or folder in the workspace")
+        if not path.is_file() and not path.is_dir():
+            raise TargetError(
+                f"{text}: not a regular file or folder (a named pipe, device or socket); "
+                "ast_edit reads regular .py and .pyi files only"
+            )
         if path.is_file():
             rel = relative_to_root(root, path)
             if not _is_python(rel):
@@ -233,7 +246,7 @@ def _work(task: tuple[tuple[tuple[str, str], ...], OpsKey, bool]) -> list[FileRe
     analysed = 0
     for path, rel in files:
         try:
-            data = Path(path).read_bytes()
+            data = _read_regular(path)
         except OSError as exc:
             results.append(
                 FileResult("", error=f"cannot read: {exc.strerror or exc}", error_kind="read")
@@ -259,7 +272,7 @@ def _with_texts(result: FileResult, item: _Pending) -> FileResult:
     data = item.data
     if data is None:
         try:
-            data = Path(item.path).read_bytes()
+            data = _read_regular(item.path)
         except OSError as exc:
             return FileResult(
                 result.path, error=f"cannot read: {exc.strerror or exc}", error_kind="read"
@@ -414,7 +427,7 @@ def _prepare(
             if hit is not None:
                 return _Pending(rel, path, None, stat, replace(hit, path=rel))
     try:
-        data = Path(path).read_bytes()
+        data = _read_regular(path)
     except OSError as exc:
         return _Pending(
             rel,

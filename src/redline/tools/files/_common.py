@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from redline.workspace.fsutil import NotRegularFileError, open_regular
 from redline.workspace.paths import ConfinementError, relative_to_root, resolve_inside
 from redline.workspace.preview import Preview
 
@@ -67,8 +68,12 @@ def read_bytes_bounded(absolute: Path, rel: str, limit: int | None = None) -> by
             raise FileToolError(
                 f"{rel} is too large to edit ({size} bytes; the limit is {limit} bytes)"
             )
-        with absolute.open("rb") as handle:
+        with open_regular(absolute) as handle:
             data = handle.read(limit + 1)
+    except NotRegularFileError as exc:
+        raise FileToolError(
+            f"{rel} {exc.strerror}; redline edits regular text files only"
+        ) from None
     except OSError as exc:
         raise os_error(rel, exc) from None
     if len(data) > limit:

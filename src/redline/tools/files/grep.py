@@ -19,6 +19,7 @@ from redline.tools.files._common import (
     os_error,
 )
 from redline.tools.files.globbing import compile_glob
+from redline.workspace.fsutil import open_regular
 from redline.workspace.paths import ConfinementError, iter_workspace_files, resolve_inside
 from redline.workspace.preview import DecodeError, decode_text
 
@@ -73,7 +74,8 @@ def grep_files(root: Path, absolute: Path, rel: str, pattern: str, glob: str | N
                 if scanned + size > MAX_GREP_TOTAL_BYTES:
                     out_of_budget = True
                     break
-                data = file.read_bytes()
+                with open_regular(file) as handle:
+                    data = handle.read()
                 scanned += len(data)
             except ConfinementError:
                 continue

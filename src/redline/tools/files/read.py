@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from redline.review.result import ToolResult
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files._common import FileToolError, coerce_params, locate, os_error
+from redline.workspace.fsutil import NotRegularFileError, open_regular
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -88,8 +89,10 @@ def read_window(absolute: Path, rel: str, offset: int, limit: int) -> str:
             raise FileToolError(f"{rel} is a directory; use ls to list its entries")
         if not absolute.exists():
             raise FileToolError(f"{rel}: no such file")
-        with absolute.open("rb") as handle:
+        with open_regular(absolute) as handle:
             return _render(handle, rel, offset, limit)
+    except NotRegularFileError as exc:
+        raise FileToolError(f"{rel} {exc.strerror}; read shows regular text files only") from None
     except OSError as exc:
         raise os_error(rel, exc) from None
 

@@ -18,6 +18,7 @@ from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
 from redline.tui.widgets.pending_stack import action_source, source_badge
 from redline.workspace.hunks import Unit, hunk_units
+from redline.workspace.preview import via_lines
 
 
 def command_line(details: Any) -> str | None:
@@ -137,6 +138,10 @@ class PreviewPanel(Vertical):
             "  ",
             source_badge(action_source(action)),
         ]
+        # A path reached through a symlinked folder: say where it really writes.
+        for line in via_lines(action.preview.via if action.preview is not None else {}):
+            parts.extend(["\n", (" SYMLINK ", "bold $redline-text-warning on $warning-muted")])
+            parts.extend([" ", (line, "$redline-text-warning")])
         ended = ended_note(action.details)
         if ended is not None:
             parts.extend(

@@ -23,6 +23,7 @@ from redline.workspace.queue.records import (
     QueueUnavailable,
     Source,
 )
+from redline.workspace.realpath import canonical_preview
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,10 @@ def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
             if isinstance(item.get(key), str):
                 item[key] = {"blob": put(item[key])}
         changes.append(item)
-    return {"changes": changes}
+    stored: dict[str, Any] = {"changes": changes}
+    if data.get("via"):
+        stored["via"] = dict(data["via"])
+    return stored
 
 
 class QueueContents(QueueBase):
@@ -61,8 +65,12 @@ class QueueContents(QueueBase):
             raise ValueError("a pending action needs a non-empty label")
         preview_data = None
         files: builtins.list[str] = []
+        via: dict[str, str] = {}
         added = removed = 0
-        if draft.preview is not None:
+        preview = draft.preview
+        if preview is not None:
+            # The real paths it writes (a symlinked folder resolved), what was asked in via.
+            preview = canonical_preview(self.root, preview)
             blobs = self._blobs()
             wrote = False
 
@@ -73,7 +81,7 @@ class QueueContents(QueueBase):
                 return digest
 
             try:
-                preview_data = _to_blobs(draft.preview.to_dict(), put)
+                preview_data = _to_blobs(preview.to_dict(), put)
                 if wrote:
                     blobs.sync()
             except OSError as exc:
@@ -81,8 +89,9 @@ class QueueContents(QueueBase):
                     f"Cannot store the contents of pa-{number} in .redline/queue/{CONTENTS}: "
                     f"{storage.error_text(exc)}. Nothing was queued."
                 ) from None
-            summary = draft.preview.summary()
-            files = list(draft.preview.paths)
+            summary = preview.summary()
+            files = list(preview.paths)
+            via = dict(preview.via)
             added, removed = int(summary["added"]), int(summary["removed"])
         origin_data = None
         if draft.origin is not None:
@@ -111,6 +120,7 @@ class QueueContents(QueueBase):
             details=draft.details,
             preview=preview_data,
             files=files,
+            via=via,
             added=added,
             removed=removed,
             stale=draft.stale,
@@ -167,7 +177,7 @@ class QueueContents(QueueBase):
                     item[key] = blobs.get(str(ref.get("blob", "")), action_id)
             changes.append(item)
         try:
-            return Preview.from_dict({"changes": changes})
+            return Preview.from_dict({"changes": changes, "via": stored.get("via")})
         except ValueError as exc:
             raise QueueRecordError(
                 action_id, f"queue record {action_id}: bad preview: {exc}"

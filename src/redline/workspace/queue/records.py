@@ -152,6 +152,8 @@ class QueueRecord:
     details: Any = None
     preview: dict[str, Any] | None = None  # Preview.to_dict() with texts as {"blob": sha}
     files: list[str] = field(default_factory=list)
+    # Real path -> the path it was asked for, where they differ (a symlinked folder).
+    via: dict[str, str] = field(default_factory=dict)
     added: int = 0
     removed: int = 0
     state: str = "pending"
@@ -177,6 +179,12 @@ class QueueRecord:
         return self.applied_by == "owner" and not self.source.alive()
 
     def to_dict(self) -> dict[str, Any]:
+        data = self._fields()
+        if self.via:  # only then: records written before `via` existed read back the same
+            data["via"] = dict(self.via)
+        return data
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "version": FORMAT_VERSION,
             "id": self.id,
@@ -226,6 +234,11 @@ class QueueRecord:
             files = data.get("files", [])
             if not isinstance(files, list):
                 raise ValueError("files is not a list")
+            via = data.get("via", {})
+            if not isinstance(via, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in via.items()
+            ):
+                raise ValueError("via is not a map of paths")
             replaces = data.get("replaces")
             applied_text = data.get("applied_text")
             origin = data.get("origin")
@@ -242,6 +255,7 @@ class QueueRecord:
                 details=data.get("details"),
                 preview=preview,
                 files=[str(f) for f in files],
+                via=dict(via),
                 added=int(data.get("added", 0)),
                 removed=int(data.get("removed", 0)),
                 state=str(data.get("state", "pending")),
