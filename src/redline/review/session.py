@@ -139,6 +139,8 @@ class ReviewSession:
             return ResolveOutcome(
                 "failed", f"Resolving failed: {cause}. The action is still pending."
             )
+        if not outcome.is_error:
+            outcome = self._provenance(outcome, decision.by)
         event = resolution_event(outcome, decision.by, rule=decision.rule)
         if event is not None:
             self.events.emit(event)
@@ -149,6 +151,31 @@ class ReviewSession:
             # with any check that waited for this resolution.
             self.check_staleness(None if decision.verb == "apply" else set())
         return outcome
+
+    def _provenance(self, outcome: ResolveOutcome, by: str) -> ResolveOutcome:
+        """Log the decision and do ``[git] on_apply``; its notes join the outcome's text."""
+        from dataclasses import replace
+
+        from redline.review.provenance import Decided, record
+
+        facts = outcome.action
+        if facts is None or outcome.verb is None:
+            return outcome
+        source = self.store.source.canonical if self.store.source is not None else "sdk"
+        notes = record(
+            self.root,
+            Decided(
+                facts.action_id,
+                facts.label,
+                source,
+                outcome.verb,
+                outcome.reason,
+                facts.edited,
+                by,
+                outcome.written,
+            ),
+        )
+        return replace(outcome, text="\n".join([outcome.text, *notes])) if notes else outcome
 
     async def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
         """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``."""
@@ -380,6 +407,7 @@ class ReviewSession:
                         PendingActionStore.single(action), request.decision, request.reason
                     )
                     if not result.is_error:
+                        result = self._provenance(result, request.resolved_by)
                         self.store.remove(request.id)  # serving: its record is logged below
                         try:
                             with queue.claim(request.id, wait=2.0) as claim:
