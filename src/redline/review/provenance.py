@@ -98,6 +98,20 @@ def commit_message(items: list[Decided], reviewer: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def revert_message(action_id: str, label: str, commit: str, reviewer: str) -> str:
+    """The message of the commit that takes ``commit`` (``action_id``'s) back."""
+    lines = [
+        _one_line(f'Revert "{label}"', 72),
+        "",
+        f"This reverts the paths of commit {commit} ({action_id}).",
+        "",
+        f"Redline-Action: {action_id}",
+    ]
+    if reviewer:
+        lines.append(f"Redline-Reviewer: {_one_line(reviewer)}")
+    return "\n".join(lines) + "\n"
+
+
 def index_changes(root: Path, repo_prefix: str, written: Preview) -> list[IndexChange]:
     """What ``written`` did, as :class:`~redline.workspace.git.IndexChange` s."""
     from redline.workspace.git import IndexChange
@@ -316,6 +330,7 @@ __all__ = [
     "finish_batch",
     "index_changes",
     "record",
+    "revert_message",
     "reviewer_of",
     "undo_note",
 ]

@@ -183,17 +183,21 @@ class ReviewSession:
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; ``on_undone`` is told."""
-        from redline.workspace.journal import UndoError, undo_last
+        from redline.review.git_undo import undo
+        from redline.workspace.journal import UndoError
 
         with self._undo_lock:  # the journal follower must not report this undo again
             try:
-                receipt = undo_last(self.root)
+                done = undo(self.root, None)
             except UndoError as exc:
                 self.events.emit(Notice(message=str(exc)))
                 return ToolResult.error(str(exc))
+            receipt = done.receipt
             self._undos_reported.add(receipt.entry_id)
         files = list(receipt.files)
-        text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
+        text = "\n".join(
+            [f"Undid {receipt.label or 'the last apply'} ({', '.join(files)}).", *done.notes]
+        )
         self._undone(receipt.entry_id, receipt.label, files, text)
         self.check_staleness()
         return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})

@@ -288,7 +288,7 @@ def write_blob(repo: GitRepo, data: bytes) -> str:
     return _checked(repo.top, "hash-object", "-w", "--stdin", input=data).decode().strip()
 
 
-def _merge(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+def merge_bytes(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """``ours`` with the change ``base`` → ``theirs`` merged in; None when they conflict."""
     from merge3 import Merge3
 
@@ -347,7 +347,7 @@ def update_index(
             if change.before is None or current == change.before:
                 result = change.after
             else:
-                result = _merge(change.before, current, change.after)
+                result = merge_bytes(change.before, current, change.after)
         if result is None:
             conflicts.append(change.path)
             continue
@@ -443,3 +443,103 @@ def commit_changes(repo: GitRepo, changes: list[IndexChange], message: str) -> C
             conflicts=tuple(main_conflicts),
         )
     return CommitOutcome(head(repo), not main_conflicts, conflicts=tuple(main_conflicts))
+
+
+# -- history: what a commit changed, and taking one back ------------------------------
+@dataclass(frozen=True)
+class TreeChange:
+    """One path a commit changed: its entry before and after (None: absent)."""
+
+    path: str
+    before: tuple[str, str] | None  # (mode, blob id)
+    after: tuple[str, str] | None
+
+
+def commit_exists(repo: GitRepo, commit: str) -> bool:
+    done = run_git(repo.top, "cat-file", "-e", f"{commit}^{{commit}}")
+    return done.returncode == 0
+
+
+def is_ancestor(repo: GitRepo, commit: str, of: str = "HEAD") -> bool:
+    return run_git(repo.top, "merge-base", "--is-ancestor", commit, of).returncode == 0
+
+
+def parent_of(repo: GitRepo, commit: str) -> str | None:
+    done = run_git(repo.top, "rev-parse", "-q", "--verify", f"{commit}^1")
+    return done.stdout.decode("ascii").strip() if done.returncode == 0 else None
+
+
+def commit_changes_of(repo: GitRepo, commit: str) -> list[TreeChange]:
+    """The paths ``commit`` changed against its first parent (renames as delete + add)."""
+    out = _checked(
+        repo.top, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--root", commit
+    )
+    parts = out.split(b"\0")
+    changes: list[TreeChange] = []
+    at = 0
+    while at + 1 < len(parts) and parts[at]:
+        meta = parts[at].decode("ascii").lstrip(":").split(" ")
+        path = os.fsdecode(parts[at + 1])
+        old_mode, new_mode, old_sha, new_sha = meta[0], meta[1], meta[2], meta[3]
+        before = None if set(old_sha) == {"0"} else (old_mode, old_sha)
+        after = None if set(new_sha) == {"0"} else (new_mode, new_sha)
+        changes.append(TreeChange(path, before, after))
+        at += 2
+    return changes
+
+
+def tree_entries(repo: GitRepo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """``commit``'s entries (mode, blob id) for ``paths`` that it has."""
+    if not paths:
+        return {}
+    out = _checked(repo.top, "ls-tree", "-z", "--full-tree", commit, "--", *paths)
+    found: dict[str, tuple[str, str]] = {}
+    for item in out.split(b"\0"):
+        if not item:
+            continue
+        meta, _tab, name = item.partition(b"\t")
+        mode, kind, sha = meta.decode("ascii").split(" ")
+        if kind == "blob":
+            found[os.fsdecode(name)] = (mode, sha)
+    return found
+
+
+def index_entries(repo: GitRepo, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """The repository index's stage-0 entries (mode, blob id) for ``paths``."""
+    return {p: (e.mode, e.sha) for p, e in _entries(repo, paths, None).items()}
+
+
+def set_index_entries(repo: GitRepo, wanted: dict[str, tuple[str, str] | None]) -> None:
+    """Set the repository index's entries of these paths (None: remove the path)."""
+    removed = [p for p, e in wanted.items() if e is None]
+    lines = [_info(e[0], e[1], p) for p, e in wanted.items() if e is not None]
+    if removed:
+        _checked(
+            repo.top,
+            "update-index",
+            "-z",
+            "--force-remove",
+            "--stdin",
+            input=b"".join(os.fsencode(p) + b"\0" for p in removed),
+        )
+    if lines:
+        _checked(repo.top, "update-index", "-z", "--index-info", input=b"".join(lines))
+
+
+def on_remote_branch(repo: GitRepo, commit: str) -> bool:
+    """Is ``commit`` contained in a remote-tracking branch (already shared)?"""
+    out = _checked(
+        repo.top, "for-each-ref", "--contains", commit, "--format=%(refname)", "refs/remotes/"
+    )
+    return bool(out.strip())
+
+
+def commits_touching(repo: GitRepo, since: str, paths: list[str]) -> list[str]:
+    """The commits after ``since`` up to HEAD that changed any of ``paths``."""
+    out = _checked(repo.top, "rev-list", f"{since}..HEAD", "--", *map(_literal, paths))
+    return out.decode("ascii").split()
+
+
+def move_head(repo: GitRepo, new: str, old: str, reason: str) -> None:
+    """Point HEAD's branch from ``old`` to ``new`` (refused if HEAD moved meanwhile)."""
+    _checked(repo.top, "update-ref", "-m", reason, "HEAD", new, old)
