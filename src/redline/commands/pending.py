@@ -51,6 +51,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
     edit.add_argument("id", metavar="ID")
     edit.add_argument("--file", metavar="PATH", help="which file (needed when it has several)")
+    from redline.commands import pending_import
+
+    pending_import.configure(
+        sub.add_parser(
+            "import",
+            help="queue a branch, a worktree or a patch for review, one action per file",
+            description="Queue a branch, a worktree or a patch for review: one pending "
+            "action per changed file, source import:NAME. Exit 0 all queued, 1 any file "
+            "refused, 2 the source cannot be read.",
+        )
+    )
     clear = sub.add_parser("clear", help="discard every pending action, newest first")
     clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
 
@@ -73,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         _out(f"redline pending: workspace {root} is not a folder", err=True)
         return EXIT_BAD_INPUT
+    if args.pending_command == "import":
+        from redline.commands import pending_import
+
+        return pending_import.run(root, args)
     queue = WorkspaceQueue(root)
     try:
         try:
