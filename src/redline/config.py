@@ -166,7 +166,7 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "timeout": _timeout,
     "plugin_timeout": _timeout,
 }
-KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents", "hooks")
+KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents", "hooks", "git")
 
 # What an untrusted workspace may never set: where requests go and which secret they carry.
 UNTRUSTED_NEVER = {
@@ -328,8 +328,8 @@ def _apply_layer(
             for agent in _agents(raw, shown, warnings, restricted):
                 agents[agent.name] = agent
             continue
-        if key == "hooks":
-            continue  # read by hook_settings (the hook process reads nothing else)
+        if key in ("hooks", "git"):
+            continue  # read by hook_settings / git_settings, each at its own time
         check = CHECKS.get(key)
         if check is None:
             warnings.append(_unknown(shown, key, KNOWN_KEYS))
@@ -502,6 +502,67 @@ def hook_settings(root: Path | None) -> HookConfig:
         wait_seconds=found.get("wait_seconds", HOOK_WAIT_SECONDS),
         review_shell=found.get("review_shell", False),
     )
+
+
+#: ``[git] on_apply`` values, strictest (doing the least in the person's name) first.
+GIT_ON_APPLY: tuple[str, ...] = ("none", "stage", "commit")
+
+
+@dataclass(frozen=True)
+class GitConfig:
+    """The ``[git]`` table: what an apply does in git (``on_apply``), and where it was set."""
+
+    on_apply: str = "none"
+    origin: str = "default"
+    warnings: tuple[str, ...] = ()
+
+
+def _git_table(data: Mapping[str, Any], shown: str) -> str | None:
+    table = data.get("git")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{shown}: git: expected a [git] table")
+    for key in table:
+        if key != "on_apply":
+            raise ConfigError(f"{shown}: git.{key}: unknown setting (expected on_apply)")
+    value = table.get("on_apply")
+    if value is None:
+        return None
+    if value not in GIT_ON_APPLY:
+        raise ConfigError(
+            f"{shown}: git.on_apply: expected one of {', '.join(GIT_ON_APPLY)}, got {value!r}"
+        )
+    return str(value)
+
+
+def git_settings(root: Path | None) -> GitConfig:
+    """``[git] on_apply`` from the user's config, then the workspace's (read at each apply).
+
+    An untrusted workspace's file may only make it stricter (``commit`` → ``stage`` →
+    ``none``): a repository may not make redline stage or commit in the person's name.
+    Raises :class:`ConfigError` naming the file and key.
+    """
+    value, origin = "none", "default"
+    data, shown = read_user_config()
+    found = _git_table(data, shown)
+    if found is not None:
+        value, origin = found, shown
+    warnings: list[str] = []
+    if root is not None:
+        data, shown = read_workspace_config(root)
+        found = _git_table(data, shown)
+        if found is not None:
+            from redline.trust import is_trusted
+
+            if is_trusted(root) or GIT_ON_APPLY.index(found) <= GIT_ON_APPLY.index(value):
+                value, origin = found, shown
+            else:
+                warnings.append(
+                    f"{shown}: git.on_apply skipped: this workspace is not trusted and it may "
+                    f"only make things stricter than {value!r} (redline trust allows it)"
+                )
+    return GitConfig(value, origin, tuple(warnings))
 
 
 def find_workspace_root(start: Path) -> Path:

@@ -42,9 +42,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
             help="only these hunks (PATH#N) or files (PATH) of the one ID given; repeatable, "
             "or comma-separated; the rest stays pending under a new id",
         )
+        if name == "apply":
+            child.add_argument(
+                "--batch",
+                action="store_true",
+                help='with [git] on_apply = "commit": one commit for all the IDs, not one each',
+            )
     edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
     edit.add_argument("id", metavar="ID")
     edit.add_argument("--file", metavar="PATH", help="which file (needed when it has several)")
+    from redline.commands import pending_import
+
+    pending_import.configure(
+        sub.add_parser(
+            "import",
+            help="queue a branch, a worktree or a patch for review, one action per file",
+            description="Queue a branch, a worktree or a patch for review: one pending "
+            "action per changed file, source import:NAME. Exit 0 all queued, 1 any file "
+            "refused, 2 the source cannot be read.",
+        )
+    )
     clear = sub.add_parser("clear", help="discard every pending action, newest first")
     clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
 
@@ -67,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         _out(f"redline pending: workspace {root} is not a folder", err=True)
         return EXIT_BAD_INPUT
+    if args.pending_command == "import":
+        from redline.commands import pending_import
+
+        return pending_import.run(root, args)
     queue = WorkspaceQueue(root)
     try:
         try:
@@ -85,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
             return _clear(queue, records, args.reason)
         if command == "edit":
             return _edit(queue, args.id, args.file)
-        return _resolve(queue, args.ids, command, args.reason, args.only)
+        return _resolve(
+            queue, args.ids, command, args.reason, args.only, getattr(args, "batch", False)
+        )
     finally:
         queue.close()
 
@@ -309,6 +332,7 @@ def _resolve(
     decision: str,
     reason: str,
     only: list[str] | None = None,
+    batch: bool = False,
 ) -> int:
     """Apply or discard each id in turn; one line per id (refusals on stderr)."""
     import asyncio
@@ -339,7 +363,9 @@ def _resolve(
             except HunkError as exc:
                 _out(f"redline pending: --only: {exc}", err=True)
                 return EXIT_BAD_INPUT
-    outcomes = asyncio.run(resolve_queued_many(queue, action_ids, decision, reason, only=selection))
+    outcomes = asyncio.run(
+        resolve_queued_many(queue, action_ids, decision, reason, only=selection, batch=batch)
+    )
     if len(outcomes) == 1:  # one id: its result as it always was
         outcome = outcomes[0]
         _out(outcome.text if outcome.ok else f"redline pending: {outcome.text}", err=not outcome.ok)

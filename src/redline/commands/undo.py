@@ -1,7 +1,8 @@
 """``redline undo``: undo applied changes through the journal.
 
 ``redline undo`` undoes the newest applied change; ``redline undo ID`` undoes any applied
-change whose files are unchanged since it; ``redline undo --list`` shows the applied
+change whose files are unchanged since it (an apply that ``[git] on_apply = "commit"``
+committed is taken back in git too, see docs/git.md); ``redline undo --list`` shows the applied
 changes newest first (and entries never acted on, marked foreign); ``redline undo
 --set-aside ID`` moves such an entry to ``.redline/journal-aside/`` and ``redline undo
 --remove ID`` deletes it.
@@ -75,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
             moved = journal.set_aside(root, args.set_aside)
             print(_shown(f"Moved the journal entry {args.set_aside} to {moved}."))
             return 0
-        receipt = journal.undo_entry(root, args.entry_id or None)
+        from redline.review.git_undo import undo
+
+        done = undo(root, args.entry_id or None)
     except ApplyError as exc:
         print(_shown(f"redline undo: {exc}"), file=sys.stderr)
         return 1
     except OSError as exc:
         print(_shown(f"redline undo: {exc}"), file=sys.stderr)
         return 1
-    print(_shown(receipt.message))
+    print(_shown(done.message))
     return 0
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redline.review.provenance import GitBatch, finish_batch
 from redline.review.queued import resolve_queued
 
 if TYPE_CHECKING:
@@ -71,12 +72,16 @@ async def resolve_queued_many(
     *,
     resolved_by: str = "person",
     only: Sequence[str] | None = None,
+    batch: bool = False,
 ) -> list[BatchOutcome]:
     """Apply or discard each of ``action_ids`` in order; one outcome per id.
 
+    With ``batch``, ``[git] on_apply = "commit"`` makes one commit of every apply of the
+    batch (its text is the last outcome's follow-up line) instead of one per action.
     Raises :class:`BatchError` (before resolving anything) for a bad batch.
     """
     check_batch(action_ids, only)
+    collected = GitBatch(queue.root) if batch else None
     outcomes: list[BatchOutcome] = []
     rebased: dict[str, str] = {}  # old id -> new id, for re-bases this batch caused
     for action_id in action_ids:
@@ -84,7 +89,7 @@ async def resolve_queued_many(
         while target in rebased:
             target = rebased[target]
         result = await resolve_queued(
-            queue, target, decision, reason, resolved_by=resolved_by, only=only
+            queue, target, decision, reason, resolved_by=resolved_by, only=only, batch=collected
         )
         if not result.is_error:
             rebased.update(_carried(queue, result.details))
@@ -96,6 +101,13 @@ async def resolve_queued_many(
                 resolved_id=target if target != action_id else "",
             )
         )
+    if collected is not None:
+        notes = finish_batch(collected)
+        if notes and outcomes:
+            last = outcomes[-1]
+            outcomes[-1] = BatchOutcome(
+                last.action_id, last.ok, "\n".join([last.text, *notes]), last.resolved_id
+            )
     return outcomes
 
 

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from redline.review.provenance import Decided, GitBatch
+from redline.review.provenance import record as record_decision
 from redline.review.resolve import resolve_pending
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction, PendingActionStore
@@ -61,12 +63,15 @@ async def resolve_queued(
     rule: str | None = None,
     owner_timeout: float = OWNER_TIMEOUT_SECONDS,
     only: Sequence[str] | None = None,
+    batch: GitBatch | None = None,
 ) -> ToolResult:
     """Apply or discard ``action_id``; every failure is an error result naming the cause.
 
     ``only`` selects ``PATH#N`` / ``PATH`` parts of its Preview: those are written (or
     dropped) and the rest stays queued in the same place under a new id. After any apply,
     the other queued previews touching the written files are re-based or marked stale.
+    Every decision is logged and ``[git] on_apply`` is done (:mod:`redline.review.provenance`;
+    with ``batch`` an apply's commit waits for :func:`~redline.review.provenance.finish_batch`).
     """
     if decision not in ("apply", "discard"):
         return ToolResult.error(f"Invalid decision {decision!r}: expected 'apply' or 'discard'.")
@@ -86,7 +91,7 @@ async def resolve_queued(
                 )
             else:
                 result, written = await _resolve_here(
-                    queue, claim, decision, reason, resolved_by, rule, only
+                    queue, claim, decision, reason, resolved_by, rule, only, batch
                 )
         if result is not None:
             return _with_rebase(queue, result, written, action_id)
@@ -178,6 +183,7 @@ async def _resolve_here(
     resolved_by: str,
     rule: str | None,
     only: Sequence[str] | None = None,
+    batch: GitBatch | None = None,
 ) -> tuple[ToolResult, Preview | None]:
     """Resolve the claimed record in this process; (result, what was written)."""
     record = claim.record
@@ -226,7 +232,34 @@ async def _resolve_here(
         claim.finish(
             Resolution(record.id, decision, reason, resolved_by, rule, result_text=outcome.text)
         )
-    return outcome.to_tool_result(), store.written
+    result = outcome.to_tool_result()
+    if not outcome.is_error:
+        notes = record_decision(
+            queue.root,
+            Decided(
+                record.id,
+                record.label,
+                record.source.canonical,
+                decision,
+                reason,
+                record.edited,
+                resolved_by,
+                store.written,
+                co_authors=_co_authors(record.details),
+            ),
+            batch=batch,
+        )
+        if notes:
+            result = ToolResult.text_result(
+                "\n".join([result.text, *notes]), details=result.details, is_error=False
+            )
+    return result, store.written
+
+
+def _co_authors(details: object) -> tuple[str, ...]:
+    """An imported action's original author (``details["author"]``), for Co-authored-by."""
+    author = details.get("author") if isinstance(details, dict) else None
+    return (author,) if isinstance(author, str) and author.strip() else ()
 
 
 def _ask_owner(

@@ -48,10 +48,14 @@ class ResolvedAction:
     action_id: str
     label: str
     source_tool_name: str
+    #: A person changed the proposed text before this resolution.
+    edited: bool = False
 
     @classmethod
     def of(cls, pending: PendingAction) -> ResolvedAction:
-        return cls(pending.id, pending.label, pending.source_tool_name)
+        origin = pending.origin
+        edited = origin is not None and origin.proposal is not None
+        return cls(pending.id, pending.label, pending.source_tool_name, edited)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,9 @@ class ResolveOutcome:
     top_action_id: str = ""
     remaining_id: str = ""
     rebased: tuple[Rebased, ...] = ()
+    #: What an apply wrote through safe apply (the Preview, or the selected part of it);
+    #: None for a discard or an apply whose callback is the action's own code.
+    written: Preview | None = None
 
     @property
     def is_error(self) -> bool:
@@ -305,6 +312,7 @@ async def _resolve_part(
         {"entry_id": receipt.entry_id, "files": list(receipt.files)},
         remaining_id=new.id,
         rebased=tuple(rebased),
+        written=split.selected,
     )
 
 
@@ -369,6 +377,7 @@ async def _apply(store: PendingActionStore, pending: PendingAction, reason: str)
         ResolvedAction.of(pending),
         result.details if result else None,
         rebased=tuple(rebased),
+        written=pending.preview if pending.preview_apply else None,
     )
 
 

@@ -139,6 +139,8 @@ class ReviewSession:
             return ResolveOutcome(
                 "failed", f"Resolving failed: {cause}. The action is still pending."
             )
+        if not outcome.is_error:
+            outcome = self._provenance(outcome, decision.by)
         event = resolution_event(outcome, decision.by, rule=decision.rule)
         if event is not None:
             self.events.emit(event)
@@ -150,23 +152,52 @@ class ReviewSession:
             self.check_staleness(None if decision.verb == "apply" else set())
         return outcome
 
+    def _provenance(self, outcome: ResolveOutcome, by: str) -> ResolveOutcome:
+        """Log the decision and do ``[git] on_apply``; its notes join the outcome's text."""
+        from dataclasses import replace
+
+        from redline.review.provenance import Decided, record
+
+        facts = outcome.action
+        if facts is None or outcome.verb is None:
+            return outcome
+        source = self.store.source.canonical if self.store.source is not None else "sdk"
+        notes = record(
+            self.root,
+            Decided(
+                facts.action_id,
+                facts.label,
+                source,
+                outcome.verb,
+                outcome.reason,
+                facts.edited,
+                by,
+                outcome.written,
+            ),
+        )
+        return replace(outcome, text="\n".join([outcome.text, *notes])) if notes else outcome
+
     async def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
         """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``."""
         return await edit_pending(self.store, action_id, path, text)
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; ``on_undone`` is told."""
-        from redline.workspace.journal import UndoError, undo_last
+        from redline.review.git_undo import undo
+        from redline.workspace.journal import UndoError
 
         with self._undo_lock:  # the journal follower must not report this undo again
             try:
-                receipt = undo_last(self.root)
+                done = undo(self.root, None)
             except UndoError as exc:
                 self.events.emit(Notice(message=str(exc)))
                 return ToolResult.error(str(exc))
+            receipt = done.receipt
             self._undos_reported.add(receipt.entry_id)
         files = list(receipt.files)
-        text = f"Undid {receipt.label or 'the last apply'} ({', '.join(files)})."
+        text = "\n".join(
+            [f"Undid {receipt.label or 'the last apply'} ({', '.join(files)}).", *done.notes]
+        )
         self._undone(receipt.entry_id, receipt.label, files, text)
         self._rebase_after_undo(set(files), receipt.label)
         self.check_staleness()
@@ -394,6 +425,7 @@ class ReviewSession:
                         PendingActionStore.single(action), request.decision, request.reason
                     )
                     if not result.is_error:
+                        result = self._provenance(result, request.resolved_by)
                         self.store.remove(request.id)  # serving: its record is logged below
                         try:
                             with queue.claim(request.id, wait=2.0) as claim:

@@ -22,7 +22,7 @@ from redline.workspace.queue.procs import is_alive, process_start_time
 FORMAT_VERSION = 1
 
 SourceKind: TypeAlias = Literal["agent", "exec", "sdk", "acp", "mcp"]
-SOURCE_KINDS: tuple[str, ...] = ("agent", "exec", "sdk", "acp", "mcp", "hook")
+SOURCE_KINDS: tuple[str, ...] = ("agent", "exec", "sdk", "acp", "mcp", "hook", "import")
 AppliedBy: TypeAlias = Literal["preview", "owner"]
 RecordState: TypeAlias = Literal["pending", "applying"]
 Decision: TypeAlias = Literal["apply", "discard", "replaced", "removed"]

@@ -1,0 +1,164 @@
+"""``redline log``: the workspace's decisions (applied, edited, discarded with reason).
+
+Read from the append-only decisions log (``redline.workspace.decisions``), oldest first;
+``--markdown`` is ready to paste into a pull request description, ``--json`` prints
+``{"decisions": [...]}``. ``--since REF`` keeps the decisions made since the branch left
+REF (the committer time of ``git merge-base REF HEAD``); outside git it is exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from redline.commands._common import add_workspace_option
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from redline.workspace.decisions import DecisionRecord
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_workspace_option(parser)
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help='print {"decisions": [...]}')
+    form.add_argument(
+        "--markdown", action="store_true", help="a Markdown list for a pull request description"
+    )
+    parser.add_argument(
+        "--since",
+        metavar="REF",
+        help="only decisions made since this branch left REF (needs git)",
+    )
+
+
+def _err(text: str) -> None:
+    import sys
+
+    from redline.workspace.names import shown
+
+    print(shown(f"redline log: {text}"), file=sys.stderr)
+
+
+def _since(root: Path, ref: str) -> float | str:
+    """The cut-off time for ``--since REF``, or the message of why there is none."""
+    from redline.workspace.git import GitError, repo_of, run_git
+
+    repo = repo_of(root)
+    if repo is None:
+        return f"--since {ref}: {root} is not in a git working tree"
+    if ref.startswith("-"):
+        return f"--since {ref}: not a git ref"
+    try:
+        base = run_git(repo.top, "merge-base", "--end-of-options", ref, "HEAD")
+        if base.returncode != 0:
+            return f"--since {ref}: no common history between {ref} and HEAD (is it a ref?)"
+        when = run_git(repo.top, "log", "-1", "--format=%ct", base.stdout.decode().strip())
+    except GitError as exc:
+        return f"--since {ref}: {exc}"
+    try:
+        return float(when.stdout.decode().strip())
+    except ValueError:
+        return f"--since {ref}: cannot read the time of the merge base"
+
+
+def decision_json(record: DecisionRecord) -> dict[str, Any]:
+    """One decision as ``--json`` prints it (the issue's fields, in its order)."""
+    from redline.workspace.queue import iso_utc
+
+    return {
+        "id": record.id,
+        "label": record.label,
+        "source": record.source,
+        "decision": record.decision,
+        "edited": record.edited,
+        "reason": record.reason,
+        "resolved_by": record.resolved_by,
+        "reviewer": record.reviewer,
+        "time": iso_utc(record.time),
+        "commit": record.commit,
+    }
+
+
+def _markdown(records: list[DecisionRecord]) -> str:
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("`", "'")
+
+    lines = ["### Review decisions (redline)", ""]
+    for record in records:
+        extra = [cell(record.source)] if record.source else []
+        if record.edited:
+            extra.append("edited by the reviewer")
+        if record.commit:
+            extra.append(f"`{record.commit[:12]}`")
+        line = f"- **{record.decision}** `{record.id}` {cell(record.label)}"
+        if extra:
+            line += f" ({', '.join(extra)})"
+        if record.reason:
+            line += f": {cell(record.reason)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _text(records: list[DecisionRecord]) -> str:
+    import datetime
+
+    lines = []
+    for record in records:
+        when = datetime.datetime.fromtimestamp(record.time).strftime("%Y-%m-%d %H:%M")
+        line = f"{when}  {record.id:<7} {record.decision:<9} {record.label}"
+        facts = [record.source] if record.source else []
+        if record.edited:
+            facts.append("edited")
+        if record.resolved_by and record.resolved_by != "person":
+            facts.append(f"by {record.resolved_by}")
+        if record.commit:
+            facts.append(f"commit {record.commit[:12]}")
+        if facts:
+            line += f"  ({', '.join(facts)})"
+        if record.reason:
+            line += f"\n        reason: {record.reason}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from redline.workspace.decisions import DecisionsError, read
+    from redline.workspace.names import json_dumps, shown
+
+    root = Path(args.cwd)
+    if not root.is_dir():
+        _err(f"workspace {root} is not a folder")
+        return EXIT_BAD_INPUT
+    cutoff: float | None = None
+    if args.since is not None:
+        found = _since(root, args.since)
+        if isinstance(found, str):
+            _err(found)
+            return EXIT_BAD_INPUT
+        cutoff = found
+    try:
+        records, bad = read(root)
+    except DecisionsError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    if bad:
+        _err(f"{bad} line(s) of the decisions log are not decisions; skipped")
+    if cutoff is not None:
+        records = [r for r in records if r.time >= cutoff]
+    if args.json:
+        print(json_dumps({"decisions": [decision_json(r) for r in records]}))
+    elif not records:
+        print(shown(f"No decisions recorded in {root}."))
+    elif args.markdown:
+        print(shown(_markdown(records)))
+    else:
+        print(shown(_text(records)))
+    return EXIT_OK

@@ -1,0 +1,123 @@
+"""``redline pending import SOURCE``: a branch, a worktree or a patch as pending actions.
+
+One action per changed file, source ``import:NAME``; refusals (binary files, conflicts with
+the local file, paths redline may not touch) are named on stderr. Exit 0 when every file
+was queued, 1 when any was refused, 2 when the source cannot be read at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from redline.workspace.git_import import ImportPlan
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def configure(child: argparse.ArgumentParser) -> None:
+    child.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a patch file or - (unified diff or git format-patch), a worktree folder, "
+        "or a git ref (a branch: its changes since the merge base with HEAD)",
+    )
+    kind = child.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--patch", dest="kind", action="store_const", const="patch", help="SOURCE is a patch"
+    )
+    kind.add_argument(
+        "--worktree",
+        dest="kind",
+        action="store_const",
+        const="worktree",
+        help="SOURCE is a worktree folder",
+    )
+    kind.add_argument(
+        "--branch", dest="kind", action="store_const", const="branch", help="SOURCE is a git ref"
+    )
+
+
+def _out(text: str, *, err: bool = False) -> None:
+    import sys
+
+    from redline.workspace.names import shown
+
+    print(shown(text), file=sys.stderr if err else sys.stdout)
+
+
+def read_source(root: Path, source: str, kind: str) -> ImportPlan:
+    """The plan of an import (ImportError_ / GitError / OSError when unreadable)."""
+    import sys
+    from pathlib import Path
+
+    from redline.workspace import git_import as gi
+
+    name = gi.source_name(source, kind)
+    author = ""
+    if kind == "patch":
+        data = (
+            sys.stdin.buffer.read(gi.MAX_PATCH_BYTES + 1)
+            if source == "-"
+            else Path(source).read_bytes()
+        )
+        files, author = gi.patch_files(root, data)
+    elif kind == "worktree":
+        files = gi.worktree_files(Path(source).resolve())
+    else:
+        files, author = gi.branch_files(root, source)
+    return gi.plan_import(root, name, kind, files, author)
+
+
+def run(queue_root: Path, args: argparse.Namespace) -> int:
+    from redline.workspace import git_import as gi
+    from redline.workspace.git import GitError
+    from redline.workspace.queue import ActionDraft, QueueError, Source, WorkspaceQueue
+
+    kind = gi.detect(args.source, args.kind, queue_root)
+    try:
+        plan = read_source(queue_root, args.source, kind)
+    except (gi.ImportError_, GitError) as exc:
+        _out(f"redline pending import: {args.source}: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        _out(f"redline pending import: {args.source}: {exc.strerror or exc}", err=True)
+        return EXIT_BAD_INPUT
+    for path, why in plan.refused:
+        _out(f"redline pending import: {path}: {why}; not imported", err=True)
+    queue = WorkspaceQueue(queue_root)
+    try:
+        source = Source.current("import", plan.name)
+        for label, preview in plan.previews:
+            details: dict[str, object] = {"import": {"kind": plan.kind, "source": plan.name}}
+            if plan.author:
+                details["author"] = plan.author
+            try:
+                record = queue.push(
+                    ActionDraft(
+                        label=label,
+                        source=source,
+                        source_tool_name="import",
+                        preview=preview,
+                        details=details,
+                        applied_by="preview",
+                    )
+                )
+            except QueueError as exc:
+                _out(f"redline pending import: {exc}", err=True)
+                return EXIT_FAILED
+            _out(f"{record.id}: {label}")
+    finally:
+        queue.close()
+    count = len(plan.previews)
+    _out(
+        f"Imported {count} action{'s' if count != 1 else ''} from {plan.kind} {plan.name} "
+        f"(source import:{plan.name})."
+        + (f" {len(plan.refused)} file(s) not imported (see above)." if plan.refused else "")
+    )
+    return EXIT_FAILED if plan.refused else EXIT_OK

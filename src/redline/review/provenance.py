@@ -1,0 +1,336 @@
+"""Git provenance of decisions: ``[git] on_apply`` and the decisions log.
+
+After every resolution that left the queue (applied or discarded), :func:`record` appends
+it to the workspace's decisions log (:mod:`redline.workspace.decisions`, what ``redline
+log`` prints). After an apply that redline wrote itself (a Preview, or the selected hunks
+of one) it also does what ``[git] on_apply`` asks, read from the config at each apply:
+
+* ``stage``: exactly what was written goes into the index (for a hunk apply only those
+  hunks), merged into whatever the person had staged for those files;
+* ``commit``: one commit of exactly what was written, built from a temporary index, with
+  the action's label as subject and ``Redline-*`` trailers; with a :class:`GitBatch`
+  (``redline pending apply ID ID … --batch``) one commit for the whole batch.
+
+Nothing here ever turns a done apply into a failure: git problems become lines of the
+resolution's text (``git: …``), and the files stay written.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from redline.workspace.preview import FileCreate, FileDelete, FileModify, FileRename, Preview
+
+if TYPE_CHECKING:
+    from redline.workspace.git import IndexChange
+
+log = logging.getLogger(__name__)
+
+#: ``resolved_by`` values as the decisions log shows them.
+_DECISION_WORDS = {"apply": "applied", "discard": "discarded"}
+_DONE = {"stage": "staged", "commit": "committed"}
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One decision as provenance needs it (``written``: what an apply wrote)."""
+
+    action_id: str
+    label: str
+    source: str
+    decision: str  # apply | discard
+    reason: str = ""
+    edited: bool = False
+    resolved_by: str = "person"
+    written: Preview | None = None
+    co_authors: tuple[str, ...] = ()
+
+
+@dataclass
+class GitBatch:
+    """Applies collected for one commit (``--batch``); :func:`finish_batch` makes it."""
+
+    root: Path
+    items: list[Decided] = field(default_factory=list)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line without control characters (a subject or trailer value)."""
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
+    cleaned = " ".join(cleaned.split())
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+
+
+def commit_message(items: list[Decided], reviewer: str) -> str:
+    """The subject (the label; a batch lists its labels) and the ``Redline-*`` trailers."""
+    if len(items) == 1:
+        subject = _one_line(items[0].label, 72) or items[0].action_id
+        body: list[str] = []
+    else:
+        subject = _one_line(
+            f"{len(items)} reviewed actions: " + "; ".join(i.label for i in items), 72
+        )
+        body = [f"- {i.action_id}: {_one_line(i.label)}" for i in items]
+    trailers: list[str] = []
+    for item in items:
+        trailers.append(f"Redline-Action: {item.action_id}")
+    for source in dict.fromkeys(_one_line(i.source) for i in items if i.source):
+        trailers.append(f"Redline-Source: {source}")
+    if reviewer:
+        trailers.append(f"Redline-Reviewer: {_one_line(reviewer)}")
+    if any(i.edited for i in items):
+        trailers.append("Redline-Edited: yes")
+    for item in items:
+        reason = _one_line(item.reason, 500)
+        if reason:
+            prefix = f"{item.action_id}: " if len(items) > 1 else ""
+            trailers.append(f"Redline-Reason: {prefix}{reason}")
+    for author in dict.fromkeys(a for i in items for a in i.co_authors):
+        trailers.append(f"Co-authored-by: {_one_line(author)}")
+    parts = [subject]
+    if body:
+        parts.append("\n".join(body))
+    parts.append("\n".join(trailers))
+    return "\n\n".join(parts) + "\n"
+
+
+def revert_message(action_id: str, label: str, commit: str, reviewer: str) -> str:
+    """The message of the commit that takes ``commit`` (``action_id``'s) back."""
+    lines = [
+        _one_line(f'Revert "{label}"', 72),
+        "",
+        f"This reverts the paths of commit {commit} ({action_id}).",
+        "",
+        f"Redline-Action: {action_id}",
+    ]
+    if reviewer:
+        lines.append(f"Redline-Reviewer: {_one_line(reviewer)}")
+    return "\n".join(lines) + "\n"
+
+
+def index_changes(root: Path, repo_prefix: str, written: Preview) -> list[IndexChange]:
+    """What ``written`` did, as :class:`~redline.workspace.git.IndexChange` s."""
+    from redline.workspace.git import IndexChange
+    from redline.workspace.preview import encode_text
+
+    def disk(rel: str) -> tuple[bytes | None, bool]:
+        try:
+            path = Path(root) / rel
+            info = path.lstat()
+            return path.read_bytes(), bool(info.st_mode & 0o100)
+        except OSError:
+            return None, False
+
+    changes: list[IndexChange] = []
+    for change in written.changes:
+        if isinstance(change, FileModify):
+            before = encode_text(change.old_text, change.encoding) if change.old_text else None
+            after = encode_text(change.new_text, change.encoding)
+            changes.append(IndexChange("modify", repo_prefix + change.path, before, after))
+        elif isinstance(change, FileCreate):
+            after = encode_text(change.new_text, change.encoding)
+            executable = disk(change.path)[1]
+            changes.append(
+                IndexChange("create", repo_prefix + change.path, None, after, executable=executable)
+            )
+        elif isinstance(change, FileDelete):
+            changes.append(IndexChange("delete", repo_prefix + change.path))
+        elif isinstance(change, FileRename):
+            data, executable = disk(change.new_path)
+            changes.append(
+                IndexChange(
+                    "rename",
+                    repo_prefix + change.new_path,
+                    after=data,
+                    old_path=repo_prefix + change.old_path,
+                    executable=executable,
+                )
+            )
+    return changes
+
+
+def reviewer_of(root: Path) -> str:
+    """git's user (``Name <email>``), else the login name, else ""."""
+    from redline.workspace.git import GitError, ident, repo_of
+
+    repo = repo_of(root)
+    if repo is not None:
+        try:
+            return ident(repo)
+        except GitError:
+            pass
+    try:
+        import getpass
+
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
+
+
+def _git_step(root: Path, items: list[Decided], notes: list[str]) -> str | None:
+    """Stage or commit what ``items`` wrote, as ``[git] on_apply`` says; the commit made."""
+    from redline.config import ConfigError, git_settings
+    from redline.workspace.git import GitError, commit_changes, repo_of, update_index
+
+    try:
+        settings = git_settings(root)
+    except ConfigError as exc:
+        notes.append(f"git: {exc}; nothing was staged")
+        return None
+    notes.extend(f"git: {warning}" for warning in settings.warnings)
+    if settings.on_apply == "none":
+        return None
+    repo = repo_of(root)
+    if repo is None:
+        notes.append(
+            f"git: {root} is not in a git working tree; nothing was {_DONE[settings.on_apply]}"
+        )
+        return None
+    changes: list[IndexChange] = []
+    for item in items:
+        if item.written is not None:
+            changes.extend(index_changes(root, repo.prefix, item.written))
+    if not changes:
+        return None
+    what = ", ".join(i.action_id for i in items)
+    try:
+        if settings.on_apply == "stage":
+            conflicts = update_index(repo, changes)
+            if conflicts:
+                notes.append(
+                    "git: not staged, the staged text differs where the change goes: "
+                    + ", ".join(conflicts)
+                )
+            else:
+                notes.append(f"git: staged {what}.")
+            return None
+        from redline.workspace.git import ident
+
+        try:
+            reviewer = ident(repo)
+        except GitError:
+            reviewer = ""
+        outcome = commit_changes(repo, changes, commit_message(items, reviewer))
+    except GitError as exc:
+        notes.append(f"git: {exc}; the change is applied but not {_DONE[settings.on_apply]}")
+        return None
+    if outcome.commit is not None:
+        notes.append(f"git: committed {what} as {outcome.commit[:12]}.")
+    elif outcome.hook_failed:
+        notes.append(
+            f"git: the commit was refused, so {what} is applied and "
+            + ("staged" if outcome.staged else "not staged")
+            + f", not committed: {outcome.hook_failed}"
+        )
+    elif outcome.empty:
+        notes.append(f"git: nothing to commit for {what} (already committed).")
+    if outcome.conflicts:
+        notes.append(
+            "git: the staged text of "
+            + ", ".join(outcome.conflicts)
+            + " differs where the change goes; left as it was"
+        )
+    return outcome.commit
+
+
+def record(root: Path, decided: Decided, *, batch: GitBatch | None = None) -> list[str]:
+    """Log ``decided`` and do ``[git] on_apply``'s part; the lines to tell the person.
+
+    With ``batch``, an apply is only collected: :func:`finish_batch` commits and logs.
+    """
+    notes: list[str] = []
+    commit: str | None = None
+    if decided.decision == "apply" and decided.written is not None:
+        if batch is not None:
+            batch.items.append(decided)
+            return notes
+        try:
+            commit = _git_step(root, [decided], notes)
+        except Exception as exc:  # never turn a done apply into a failure
+            log.exception("git step after %s failed", decided.action_id)
+            notes.append(f"git: {exc}")
+    _log(root, [decided], commit, notes)
+    return notes
+
+
+def finish_batch(batch: GitBatch) -> list[str]:
+    """Commit (or stage) everything the batch applied as one; log each decision."""
+    notes: list[str] = []
+    if not batch.items:
+        return notes
+    commit: str | None = None
+    try:
+        commit = _git_step(batch.root, batch.items, notes)
+    except Exception as exc:
+        log.exception("git step of a batch failed")
+        notes.append(f"git: {exc}")
+    _log(batch.root, batch.items, commit, notes)
+    batch.items.clear()
+    return notes
+
+
+def _log(root: Path, items: list[Decided], commit: str | None, notes: list[str]) -> None:
+    from redline.workspace.decisions import DecisionRecord, DecisionsError, append
+
+    reviewer = reviewer_of(root) if any(i.resolved_by in ("person", "human") for i in items) else ""
+    for item in items:
+        try:
+            append(
+                root,
+                DecisionRecord(
+                    id=item.action_id,
+                    label=item.label,
+                    source=item.source,
+                    decision=_DECISION_WORDS.get(item.decision, item.decision),
+                    edited=item.edited,
+                    reason=item.reason,
+                    resolved_by="person" if item.resolved_by == "human" else item.resolved_by,
+                    reviewer=reviewer if item.resolved_by in ("person", "human") else "",
+                    time=time.time(),
+                    commit=commit,
+                    files=tuple(item.written.paths) if item.written is not None else (),
+                ),
+            )
+        except DecisionsError as exc:
+            notes.append(f"redline: {exc}")
+
+
+def undo_note(root: Path, action_id: str, label: str, commit: str | None) -> None:
+    """Log that ``action_id``'s apply was undone (``commit``: the revert, if one was made)."""
+    from redline.workspace.decisions import DecisionRecord, DecisionsError, append
+
+    try:
+        append(
+            root,
+            DecisionRecord(
+                id=action_id,
+                label=label,
+                source="",
+                decision="undone",
+                edited=False,
+                reason="",
+                resolved_by="person",
+                reviewer=reviewer_of(root),
+                time=time.time(),
+                commit=commit,
+            ),
+        )
+    except DecisionsError:
+        log.warning("could not log the undo of %s", action_id)
+
+
+__all__ = [
+    "Decided",
+    "GitBatch",
+    "commit_message",
+    "finish_batch",
+    "index_changes",
+    "record",
+    "revert_message",
+    "reviewer_of",
+    "undo_note",
+]

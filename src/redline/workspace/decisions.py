@@ -1,0 +1,179 @@
+"""The decisions log: every applied or discarded action of a workspace, kept for good.
+
+``redline log`` reads it. The queue's resolved log is bounded (retention prunes it); this
+one is append-only and never pruned, one JSON object a line. Like the used-id set it lives
+in the user's state folder, not in the workspace (whoever can write the workspace could
+rewrite it there): ``decisions/<sha256 of the workspace's resolved root>.jsonl``.
+
+Appends take a ``flock`` on the file, write one line with ``O_APPEND`` and ``fsync`` it,
+so concurrent redline processes never interleave lines. Reading skips (and counts) lines
+that are not a decision: the file is data, never trusted to be well formed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from redline.paths import UserDirError, user_state_dir
+
+DECISIONS_DIR = "decisions"
+#: The fields of one decision, in the order ``redline log --json`` prints them.
+FIELDS = (
+    "id",
+    "label",
+    "source",
+    "decision",
+    "edited",
+    "reason",
+    "resolved_by",
+    "reviewer",
+    "time",
+    "commit",
+)
+MAX_LINE = 1024 * 1024
+
+
+class DecisionsError(OSError):
+    """The decisions log cannot be read or written; the message names the file and cause."""
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One line of the log. ``decision``: ``applied``, ``discarded`` or ``undone``;
+    ``time``: seconds since the epoch; ``commit``: the commit made for it, or None."""
+
+    id: str
+    label: str
+    source: str
+    decision: str
+    edited: bool
+    reason: str
+    resolved_by: str
+    reviewer: str
+    time: float
+    commit: str | None = None
+    files: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["files"] = list(self.files)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object) -> DecisionRecord | None:
+        """The record a line holds, or None when it is not one."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            commit = data.get("commit")
+            files = data.get("files", [])
+            record = cls(
+                id=_str(data["id"]),
+                label=_str(data["label"]),
+                source=_str(data["source"]),
+                decision=_str(data["decision"]),
+                edited=bool(data["edited"]) if isinstance(data["edited"], bool) else False,
+                reason=_str(data.get("reason", "")),
+                resolved_by=_str(data.get("resolved_by", "")),
+                reviewer=_str(data.get("reviewer", "")),
+                time=float(data["time"]),
+                commit=None if commit is None else _str(commit),
+                files=tuple(_str(f) for f in files) if isinstance(files, list) else (),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+        return record
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def log_path(root: Path) -> Path:
+    """Where ``root``'s decisions are kept (the state folder, keyed by the resolved root)."""
+    key = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()
+    try:
+        base = user_state_dir()
+    except UserDirError as exc:
+        raise DecisionsError(f"the decisions log has no home: {exc}") from None
+    return base / DECISIONS_DIR / f"{key}.jsonl"
+
+
+def append(root: Path, record: DecisionRecord) -> None:
+    """Add ``record`` to ``root``'s log (one line, flushed to disk)."""
+    path = log_path(root)
+    line = json.dumps(record.to_dict(), ensure_ascii=True, separators=(",", ":")) + "\n"
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+    except OSError as exc:
+        raise DecisionsError(
+            f"cannot write the decisions log {path}: {exc.strerror or exc}"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        data = line.encode("ascii")
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    except OSError as exc:
+        raise DecisionsError(
+            f"cannot write the decisions log {path}: {exc.strerror or exc}"
+        ) from None
+    finally:
+        os.close(fd)
+
+
+def read(root: Path) -> tuple[list[DecisionRecord], int]:
+    """Every decision of ``root``, oldest first, and how many lines were not decisions."""
+    path = log_path(root)
+    records: list[DecisionRecord] = []
+    bad = 0
+    for raw in _lines(path):
+        try:
+            record = DecisionRecord.from_dict(json.loads(raw))
+        except ValueError:
+            record = None
+        if record is None:
+            bad += 1
+        else:
+            records.append(record)
+    return records, bad
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise DecisionsError(
+            f"cannot read the decisions log {path}: {exc.strerror or exc}"
+        ) from None
+    with os.fdopen(fd, "rb") as handle:
+        for raw in handle:
+            if len(raw) > MAX_LINE:
+                yield b"{}"  # counted as not a decision
+            elif raw.strip():
+                yield raw
+
+
+def commit_of(root: Path, action_id: str) -> str | None:
+    """The commit the newest ``applied`` decision of ``action_id`` made, if any."""
+    found: str | None = None
+    for record in read(root)[0]:
+        if record.id == action_id and record.decision == "applied":
+            found = record.commit
+    return found
