@@ -142,6 +142,25 @@ def _install_claude_hook(root: Path) -> None:
     install("claude", root, user=False, wait_seconds=600)
 
 
+def _decided(root: Path) -> None:
+    """One queued action, discarded with a reason naming the folder (for ``redline log``)."""
+    import asyncio
+
+    from redline.review.queued import resolve_queued
+
+    _queued(root)
+    with WorkspaceQueue(root) as queue:
+        result = asyncio.run(resolve_queued(queue, "pa-1", "discard", f"because {root.name}"))
+    assert not result.is_error, result.text
+
+
+PATCH = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hello\n+imported\n"
+
+
+def _patch_file(root: Path) -> None:
+    (root.parent / "change.patch").write_text(PATCH)
+
+
 def _check_ok(run: Run) -> None:
     assert run.code == 0, run.err
 
@@ -282,6 +301,24 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         setup=_install_claude_hook,
     ),
+    "redline log": Scenario(
+        ["log"],
+        ["--json"],
+        lambda r: (
+            _check_ok(r),
+            ("because target" in r.out and "because decoy" not in r.out) or _fail(r),
+        ),
+        setup=_decided,
+    ),
+    "redline pending import": Scenario(
+        ["pending", "import"],
+        ["{tmp}/change.patch", "--patch"],
+        lambda r: (
+            _check_ok(r),
+            (len(_pending(r.target)) == 1 and _pending(r.decoy) == []) or _fail(r),
+        ),
+        setup=_patch_file,
+    ),
     "redline mcp": Scenario(
         ["mcp"],
         [],
@@ -355,7 +392,10 @@ def test_the_command_acts_on_the_C_folder(
     seen: dict[str, Any] = {}
     scenario.patch(monkeypatch, seen)
     monkeypatch.chdir(roots["decoy"])
-    argv = [arg.replace("{plan}", str(tmp_path / "plan.json")) for arg in placed[where]]
+    argv = [
+        arg.replace("{plan}", str(tmp_path / "plan.json")).replace("{tmp}", str(tmp_path))
+        for arg in placed[where]
+    ]
     code = main(argv)
     out, err = capfd.readouterr()
     scenario.check(Run(code, out, err, roots["target"], roots["decoy"], seen))
