@@ -221,15 +221,17 @@ class QueueClaims(QueueResolved):
         )
         return record
 
-    def drop_unusable(self, action_id: str, reason: str = "") -> str:
-        """Remove a record that cannot be read or verified (never acted on); say what was done."""
+    @contextlib.contextmanager
+    def _held_now(self, action_id: str) -> Iterator[None]:
+        """``action_id``'s claim lock, taken at once, without reading the record: for
+        removing records that were never acted on. ActionBusy while another process holds
+        it (it may be between logging a resolution and removing the record)."""
         check_id(action_id)
-        folder = self._fd(CLAIMS)
         fd = os.open(
             f"{action_id}.lock",
             os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
             0o600,
-            dir_fd=folder,
+            dir_fd=self._fd(CLAIMS),
         )
         try:
             try:
@@ -238,6 +240,13 @@ class QueueClaims(QueueResolved):
                 raise ActionBusy(
                     f"{action_id} is being resolved by another redline process right now."
                 ) from None
+            yield
+        finally:
+            os.close(fd)
+
+    def drop_unusable(self, action_id: str, reason: str = "") -> str:
+        """Remove a record that cannot be read or verified (never acted on); say what was done."""
+        with self._held_now(action_id):
             if not storage.exists(self._fd(ACTIONS), record_name(action_id)):
                 raise self._gone(action_id)
             if id_number(action_id) in self._used():
@@ -256,8 +265,6 @@ class QueueClaims(QueueResolved):
                 )
             )
             self._remove_record(action_id)
-        finally:
-            os.close(fd)
         return f"Removed the unusable queue record {action_id}; nothing was applied."
 
     def discard_record(

@@ -12,7 +12,8 @@ import builtins
 import contextlib
 import os
 
-from redline.workspace.queue.base import ACTIONS, CONTENTS, REQUESTS, RESOLVED
+from redline.workspace.queue import storage
+from redline.workspace.queue.base import ACTIONS, CONTENTS, REQUESTS, RESOLVED, record_name
 from redline.workspace.queue.claims import QueueClaims
 from redline.workspace.queue.records import (
     ActionBusy,
@@ -133,8 +134,13 @@ class QueueReconcile(QueueClaims):
         with contextlib.suppress(QueueRecordError):
             resolved = self.resolution(record.id)
         if resolved is not None:
-            self._mark_used(record.id)
-            self._remove_record(record.id)
+            # Under its claim: a resolver that logged the resolution and is about to remove
+            # the record itself holds it (ActionBusy: not a leftover, skipped).
+            with self._held_now(record.id):
+                if not storage.exists(self._fd(ACTIONS), record_name(record.id)):
+                    return []  # its resolver removed it meanwhile
+                self._mark_used(record.id)
+                self._remove_record(record.id)
             return [f"{record.id} had already been resolved; removed its leftover record."]
         if record.replaces and record.replaces in ids:
             try:
