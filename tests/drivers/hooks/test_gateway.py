@@ -251,17 +251,21 @@ def test_a_crash_blocks(
 
 
 def test_missing_redline_binary_blocks_through_the_installed_guard(tmp_path: Path) -> None:
-    """The installed command is `PATH hook claude || exit 2`: a missing binary (127) → 2."""
+    """The installed guard: a missing binary (127) or a killed redline → exit 2 *with a
+    reason on stderr* (Codex and Gemini CLI allow a silent exit 2), nothing on stdout."""
     import subprocess
 
     from redline.drivers.hooks.install import hook_command as installed
 
-    command = installed("claude", str(tmp_path / "gone" / "redline"))
-    done = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, check=False)
-    assert done.returncode == 2
-    killed = installed("claude", "sh -c 'kill -9 $$'")
-    done = subprocess.run(["sh", "-c", killed], input=b"{}", capture_output=True, check=False)
-    assert done.returncode == 2
+    for agent in ("claude", "codex", "gemini"):
+        for base in (str(tmp_path / "gone" / "redline"), "sh -c 'kill -9 $$'"):
+            command = installed(agent, base)
+            done = subprocess.run(
+                ["bash", "-c", command], input=b"{}", capture_output=True, check=False
+            )
+            assert done.returncode == 2
+            assert done.stdout == b""
+            assert b"redline hook failed: the tool call is blocked" in done.stderr
 
 
 def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: Path) -> None:
