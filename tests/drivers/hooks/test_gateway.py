@@ -297,3 +297,28 @@ def test_a_rule_over_sources_decides_a_hook_action(
     assert output["permissionDecisionReason"] == "Discarded by the reviewer: write docs by hand"
     assert queue.list() == []
     assert queue.resolution("pa-1").rule == "no agent writes docs"  # type: ignore[union-attr]
+
+
+def test_without_a_rules_file_a_reviewed_call_does_not_load_the_rules_engine(
+    root: Path, isolated_user_config: Path
+) -> None:
+    """Start-up of a reviewed call: no rules file (user or workspace) → `redline.rules` is
+    never imported (`python -X importtime`); the call times out at once and hands over."""
+    import os
+    import subprocess
+
+    (isolated_user_config / "config.toml").write_text(
+        "[hooks]\nwait_seconds = 0.01\n", encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
+        input=recorded("pre-write.json", root),
+        capture_output=True,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "still pending review in redline as pa-1" in done.stdout.decode()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert "redline.review.session" in imported
+    assert not {"redline.rules", "pydantic"} & imported

@@ -214,6 +214,8 @@ class HookCall:
         return await self._answer(queue, self._action_id, outcome)
 
     async def _rules(self, session: Any, action: Any) -> Any:
+        if not _rule_files_exist(self.root):
+            return None  # no rules: the rules engine is not even imported (hook start-up)
         from redline.review.session import Decision, Verb
         from redline.rules import ActionFacts, RuleSet, decide_and_resolve
 
@@ -500,6 +502,19 @@ class HookCall:
             f"version itself, so this call is not needed; do not write it again.{reason}" + detail,
             action_id=action_id,
         )
+
+
+def _rule_files_exist(root: Path) -> bool:
+    """Whether a rules file may be there (user or workspace; anything at the path counts,
+    so an unreadable or odd one still reaches the rules engine, which reports it)."""
+    import os
+
+    from redline.paths import user_config_dir
+    from redline.workspace.state import state_dir
+
+    return any(
+        os.path.lexists(folder / "rules.toml") for folder in (user_config_dir(), state_dir(root))
+    )
 
 
 def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
