@@ -177,3 +177,50 @@ def test_killing_redline_mid_wait_blocks_the_edit(run: Run) -> None:
     [result] = function_outputs(run.server.model_requests[1])
     assert "redline hook failed" in result
     assert json.dumps(result)  # the model was told why
+
+
+MULTI = (
+    "*** Begin Patch\n*** Add File: new.txt\n+brand new\n*** Update File: hello.txt\n@@\n"
+    "-hello\n+hello world\n*** End Patch\n"
+)
+
+
+def test_a_patch_over_two_files_applied_in_part(run: Run) -> None:
+    """One action per file; the discarded one is left out of the patch Codex applies, and
+    the model hears which file was not written and why."""
+    run.server.enqueue_tool_call("apply_patch", MULTI)
+    run.server.enqueue_text("done")
+    agent = start_codex(run)
+    wait_pending(run.workspace, agent)
+    from redline.review.follower import follow
+    from redline.workspace.queue import WorkspaceQueue
+
+    queue = WorkspaceQueue(run.workspace)
+    try:
+        import threading
+
+        changed = threading.Event()
+        stop = follow(queue, changed.set)
+        while len(queue.list()) < 2:
+            assert changed.wait(60), "the second file was not queued"
+            changed.clear()
+        stop()
+        by_file = {r.label.split()[1]: r.id for r in queue.list()}
+    finally:
+        queue.close()
+    assert set(by_file) == {"new.txt", "hello.txt"}
+    discarded = redline(
+        run.workspace, "pending", "discard", by_file["new.txt"], "--reason", "no new files"
+    )
+    assert discarded.returncode == 0, discarded.stderr
+    applied = redline(run.workspace, "pending", "apply", by_file["hello.txt"])
+    assert applied.returncode == 0, applied.stderr
+    finish(agent)
+    assert (run.workspace / "hello.txt").read_text(encoding="utf-8") == "hello world\n"
+    assert not (run.workspace / "new.txt").exists()
+    [result] = function_outputs(run.server.model_requests[1])
+    assert "new.txt: not written. Discarded by the reviewer: no new files" in result
+    assert "hello.txt: applied as proposed" in result
+    undone = redline(run.workspace, "undo")
+    assert undone.returncode == 0, undone.stderr + undone.stdout
+    assert (run.workspace / "hello.txt").read_text(encoding="utf-8") == "hello\n"

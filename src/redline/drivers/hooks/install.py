@@ -266,11 +266,11 @@ def uninstall(agent: str, root: Path, *, user: bool) -> tuple[Path, bool]:
         trusted = trust_entries(path.resolve(), data, _codex_ours)
     if not _remove_ours(data, agent, path):
         return path, False
-    write_json(path, data)
-    if trusted:
+    if trusted:  # first: an unreadable config.toml then leaves both files as they were
         from redline.drivers.hooks.codex_trust import set_trust
 
         set_trust({}, remove=trusted)  # redline's trust entries only, where they still match
+    write_json(path, data)
     return path, True
 
 
