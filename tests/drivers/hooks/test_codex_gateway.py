@@ -221,3 +221,37 @@ def test_a_malformed_codex_payload_blocks_with_the_cause() -> None:
     rendered = hook_command.handle("codex", b'{"hook_event_name": "PreToolUse"}')
     assert rendered.code == 2 and rendered.stdout == ""
     assert "redline: blocked: hook payload: `tool_name` is missing" in rendered.stderr
+
+
+def test_an_edit_codex_cannot_write_exactly_is_refused_and_stays_pending(
+    root: Path, queue: WorkspaceQueue
+) -> None:
+    future = start_hook(recorded("PreToolUse.apply_patch.update.json", root))
+    [record] = pending(queue)
+    from redline.workspace.preview import FileModify, Preview
+    from redline.workspace.queue import ActionDraft
+
+    [change] = record_preview(queue, record).changes
+    with queue.claim(record.id) as claim:
+        new = claim.replace(
+            ActionDraft(
+                label=record.label,
+                source=record.source,
+                source_tool_name=record.source_tool_name,
+                preview=Preview(
+                    [FileModify("hello.txt", change.old_sha256, "hello\n", "no final newline")]
+                ),
+                details=record.details,
+                applied_by="owner",
+            ),
+            resolved_by="person",
+        )
+    # The hook refuses the apply (its owner-request answer carries no text: the asking
+    # process only learns that nothing was applied).
+    refused = decide(queue, new.id, "apply")
+    assert refused.is_error and "nothing was applied" in refused.text
+    assert not future.done() and queue.get(new.id) is not None  # still pending
+    decide(queue, new.id, "discard", "never mind")
+    output = answer_of(future.result(30))
+    assert output["permissionDecisionReason"] == "Discarded by the reviewer: never mind"
+    assert (root / "hello.txt").read_text(encoding="utf-8") == "hello\n"

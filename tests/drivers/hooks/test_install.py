@@ -240,3 +240,16 @@ def test_gemini_install_uses_milliseconds_and_status_warns_about_project_trust(
     assert user["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == 630_000
     assert main(["hooks", "uninstall", "gemini", "-C", str(ws)]) == 0
     assert json.loads((ws / ".gemini" / "settings.json").read_text(encoding="utf-8")) == {}
+
+
+def test_codex_status_says_hooks_are_off(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["hooks", "install", "codex", "--user", "--trust-codex-hook", "-C", str(tmp_path)]
+    assert main(args) == 0
+    with (codex_home / "config.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n[features]\nhooks = false\n")
+    capsys.readouterr()
+    assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.startswith("codex: installed, but ") and "[features] hooks = false" in line

@@ -257,13 +257,27 @@ class HookCall:
 
         change = self._change
         if change is not None:
-            problem = self._journal(change)
+            problem = self._unwritable(change) or self._journal(change)
             if problem is not None:
                 return ToolResult.error(problem)
         self._settle("apply", reason)
         name = change.rel if change is not None else self.payload.tool_name
         return ToolResult.text_result(
             f"Allowed {self.payload.agent} to run {self.payload.tool_name} on {name} as reviewed."
+        )
+
+    def _unwritable(self, change: FileChange) -> str | None:
+        """Why the agent cannot write ``change`` exactly (the apply is refused, the action
+        stays pending for another edit or a discard), or None."""
+        if self.payload.agent != "codex" or change.delete:
+            return None
+        from redline.drivers.hooks.codex_patch import expressible
+
+        if expressible(change.new_text):
+            return None
+        return (
+            f"Codex cannot write this version of {change.rel} exactly: apply_patch ends every "
+            "file with a newline and writes no carriage returns. Edit it again, or discard it."
         )
 
     def _on_reject(self, reason: str) -> Any:
