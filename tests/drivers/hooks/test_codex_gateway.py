@@ -255,3 +255,26 @@ def test_an_edit_codex_cannot_write_exactly_is_refused_and_stays_pending(
     output = answer_of(future.result(30))
     assert output["permissionDecisionReason"] == "Discarded by the reviewer: never mind"
     assert (root / "hello.txt").read_text(encoding="utf-8") == "hello\n"
+
+
+def test_a_planted_notes_folder_is_not_followed(root: Path, tmp_path: Path) -> None:
+    """`.redline/` is untrusted: a link planted as the notes folder is neither written
+    through nor read (the hook then fails closed instead)."""
+    from redline.drivers.hooks.notes import leave_note, take_note
+    from redline.drivers.hooks.payload import parse_payload
+    from redline.workspace.state import StateFolderError
+
+    payload = parse_payload("codex", recorded("PreToolUse.apply_patch.update.json", root))
+    leave_note(root, payload, "told once")
+    assert take_note(root, payload) == "told once"
+    assert take_note(root, payload) == ""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    notes = root / ".redline" / "hooks" / "notes"
+    notes.rmdir()
+    notes.symlink_to(outside)
+    with pytest.raises(StateFolderError):
+        leave_note(root, payload, "secret")
+    assert list(outside.iterdir()) == []
+    (outside / "x").write_text("planted", encoding="utf-8")
+    assert take_note(root, payload) == ""
