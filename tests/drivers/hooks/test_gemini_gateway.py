@@ -166,3 +166,32 @@ def test_a_malformed_gemini_payload_blocks_with_nothing_on_stdout() -> None:
     rendered = hook_command.handle("gemini", b'{"hook_event_name": "BeforeTool", "tool_name": 3}')
     assert (rendered.code, rendered.stdout) == (2, "")
     assert "`tool_name` is a int, not a string" in rendered.stderr
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_an_unusable_queue_blocks_with_the_cause_and_nothing_on_stdout(
+    root: Path,
+    agent: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Fail closed for the other agents too: exit 2, the cause on stderr (Codex and Gemini
+    CLI allow a silent exit 2), and no JSON on stdout (Gemini CLI would obey it first)."""
+    import argparse
+    import io
+    import sys
+
+    from tests.drivers.hooks import test_codex_mapping
+
+    (root / ".redline").write_text("not a folder", encoding="utf-8")
+    raw = (
+        test_codex_mapping.recorded("PreToolUse.apply_patch.update.json", root)
+        if agent == "codex"
+        else recorded("BeforeTool.write_file.json", root)
+    )
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code = hook_command.run(argparse.Namespace(agent=agent))
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.startswith("redline: blocked: ") and len(err.strip()) > len("redline: blocked:")
+    assert (root / "hello.txt").read_text(encoding="utf-8") == "hello\n"
