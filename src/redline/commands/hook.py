@@ -85,5 +85,10 @@ def handle(agent: str, raw: bytes) -> Rendered:
 
     config = hook_settings(root)
     settings = HookSettings(config.wait_seconds, config.review_shell)
-    answer = asyncio.run(HookCall(root, payload, settings).run())
+    if agent == "codex":
+        from redline.drivers.hooks.codex import review_patch
+
+        answer = asyncio.run(review_patch(root, payload, settings))
+    else:
+        answer = asyncio.run(HookCall(root, payload, settings).run())
     return render(agent, payload.event, answer)

@@ -59,11 +59,28 @@ def run(args: argparse.Namespace) -> int:
             except ConfigError as exc:
                 print(f"redline hooks: {exc}", file=_err())
                 return EXIT_FAILED
-            path, changed = install(args.agent, root, user=args.user, wait_seconds=wait)
-            if changed:
-                print(f"Installed redline's {args.agent} hook in {path}.")
+            done = install(
+                args.agent,
+                root,
+                user=args.user,
+                wait_seconds=wait,
+                trust_codex_hook=args.trust_codex_hook,
+            )
+            if done.trust_step:
+                # Never "installed" for a hook the agent will skip.
+                print(
+                    f"Wrote redline's {args.agent} hook to {done.path}, but Codex will skip it "
+                    f"until you trust it.\n{done.trust_step}"
+                )
+                return EXIT_OK
+            if done.changed:
+                print(f"Installed redline's {args.agent} hook in {done.path}.")
             else:
-                print(f"redline's {args.agent} hook is already installed in {path}.")
+                print(f"redline's {args.agent} hook is already installed in {done.path}.")
+            if done.trust_recorded:
+                print(f"Recorded Codex's trust of the hook in {_codex_config()}.")
+            if done.advice:
+                print(done.advice)
             print(
                 "Start the agent as usual: every edit it tries waits for review in redline "
                 "(`redline` or `redline pending`)."
@@ -80,6 +97,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
 
 
+def _codex_config() -> object:
+    from redline.drivers.hooks.codex_trust import config_path
+
+    return config_path()
+
+
 def _err() -> TextIO:
     import sys
 
@@ -92,10 +115,19 @@ def _status_line(found: object) -> str:
     assert isinstance(found, Status)
     if found.note:
         where = found.note
+    elif found.skipped and len(found.skipped) == len(found.installed):
+        # never "installed" for a hook the agent will not run
+        where = "installed, but " + "; ".join(found.skipped)
     elif found.installed:
-        where = "installed in " + ", ".join(str(p) for p in found.installed)
+        skipped = {s.split(": ", 1)[0] for s in found.skipped}
+        running = [str(p) for p in found.installed if str(p) not in skipped]
+        where = "installed in " + ", ".join(running)
+        if found.skipped:
+            where += " (also " + "; ".join(found.skipped) + ")"
     else:
         where = "not installed"
+    if found.advice:
+        where += f" ({found.advice})"
     if found.version is None:
         version = "not found on PATH"
     elif found.tested:

@@ -42,6 +42,11 @@ OPTIONS = [
     {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
     {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
 ]
+#: codex-acp's options for a patch: the only way to say no is ``abort``.
+CODEX_OPTIONS = [
+    {"optionId": "approved", "name": "Yes", "kind": "allow_once"},
+    {"optionId": "abort", "name": "No, provide feedback", "kind": "reject_once"},
+]
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
@@ -282,10 +287,13 @@ class ScriptedAgent:
     def abs(self, path: str) -> str:
         return path if os.path.isabs(path) else str(self.cwd / path)
 
-    def permission(self, call_id: str, **tool: Any) -> str:
+    def permission(
+        self, call_id: str, options: list[dict[str, str]] | None = None, **tool: Any
+    ) -> str:
         params = {"sessionId": SESSION_ID, "toolCall": {"toolCallId": call_id, **tool}}
+        offered = {**params, "options": options or OPTIONS}
         try:
-            answer = self.conn.request("session/request_permission", {**params, "options": OPTIONS})
+            answer = self.conn.request("session/request_permission", offered)
         except RequestError as exc:
             self.record(event="permission", call=call_id, error=str(exc))
             return "error"
@@ -396,6 +404,25 @@ class ScriptedAgent:
                 Path(path).write_text(text.replace(step["old"], written, 1))
                 self.record(event="self_write", path=step["path"])
             update(tool_call_update(call_id, "completed" if chosen == "allow" else "failed"))
+        elif kind == "codex_edit":
+            # codex-acp 0.16: "Yes" or "abort" (No, provide feedback); abort ends the turn
+            # with stop reason `cancelled`, Codex's ReviewDecision::Abort.
+            path = self.abs(step["path"])
+            old = Path(path).read_text() if Path(path).exists() else None
+            update(tool_call(call_id, f"Edit {step['path']}", "edit"))
+            chosen = self.permission(
+                call_id,
+                CODEX_OPTIONS,
+                kind="edit",
+                title=f"Edit {step['path']}",
+                content=[diff(path, step["content"], old)],
+            )
+            if chosen == "approved":
+                Path(path).write_text(step["content"])
+                self.record(event="self_write", path=step["path"])
+            update(tool_call_update(call_id, "completed" if chosen == "approved" else "failed"))
+            if chosen == "abort":
+                return "cancelled"
         elif kind == "shell":
             title = f"Run {step['command']}"
             update(tool_call(call_id, title, "execute", rawInput={"command": step["command"]}))

@@ -244,6 +244,48 @@ def test_discarded_permission_answers_reject_once_and_reason_reaches_the_agent(
     assert undo_history(workspace) == []
 
 
+def test_codex_acp_abort_is_a_reject_and_its_cancelled_turn_a_normal_end(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """codex-acp offers only `abort` to say no, and ends the turn `cancelled` when it is
+    chosen: a reviewer's discard, so exit 0 and the reason in the follow-up prompt."""
+    steps = [{"do": "codex_edit", "path": "app.py", "content": "print('bye')\n"}]
+    code, events, heard, _ = run_exec(tmp_path, workspace, steps, resolver="discard-all")
+    assert code == 0
+    assert (workspace / "app.py").read_text() == "def main():\n    print('hi')\n"
+    assert {"event": "permission", "call": "call-1", "outcome": "abort"} in heard
+    prompts = [h["text"] for h in heard if h["event"] == "prompt"]
+    assert len(prompts) == 2
+    assert "Edit app.py: discarded. Reason: auto-discarded" in prompts[1]
+    assert of(events, "agent_end")[-1]["status"] == "done"
+
+
+def test_codex_acp_approved_edit_is_written(tmp_path: Path, workspace: Path) -> None:
+    steps = [{"do": "codex_edit", "path": "app.py", "content": "print('bye')\n"}]
+    code, _, heard, _ = run_exec(tmp_path, workspace, steps, resolver="apply-all")
+    assert code == 0
+    assert {"event": "permission", "call": "call-1", "outcome": "approved"} in heard
+    assert (workspace / "app.py").read_text() == "print('bye')\n"
+
+
+def test_the_reject_option_is_chosen_by_kind_then_by_what_it_says() -> None:
+    from acp import schema
+
+    from redline.drivers.acp.held import reject_option
+
+    def options(*pairs: tuple[str, str, str]) -> list[schema.PermissionOption]:
+        return [schema.PermissionOption(option_id=i, name=n, kind=k) for i, n, k in pairs]  # type: ignore[arg-type]
+
+    both = options(
+        ("always-no", "Never", "reject_always"),
+        ("yes", "Yes", "allow_once"),
+        ("once-no", "No", "reject_once"),
+    )
+    assert reject_option(both) == "once-no"
+    assert reject_option(both[:2]) == "always-no"
+    assert reject_option(options(("yes", "Yes", "allow_once"))) is None
+
+
 def test_unverifiable_snippet_is_marked(tmp_path: Path, workspace: Path) -> None:
     steps = [{"do": "claude_edit", "path": "app.py", "old": "not there", "new": "x"}]
     code, events, _, _ = run_exec(tmp_path, workspace, steps, resolver="human")

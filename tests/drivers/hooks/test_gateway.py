@@ -251,17 +251,21 @@ def test_a_crash_blocks(
 
 
 def test_missing_redline_binary_blocks_through_the_installed_guard(tmp_path: Path) -> None:
-    """The installed command is `PATH hook claude || exit 2`: a missing binary (127) → 2."""
+    """The installed guard: a missing binary (127) or a killed redline → exit 2 *with a
+    reason on stderr* (Codex and Gemini CLI allow a silent exit 2), nothing on stdout."""
     import subprocess
 
     from redline.drivers.hooks.install import hook_command as installed
 
-    command = installed("claude", str(tmp_path / "gone" / "redline"))
-    done = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, check=False)
-    assert done.returncode == 2
-    killed = installed("claude", "sh -c 'kill -9 $$'")
-    done = subprocess.run(["sh", "-c", killed], input=b"{}", capture_output=True, check=False)
-    assert done.returncode == 2
+    for agent in ("claude", "codex", "gemini"):
+        for base in (str(tmp_path / "gone" / "redline"), "sh -c 'kill -9 $$'"):
+            command = installed(agent, base)
+            done = subprocess.run(
+                ["bash", "-c", command], input=b"{}", capture_output=True, check=False
+            )
+            assert done.returncode == 2
+            assert done.stdout == b""
+            assert b"redline hook failed: the tool call is blocked" in done.stderr
 
 
 def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: Path) -> None:
@@ -293,3 +297,28 @@ def test_a_rule_over_sources_decides_a_hook_action(
     assert output["permissionDecisionReason"] == "Discarded by the reviewer: write docs by hand"
     assert queue.list() == []
     assert queue.resolution("pa-1").rule == "no agent writes docs"  # type: ignore[union-attr]
+
+
+def test_without_a_rules_file_a_reviewed_call_does_not_load_the_rules_engine(
+    root: Path, isolated_user_config: Path
+) -> None:
+    """Start-up of a reviewed call: no rules file (user or workspace) → `redline.rules` is
+    never imported (`python -X importtime`); the call times out at once and hands over."""
+    import os
+    import subprocess
+
+    (isolated_user_config / "config.toml").write_text(
+        "[hooks]\nwait_seconds = 0.01\n", encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
+        input=recorded("pre-write.json", root),
+        capture_output=True,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "still pending review in redline as pa-1" in done.stdout.decode()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert "redline.review.session" in imported
+    assert not {"redline.rules", "pydantic"} & imported

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from redline.cli import main
-from redline.drivers.hooks.install import install, uninstall
+from redline.drivers.hooks.install import hook_command, install, uninstall
 
 BASE = "/opt/redline/bin/redline"
 
@@ -31,14 +31,18 @@ def test_install_merges_keeping_the_users_keys_in_order(tmp_path: Path) -> None:
         json.dumps({"model": "x", **mine, "permissions": {"allow": ["Bash(ls)"]}}),
         encoding="utf-8",
     )
-    path, changed = install("claude", tmp_path, user=False, wait_seconds=600, base=BASE)
-    assert changed and path == folder / "settings.local.json"
+    done = install("claude", tmp_path, user=False, wait_seconds=600, base=BASE)
+    assert done.changed and done.path == folder / "settings.local.json"
     data = settings(tmp_path)
     assert list(data) == ["model", "hooks", "permissions"]
     pre = data["hooks"]["PreToolUse"]  # type: ignore[index]
     assert pre[0] == mine["hooks"]["PreToolUse"][0]
     ours = pre[1]["hooks"][0]
-    assert ours == {"type": "command", "command": f"{BASE} hook claude || exit 2", "timeout": 630}
+    assert ours == {"type": "command", "command": hook_command("claude", BASE), "timeout": 630}
+    assert ours["command"] == (
+        f"{BASE} hook claude || {{ echo 'redline hook failed: the tool call is blocked until "
+        "redline can review it' >&2; exit 2; }"
+    )
     assert "Write" in pre[1]["matcher"] and "Edit" in pre[1]["matcher"]
     assert data["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == ours["command"]  # type: ignore[index]
 
@@ -46,7 +50,7 @@ def test_install_merges_keeping_the_users_keys_in_order(tmp_path: Path) -> None:
 def test_install_is_idempotent_and_uninstall_removes_only_ours(tmp_path: Path) -> None:
     install("claude", tmp_path, user=False, wait_seconds=600, base=BASE)
     first = (tmp_path / ".claude" / "settings.local.json").read_bytes()
-    assert install("claude", tmp_path, user=False, wait_seconds=600, base=BASE)[1] is False
+    assert install("claude", tmp_path, user=False, wait_seconds=600, base=BASE).changed is False
     assert (tmp_path / ".claude" / "settings.local.json").read_bytes() == first
     data = settings(tmp_path)
     data["hooks"]["PreToolUse"].append(  # type: ignore[index]
@@ -88,20 +92,164 @@ def test_cli_install_status_uninstall(
     assert main(["hooks", "install", "claude", "-C", str(tmp_path)]) == 0
     assert "Installed redline's claude hook in" in capsys.readouterr().out
     command = settings(tmp_path)["hooks"]["PreToolUse"][0]["hooks"][0]["command"]  # type: ignore[index]
-    assert command.endswith(" hook claude || exit 2") and command.startswith("/")
+    assert " hook claude || { echo " in command and command.startswith("/")
     assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("claude: installed in ") and "not found on PATH" in lines[0]
-    assert lines[1].startswith("codex: not supported by redline yet")
+    assert lines[1].startswith("codex: not installed;")
     assert main(["hooks", "uninstall", "claude", "-C", str(tmp_path)]) == 0
     assert "Removed redline's claude hook" in capsys.readouterr().out
     assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
     assert capsys.readouterr().out.startswith("claude: not installed;")
 
 
-def test_codex_and_gemini_say_they_are_not_supported_yet(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+# -- Codex ---------------------------------------------------------------------------
+@pytest.fixture
+def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    return home
+
+
+def test_codex_project_hooks_need_a_trusted_project(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["hooks", "install", "codex", "-C", str(tmp_path)]) == 1
-    assert "codex is not supported yet" in capsys.readouterr().err
-    assert not (tmp_path / ".codex").exists()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert main(["hooks", "install", "codex", "-C", str(ws)]) == 1
+    err = capsys.readouterr().err
+    assert "is not trusted" in err and "--user" in err and "Nothing was changed" in err
+    assert not (ws / ".codex").exists()
+
+
+def test_codex_install_prints_the_trust_step_and_never_says_installed(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.e2e.agents import codex_hook_hash
+
+    (codex_home / "config.toml").write_text('# my config\nmodel = "gpt-5.5"\n', encoding="utf-8")
+    assert main(["hooks", "install", "codex", "--user", "-C", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Wrote redline's codex hook to") and "Codex will skip it" in out
+    assert "Installed" not in out
+    data = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
+    group = data["hooks"]["PreToolUse"][0]
+    assert group["matcher"] == "apply_patch" and group["hooks"][0]["timeout"] == 630
+    key = f"{(codex_home / 'hooks.json').resolve()}:pre_tool_use:0:0"
+    digest = codex_hook_hash("pre_tool_use", group, group["hooks"][0])  # Codex's own, observed
+    assert f'[hooks.state."{key}"]\ntrusted_hash = "{digest}"' in out
+    assert (codex_home / "config.toml").read_text(encoding="utf-8") == (
+        '# my config\nmodel = "gpt-5.5"\n'
+    )  # nothing recorded without --trust-codex-hook
+    assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert (
+        line.startswith("codex: installed, but ") and "Codex will skip it until you trust" in line
+    )
+
+
+def test_codex_trust_is_recorded_only_when_asked_and_removed_with_the_hook(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    from tests.e2e.agents import codex_trust_state
+
+    (codex_home / "config.toml").write_text('# keep me\nmodel = "gpt-5.5"\n', encoding="utf-8")
+    args = ["hooks", "install", "codex", "--user", "--trust-codex-hook", "-C", str(tmp_path)]
+    assert main(args) == 0
+    assert "Recorded Codex's trust" in capsys.readouterr().out
+    text = (codex_home / "config.toml").read_text(encoding="utf-8")
+    assert text.startswith('# keep me\nmodel = "gpt-5.5"\n')
+    hooks_path = (codex_home / "hooks.json").resolve()
+    expected = tomllib.loads(
+        codex_trust_state(hooks_path, json.loads(hooks_path.read_text(encoding="utf-8")))
+    )
+    assert tomllib.loads(text)["hooks"] == expected["hooks"]
+    assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.startswith(f"codex: installed in {codex_home / 'hooks.json'};")
+    assert main(args) == 0  # idempotent
+    assert (codex_home / "config.toml").read_text(encoding="utf-8") == text
+    assert main(["hooks", "uninstall", "codex", "--user", "-C", str(tmp_path)]) == 0
+    assert (codex_home / "config.toml").read_text(encoding="utf-8") == (
+        '# keep me\nmodel = "gpt-5.5"\n'
+    )
+    assert "hooks" not in json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
+
+
+def test_codex_project_install_in_a_trusted_project(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (codex_home / "config.toml").write_text(
+        f'[projects."{ws.resolve()}"]\ntrust_level = "trusted"\n', encoding="utf-8"
+    )
+    args = ["hooks", "install", "codex", "--trust-codex-hook", "-C", str(ws)]
+    assert main(args) == 0
+    assert (ws / ".codex" / "hooks.json").is_file()
+    assert str((ws / ".codex" / "hooks.json").resolve()) in (codex_home / "config.toml").read_text(
+        encoding="utf-8"
+    )
+    capsys.readouterr()
+    assert main(["hooks", "status", "-C", str(ws)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("codex: installed in ")
+
+
+def test_broken_codex_config_is_left_alone(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (codex_home / "config.toml").write_text("model = [oops", encoding="utf-8")
+    assert main(["hooks", "install", "codex", "--user", "-C", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "config.toml: not valid TOML" in err and "nothing was changed" in err
+    assert not (codex_home / "hooks.json").exists()
+
+
+# -- Gemini CLI ----------------------------------------------------------------------
+def test_gemini_install_uses_milliseconds_and_status_warns_about_project_trust(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert main(["hooks", "install", "gemini", "-C", str(ws)]) == 0
+    out = capsys.readouterr().out
+    assert "Installed redline's gemini hook" in out and "--skip-trust" in out
+    data = json.loads((ws / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    before = data["hooks"]["BeforeTool"][0]
+    assert before["matcher"].startswith("write_file|replace")
+    assert before["hooks"][0]["timeout"] == 630_000
+    assert data["hooks"]["AfterTool"][0]["hooks"][0]["command"] == before["hooks"][0]["command"]
+    assert main(["hooks", "status", "-C", str(ws)]) == 0
+    line = capsys.readouterr().out.splitlines()[2]
+    assert line.startswith("gemini: installed, but ") and "is trusted" in line
+    trusted = tmp_path / "home" / ".gemini" / "trustedFolders.json"
+    trusted.parent.mkdir(parents=True)
+    trusted.write_text(json.dumps({str(ws.resolve()): "TRUST_FOLDER"}), encoding="utf-8")
+    assert main(["hooks", "status", "-C", str(ws)]) == 0
+    line = capsys.readouterr().out.splitlines()[2]
+    assert line.startswith("gemini: installed in ") and "prefer --user" in line
+    assert main(["hooks", "install", "gemini", "--user", "-C", str(ws)]) == 0
+    user = json.loads((tmp_path / "home" / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    assert user["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == 630_000
+    assert main(["hooks", "uninstall", "gemini", "-C", str(ws)]) == 0
+    assert json.loads((ws / ".gemini" / "settings.json").read_text(encoding="utf-8")) == {}
+
+
+def test_codex_status_says_hooks_are_off(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["hooks", "install", "codex", "--user", "--trust-codex-hook", "-C", str(tmp_path)]
+    assert main(args) == 0
+    with (codex_home / "config.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n[features]\nhooks = false\n")
+    capsys.readouterr()
+    assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.startswith("codex: installed, but ") and "[features] hooks = false" in line

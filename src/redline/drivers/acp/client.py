@@ -29,7 +29,6 @@ import collections
 import contextlib
 import dataclasses
 import logging
-import sys
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
@@ -61,6 +60,7 @@ from redline.drivers.acp.held import (
     _ToolCall,
     _version,
     outcome_is_final,
+    rejected,
     resolution_prompt,
 )
 from redline.drivers.acp.mapping import (
@@ -71,7 +71,7 @@ from redline.drivers.acp.mapping import (
     full_file_change,
     read_disk,
 )
-from redline.drivers.acp.spec import AgentSpec
+from redline.drivers.acp.spec import AgentSpec, redline_mcp_server
 from redline.drivers.acp.wire import spawn_screened_agent
 from redline.review.events import ErrorEvent, EventStream, Notice
 from redline.review.result import ToolResult
@@ -88,30 +88,6 @@ if TYPE_CHECKING:
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
-
-
-def redline_mcp_server(root: Path) -> schema.McpServerStdio:
-    """redline's own MCP server (``redline mcp -C ROOT``), as offered in ``session/new``.
-
-    The command is this interpreter running ``redline.cli``, so the agent starts the same
-    redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on (the same settings), and
-    ``XDG_STATE_HOME`` when it is set, so the records the server signs verify with the state
-    key this process uses (without it the server finds the key through its home folder).
-    """
-    import os
-
-    from redline.paths import STATE_HOME_ENV, USER_CONFIG_ENV, user_config_dir
-
-    env = [schema.EnvVariable(name=USER_CONFIG_ENV, value=str(user_config_dir().absolute()))]
-    state_home = os.environ.get(STATE_HOME_ENV, "")
-    if os.path.isabs(state_home):
-        env.append(schema.EnvVariable(name=STATE_HOME_ENV, value=state_home))
-    return schema.McpServerStdio(
-        name="redline",
-        command=str(Path(sys.executable).absolute()),
-        args=["-m", "redline.cli", "mcp", "-C", str(root)],
-        env=env,
-    )
 
 
 class AcpAgent(Approvals):
@@ -379,6 +355,13 @@ class AcpAgent(Approvals):
     def waiting_only_on_review(self) -> bool:
         """Every request the agent holds open is a pending action (and there is one)."""
         return bool(self.held) and self.in_flight == len(self.held)
+
+    def ended_by_reject(self, stop_reason: str) -> bool:
+        """A turn ended ``cancelled`` right after a reviewer's reject, and nobody stopped the
+        agent: codex-acp's answer to its only reject option (``abort``), a normal end."""
+        with self._lock:
+            report = list(self._unreported)
+        return stop_reason == "cancelled" and not self._stopping and rejected(report)
 
     def take_unreported(self) -> list[Resolution]:
         with self._lock:
@@ -763,5 +746,6 @@ __all__ = [
     "AcpSource",
     "HeldRequest",
     "Resolution",
+    "redline_mcp_server",
     "resolution_prompt",
 ]

@@ -112,13 +112,38 @@ def _option(options: list[schema.PermissionOption], *kinds: str) -> str | None:
     return None
 
 
+_REJECT_WORDS = ("reject", "deny", "decline", "abort", "refuse", "no")
+
+
+def reject_option(options: list[schema.PermissionOption]) -> str | None:
+    """The option that says no for a person's discard: by kind (``reject_once``, then
+    ``reject_always``), else any option that reads as a refusal and does not allow.
+    codex-acp offers only ``abort`` ("No, provide feedback", kind ``reject_once``)."""
+    chosen = _option(options, "reject_once", "reject_always")
+    if chosen is not None:
+        return chosen
+    for option in options:
+        if str(option.kind).startswith("allow"):
+            continue
+        words = f"{option.option_id} {option.name}".lower().replace(",", " ").split()
+        if any(word in _REJECT_WORDS for word in words):
+            return option.option_id
+    return None
+
+
+def rejected(report: list[Resolution]) -> bool:
+    """Whether ``report`` (what the agent has not heard yet) holds a discard: then a turn
+    the agent ends ``cancelled`` is its answer to the reject, not an abort (codex-acp)."""
+    return any(item.decision.startswith("discard") for item in report)
+
+
 def _answer(
     outcome: _Outcome, options: list[schema.PermissionOption]
 ) -> schema.RequestPermissionResponse:
     if outcome.decision == "apply":
         option = _option(options, "allow_once", "allow_always")
     elif outcome.decision == "discard":
-        option = _option(options, "reject_once", "reject_always")
+        option = reject_option(options)
     else:
         option = None
     if option is None:

@@ -170,7 +170,7 @@ class AcpRun:
                 await asyncio.wait({task}, timeout=10.0)
             else:
                 self.waiting = False
-        if stop_reason == "cancelled":
+        if stop_reason == "cancelled" and not agent.ended_by_reject(stop_reason):
             return "aborted"
         if self.store.has_pending and self.resolver == "human":
             if not self.wait:

@@ -145,7 +145,7 @@ class AcpSession:
                 agent.watch_queue()
             for _ in range(MAX_PROMPTS):
                 stop_reason = await agent.prompt(text)
-                if stop_reason == "cancelled":
+                if stop_reason == "cancelled" and not agent.ended_by_reject(stop_reason):
                     status = "aborted"
                     break
                 report: list[Resolution] = agent.take_unreported()

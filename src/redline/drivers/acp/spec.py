@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp import schema
 
 
 class AgentSpecError(ValueError):
@@ -114,3 +119,27 @@ def check_executable(spec: AgentSpec) -> str:
     npm = _NPM_BY_EXECUTABLE.get(Path(program).name)
     hint = f"; install it with `npm install -g {npm}`" if npm else ""
     raise AgentSpecError(f"agent {spec.name}: program {program!r} not found on PATH{hint}")
+
+
+def redline_mcp_server(root: Path) -> schema.McpServerStdio:
+    """redline's own MCP server (``redline mcp -C ROOT``), as offered in ``session/new``.
+
+    The command is this interpreter running ``redline.cli``, so the agent starts the same
+    redline that reviews it; ``REDLINE_CONFIG_DIR`` is passed on (the same settings), and
+    ``XDG_STATE_HOME`` when it is set, so the records the server signs verify with the state
+    key this process uses (without it the server finds the key through its home folder).
+    """
+    from acp import schema
+
+    from redline.paths import STATE_HOME_ENV, USER_CONFIG_ENV, user_config_dir
+
+    env = [schema.EnvVariable(name=USER_CONFIG_ENV, value=str(user_config_dir().absolute()))]
+    state_home = os.environ.get(STATE_HOME_ENV, "")
+    if os.path.isabs(state_home):
+        env.append(schema.EnvVariable(name=STATE_HOME_ENV, value=state_home))
+    return schema.McpServerStdio(
+        name="redline",
+        command=str(Path(sys.executable).absolute()),
+        args=["-m", "redline.cli", "mcp", "-C", str(root)],
+        env=env,
+    )

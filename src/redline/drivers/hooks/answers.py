@@ -47,6 +47,9 @@ def render(agent: str, event: str, answer: Answer) -> Rendered:
         return blocked(answer.reason)
     if answer.kind == "pass":
         return Rendered("", "", 0)
+    if answer.kind == "deny" and not answer.reason.strip():
+        # Codex allows a deny whose reason is empty: never send one
+        answer = Answer("deny", "Blocked by redline.", action_id=answer.action_id)
     if agent in ("claude", "codex"):
         output: dict[str, object] = {
             "hookEventName": event,
@@ -57,6 +60,10 @@ def render(agent: str, event: str, answer: Answer) -> Rendered:
             output["updatedInput"] = answer.updated_input
         return Rendered(json.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
     if agent == "gemini":
+        if answer.kind == "allow" and answer.updated_input is not None:
+            # observed: the whole tool_input is replaced by this one (not merged)
+            output = {"hookEventName": event, "tool_input": answer.updated_input}
+            return Rendered(json.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
         decision = "allow" if answer.kind == "allow" else "deny"
         return Rendered(json.dumps({"decision": decision, "reason": answer.reason}) + "\n", "", 0)
     return blocked(f"no answer format for agent {agent!r}")
@@ -66,7 +73,9 @@ def render_post(agent: str, event: str, note: str) -> Rendered:
     """A post-tool hook's output: nothing, or the note for the model."""
     if not note:
         return Rendered("", "", 0)
-    if agent in ("claude", "codex"):
+    if agent == "codex":  # observed: the model reads the reason instead of the tool's text
+        return Rendered(json.dumps({"decision": "block", "reason": note}) + "\n", "", 0)
+    if agent == "claude":
         output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": note}}
         return Rendered(json.dumps(output) + "\n", note + "\n", 0)
     return Rendered("", note + "\n", 0)

@@ -54,8 +54,12 @@ def discarded(reason: str) -> Answer:
 def rewritten_input(payload: HookPayload, change: FileChange, approved: str) -> dict[str, Any]:
     """The tool input that makes the agent write exactly ``approved``."""
     tool_input = dict(payload.tool_input)
-    if change.tool == "Write":
+    if change.tool in ("Write", "write_file"):
         tool_input["content"] = approved
+    elif change.tool == "replace":  # Gemini CLI: the whole file is the text replaced
+        tool_input["old_string"] = change.old_text or ""
+        tool_input["new_string"] = approved
+        tool_input["allow_multiple"] = False
     elif change.tool == "Edit":
         tool_input["old_string"] = change.old_text or ""
         tool_input["new_string"] = approved
@@ -68,16 +72,25 @@ def rewritten_input(payload: HookPayload, change: FileChange, approved: str) -> 
 
 
 def can_rewrite(change: FileChange) -> bool:
-    return change.tool in ("Write", "Edit", "MultiEdit")
+    return change.tool in ("Write", "Edit", "MultiEdit", "write_file", "replace")
 
 
 class HookCall:
     """One pre-tool hook call waiting for review."""
 
-    def __init__(self, root: Path, payload: HookPayload, settings: HookSettings) -> None:
+    def __init__(
+        self,
+        root: Path,
+        payload: HookPayload,
+        settings: HookSettings,
+        *,
+        group: tuple[int, int] | None = None,
+    ) -> None:
         self.root = root
         self.payload = payload
         self.settings = settings
+        # (n, of): this call's file is the n-th of a patch touching several files.
+        self.group = group
         self._decided: asyncio.Future[tuple[str, str, str | None]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._change: FileChange | None = None
@@ -100,13 +113,22 @@ class HookCall:
             return Answer("pass")
         if change.old_text == change.new_text:
             return Answer("allow", f"redline: {change.rel} is unchanged by this call.")
+        return await self.review_change(change)
+
+    async def review_change(self, change: FileChange) -> Answer:
+        """Propose ``change`` and answer with its decision (one file of a Codex patch)."""
         self._change = change
         return await self._review(change)
+
+    @property
+    def change(self) -> FileChange | None:
+        """The change as finally approved (a person's edit replaces the proposal)."""
+        return self._change
 
     # -- review -------------------------------------------------------------------
     def _action(self, change: FileChange | None) -> Any:
         from redline.review.store import PendingAction
-        from redline.workspace.preview import FileCreate, FileModify, Preview
+        from redline.workspace.preview import FileCreate, FileDelete, FileModify, Preview
 
         payload = self.payload
         tool = f"hook:{payload.tool_name}"
@@ -130,15 +152,25 @@ class HookCall:
                 source_tool_name=tool,
                 kind="permission",
             )
+        label = f"{payload.tool_name} {change.rel}"
+        if self.group is not None:
+            details["group"] = payload.tool_use_id or payload.session_id
+            details["group_index"], details["group_size"] = self.group
+            label += f" ({self.group[0]}/{self.group[1]})"
         if change.old_text is None:
             preview = Preview([FileCreate(change.rel, change.new_text)])
         else:
             import hashlib
 
             old_sha = hashlib.sha256(change.old_text.encode("utf-8")).hexdigest()
-            preview = Preview([FileModify(change.rel, old_sha, change.old_text, change.new_text)])
+            if change.delete:
+                preview = Preview([FileDelete(change.rel, old_sha, change.old_text)])
+            else:
+                preview = Preview(
+                    [FileModify(change.rel, old_sha, change.old_text, change.new_text)]
+                )
         return PendingAction(
-            label=f"{payload.tool_name} {change.rel}",
+            label=label,
             apply=self._on_apply,
             reject=self._on_reject,
             details=details,
@@ -148,39 +180,42 @@ class HookCall:
         )
 
     async def _review(self, change: FileChange | None) -> Answer:
-        from redline.review.events import EventStream
-        from redline.review.session import ReviewSession
-        from redline.review.store import PendingActionStore
-        from redline.workspace.queue import Source, WorkspaceQueue
-
-        payload = self.payload
-        self._loop = asyncio.get_running_loop()
-        self._decided = self._loop.create_future()
-        queue = WorkspaceQueue(self.root)
-        source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
-        store = PendingActionStore(queue=queue, source=source)
-        session = ReviewSession(self.root, store, EventStream(payload.session_id))
-        session.on_remote = self._heard
-        session.on_removed_elsewhere = self._heard
+        queue, session = open_session(self.root, self.payload)
+        session.on_remote = self.heard
+        session.on_removed_elsewhere = self.heard
         try:
-            action = session.propose(self._action(change))
-            ruled = await self._rules(session, action)
-            if ruled is None:
-                loop = self._loop
-
-                def submit(coro: Coroutine[Any, Any, None]) -> object:
-                    return asyncio.run_coroutine_threadsafe(coro, loop)
-
-                session.follow(submit)
-            self._session, self._queue, self._action_id = session, queue, action.id
-            deadline = time.monotonic() + self.settings.wait_seconds
-            outcome = await self._wait(session, queue, deadline)
-            return await self._answer(queue, self._action_id, outcome)
+            if not await self.start(session, queue, change):
+                follow_queue(session)
+            return await self.finish()
         finally:
             session.close()
             queue.close()
 
+    async def start(self, session: Any, queue: Any, change: FileChange | None) -> bool:
+        """Propose ``change`` in ``session`` (several calls may share one: a Codex patch);
+        True when a rule decided it already."""
+        self._loop = asyncio.get_running_loop()
+        self._decided = self._loop.create_future()
+        self._change = change
+        self._session, self._queue = session, queue
+        action = session.propose(self._action(change))
+        self._action_id = action.id
+        ruled = await self._rules(session, action)
+        return ruled is not None
+
+    def owns(self, action_id: str) -> bool:
+        return action_id == self._action_id
+
+    async def finish(self) -> Answer:
+        """Wait for the decision (or hand the action over), then the agent's answer."""
+        session, queue = self._session, self._queue
+        deadline = time.monotonic() + self.settings.wait_seconds
+        outcome = await self._wait(session, queue, deadline)
+        return await self._answer(queue, self._action_id, outcome)
+
     async def _rules(self, session: Any, action: Any) -> Any:
+        if not _rule_files_exist(self.root):
+            return None  # no rules: the rules engine is not even imported (hook start-up)
         from redline.review.session import Decision, Verb
         from redline.rules import ActionFacts, RuleSet, decide_and_resolve
 
@@ -222,7 +257,7 @@ class HookCall:
 
         change = self._change
         if change is not None:
-            problem = self._journal(change)
+            problem = self._unwritable(change) or self._journal(change)
             if problem is not None:
                 return ToolResult.error(problem)
         self._settle("apply", reason)
@@ -231,11 +266,25 @@ class HookCall:
             f"Allowed {self.payload.agent} to run {self.payload.tool_name} on {name} as reviewed."
         )
 
+    def _unwritable(self, change: FileChange) -> str | None:
+        """Why the agent cannot write ``change`` exactly (the apply is refused, the action
+        stays pending for another edit or a discard), or None."""
+        if self.payload.agent != "codex" or change.delete:
+            return None
+        from redline.drivers.hooks.codex_patch import expressible
+
+        if expressible(change.new_text):
+            return None
+        return (
+            f"Codex cannot write this version of {change.rel} exactly: apply_patch ends every "
+            "file with a newline and writes no carriage returns. Edit it again, or discard it."
+        )
+
     def _on_reject(self, reason: str) -> Any:
         self._settle("discard", reason)
         return None
 
-    def _heard(self, _action: Any, resolution: Any) -> None:
+    def heard(self, _action: Any, resolution: Any) -> None:
         """Another process decided, replaced or removed the action."""
         if resolution is None:
             self._settle("removed", "")
@@ -269,7 +318,9 @@ class HookCall:
             )
         import hashlib
 
-        approved = hashlib.sha256(change.new_text.encode("utf-8")).hexdigest()
+        approved: str | None = hashlib.sha256(change.new_text.encode("utf-8")).hexdigest()
+        if change.delete:
+            approved = None
         try:
             begin_external(
                 self.root,
@@ -344,7 +395,7 @@ class HookCall:
             if self._decided.done():
                 return self._decided.result()
             if resolution is not None:
-                self._heard(None, resolution)
+                self.heard(None, resolution)
                 return await self._decided
         except QueueError as exc:
             return ("error", str(exc), None)
@@ -385,7 +436,7 @@ class HookCall:
                 "Applied with the reviewer's edits: the file gets the reviewer's version, "
                 "not exactly your proposal." + (f" Reason: {reason}" if reason.strip() else "")
             )
-        if change is None:
+        if change is None or self.payload.agent == "codex":  # codex: the patch is rebuilt
             return Answer("allow", text, action_id=action_id)
         updated = rewritten_input(self.payload, change, change.new_text)
         if not can_rewrite(change) and self._edited:
@@ -467,6 +518,42 @@ class HookCall:
         )
 
 
+def _rule_files_exist(root: Path) -> bool:
+    """Whether a rules file may be there (user or workspace; anything at the path counts,
+    so an unreadable or odd one still reaches the rules engine, which reports it)."""
+    import os
+
+    from redline.paths import user_config_dir
+    from redline.workspace.state import state_dir
+
+    return any(
+        os.path.lexists(folder / "rules.toml") for folder in (user_config_dir(), state_dir(root))
+    )
+
+
+def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
+    """The workspace queue and a ReviewSession whose actions are this hook process's."""
+    from redline.review.events import EventStream
+    from redline.review.session import ReviewSession
+    from redline.review.store import PendingActionStore
+    from redline.workspace.queue import Source, WorkspaceQueue
+
+    queue = WorkspaceQueue(root)
+    source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
+    store = PendingActionStore(queue=queue, source=source)
+    return queue, ReviewSession(root, store, EventStream(payload.session_id))
+
+
+def follow_queue(session: Any) -> None:
+    """Follow the queue on the running loop: decisions made elsewhere reach the session."""
+    loop = asyncio.get_running_loop()
+
+    def submit(coro: Coroutine[Any, Any, None]) -> object:
+        return asyncio.run_coroutine_threadsafe(coro, loop)
+
+    session.follow(submit)
+
+
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
     try:
         return asyncio.get_running_loop() is loop
@@ -474,21 +561,54 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def post_tool(root: Path, payload: HookPayload) -> str:
-    """Record what the agent wrote after an allowed call; returns a note ('' when none)."""
-    from redline.workspace.entries import Entry, iter_entries
-    from redline.workspace.journal import finish_external
+def _written_paths(payload: HookPayload) -> list[tuple[str, str | None]]:
+    """The paths the agent's call wrote, each with the text it was to write (when known)."""
+    if payload.agent == "codex":
+        from redline.drivers.hooks.codex_patch import PatchError, parse
 
+        command = payload.tool_input.get("command")
+        if payload.tool_name != "apply_patch" or not isinstance(command, str):
+            return []
+        try:
+            sections = parse(command)
+        except PatchError:
+            return []
+        found: list[tuple[str, str | None]] = []
+        for section in sections:
+            found.append((section.path, section.contents if section.op == "add" else None))
+            if section.move_to:
+                found.append((section.move_to, None))
+        return found
     key = "notebook_path" if payload.tool_name == "NotebookEdit" else "file_path"
     path_text = payload.tool_input.get(key)
     if not isinstance(path_text, str):
-        return ""
-    from redline.drivers.hooks.mapping import inside, read_text
+        return []
+    approved = payload.tool_input.get("content")
+    if not isinstance(approved, str):
+        approved = payload.tool_input.get("new_string")
+    return [(path_text, approved if isinstance(approved, str) else None)]
 
-    try:
-        _path, rel = inside(root, path_text, payload.cwd)
-    except MappingError:
-        return ""
+
+def post_tool(root: Path, payload: HookPayload) -> str:
+    """Record what the agent wrote after an allowed call; returns a note ('' when none)."""
+    from redline.drivers.hooks.mapping import inside
+    from redline.drivers.hooks.notes import take_note
+
+    notes = [note for note in [take_note(root, payload)] if note]
+    for path_text, approved in _written_paths(payload):
+        try:
+            _path, rel = inside(root, path_text, payload.cwd)
+        except MappingError:
+            continue
+        notes.extend(_record_write(root, rel, approved))
+    return "\n".join(notes)
+
+
+def _record_write(root: Path, rel: str, approved: str | None) -> list[str]:
+    from redline.drivers.hooks.mapping import read_text
+    from redline.workspace.entries import Entry, iter_entries
+    from redline.workspace.journal import finish_external
+
     waiting = [
         entry
         for _folder, entry in iter_entries(root)
@@ -498,16 +618,11 @@ def post_tool(root: Path, payload: HookPayload) -> str:
         and entry.source_tool_name.startswith("hook:")
         and entry.files == [rel]
     ]
-    if not waiting:
-        return ""
     notes = []
     for entry in waiting:
         outcome = finish_external(root, entry.id)
         if not outcome.changed or outcome.as_approved:
             continue
-        approved = payload.tool_input.get("content")
-        if not isinstance(approved, str):
-            approved = payload.tool_input.get("new_string")
         diff = ""
         if isinstance(approved, str):
             from redline.workspace.preview import FileModify, Preview
@@ -519,4 +634,4 @@ def post_tool(root: Path, payload: HookPayload) -> str:
             f"redline: the agent's write of {rel} differs from what the reviewer approved "
             f"(recorded as journal entry {outcome.entry_id}; `redline undo` reverts it).{diff}"
         )
-    return "\n".join(notes)
+    return notes

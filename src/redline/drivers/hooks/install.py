@@ -1,43 +1,64 @@
 """Writing, removing and reporting the agents' hook configuration (``redline hooks``).
 
-Claude Code: ``.claude/settings.local.json`` in the workspace (not committed by accident),
-or ``~/.claude/settings.json`` with ``--user``. The file is merged, never replaced: other
-keys keep their order and values, other hooks stay; installing twice changes nothing;
-uninstalling removes only the entries whose command is redline's ``hook AGENT``.
+Where redline's hook goes, per agent:
+
+- Claude Code: ``.claude/settings.local.json`` in the workspace (not committed by
+  accident), or ``~/.claude/settings.json`` with ``--user``.
+- Codex: ``.codex/hooks.json`` in the workspace, which Codex reads only for a project it
+  trusts (else ``--user``: ``$CODEX_HOME/hooks.json``); Codex also runs a hook only once
+  its hash is trusted in ``$CODEX_HOME/config.toml`` (:mod:`codex_trust`).
+- Gemini CLI: ``.gemini/settings.json`` in the workspace, or ``~/.gemini/settings.json``
+  with ``--user`` (recommended: ``--skip-trust`` skips project hooks silently).
+
+The file is merged, never replaced: other keys keep their order and values, other hooks
+stay; installing twice changes nothing; uninstalling removes only the entries whose command
+is redline's ``hook AGENT``.
 
 The command written is the absolute path of the redline that installed it, ``hook AGENT``,
-then ``|| exit 2``: whatever goes wrong (redline missing, killed, crashed), the agent gets
-its blocking exit instead of failing open. The hook timeout is set above
-``[hooks] wait_seconds``, so redline answers before the agent gives up on it.
+then a guard that turns any failure (redline missing, killed, crashed) into the agent's
+blocking exit *with a reason on stderr*: Codex and Gemini CLI treat a silent exit 2 as
+"allow". The hook timeout is set above ``[hooks] wait_seconds`` (seconds for Claude Code
+and Codex, milliseconds for Gemini CLI), so redline answers before the agent gives up.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from redline.drivers.hooks.settings_io import InstallError, read_json, write_json
+
+__all__ = ["InstallError", "Status", "install", "installed_in", "status", "uninstall"]
 
 #: Versions the hook gateway was verified with, per agent (docs/agents.md).
 TESTED_VERSIONS = {"claude": ("2.1.332",), "codex": ("0.171.0",), "gemini": ("0.61.0",)}
 #: The agent's command on PATH.
 BINARIES = {"claude": "claude", "codex": "codex", "gemini": "gemini"}
-#: Claude Code tools the PreToolUse/PostToolUse hooks match (file tools and shell tools).
-CLAUDE_MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash|WebFetch|WebSearch"
+#: The tools each agent's hooks match (file tools, then the shell tools of review_shell).
+MATCHERS = {
+    "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|WebFetch|WebSearch",
+    "codex": "apply_patch",
+    "gemini": "write_file|replace|run_shell_command|web_fetch|google_web_search",
+}
+CLAUDE_MATCHER = MATCHERS["claude"]
+#: The hook events, per agent: (before the tool, after it).
+EVENTS = {
+    "claude": ("PreToolUse", "PostToolUse"),
+    "codex": ("PreToolUse", "PostToolUse"),
+    "gemini": ("BeforeTool", "AfterTool"),
+}
 #: Seconds the agent's hook timeout is set above redline's own wait.
 TIMEOUT_MARGIN = 30
-SUPPORTED = ("claude",)
-
-
-class InstallError(Exception):
-    """The configuration cannot be read or written; the message names the file and cause."""
+SUPPORTED = ("claude", "codex", "gemini")
+#: What the guard prints when ``redline hook`` itself fails (the model reads it).
+GUARD_MESSAGE = "redline hook failed: the tool call is blocked until redline can review it"
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,9 @@ class Status:
     version: str | None
     tested: bool
     note: str = ""
+    #: Why an installed hook will not run ("Codex will skip it until …"), per file.
+    skipped: list[str] = field(default_factory=list)
+    advice: str = ""
 
 
 def redline_command() -> str:
@@ -58,7 +82,8 @@ def redline_command() -> str:
 
 
 def hook_command(agent: str, base: str | None = None) -> str:
-    return f"{base or redline_command()} hook {agent} || exit 2"
+    """``redline hook AGENT`` and the guard: on any failure, a reason on stderr and exit 2."""
+    return f"{base or redline_command()} hook {agent} || {{ echo '{GUARD_MESSAGE}' >&2; exit 2; }}"
 
 
 def _is_ours(command: object, agent: str) -> bool:
@@ -67,59 +92,26 @@ def _is_ours(command: object, agent: str) -> bool:
     )
 
 
+def _home() -> Path:
+    return Path(os.path.expanduser("~"))
+
+
 def settings_path(agent: str, root: Path, user: bool) -> Path:
-    if agent != "claude":
-        raise InstallError(
-            f"redline hooks: {agent} is not supported yet; see docs/agents.md for the agents "
-            "redline's hooks were verified with."
+    if agent == "claude":
+        return (
+            _home() / ".claude" / "settings.json"
+            if user
+            else root / ".claude" / "settings.local.json"
         )
-    if user:
-        return Path(os.path.expanduser("~")) / ".claude" / "settings.json"
-    return root / ".claude" / "settings.local.json"
+    if agent == "codex":
+        from redline.drivers.hooks.codex_trust import codex_home
 
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise InstallError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InstallError(f"{path}: not valid JSON ({exc}); nothing was changed") from None
-    if not isinstance(data, dict):
-        raise InstallError(f"{path}: expected a JSON object; nothing was changed")
-    return data
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically (a temporary file renamed over it), keeping the file's mode."""
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode: int | None = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = None
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            if mode is not None:
-                os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise InstallError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        return codex_home() / "hooks.json" if user else root / ".codex" / "hooks.json"
+    if agent == "gemini":
+        return _home() / ".gemini" / "settings.json" if user else root / ".gemini" / "settings.json"
+    raise InstallError(
+        f"redline hooks: unknown agent {agent!r}; expected one of {', '.join(SUPPORTED)}"
+    )
 
 
 def _event_list(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
@@ -163,56 +155,134 @@ def _remove_ours(data: dict[str, Any], agent: str, path: Path) -> bool:
     return removed
 
 
-def _claude_entries(command: str, timeout: int) -> dict[str, dict[str, Any]]:
+def agent_timeout(agent: str, wait_seconds: float) -> int:
+    """The agent's hook timeout: above redline's wait; Gemini CLI counts milliseconds."""
+    seconds = int(wait_seconds) + TIMEOUT_MARGIN
+    return seconds * 1000 if agent == "gemini" else seconds
+
+
+def _entries(agent: str, command: str, timeout: int) -> dict[str, dict[str, Any]]:
+    pre, post = EVENTS[agent]
     entry = {"type": "command", "command": command, "timeout": timeout}
     return {
-        "PreToolUse": {"matcher": CLAUDE_MATCHER, "hooks": [entry]},
-        "PostToolUse": {"matcher": CLAUDE_MATCHER, "hooks": [dict(entry)]},
+        pre: {"matcher": MATCHERS[agent], "hooks": [entry]},
+        post: {"matcher": MATCHERS[agent], "hooks": [dict(entry)]},
     }
 
 
+def _codex_ours(handler: dict[str, Any]) -> bool:
+    return _is_ours(handler.get("command"), "codex")
+
+
+@dataclass(frozen=True)
+class Installed:
+    path: Path
+    changed: bool
+    #: Codex: the step that makes Codex trust the hook ('' when it is trusted).
+    trust_step: str = ""
+    trust_recorded: bool = False
+    advice: str = ""
+
+
 def install(
-    agent: str, root: Path, *, user: bool, wait_seconds: float, base: str | None = None
-) -> tuple[Path, bool]:
-    """Merge redline's hooks into the agent's settings; (the file, whether it changed)."""
+    agent: str,
+    root: Path,
+    *,
+    user: bool,
+    wait_seconds: float,
+    base: str | None = None,
+    trust_codex_hook: bool = False,
+) -> Installed:
+    """Merge redline's hooks into the agent's settings."""
     path = settings_path(agent, root, user)
-    data = _read_json(path)
+    doc: Any = None
+    if agent == "codex":
+        from redline.drivers.hooks import codex_trust
+
+        doc = codex_trust.read_config()
+        if not user and not codex_trust.project_trusted(doc, root.resolve()):
+            raise InstallError(
+                f"Codex reads {path} only in a project it trusts, and {root} is not trusted "
+                f"in {codex_trust.config_path()}. Install it for your user instead "
+                "(`redline hooks install codex --user`), or trust the project first (run "
+                "`codex` in it and accept, or `codex exec --trust`) and install again. "
+                "Nothing was changed."
+            )
+    data = read_json(path)
     before = json.dumps(data)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(f"{path}: `hooks` is not an object; nothing was changed")
-    timeout = int(wait_seconds) + TIMEOUT_MARGIN
-    wanted = _claude_entries(hook_command(agent, base), timeout)
+    old_trust: dict[str, str] = {}
+    if agent == "codex":
+        from redline.drivers.hooks.codex_trust import trust_entries
+
+        old_trust = trust_entries(path.resolve(), data, _codex_ours)
+    wanted = _entries(agent, hook_command(agent, base), agent_timeout(agent, wait_seconds))
     _remove_ours(data, agent, path)  # an older command or timeout is replaced in place
     hooks = data.setdefault("hooks", {})
     for event, group in wanted.items():
         _event_list(hooks, event, path).append(group)
-    if json.dumps(data) == before:
-        return path, False
-    _write_json(path, data)
-    return path, True
+    changed = json.dumps(data) != before
+    if changed:
+        write_json(path, data)
+    advice = ""
+    if agent == "gemini" and not user:
+        advice = (
+            "Gemini CLI runs project hooks only in a folder it trusts and skips them silently "
+            "under --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true; `redline hooks install "
+            "gemini --user` is not bypassed that way."
+        )
+    if agent != "codex":
+        return Installed(path, changed, advice=advice)
+    from redline.drivers.hooks import codex_trust
+
+    ours = codex_trust.trust_entries(path.resolve(), data, _codex_ours)
+    stale = {k: v for k, v in old_trust.items() if ours.get(k) != v}
+    missing = codex_trust.untrusted(doc, ours)
+    if trust_codex_hook:
+        recorded = codex_trust.set_trust(missing, remove=stale) if (missing or stale) else False
+        return Installed(path, changed or recorded, trust_recorded=bool(missing))
+    step = ""
+    if missing:
+        step = (
+            f"Codex runs this hook only once you trust it. Either start `codex` and choose "
+            f"“Trust all and continue” (or trust it under /hooks), or run `redline hooks "
+            f"install codex{' --user' if user else ''} --trust-codex-hook`, or add to "
+            f"{codex_trust.config_path()}:\n\n{codex_trust.toml_lines(missing)}"
+        )
+    return Installed(path, changed, trust_step=step)
 
 
 def uninstall(agent: str, root: Path, *, user: bool) -> tuple[Path, bool]:
     path = settings_path(agent, root, user)
     if not path.exists():
         return path, False
-    data = _read_json(path)
+    data = read_json(path)
+    trusted: dict[str, str] = {}
+    if agent == "codex":
+        from redline.drivers.hooks.codex_trust import trust_entries
+
+        trusted = trust_entries(path.resolve(), data, _codex_ours)
     if not _remove_ours(data, agent, path):
         return path, False
-    _write_json(path, data)
+    if trusted:  # first: an unreadable config.toml then leaves both files as they were
+        from redline.drivers.hooks.codex_trust import set_trust
+
+        set_trust({}, remove=trusted)  # redline's trust entries only, where they still match
+    write_json(path, data)
     return path, True
 
 
 def installed_in(agent: str, path: Path) -> bool:
     try:
-        data = _read_json(path)
+        data = read_json(path)
     except InstallError:
         return False
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return False
-    pre = hooks.get("PreToolUse")
+    pre = hooks.get(EVENTS[agent][0])
     return isinstance(pre, list) and any(
         isinstance(group, dict)
         and isinstance(group.get("hooks"), list)
@@ -238,10 +308,82 @@ def agent_version(agent: str) -> str | None:
     return match.group(0) if match else None
 
 
+def _codex_skipped(path: Path, root: Path, project: bool) -> str:
+    """Why Codex will not run redline's hook in ``path`` ('' when it will)."""
+    from redline.drivers.hooks import codex_trust
+
+    try:
+        doc = codex_trust.read_config()
+    except InstallError as exc:
+        return f"Codex will skip it until its config can be read: {exc}"
+    if not codex_trust.hooks_enabled(doc):
+        return f"Codex will skip it until hooks are on again ([features] hooks = false in {codex_trust.config_path()})"
+    if project and not codex_trust.project_trusted(doc, root.resolve()):
+        return f"Codex will skip it until the project {root} is trusted (run `codex` there and accept, or `codex exec --trust`)"
+    data = read_json(path)
+    missing = codex_trust.untrusted(
+        doc, codex_trust.trust_entries(path.resolve(), data, _codex_ours)
+    )
+    if missing:
+        return (
+            "Codex will skip it until you trust the hook (start `codex` and trust it, or "
+            f"`redline hooks install codex{'' if project else ' --user'} --trust-codex-hook`)"
+        )
+    return ""
+
+
+def _gemini_skipped(path: Path, root: Path, project: bool) -> str:
+    try:
+        data = read_json(path)
+        user = read_json(_home() / ".gemini" / "settings.json")
+    except InstallError as exc:
+        return f"Gemini CLI will skip it until its settings can be read: {exc}"
+    for settings in (data, user):
+        config = settings.get("hooksConfig")
+        if isinstance(config, dict) and config.get("enabled") is False:
+            return "Gemini CLI will skip it until hooks are on again (hooksConfig.enabled = false)"
+    if not project:
+        return ""
+    try:
+        trusted = read_json(_home() / ".gemini" / "trustedFolders.json")
+    except InstallError:
+        trusted = {}
+    resolved = root.resolve()
+    if not any(
+        level in ("TRUST_FOLDER", "TRUST_PARENT") and Path(folder) in (resolved, *resolved.parents)
+        for folder, level in trusted.items()
+    ):
+        return (
+            f"Gemini CLI will skip it until the folder {root} is trusted (start `gemini` there "
+            "and trust it), and skips it whenever it runs with --skip-trust; prefer "
+            "`redline hooks install gemini --user`"
+        )
+    return ""
+
+
 def status(agent: str, root: Path) -> Status:
     if agent not in SUPPORTED:
         return Status(agent, [], agent_version(agent), False, "not supported by redline yet")
-    places = [settings_path(agent, root, False), settings_path(agent, root, True)]
-    found = [p for p in places if installed_in(agent, p)]
+    places = [(settings_path(agent, root, False), True), (settings_path(agent, root, True), False)]
+    found = [(p, project) for p, project in places if installed_in(agent, p)]
+    skipped = []
+    for path, project in found:
+        why = ""
+        if agent == "codex":
+            why = _codex_skipped(path, root, project)
+        elif agent == "gemini":
+            why = _gemini_skipped(path, root, project)
+        if why:
+            skipped.append(f"{path}: {why}")
+    advice = ""
+    if agent == "gemini" and found and all(project for _p, project in found):
+        advice = "project hooks are skipped under --skip-trust; prefer --user"
     version = agent_version(agent)
-    return Status(agent, found, version, version in TESTED_VERSIONS[agent])
+    return Status(
+        agent,
+        [p for p, _project in found],
+        version,
+        version in TESTED_VERSIONS[agent],
+        skipped=skipped,
+        advice=advice,
+    )

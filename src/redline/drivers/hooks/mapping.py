@@ -34,12 +34,14 @@ class MappingError(ValueError):
 
 @dataclass(frozen=True)
 class FileChange:
-    """One file the call changes: workspace-relative ``rel``; ``old_text`` None = new file."""
+    """One file the call changes: workspace-relative ``rel``; ``old_text`` None = new file;
+    ``delete``: the call removes the file (``new_text`` is then empty)."""
 
     rel: str
     old_text: str | None
     new_text: str
     tool: str
+    delete: bool = False
 
 
 def inside(root: Path, path_text: str, cwd: str) -> tuple[Path, str]:
@@ -190,7 +192,11 @@ def _notebook(current: str | None, payload: HookPayload) -> str:
 
 
 #: Tools whose calls become pending actions, per agent.
-FILE_TOOLS = {"claude": CLAUDE_FILE_TOOLS, "codex": (), "gemini": ()}
+FILE_TOOLS = {
+    "claude": CLAUDE_FILE_TOOLS,
+    "codex": ("apply_patch",),
+    "gemini": ("write_file", "replace"),
+}
 
 
 def reviewed_tool(payload: HookPayload) -> str | None:
@@ -207,6 +213,8 @@ def map_call(root: Path, payload: HookPayload) -> FileChange | None:
     """The change ``payload``'s tool call would make, or None for a tool that writes nothing."""
     if payload.agent == "claude":
         return _map_claude(root, payload)
+    if payload.agent == "gemini":
+        return _map_gemini(root, payload)
     return None
 
 
@@ -226,3 +234,100 @@ def _map_claude(root: Path, payload: HookPayload) -> FileChange | None:
     else:
         new = _notebook(current, payload)
     return FileChange(rel, current, new, tool)
+
+
+def _map_gemini(root: Path, payload: HookPayload) -> FileChange | None:
+    """Gemini CLI's ``write_file`` {file_path, content} and ``replace`` {file_path,
+    old_string, new_string, instruction, allow_multiple?}, in Gemini's own wording."""
+    tool = payload.tool_name
+    if tool not in FILE_TOOLS["gemini"]:
+        return None
+    path_text = input_string(payload, "file_path")
+    path, rel = inside(root, path_text, payload.cwd)
+    current = read_text(path, rel)
+    if tool == "write_file":
+        return FileChange(rel, current, input_string(payload, "content"), tool)
+    old = input_string(payload, "old_string")
+    new = input_string(payload, "new_string")
+    allow_multiple = input_bool(payload, "allow_multiple")
+    if current is None:
+        if old == "":
+            return FileChange(rel, None, new, tool)
+        raise MappingError(
+            f"File not found: {path_text}. Cannot apply edit. Use an empty old_string to "
+            "create a new file."
+        )
+    if old == "":
+        raise MappingError(
+            f"Failed to edit. Attempted to create a file that already exists: {path_text}"
+        )
+    if old == new:
+        raise MappingError(
+            f"No changes to apply. The old_string and new_string are identical in file: {path_text}"
+        )
+    count = current.count(old)
+    if count == 0:
+        raise MappingError(
+            f"Could not find an exact match for 'old_string' in '{path_text}'. If previous "
+            "edits modified the file or you are modifying lines outside your recent read "
+            "window, please use ReadFile to inspect the target lines before retrying with an "
+            "exact 'old_string'."
+        )
+    if count > 1 and not allow_multiple:
+        raise MappingError(
+            f"Failed to edit, expected 1 occurrence but found {count} for old_string in file: "
+            f"{path_text}. Set allow_multiple to true to replace every occurrence."
+        )
+    return FileChange(rel, current, current.replace(old, new), tool)
+
+
+def map_codex(root: Path, payload: HookPayload) -> list[FileChange]:
+    """Codex's ``apply_patch``: one change per file the patch touches (a move is the old
+    path deleted and the new one written), computed as Codex would apply it."""
+    from redline.drivers.hooks.codex_patch import PatchError, apply_chunks, parse
+
+    command = input_string(payload, "command")
+    try:
+        sections = parse(command)
+    except PatchError as exc:
+        raise MappingError(f"apply_patch verification failed: {exc}") from None
+    if not sections:
+        raise MappingError("apply_patch verification failed: the patch changes no file.")
+    changes: list[FileChange] = []
+    seen: set[str] = set()
+
+    def add(change: FileChange) -> None:
+        if change.rel in seen:
+            raise MappingError(
+                f"Blocked by redline: the patch changes {change.rel} more than once; send one "
+                "section per file."
+            )
+        seen.add(change.rel)
+        changes.append(change)
+
+    try:
+        for section in sections:
+            path, rel = inside(root, section.path, payload.cwd)
+            current = read_text(path, rel)
+            if section.op == "add":
+                add(FileChange(rel, current, section.contents, "apply_patch"))
+                continue
+            if current is None:
+                verb = "delete" if section.op == "delete" else "update"
+                raise MappingError(
+                    f"apply_patch verification failed: Failed to read file to {verb} {rel}: "
+                    "No such file or directory (os error 2)"
+                )
+            if section.op == "delete":
+                add(FileChange(rel, current, "", "apply_patch", delete=True))
+                continue
+            new = apply_chunks(current, section.chunks, rel)
+            if section.move_to is None:
+                add(FileChange(rel, current, new, "apply_patch"))
+                continue
+            target, target_rel = inside(root, section.move_to, payload.cwd)
+            add(FileChange(rel, current, "", "apply_patch", delete=True))
+            add(FileChange(target_rel, read_text(target, target_rel), new, "apply_patch"))
+    except PatchError as exc:
+        raise MappingError(f"apply_patch verification failed: {exc}") from None
+    return changes
