@@ -37,6 +37,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
     edit.add_argument("id", metavar="ID")
     edit.add_argument("--file", metavar="PATH", help="which file (needed when it has several)")
+    check = sub.add_parser(
+        "check", help="run the configured checks on an action (or show their results)"
+    )
+    from redline.commands.pending_check import configure_check
+
+    configure_check(check)
     clear = sub.add_parser("clear", help="discard every pending action, newest first")
     clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
 
@@ -77,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
             return _clear(queue, records, args.reason)
         if command == "edit":
             return _edit(queue, args.id, args.file)
+        if command == "check":
+            from redline.commands.pending_check import run_check
+
+            return run_check(queue, args)
         return _resolve(queue, args.id, command, args.reason, args.only)
     finally:
         queue.close()
