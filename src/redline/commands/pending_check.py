@@ -77,10 +77,10 @@ def run_check(queue: WorkspaceQueue, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     store = True
     if args.only:
-        from redline.commands.pending import _split_only
-
         try:
-            selection = _split_only(args.only) or []
+            selection = [part.strip() for value in args.only for part in value.split(",")]
+            if not all(selection):
+                raise ValueError("an empty PATH or PATH#N in the list")
             preview = split_for_apply(preview, parse_selection(preview, selection)).selected
         except (HunkError, ValueError) as exc:
             _out(f"redline pending: --only: {exc}", err=True)
