@@ -27,6 +27,7 @@ from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.activity_format import error_lines
 from redline.tui.agent_ended import ended_note
+from redline.tui.checks import DashboardChecks
 from redline.tui.controls import Controls, key_state
 from redline.tui.messages import (
     BatchFinished,
@@ -42,6 +43,7 @@ from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.session_calls import resolve_action, resolve_all, run_command, undo_available
 from redline.tui.widgets.activity_log import ActivityLog
+from redline.tui.widgets.checks_pane import ChecksPane
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
@@ -102,6 +104,8 @@ class InboxScreen(Screen[None]):
         Binding("g", "stack_edge(False)", "Top of stack", show=False),
         Binding("G", "stack_edge(True)", "Bottom of stack", show=False),
         Binding("f", "filter_source", "Filter source", show=False),
+        Binding("c", "run_checks", "Run checks", show=False),
+        Binding("N", "discard_citing_checks", "Discard citing checks", key_display="N", show=False),
     ]
 
     # Setting either refreshes the footer's keys (only when the value really changes).
@@ -122,6 +126,7 @@ class InboxScreen(Screen[None]):
         # Widgets are looked up once (the keys and the session's events ask for them often).
         self._widgets: dict[type[Widget], Widget] = {}
         self._panels: dict[str, Widget] = {}
+        self.checks: DashboardChecks | None = None
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -191,6 +196,8 @@ class InboxScreen(Screen[None]):
         self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
+        self.checks = DashboardChecks(self)
+        self.preview.mount(self.checks.pane)
 
     def _alive(self) -> bool:
         """False once quitting started or the screen is gone (late messages do nothing)."""
@@ -201,6 +208,8 @@ class InboxScreen(Screen[None]):
         """Re-read what is pending and show it: the stack, the counts, the selected action."""
         actions = self.pending.read()
         self.stack.update_actions(actions)
+        if self.checks is not None:
+            self.checks.sync(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
         self.status_line.sources = source_counts(actions)
@@ -228,6 +237,8 @@ class InboxScreen(Screen[None]):
         if key != self._previewed:
             self._previewed = key
             self.preview.show_action(action)
+        if self.checks is not None:
+            self.checks.show(action)
 
     @on(PendingStack.Selected)
     def _stack_selected(self, _message: PendingStack.Selected) -> None:
@@ -326,7 +337,34 @@ class InboxScreen(Screen[None]):
     def _bar_requested(self, message: ResolveBar.Requested) -> None:
         self._resolve_selected(message.verb)
 
-    def _resolve_selected(self, verb: str) -> None:
+    # -- checks (docs/checks.md) ---------------------------------------------------------
+    def on_checks_pane_changed(self, message: ChecksPane.Changed) -> None:
+        message.stop()
+        if self._alive() and self.checks is not None:
+            self.checks.redraw()
+
+    def on_checks_pane_jump(self, message: ChecksPane.Jump) -> None:
+        message.stop()
+        if self.checks is not None:
+            self.checks.jump(message.path, message.line, message.new_side)
+
+    def action_run_checks(self) -> None:
+        if self.checks is None or not self.checks.run_selected():
+            self.notify("No checks ran: nothing with a file change is selected, or they run.")
+
+    def action_discard_citing_checks(self) -> None:
+        reason = self.checks.discard_reason(self.selected_action()) if self.checks else ""
+        if not reason:
+            self.notify("The checks found nothing new to cite.", severity="warning")
+            return
+        typed = self.resolve_bar.reason
+        self._resolve_selected("discard", f"{typed}\n{reason}" if typed else reason)
+
+    def on_unmount(self) -> None:
+        if self.checks is not None:
+            self.checks.close()
+
+    def _resolve_selected(self, verb: str, reason: str | None = None) -> None:
         """Apply or discard the action shown in the preview (its selected parts, if any)."""
         if self.busy:
             self.notify("Still resolving the previous action.", severity="warning")
@@ -347,7 +385,8 @@ class InboxScreen(Screen[None]):
         only = self.preview.selection() if self.preview.action is action else []
         self.busy = True
         self._update_controls()
-        self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
+        reason = reason or self.resolve_bar.reason or NO_REASON
+        self._resolve_worker(verb, action.id, reason, only)
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_worker(

@@ -117,6 +117,8 @@ class PendingStack(ScrollView, can_focus=True):
         self._all: tuple[PendingAction, ...] = ()
         self.source_filter: str | None = None
         self.row_height = ROW_HEIGHT
+        # Each action's check badge (docs/checks.md), set by the inbox's DashboardChecks.
+        self.check_badges: dict[str, Content] = {}
 
     # -- data ----------------------------------------------------------------------
     @property
@@ -188,6 +190,12 @@ class PendingStack(ScrollView, can_focus=True):
                 index = min(self.cursor, max(len(rows) - 1, 0))
         self.cursor = index
         self.refresh()
+
+    def set_check_badges(self, badges: dict[str, Content]) -> None:
+        if badges != self.check_badges:
+            self.check_badges = badges
+            self._strips.clear()
+            self.refresh()
 
     # -- cursor ----------------------------------------------------------------------
     def validate_cursor(self, value: int) -> int:
@@ -286,6 +294,9 @@ class PendingStack(ScrollView, can_focus=True):
                 " ",
                 self._badge(row),
                 ended if row.ended else "",
+                Content.assemble(" ", checks)
+                if (checks := self.check_badges.get(row.action_id))
+                else "",
                 badge if row.stale else "",
             )
             if self.row_height == 1:
