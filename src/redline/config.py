@@ -166,7 +166,7 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "timeout": _timeout,
     "plugin_timeout": _timeout,
 }
-KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents", "hooks", "git")
+KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents", "hooks", "git", "checks", "check_runner")
 
 # What an untrusted workspace may never set: where requests go and which secret they carry.
 UNTRUSTED_NEVER = {
@@ -328,8 +328,10 @@ def _apply_layer(
             for agent in _agents(raw, shown, warnings, restricted):
                 agents[agent.name] = agent
             continue
-        if key in ("hooks", "git"):
-            continue  # read by hook_settings / git_settings, each at its own time
+        if key in ("hooks", "git", "checks", "check_runner"):
+            # read by hook_settings, git_settings and redline.checks.config, each at its own
+            # time and with its own trust rule
+            continue
         check = CHECKS.get(key)
         if check is None:
             warnings.append(_unknown(shown, key, KNOWN_KEYS))

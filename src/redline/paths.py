@@ -9,6 +9,7 @@ __all__ = [
     "STATE_HOME_ENV",
     "USER_CONFIG_ENV",
     "UserDirError",
+    "user_cache_dir",
     "user_config_dir",
     "user_home",
     "user_state_dir",
@@ -66,4 +67,12 @@ def user_state_dir() -> Path:
     """
     xdg = os.environ.get(STATE_HOME_ENV, "")
     base = Path(xdg) if os.path.isabs(xdg) else user_home() / ".local" / "state"
+    return base / "redline"
+
+
+def user_cache_dir() -> Path:
+    """redline's per-user cache (check scratch trees): ``$XDG_CACHE_HOME/redline``, else
+    ``~/.cache/redline``. A relative ``XDG_CACHE_HOME`` is ignored, as the XDG spec says."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else user_home() / ".cache"
     return base / "redline"

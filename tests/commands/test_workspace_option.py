@@ -154,6 +154,13 @@ def _decided(root: Path) -> None:
     assert not result.is_error, result.text
 
 
+def _checked_target(root: Path) -> None:
+    _queued(root)
+    (root / ".redline" / "config.toml").write_text(
+        '[[checks]]\nname = "true"\ncommand = ["true"]\nformat = "exit-code"\n'
+    )
+
+
 PATCH = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hello\n+imported\n"
 
 
@@ -309,6 +316,16 @@ SCENARIOS: dict[str, Scenario] = {
             ("because target" in r.out and "because decoy" not in r.out) or _fail(r),
         ),
         setup=_decided,
+    ),
+    "redline pending check": Scenario(
+        ["pending", "check"],
+        ["pa-1", "--json"],
+        # Only the target has pa-1 and a check (its workspace is untrusted: skipped, exit 0).
+        lambda r: (
+            _check_ok(r),
+            [c["status"] for c in json.loads(r.out)["checks"]] == ["skipped"] or _fail(r),
+        ),
+        setup=lambda root: _checked_target(root) if root.name == "target" else None,
     ),
     "redline pending import": Scenario(
         ["pending", "import"],

@@ -62,6 +62,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "refused, 2 the source cannot be read.",
         )
     )
+    check = sub.add_parser(
+        "check", help="run the configured checks on an action (or show their results)"
+    )
+    from redline.commands.pending_check import configure_check
+
+    configure_check(check)
     clear = sub.add_parser("clear", help="discard every pending action, newest first")
     clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
 
@@ -106,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
             return _clear(queue, records, args.reason)
         if command == "edit":
             return _edit(queue, args.id, args.file)
+        if command == "check":
+            from redline.commands.pending_check import run_check
+
+            return run_check(queue, args)
         return _resolve(
             queue, args.ids, command, args.reason, args.only, getattr(args, "batch", False)
         )

@@ -212,6 +212,7 @@ class Proposals:
                 record.id,
                 record.label,
                 queue_resolver(self.queue),
+                preview=self.queue.preview(record),
             )
         except Exception:  # a broken rule never loses the proposal: it waits for review
             log.exception("review rules could not decide %s", record.id)

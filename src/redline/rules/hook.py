@@ -23,6 +23,7 @@ from redline.rules.model import ActionFacts, Decision
 from redline.rules.ruleset import RuleSet
 
 if TYPE_CHECKING:
+    from redline.workspace.preview import Preview
     from redline.workspace.queue import WorkspaceQueue
 
 # (verb, reason, action_id, decision) -> (succeeded, the resolution's result text)
@@ -51,6 +52,14 @@ def discarded_text(rule: str, label: str, reason: str) -> str:
     return f"Discarded by rule {rule}: {label.rstrip('.')}. Reason: {reason}"
 
 
+def checks_failed_text(rule: str, label: str, why: str, summary: str) -> str:
+    line = f" ({summary})" if summary else ""
+    return (
+        f"Rule {rule} would apply {label.rstrip('.')} once its checks pass, but {why}{line}. "
+        "It waits for review."
+    )
+
+
 def failed_text(rule: str, verb: str, label: str, result_text: str) -> str:
     return (
         f"Rule {rule} would {verb} {label.rstrip('.')}, but that failed: "
@@ -67,7 +76,12 @@ async def run_rules(
 ) -> RuleOutcome | None:
     """Decide ``action`` by ``rules``; None when the rules leave it for review (``ask``)."""
     return await decide_and_resolve(
-        rules, ActionFacts.of(action, source_kind), action.id, action.label, resolve
+        rules,
+        ActionFacts.of(action, source_kind),
+        action.id,
+        action.label,
+        resolve,
+        preview=action.preview,
     )
 
 
@@ -77,13 +91,39 @@ async def decide_and_resolve(
     action_id: str,
     label: str,
     resolve: RuleResolver,
+    *,
+    preview: Preview | None = None,
 ) -> RuleOutcome | None:
     """:func:`run_rules` for a push path that has facts rather than a PendingAction (for
-    example a workspace-queue record: ``ActionFacts.of_record(record)``)."""
+    example a workspace-queue record: ``ActionFacts.of_record(record)``).
+
+    An apply rule with ``checks = "pass"`` first runs the configured checks on ``preview``
+    (in a thread; see :mod:`redline.checks.gate`) and applies only when every one passes
+    with no new findings; otherwise the action waits for review and the outcome says why.
+    """
     decision = rules.decide(facts)
     if not decision.resolves or decision.rule is None:
         return None
     verb = decision.decision
+    if verb == "apply" and decision.checks == "pass":
+        import asyncio
+
+        from redline.checks.gate import checks_gate
+
+        answer = await asyncio.to_thread(
+            checks_gate, rules.root, action_id, preview, trusted=rules.trusted()
+        )
+        if not answer.passed:
+            asked = Decision(
+                "ask",
+                rule=decision.rule,
+                why=f"{decision.why}; but {answer.why}",
+                origin=decision.origin,
+                where=decision.where,
+                checks=decision.checks,
+            )
+            text = checks_failed_text(decision.rule, label, answer.why, answer.summary)
+            return RuleOutcome(asked, action_id, label, False, answer.why, text)
     reason = decision.reason  # an apply rule may have none; the event names the rule
     ok, result_text = await resolve(verb, reason, action_id, decision)
     if not ok:

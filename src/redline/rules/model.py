@@ -44,6 +44,8 @@ class Rule:
     sources: tuple[str, ...] | None = None
     file: str = ""
     line: int = 0
+    #: ``"pass"``: apply only when every configured check passes with no new findings.
+    checks: str | None = None
 
     @property
     def where(self) -> str:
@@ -74,6 +76,7 @@ class Rule:
             "kinds": list(self.kinds) if self.kinds is not None else None,
             "sources": list(self.sources) if self.sources is not None else None,
             "reason": self.reason,
+            "checks": self.checks,
             "origin": self.origin,
             "file": self.file or None,
             "line": self.line or None,
@@ -208,6 +211,8 @@ class Decision:
     why: str = ""
     origin: RuleOrigin | None = None
     where: str = ""
+    #: The deciding rule's ``checks`` (``"pass"``: its apply waits on the checks).
+    checks: str | None = None
 
     @property
     def resolves(self) -> bool:
@@ -325,6 +330,7 @@ def decide(rules: Iterable[Rule], facts: ActionFacts) -> Decision:
             why=f"rule {rule.name} ({rule.where}) matches: {_describe_match(rule, facts)}",
             origin=rule.origin,
             where=rule.where,
+            checks=rule.checks,
         )
     return Decision("ask", why=NO_MATCH)
 

@@ -21,6 +21,7 @@ RULE_KEYS: tuple[str, ...] = (
     "kinds",
     "sources",
     "reason",
+    "checks",
 )
 _HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]")
 
@@ -199,7 +200,17 @@ def _parse_rule(
             "reason",
             f"rule {name!r}: required for a discard rule (it is sent to the model)",
         )
+    checks = entry.get("checks")
+    if checks is not None and checks != "pass":
+        raise RulesFileError(
+            shown, line("checks"), "checks", f'rule {name!r}: expected "pass", got {checks!r}'
+        )
+    if checks is not None and decision != "apply":
+        raise RulesFileError(
+            shown, line("checks"), "checks", f"rule {name!r}: only an apply rule waits for checks"
+        )
     return Rule(
+        checks=checks,
         name=name.strip(),
         decision=decision,
         tools=tools,

@@ -41,6 +41,8 @@ from redline.review.events import (
     Undone,
 )
 from redline.review.result import ToolResult
+from redline.review.store import PendingAction
+from redline.workspace.queue import Resolution
 
 LABEL_WIDTH = 72
 ARGS_WIDTH = 100
@@ -308,3 +310,23 @@ def detail_lines(event: Event) -> list[Content]:
             return lines or [Content.styled("(no output)", "$text-muted")]
         case _:
             return []
+
+
+def departure_block(action: PendingAction, resolution: Resolution, origin: str) -> list[Content]:
+    """How another process's action left the list (``origin``: its source's badge text):
+    the verdict, who decided, the reason."""
+    verb: ResolveVerb = "apply" if resolution.decision == "apply" else "discard"
+    # The queue says "person" where the session's own lines say "human".
+    by = "human" if resolution.resolved_by == "person" else resolution.resolved_by
+    if by == "rule" and resolution.rule:
+        by = f"rule {resolution.rule}"
+    return resolution_block(
+        verb,
+        f"{action.id} {action.label}",
+        action.source_tool_name,
+        resolution.reason,
+        by=by,
+        result_text=resolution.result_text,
+        failed=resolution.is_error,
+        origin=origin,
+    )

@@ -231,7 +231,7 @@ class HookCall:
                 ActionFacts.of(action, "hook"), source=f"hook:{self.payload.agent}"
             )
             return await decide_and_resolve(
-                RuleSet(self.root), facts, action.id, action.label, resolve
+                RuleSet(self.root), facts, action.id, action.label, resolve, preview=action.preview
             )
         except Exception:  # a broken rule never loses the proposal: it waits for review
             log.exception("review rules could not decide %s", action.id)

@@ -26,6 +26,8 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("p", "re-preview the selected stale action"),
             ("a", "always apply this tool's changes under this folder (session rule)"),
             ("u", "undo the last apply (the agent is told; greyed out when nothing to undo)"),
+            ("c", "run the configured checks on the selected action again"),
+            ("N", "discard, citing the new check findings as the reason"),
         ),
     ),
     (

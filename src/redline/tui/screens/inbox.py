@@ -21,15 +21,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
-from redline.review.events import ResolveVerb
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
-from redline.tui.activity_format import error_lines, resolution_block
+from redline.tui.activity_format import departure_block, error_lines
 from redline.tui.agent_ended import ended_note
+from redline.tui.checks import DashboardChecks
 from redline.tui.controls import Controls, key_state, refusal
 from redline.tui.messages import (
     BatchFinished,
@@ -44,6 +43,7 @@ from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
+from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.session_calls import (
     resolve_action,
     resolve_all,
@@ -81,7 +81,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(Screen[None]):
+class InboxScreen(InboxChecks):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -116,6 +116,8 @@ class InboxScreen(Screen[None]):
         Binding("g", "stack_edge(False)", "Top of stack", show=False),
         Binding("G", "stack_edge(True)", "Bottom of stack", show=False),
         Binding("f", "filter_source", "Filter source", show=False),
+        Binding("c", "run_checks", "Run checks", show=False),
+        Binding("N", "discard_citing_checks", "Discard citing checks", key_display="N", show=False),
     ]
 
     # Setting either refreshes the footer's keys (only when the value really changes).
@@ -141,6 +143,7 @@ class InboxScreen(Screen[None]):
         self._own: set[str] = set()
         # Actions a person's edit is replacing (their replacement is logged as the edit).
         self._edits: set[str] = set()
+        self.checks: DashboardChecks | None = None
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -210,6 +213,8 @@ class InboxScreen(Screen[None]):
         self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
+        self.checks = DashboardChecks(self)
+        self.preview.mount(self.checks.pane)
 
     def _alive(self) -> bool:
         """False once quitting started or the screen is gone (late messages do nothing)."""
@@ -234,6 +239,8 @@ class InboxScreen(Screen[None]):
             text = f"{gone_text(self.session, before)} Nothing is selected: pick one with j / k."
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
+        if self.checks is not None:
+            self.checks.sync(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
         self.status_line.sources = source_counts(actions)
@@ -244,23 +251,8 @@ class InboxScreen(Screen[None]):
     def _log_departures(self) -> None:
         """Say how other processes' actions left the list: the verdict and who decided."""
         for gone in self.pending.departed():
-            action, resolution = gone.action, gone.resolution
-            verb: ResolveVerb = "apply" if resolution.decision == "apply" else "discard"
-            # The queue says "person" where the session's own lines say "human".
-            by = "human" if resolution.resolved_by == "person" else resolution.resolved_by
-            if by == "rule" and resolution.rule:
-                by = f"rule {resolution.rule}"
             self.activity.write_lines(
-                resolution_block(
-                    verb,
-                    f"{action.id} {action.label}",
-                    action.source_tool_name,
-                    resolution.reason,
-                    by=by,
-                    result_text=resolution.result_text,
-                    failed=resolution.is_error,
-                    origin=action_source(action),
-                )
+                departure_block(gone.action, gone.resolution, action_source(gone.action))
             )
 
     def _stack_title(self) -> str:
@@ -284,6 +276,8 @@ class InboxScreen(Screen[None]):
         if key != self._previewed:
             self._previewed = key
             self.preview.show_action(action)
+        if self.checks is not None:
+            self.checks.show(action)
 
     @on(PendingStack.Selected)
     def _stack_selected(self, _message: PendingStack.Selected) -> None:
@@ -417,9 +411,9 @@ class InboxScreen(Screen[None]):
     def _bar_requested(self, message: ResolveBar.Requested) -> None:
         self._resolve_selected(message.verb)
 
-    def _resolve_selected(self, verb: str) -> None:
+    def _resolve_selected(self, verb: str, reason: str | None = None) -> None:
         """Apply or discard the marked actions, else the action shown in the preview (its
-        selected parts, if any)."""
+        selected parts, if any); ``reason`` overrides the reason field's text."""
         if self.busy:
             self.notify("Still resolving the previous action.", severity="warning")
             return
@@ -443,7 +437,8 @@ class InboxScreen(Screen[None]):
         self._own.add(action.id)
         self.busy = True
         self._update_controls()
-        self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
+        reason = reason or self.resolve_bar.reason or NO_REASON
+        self._resolve_worker(verb, action.id, reason, only)
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_worker(

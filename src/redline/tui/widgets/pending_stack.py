@@ -122,6 +122,8 @@ class PendingStack(ScrollView, can_focus=True):
         self._cleared = False
         # Actions marked (space) for one apply or discard of them all, in marking order.
         self._marked: dict[str, None] = {}
+        # Each action's check badge (docs/checks.md), set by the inbox's DashboardChecks.
+        self.check_badges: dict[str, Content] = {}
 
     # -- data ----------------------------------------------------------------------
     @property
@@ -235,6 +237,12 @@ class PendingStack(ScrollView, can_focus=True):
         self._strips.clear()
         self.refresh()
 
+    def set_check_badges(self, badges: dict[str, Content]) -> None:
+        if badges != self.check_badges:
+            self.check_badges = badges
+            self._strips.clear()
+            self.refresh()
+
     # -- cursor ----------------------------------------------------------------------
     def validate_cursor(self, value: int) -> int:
         return max(0, min(value, len(self.rows) - 1)) if self.rows else 0
@@ -347,6 +355,9 @@ class PendingStack(ScrollView, can_focus=True):
                 " ",
                 self._badge(row),
                 ended if row.ended else "",
+                Content.assemble(" ", checks)
+                if (checks := self.check_badges.get(row.action_id))
+                else "",
                 badge if row.stale else "",
             )
             if self.row_height == 1:

@@ -1,0 +1,179 @@
+"""``[[checks]]`` and ``[check_runner]`` from the config files.
+
+The user's ``config.toml`` always counts; a workspace's ``.redline/config.toml`` only once
+the workspace is trusted: a cloned repository must not choose what runs on your machine.
+The checks an untrusted workspace declares are kept by name, so every listing can say
+they were skipped and why.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redline.config import ConfigError, read_user_config, read_workspace_config
+
+FORMATS: tuple[str, ...] = ("ruff-json", "mypy", "pytest", "sarif", "exit-code")
+WHEN: tuple[str, ...] = ("propose", "demand")
+CHECK_KEYS: tuple[str, ...] = ("name", "command", "format", "timeout", "when")
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 24 * 3600.0
+MAX_JOBS = 64
+UNTRUSTED_WHY = (
+    "declared in {file}, and this workspace is not trusted: a repository does not choose "
+    "what runs on your machine (`redline trust` allows it)"
+)
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One ``[[checks]]`` entry."""
+
+    name: str
+    command: tuple[str, ...]
+    format: str = "exit-code"
+    timeout: float = DEFAULT_TIMEOUT
+    when: str = "propose"
+    origin: str = ""
+
+    def key(self) -> str:
+        """What identifies the check's behaviour (the base-result cache keys on it)."""
+        return "\0".join((self.name, self.format, *self.command))
+
+
+@dataclass(frozen=True)
+class SkippedCheck:
+    """A check declared where it may not run; ``why`` says so in words."""
+
+    name: str
+    why: str
+
+
+@dataclass(frozen=True)
+class ChecksConfig:
+    checks: tuple[CheckSpec, ...] = ()
+    skipped: tuple[SkippedCheck, ...] = ()
+    jobs: int = 1
+    workspace_trusted: bool = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.checks) + tuple(s.name for s in self.skipped)
+
+
+def default_jobs() -> int:
+    """The number of cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _check(entry: Any, shown: str, index: int) -> CheckSpec:
+    where = f"{shown}: checks[{index}]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a [[checks]] table")
+    for key in entry:
+        if key not in CHECK_KEYS:
+            raise ConfigError(
+                f"{where}.{key}: unknown key (expected one of {', '.join(CHECK_KEYS)})"
+            )
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{where}.name: required: a non-empty string")
+    where = f"{shown}: checks {name!r}"
+    command = entry.get("command")
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(part, str) and part for part in command)
+    ):
+        raise ConfigError(f"{where}: command: expected a non-empty list of strings")
+    fmt = entry.get("format", "exit-code")
+    if fmt not in FORMATS:
+        raise ConfigError(f"{where}: format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise ConfigError(
+            f"{where}: timeout: expected seconds above 0 and at most {MAX_TIMEOUT:g}, "
+            f"got {timeout!r}"
+        )
+    when = entry.get("when", "propose")
+    if when not in WHEN:
+        raise ConfigError(f"{where}: when: expected propose or demand, got {when!r}")
+    return CheckSpec(name.strip(), tuple(command), str(fmt), float(timeout), str(when), shown)
+
+
+def _checks(data: Mapping[str, Any], shown: str) -> list[CheckSpec]:
+    entries = data.get("checks")
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ConfigError(f"{shown}: checks: expected [[checks]] tables")
+    found = [_check(entry, shown, index) for index, entry in enumerate(entries)]
+    names = [c.name for c in found]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConfigError(f"{shown}: checks {name!r}: the name is used twice")
+    return found
+
+
+def _jobs(data: Mapping[str, Any], shown: str) -> int | None:
+    table = data.get("check_runner")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{shown}: check_runner: expected a [check_runner] table")
+    for key in table:
+        if key != "jobs":
+            raise ConfigError(f"{shown}: check_runner.{key}: unknown key (expected jobs)")
+    jobs = table.get("jobs")
+    if jobs is None:
+        return None
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(
+            f"{shown}: check_runner.jobs: expected a whole number from 1 to {MAX_JOBS}, "
+            f"got {jobs!r}"
+        )
+    return jobs
+
+
+def load_checks(root: Path | None, *, trusted: bool | None = None) -> ChecksConfig:
+    """The checks in force for ``root``: the user's, then the trusted workspace's (a
+    workspace check with a user check's name replaces it). ``trusted`` None asks the trust
+    store. Raises :class:`~redline.config.ConfigError` naming the file and key."""
+    data, shown = read_user_config()
+    checks = {c.name: c for c in _checks(data, shown)}
+    jobs = _jobs(data, shown)
+    skipped: list[SkippedCheck] = []
+    workspace_trusted = False
+    if root is not None:
+        wdata, wshown = read_workspace_config(root)
+        declared = _checks(wdata, wshown)
+        wjobs = _jobs(wdata, wshown)
+        if trusted is None and (declared or wjobs is not None):
+            from redline.trust import is_trusted
+
+            trusted = is_trusted(root)
+        workspace_trusted = bool(trusted)
+        if workspace_trusted:
+            checks.update((c.name, c) for c in declared)
+            jobs = wjobs if wjobs is not None else jobs
+        else:
+            why = UNTRUSTED_WHY.format(file=wshown)
+            skipped = [SkippedCheck(c.name, why) for c in declared if c.name not in checks]
+    return ChecksConfig(
+        checks=tuple(checks.values()),
+        skipped=tuple(skipped),
+        jobs=jobs if jobs is not None else default_jobs(),
+        workspace_trusted=workspace_trusted,
+    )

@@ -1,0 +1,99 @@
+"""The dashboard's side of checks: background runs, the stack's badges, the pane.
+
+:class:`DashboardChecks` is kept by the inbox screen. Each stack refresh hands it the
+listed actions (new ones get their ``when = "propose"`` checks started, resolved ones are
+cancelled); run threads post :class:`~redline.tui.widgets.checks_pane.ChecksPane.Changed`
+to the pane, which asks this object to redraw the badges and the shown action's results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from redline.checks import findings_text, summary
+from redline.checks.background import BackgroundChecks
+from redline.review.store import PendingAction
+from redline.tui.diff_model import FULL_CONTEXT
+from redline.tui.pending import session_queue
+from redline.tui.widgets.checks_pane import ChecksPane, badge
+
+
+class DashboardChecks:
+    def __init__(self, inbox: Any) -> None:
+        # The inbox screen (typed loosely: tui.screens imports this module).
+        self.inbox = inbox
+        self.pane = ChecksPane(id="checks-pane")
+        self.pane.display = False
+        self.runner = BackgroundChecks(
+            inbox.session.cwd, session_queue(inbox.session), self._changed
+        )
+        self._ids: tuple[str, ...] = ()
+
+    def _changed(self, action_id: str) -> None:
+        # A run's thread: hand over to Textual's.
+        self.pane.post_message(ChecksPane.Changed(action_id))
+
+    def sync(self, actions: Sequence[PendingAction]) -> None:
+        self._ids = tuple(a.id for a in actions)
+        self.runner.sync((a.id, a.preview) for a in actions)
+        self.redraw()
+
+    def redraw(self) -> None:
+        if not self.runner.configured:
+            self.pane.display = False
+            return
+        self.inbox.stack.set_check_badges({i: badge(self.runner.results(i)) for i in self._ids})
+        self.show(self.inbox.selected_action())
+
+    def show(self, action: PendingAction | None) -> None:
+        if not self.runner.configured or action is None or action.preview is None:
+            self.pane.display = False
+            return
+        self.pane.display = True
+        note = self.runner.config_error
+        self.pane.show(self.runner.results(action.id), note)
+
+    def run_selected(self) -> bool:
+        """Run every check (``demand`` ones too) on the shown action again."""
+        action = self.inbox.selected_action()
+        if action is None or action.preview is None:
+            return False
+        started = self.runner.start(action.id, action.preview)
+        self.redraw()
+        return started
+
+    def discard_reason(self, action: PendingAction | None) -> str:
+        """The findings as a discard reason: a summary line, then one line per finding."""
+        if action is None:
+            return ""
+        results = self.runner.results(action.id)
+        if not any(r.new or r.status in ("timeout", "error") for r in results):
+            return ""
+        return f"{summary(results)}\n{findings_text(results)}"
+
+    def jump(self, path: str, line: int | None, new_side: bool) -> None:
+        """Show ``path`` in the diff, at ``line`` when the diff has it."""
+        preview = self.inbox.preview
+        action = preview.action
+        if action is None or action.preview is None:
+            return
+        paths = [c.path for c in action.preview.changes]
+        if path not in paths:
+            self.inbox.notify(f"{path} is not part of this change; the finding is elsewhere.")
+            return
+        preview.step_file(paths.index(path) - preview.file_index)
+        if line is None or preview.split:
+            return
+        view = preview.diff_view
+        for attempt in range(2):
+            for index, row in enumerate(view._rows):
+                if (row.new_no if new_side else row.old_no) == line:
+                    view.show_search_hit(index)
+                    return
+            if attempt == 0 and preview.context != FULL_CONTEXT and not preview.split:
+                preview.context = FULL_CONTEXT
+                preview._show_file()
+
+    def close(self) -> None:
+        self.runner.close()
