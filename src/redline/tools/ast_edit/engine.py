@@ -14,27 +14,21 @@ pool is skipped automatically.
 from __future__ import annotations
 
 import atexit
-import ctypes
 import fnmatch
-import multiprocessing
 import os
-import select
 import sys
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from multiprocessing.context import BaseContext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from redline.tools.ast_edit.analyze import analyze, truncate
-from redline.tools.ast_edit.ast_match import bytes_may_match
+from redline.tools.ast_edit.ast_prefilter import bytes_may_match
 from redline.tools.ast_edit.locate import bytes_have_words
-from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
+from redline.tools.ast_edit.ops import CompiledOp, compile_ops, ops_key
 from redline.tools.ast_edit.results import AstEditReport, FileResult, splice
 from redline.workspace.paths import (
     ConfinementError,
@@ -43,6 +37,9 @@ from redline.workspace.paths import (
     resolve_inside,
 )
 from redline.workspace.preview import DecodeError, decode_text, sha256_bytes
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
@@ -178,10 +175,7 @@ def _compiled(key: OpsKey) -> list[CompiledOp]:
 def _can_match(data: bytes, ops: list[CompiledOp]) -> bool:
     """The byte prefilter: some operation's words, operator tokens and token runs are all
     in the file (otherwise it cannot match and is never parsed)."""
-    return any(
-        bytes_have_words(data, op.pattern.words) and bytes_may_match(data, op.pattern.source)
-        for op in ops
-    )
+    return any(bytes_have_words(data, op.words) and bytes_may_match(data, op.source) for op in ops)
 
 
 def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
@@ -199,6 +193,8 @@ def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
 @lru_cache(maxsize=1)
 def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim`` (None elsewhere)."""
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None)
     except OSError:
@@ -274,6 +270,9 @@ def _with_texts(result: FileResult, item: _Pending) -> FileResult:
 
 def _exit_when_gone(pid: int) -> None:
     """Block until process ``pid`` has ended, then end this process at once."""
+    import select
+    import time
+
     try:
         handle = os.pidfd_open(pid)
     except ProcessLookupError:
@@ -330,6 +329,11 @@ def _get_executor(workers: int) -> ProcessPoolExecutor | None:
     global _executor, _executor_size
     if not _main_importable():
         return None
+    # Imported here: a search small enough to run in-process never pays for them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.context import BaseContext
+
     with _executor_lock:
         if _executor is not None and _executor_size == workers:
             return _executor
@@ -490,6 +494,8 @@ def iter_search(
     executor = _get_executor(count) if use_pool else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
             for batch in _batches(todo, count):
                 task = (tuple((item.path, item.rel) for item in batch), key, rewrite)
@@ -523,6 +529,9 @@ def _collect(
     rewrite: bool,
 ) -> FileResult:
     if future is not None:
+        from concurrent.futures import CancelledError
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
             return future[0].result()[future[1]]
         except BrokenProcessPool:
