@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.ast_edit import PatternError, compile_ops, search
+from redline.tools.ast_edit import PatternError, compile_ops, engine, search
 from redline.tools.ast_edit.ops import CompiledOp
 from redline.tools.ast_edit.pattern import compile_op
 
@@ -172,11 +172,44 @@ def test_a_light_op_is_an_op() -> None:
     assert op.pattern.expression is not None  # compiled on first use
 
 
-def test_a_search_in_process_and_in_workers_agree(tmp_path: Path) -> None:
+def _corpus(root: Path) -> None:
     for index in range(12):
-        write(tmp_path, f"m{index}.py", "def f(a, b):\n    print(a + b)\n" * 400)
+        write(root, f"m{index}.py", "def f(a, b):\n    print(a + b)\n" * 400)
+
+
+def test_a_small_job_starts_no_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(tmp_path)
+    started: list[int] = []
+    monkeypatch.setattr(engine, "_get_executor", lambda workers: started.append(workers))
+    report = search(tmp_path, [("$A + $B", None)], workers=2, cache=None)
+    assert report.total_matches == 12 * 400
+    assert started == []
+    # Past the threshold the pool is asked for (and, here, declined: None).
+    monkeypatch.setattr(engine, "POOL_MIN_BYTES", 1_000)
+    again = search(tmp_path, [("$A + $B", None)], workers=2, cache=None)
+    assert started == [2]
+    assert again.total_matches == report.total_matches
+
+
+def test_the_pool_threshold() -> None:
+    big = engine.POOL_MIN_BYTES
+    assert not engine._use_pool(2, 100, big - 1)
+    assert engine._use_pool(2, 100, big)
+    assert not engine._use_pool(1, 100, big * 10)  # one worker: never a pool
+    assert not engine._use_pool(2, engine.POOL_MIN_FILES - 1, big * 10)
+    assert not engine._use_pool(8, 7, big * 10)  # fewer files than workers
+
+
+def test_a_search_in_process_and_in_workers_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _corpus(tmp_path)
     ops = [("$A + $B", None)]
     alone = search(tmp_path, ops, workers=1, cache=None)
-    pooled = search(tmp_path, ops, workers=2, cache=None)
+    monkeypatch.setattr(engine, "POOL_MIN_BYTES", 0)
+    try:
+        pooled = search(tmp_path, ops, workers=2, cache=None)
+    finally:
+        engine.shutdown_pool()
     assert alone.total_matches == pooled.total_matches == 12 * 400
     assert [r.matches for r in alone.files] == [r.matches for r in pooled.files]

@@ -1,14 +1,17 @@
 """Files in, results out: listing, prefilter, result cache, process pool, streaming.
 
 The main process lists files, reads and hashes them and applies the word prefilter
-(cheap); only files that can match are parsed, in worker processes when there are
-enough of them. Results come back in path order as soon as each is ready, so the first
-file's result is available long before the last file is parsed.
+(cheap); only files that can match are parsed: here, or in worker processes when there
+are enough of them (``POOL_MIN_BYTES``: on two cores, only past about 12 MB). Results come
+back in path order as soon as each is ready, so the first file's result is available
+long before the last file is parsed.
 
-Workers are started with forkserver (or spawn), never fork: the dashboard has threads.
-Like any multiprocessing code, a script calling this API must guard its entry point
-with ``if __name__ == "__main__":`` (or pass ``workers=1``); from stdin or a REPL the
-pool is skipped automatically.
+The pool is started the first time a search is large enough, and kept for the next.
+Its workers are forked when this process runs no other thread (the command line), else
+started with forkserver (or spawn): a forked child can inherit locks held by other
+threads, and the dashboard has threads. Like any multiprocessing code, a script calling
+this API must guard its entry point with ``if __name__ == "__main__":`` (or pass
+``workers=1``); from stdin or a REPL the pool is skipped automatically.
 """
 
 from __future__ import annotations
@@ -43,10 +46,13 @@ if TYPE_CHECKING:
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
-# Below these, starting (or waking) worker processes costs more than it saves: forking
-# two workers from the forkserver takes about 20 ms, parsing 200 kB about 35 ms.
+# Below these, a search runs in this process: starting workers costs more than they
+# save. Measured with bench/ast_edit_pool.py on the project's 2-core machine under its
+# usual load (load average 7-11, docs/performance.md): a cold pool of two workers was
+# slower than one process up to 10 MB of files to parse, and the two were within noise
+# between 10 and 16 MB (faster from 12.8 MB in one run, slower at 16 MB in another).
 POOL_MIN_FILES = 4
-POOL_MIN_BYTES = 200_000
+POOL_MIN_BYTES = 12_000_000
 _GLOB_CHARS = frozenset("*?[")
 
 OpsKey = tuple[tuple[str, str | None], ...]
@@ -341,9 +347,13 @@ def _get_executor(workers: int) -> ProcessPoolExecutor | None:
             # Another search may still be using it: let its queued work finish.
             _executor.shutdown(wait=False)
         methods = multiprocessing.get_all_start_methods()
-        # Never fork: the dashboard runs threads, and a forked child can inherit held locks.
+        # Fork only a process with no other thread (the command line): a forked child
+        # can inherit locks other threads hold (the dashboard runs threads). The pool
+        # forks all its workers before it starts its own thread.
         context: BaseContext
-        if "forkserver" in methods:
+        if "fork" in methods and threading.active_count() == 1:
+            context = multiprocessing.get_context("fork")
+        elif "forkserver" in methods:
             forkserver = multiprocessing.get_context("forkserver")
             forkserver.set_forkserver_preload([__name__])
             context = forkserver
@@ -490,8 +500,7 @@ def iter_search(
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
     count = default_workers() if workers is None else max(1, workers)
-    use_pool = count > 1 and len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES
-    executor = _get_executor(count) if use_pool else None
+    executor = _get_executor(count) if _use_pool(count, len(todo), size) else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
         from concurrent.futures.process import BrokenProcessPool
@@ -520,6 +529,12 @@ def iter_search(
         # Abandoned midway (limit reached): drop queued work instead of finishing it.
         for future, _index in futures.values():
             future.cancel()
+
+
+def _use_pool(workers: int, files: int, size: int) -> bool:
+    """Whether ``files`` files of ``size`` bytes to parse are worth worker processes (the
+    pool, and its imports, start only then)."""
+    return workers > 1 and files >= max(POOL_MIN_FILES, workers) and size >= POOL_MIN_BYTES
 
 
 def _collect(
