@@ -180,7 +180,7 @@ def _corpus(root: Path) -> None:
 def test_a_small_job_starts_no_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _corpus(tmp_path)
     started: list[int] = []
-    monkeypatch.setattr(engine, "_get_executor", lambda workers: started.append(workers))
+    monkeypatch.setattr(engine, "_get_executor", lambda workers, rewrite: started.append(workers))
     report = search(tmp_path, [("$A + $B", None)], workers=2, cache=None)
     assert report.total_matches == 12 * 400
     assert started == []

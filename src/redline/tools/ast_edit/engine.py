@@ -313,6 +313,7 @@ def _watch_parent(pid: int) -> None:
     ).start()
 
 
+_CST_MODULE = "redline.tools.ast_edit.analyze_cst"
 _executor: ProcessPoolExecutor | None = None
 _executor_size = 0
 _executor_lock = threading.Lock()
@@ -331,7 +332,9 @@ def _main_importable() -> bool:
     return os.path.isfile(path)
 
 
-def _get_executor(workers: int) -> ProcessPoolExecutor | None:
+def _get_executor(workers: int, rewrite: bool = False) -> ProcessPoolExecutor | None:
+    """The pool of ``workers`` processes (started on first use, then kept). A forkserver
+    started for a rewrite preloads libcst's half too, so its workers share it."""
     global _executor, _executor_size
     if not _main_importable():
         return None
@@ -355,7 +358,8 @@ def _get_executor(workers: int) -> ProcessPoolExecutor | None:
             context = multiprocessing.get_context("fork")
         elif "forkserver" in methods:
             forkserver = multiprocessing.get_context("forkserver")
-            forkserver.set_forkserver_preload([__name__])
+            preload = [__name__, *([_CST_MODULE] if rewrite else [])]
+            forkserver.set_forkserver_preload(preload)
             context = forkserver
         else:
             context = multiprocessing.get_context("spawn")
@@ -500,7 +504,7 @@ def iter_search(
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
     count = default_workers() if workers is None else max(1, workers)
-    executor = _get_executor(count) if _use_pool(count, len(todo), size) else None
+    executor = _get_executor(count, rewrite) if _use_pool(count, len(todo), size) else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
         from concurrent.futures.process import BrokenProcessPool
