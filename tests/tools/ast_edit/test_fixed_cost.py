@@ -27,7 +27,7 @@ import sys
 from redline.cli import main
 status = main(sys.argv[1:])
 sys.stdout.flush()
-heavy = ("libcst", "pydantic", "multiprocessing", "concurrent.futures")
+heavy = ("libcst", "pydantic", "multiprocessing", "concurrent.futures", "redline.workspace.preview")
 print("STATUS", status, "LOADED", ",".join(m for m in heavy if m in sys.modules) or "-")
 """
 

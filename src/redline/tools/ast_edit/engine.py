@@ -39,7 +39,7 @@ from redline.workspace.paths import (
     relative_to_root,
     resolve_inside,
 )
-from redline.workspace.preview import DecodeError, decode_text, sha256_bytes
+from redline.workspace.textcodec import DecodeError, decode_text, sha256_bytes
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
