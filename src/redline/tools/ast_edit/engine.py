@@ -47,10 +47,11 @@ if TYPE_CHECKING:
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
 # Below these, a search runs in this process: starting workers costs more than they
-# save. Measured with bench/ast_edit_pool.py on the project's 2-core machine under its
-# usual load (load average 7-11, docs/performance.md): a cold pool of two workers was
-# slower than one process up to 10 MB of files to parse, and the two were within noise
-# between 10 and 16 MB (faster from 12.8 MB in one run, slower at 16 MB in another).
+# save. Measured with bench/ast_edit_pool.py on the project's shared 2-core machine
+# (five runs at load averages 3.5-11, docs/performance.md): a cold pool of two workers
+# lost below 3 MB of files to parse in every run, won 2 of 9 measurements from 3 to
+# 10 MB and 2 of 4 from 12.8 MB; normal projects stay in one process, the large corpora
+# (31-48 MB) still get the workers.
 POOL_MIN_FILES = 4
 POOL_MIN_BYTES = 12_000_000
 _GLOB_CHARS = frozenset("*?[")
