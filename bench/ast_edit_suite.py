@@ -150,17 +150,21 @@ def libcst_floor(paths: list[str]) -> float:
 
 
 def start_forkserver() -> float:
-    """Start the worker pool's forkserver (once per process) and return how long it took."""
-    from redline.tools.ast_edit import shutdown_pool
-    from redline.tools.ast_edit.engine import _get_executor, default_workers
+    """Start the worker pool's forkserver (once per process) and return how long it took.
+
+    The timed searches run beside the memory sampler's thread, so their pools come from
+    the forkserver (never fork, with a thread running); started here as the engine
+    starts it for a search (redline's engine preloaded).
+    """
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    from redline.tools.ast_edit import engine
 
     start = time.perf_counter()
-    executor = _get_executor(default_workers())
-    if executor is not None:
-        list(executor.map(int, ["1"] * default_workers()))
-    elapsed = time.perf_counter() - start
-    shutdown_pool()
-    return elapsed
+    multiprocessing.get_context("forkserver").set_forkserver_preload([engine.__name__])
+    forkserver.ensure_running()
+    return time.perf_counter() - start
 
 
 def main() -> int:

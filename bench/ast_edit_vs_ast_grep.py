@@ -5,6 +5,12 @@ Run from the repository root:  uv run python bench/ast_edit_vs_ast_grep.py [--co
 The corpus (default: this Python's standard library, .py files only) is copied into a
 temporary folder once and both tools work on that same copy, previewing
 ``print($$$A)`` -> ``logger.info($$$A)`` (neither writes).
+
+``--small`` is the "small project" mode (bench/ast_edit_small.py): end to end through the
+installed commands, ``redline ast-edit --pattern P DIR`` beside ``ast-grep run --pattern P
+DIR``, on ten standard-library packages (about 3.1 MB) and on a generated 200-file
+project, plus the fixed cost (an empty folder, one small file) as a ratio to a bare
+``python -c 'import ast, json, pathlib'``.
 """
 
 from __future__ import annotations
@@ -187,7 +193,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=None, help="folder of .py files")
     parser.add_argument("--workers", type=int, default=None, help="ast_edit worker processes")
+    parser.add_argument(
+        "--small", action="store_true", help="the small-project mode (see bench/ast_edit_small.py)"
+    )
+    parser.add_argument("--runs", type=int, default=5, help="--small: timed runs per command")
     args = parser.parse_args()
+    if args.small:
+        return _small_mode(args.runs)
     source = args.corpus or Path(sysconfig.get_paths()["stdlib"])
     if not source.is_dir():
         raise SystemExit(f"--corpus {source}: not a folder")
@@ -234,6 +246,18 @@ def main() -> int:
             f"warm/ast-grep: {warm['seconds'] / grep_seconds:.2f}x (target <= 1x)"
         )
     return 0
+
+
+def _small_mode(runs: int) -> int:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "ast_edit_small.py"
+    spec = importlib.util.spec_from_file_location("ast_edit_small", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ast_edit_small"] = module
+    spec.loader.exec_module(module)
+    return int(module.run(runs, find_ast_grep()))
 
 
 if __name__ == "__main__":

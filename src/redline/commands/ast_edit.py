@@ -40,10 +40,12 @@ def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Search, or rewrite (and with --apply write); exit 0/1/2/3 as documented."""
+    import os
     import sys
     from pathlib import Path
 
     from redline.workspace.names import json_dumps
+    from redline.workspace.state import STATE_DIR_NAME
 
     patterns: list[str] = list(args.pattern)
     rewrites: list[str] = list(args.rewrite)
@@ -77,17 +79,19 @@ def run(args: argparse.Namespace) -> int:
     except PatternError as exc:
         return _fail(str(exc))
     # Searching reads files too: first make sure no interrupted apply left them torn.
-    from redline.workspace import journal
-    from redline.workspace.safe_apply import ApplyError
+    # Without a state folder there is no journal, and nothing to import for one.
+    if os.path.lexists(root / STATE_DIR_NAME):
+        from redline.workspace import journal
+        from redline.workspace.safe_apply import ApplyError
 
-    try:
-        for message in journal.recover(root):
-            print(f"redline ast-edit: {message}", file=sys.stderr)
-    except (ApplyError, OSError) as exc:
-        if args.apply:
-            print(f"redline ast-edit: {exc}", file=sys.stderr)
-            return 3
-        print(f"redline ast-edit: crash recovery skipped: {exc}", file=sys.stderr)
+        try:
+            for message in journal.recover(root):
+                print(f"redline ast-edit: {message}", file=sys.stderr)
+        except (ApplyError, OSError) as exc:
+            if args.apply:
+                print(f"redline ast-edit: {exc}", file=sys.stderr)
+                return 3
+            print(f"redline ast-edit: crash recovery skipped: {exc}", file=sys.stderr)
     rewrite = bool(rewrites)
 
     def show(result: FileResult) -> None:

@@ -137,7 +137,7 @@ class Proposals:
 
         from redline.tools.ast_edit.engine import TargetError
         from redline.tools.ast_edit.metavars import PatternError
-        from redline.tools.ast_edit.pattern import compile_ops
+        from redline.tools.ast_edit.ops import compile_ops
         from redline.tools.ast_edit.report import preview_text
         from redline.tools.ast_edit.tool import AstEditParams, build_action, run_preview
         from redline.workspace.paths import ConfinementError

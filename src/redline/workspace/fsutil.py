@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from redline.workspace.dirfd import DirFds, UnsafePathError
-from redline.workspace.preview import sha256_bytes
+from redline.workspace.textcodec import sha256_bytes
 
 # Bigger files are refused: apply keeps the old bytes in memory and in the journal.
 MAX_FILE_BYTES = 64 * 1024 * 1024

@@ -8,7 +8,6 @@ survive, and each change records the encoding it is written back with.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -18,36 +17,14 @@ from typing_extensions import TypedDict
 
 from redline.workspace.diffing import grouped_opcodes, opcodes
 
+# Defined in a module of their own so that a reader of files (ast_edit's search) needs
+# none of the rest; importable from here as before.
+from redline.workspace.textcodec import DecodeError as DecodeError
+from redline.workspace.textcodec import decode_text as decode_text
+from redline.workspace.textcodec import encode_text as encode_text
+from redline.workspace.textcodec import sha256_bytes as sha256_bytes
+
 ChangeKind = Literal["modify", "create", "delete", "rename"]
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-class DecodeError(ValueError):
-    """The bytes of a file are not text redline can edit."""
-
-
-def decode_text(data: bytes, path: str) -> tuple[str, str]:
-    """Decode file bytes into ``(text, encoding)``, refusing binary and non-UTF-8 data."""
-    if b"\x00" in data[:8192]:
-        raise DecodeError(
-            f"{path}: binary file (contains NUL bytes); redline edits text files only"
-        )
-    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise DecodeError(
-            f"{path}: not valid UTF-8 (byte {exc.start}: {data[exc.start : exc.start + 1]!r}); "
-            "redline edits UTF-8 text files only"
-        ) from None
-    return text, encoding
-
-
-def encode_text(text: str, encoding: str) -> bytes:
-    return text.encode(encoding)
 
 
 class FileSummary(TypedDict, total=False):

@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from redline.tools.ast_edit import analyze as analyze_module
-from redline.tools.ast_edit.pattern import CompiledOp
+from redline.tools.ast_edit import analyze_cst as analyze_module
+from redline.tools.ast_edit.ops import CompiledOp
 
 from .helpers import matched
 

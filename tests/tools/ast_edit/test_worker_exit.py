@@ -50,19 +50,35 @@ def _marked(mark: str, exclude: int) -> list[int]:
     return found
 
 
-def _kill_and_check(root: Path, delay: float) -> None:
+# `redline ast-edit` with the pool whatever the size (the corpus is far below the
+# threshold, to keep the test small). With a thread running besides the main one, the
+# workers come from a forkserver, as in the dashboard; else they are forked.
+_RUN = """
+import sys, threading
+from redline.tools.ast_edit import engine
+from redline.cli import main
+engine.POOL_MIN_BYTES = 0
+if sys.argv[1] == "forkserver":
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+sys.exit(main(sys.argv[2:]))
+"""
+# Processes to wait for before the kill: the resource tracker, the forkserver and a
+# worker; or one forked worker.
+_STARTED = {"forkserver": 3, "fork": 1}
+
+
+def _kill_and_check(root: Path, delay: float, start: str = "fork") -> None:
     mark = uuid.uuid4().hex
     env = dict(os.environ, REDLINE_TEST_MARK=mark)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "redline", "ast-edit", "-C", str(root), "--pattern", "$A[$B]"],
+        [sys.executable, "-c", _RUN, start, "ast-edit", "-C", str(root), "--pattern", "$A[$B]"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + START_GUARD
-        # The resource tracker, the forkserver and at least one worker.
-        while len(_marked(mark, proc.pid)) < 3:
+        while len(_marked(mark, proc.pid)) < _STARTED[start]:
             assert proc.poll() is None, "the search ended before its workers were seen"
             if time.monotonic() > deadline:  # a hang guard, not a speed check
                 raise AssertionError("no worker processes appeared")
@@ -88,9 +104,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_kill_9_mid_search_leaves_no_worker_behind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
+def test_kill_9_mid_search_leaves_no_worker_behind(tmp_path: Path, start: str) -> None:
     _corpus(tmp_path)
-    _kill_and_check(tmp_path, 0.0)
+    _kill_and_check(tmp_path, 0.0, start)
 
 
 @pytest.mark.stress
@@ -100,5 +117,5 @@ def test_kill_9_at_random_moments_leaves_no_worker_behind(
     full = "stress" in (request.config.getoption("-m") or "")
     rng = random.Random(1010)
     _corpus(tmp_path)
-    for _ in range(20 if full else 1):
-        _kill_and_check(tmp_path, rng.uniform(0.0, 0.5))
+    for run in range(20 if full else 1):
+        _kill_and_check(tmp_path, rng.uniform(0.0, 0.5), "forkserver" if run % 2 else "fork")

@@ -20,7 +20,7 @@ from redline.tools.ast_edit.engine import (
     shutdown_pool,
 )
 from redline.tools.ast_edit.metavars import PatternError
-from redline.tools.ast_edit.pattern import CompiledOp, OpSpec, compile_ops
+from redline.tools.ast_edit.ops import CompiledOp, OpSpec, compile_ops
 from redline.tools.ast_edit.results import AstEditReport, FileResult, Match
 
 __all__ = [

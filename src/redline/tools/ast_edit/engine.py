@@ -1,40 +1,37 @@
 """Files in, results out: listing, prefilter, result cache, process pool, streaming.
 
 The main process lists files, reads and hashes them and applies the word prefilter
-(cheap); only files that can match are parsed, in worker processes when there are
-enough of them. Results come back in path order as soon as each is ready, so the first
-file's result is available long before the last file is parsed.
+(cheap); only files that can match are parsed: here, or in worker processes when there
+are enough of them (``POOL_MIN_BYTES``: on two cores, only past about 12 MB). Results come
+back in path order as soon as each is ready, so the first file's result is available
+long before the last file is parsed.
 
-Workers are started with forkserver (or spawn), never fork: the dashboard has threads.
-Like any multiprocessing code, a script calling this API must guard its entry point
-with ``if __name__ == "__main__":`` (or pass ``workers=1``); from stdin or a REPL the
-pool is skipped automatically.
+The pool is started the first time a search is large enough, and kept for the next.
+Its workers are forked when this process runs no other thread (the command line), else
+started with forkserver (or spawn): a forked child can inherit locks held by other
+threads, and the dashboard has threads. Like any multiprocessing code, a script calling
+this API must guard its entry point with ``if __name__ == "__main__":`` (or pass
+``workers=1``); from stdin or a REPL the pool is skipped automatically.
 """
 
 from __future__ import annotations
 
 import atexit
-import ctypes
 import fnmatch
-import multiprocessing
 import os
-import select
 import sys
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from multiprocessing.context import BaseContext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from redline.tools.ast_edit.analyze import analyze, truncate
-from redline.tools.ast_edit.ast_match import bytes_may_match
+from redline.tools.ast_edit.ast_prefilter import bytes_may_match
 from redline.tools.ast_edit.locate import bytes_have_words
-from redline.tools.ast_edit.pattern import CompiledOp, compile_ops, ops_key
+from redline.tools.ast_edit.ops import CompiledOp, compile_ops, ops_key
 from redline.tools.ast_edit.results import AstEditReport, FileResult, splice
 from redline.workspace.fsutil import open_regular
 from redline.workspace.paths import (
@@ -43,14 +40,21 @@ from redline.workspace.paths import (
     relative_to_root,
     resolve_inside,
 )
-from redline.workspace.preview import DecodeError, decode_text, sha256_bytes
+from redline.workspace.textcodec import DecodeError, decode_text, sha256_bytes
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
-# Below these, starting (or waking) worker processes costs more than it saves: forking
-# two workers from the forkserver takes about 20 ms, parsing 200 kB about 35 ms.
+# Below these, a search runs in this process: starting workers costs more than they
+# save. Measured with bench/ast_edit_pool.py on the project's shared 2-core machine
+# (five runs at load averages 3.5-11, docs/performance.md): a cold pool of two workers
+# lost below 3 MB of files to parse in every run, won 2 of 9 measurements from 3 to
+# 10 MB and 2 of 4 from 12.8 MB; normal projects stay in one process, the large corpora
+# (31-48 MB) still get the workers.
 POOL_MIN_FILES = 4
-POOL_MIN_BYTES = 200_000
+POOL_MIN_BYTES = 12_000_000
 _GLOB_CHARS = frozenset("*?[")
 
 OpsKey = tuple[tuple[str, str | None], ...]
@@ -191,10 +195,7 @@ def _compiled(key: OpsKey) -> list[CompiledOp]:
 def _can_match(data: bytes, ops: list[CompiledOp]) -> bool:
     """The byte prefilter: some operation's words, operator tokens and token runs are all
     in the file (otherwise it cannot match and is never parsed)."""
-    return any(
-        bytes_have_words(data, op.pattern.words) and bytes_may_match(data, op.pattern.source)
-        for op in ops
-    )
+    return any(bytes_have_words(data, op.words) and bytes_may_match(data, op.source) for op in ops)
 
 
 def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
@@ -212,6 +213,8 @@ def _process(data: bytes, rel: str, key: OpsKey, rewrite: bool) -> FileResult:
 @lru_cache(maxsize=1)
 def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim`` (None elsewhere)."""
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None)
     except OSError:
@@ -287,6 +290,9 @@ def _with_texts(result: FileResult, item: _Pending) -> FileResult:
 
 def _exit_when_gone(pid: int) -> None:
     """Block until process ``pid`` has ended, then end this process at once."""
+    import select
+    import time
+
     try:
         handle = os.pidfd_open(pid)
     except ProcessLookupError:
@@ -321,6 +327,7 @@ def _watch_parent(pid: int) -> None:
     ).start()
 
 
+_CST_MODULE = "redline.tools.ast_edit.analyze_cst"
 _executor: ProcessPoolExecutor | None = None
 _executor_size = 0
 _executor_lock = threading.Lock()
@@ -339,10 +346,17 @@ def _main_importable() -> bool:
     return os.path.isfile(path)
 
 
-def _get_executor(workers: int) -> ProcessPoolExecutor | None:
+def _get_executor(workers: int, rewrite: bool = False) -> ProcessPoolExecutor | None:
+    """The pool of ``workers`` processes (started on first use, then kept). A forkserver
+    started for a rewrite preloads libcst's half too, so its workers share it."""
     global _executor, _executor_size
     if not _main_importable():
         return None
+    # Imported here: a search small enough to run in-process never pays for them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.context import BaseContext
+
     with _executor_lock:
         if _executor is not None and _executor_size == workers:
             return _executor
@@ -350,11 +364,16 @@ def _get_executor(workers: int) -> ProcessPoolExecutor | None:
             # Another search may still be using it: let its queued work finish.
             _executor.shutdown(wait=False)
         methods = multiprocessing.get_all_start_methods()
-        # Never fork: the dashboard runs threads, and a forked child can inherit held locks.
+        # Fork only a process with no other thread (the command line): a forked child
+        # can inherit locks other threads hold (the dashboard runs threads). The pool
+        # forks all its workers before it starts its own thread.
         context: BaseContext
-        if "forkserver" in methods:
+        if "fork" in methods and threading.active_count() == 1:
+            context = multiprocessing.get_context("fork")
+        elif "forkserver" in methods:
             forkserver = multiprocessing.get_context("forkserver")
-            forkserver.set_forkserver_preload([__name__])
+            preload = [__name__, *([_CST_MODULE] if rewrite else [])]
+            forkserver.set_forkserver_preload(preload)
             context = forkserver
         else:
             context = multiprocessing.get_context("spawn")
@@ -499,10 +518,11 @@ def iter_search(
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
     count = default_workers() if workers is None else max(1, workers)
-    use_pool = count > 1 and len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES
-    executor = _get_executor(count) if use_pool else None
+    executor = _get_executor(count, rewrite) if _use_pool(count, len(todo), size) else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
             for batch in _batches(todo, count):
                 task = (tuple((item.path, item.rel) for item in batch), key, rewrite)
@@ -529,6 +549,12 @@ def iter_search(
             future.cancel()
 
 
+def _use_pool(workers: int, files: int, size: int) -> bool:
+    """Whether ``files`` files of ``size`` bytes to parse are worth worker processes (the
+    pool, and its imports, start only then)."""
+    return workers > 1 and files >= max(POOL_MIN_FILES, workers) and size >= POOL_MIN_BYTES
+
+
 def _collect(
     future: tuple[Future[list[FileResult]], int] | None,
     item: _Pending,
@@ -536,6 +562,9 @@ def _collect(
     rewrite: bool,
 ) -> FileResult:
     if future is not None:
+        from concurrent.futures import CancelledError
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
             return future[0].result()[future[1]]
         except BrokenProcessPool:

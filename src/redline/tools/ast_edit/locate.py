@@ -64,6 +64,10 @@ def bytes_have_words(data: bytes, words: Iterable[str]) -> bool:
     return True
 
 
+def text_has_words(text: str, words: Iterable[str]) -> bool:
+    return all(word in text and word_regex(word).search(text) for word in words)
+
+
 def line_starts(text: str) -> list[int]:
     """Offsets where lines start (Python's own line breaks only), plus the text length."""
     if "\r" not in text:

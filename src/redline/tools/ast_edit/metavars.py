@@ -8,7 +8,10 @@ that mentions ``"$X"`` matches that string literally.
 
 from __future__ import annotations
 
+import io
 import re
+import textwrap
+import tokenize
 from dataclasses import dataclass
 
 SINGLE_PREFIX = "__rlS_"
@@ -169,3 +172,34 @@ def substitute(text: str, what: str) -> Substituted:
         pos = end
     segments.append("".join(out))
     return Substituted(tuple(segments), tuple(occurrences))
+
+
+def normalize(text: str) -> str:
+    return textwrap.dedent(text.replace("\r\n", "\n")).strip()
+
+
+def pattern_words(text: str) -> frozenset[str]:
+    """Identifiers and keywords of the pattern: every match contains each as a whole word."""
+    words: set[str] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and not token.string.startswith(PLACEHOLDER_PREFIX):
+                words.add(token.string)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return frozenset()
+    return frozenset(words)
+
+
+def check_kinds(sub: Substituted, what: str) -> dict[str, Meta]:
+    """The names the pattern binds; PatternError when one is both ``$X`` and ``$$$X``."""
+    bound: dict[str, Meta] = {}
+    for occ in sub.occurrences:
+        if occ.meta.name is None:
+            continue
+        previous = bound.setdefault(occ.meta.name, occ.meta)
+        if previous.multi != occ.meta.multi:
+            raise PatternError(
+                f"{what} uses both ${occ.meta.name} and $$${occ.meta.name}: "
+                "a name stands either for one node or for a list of items"
+            )
+    return bound

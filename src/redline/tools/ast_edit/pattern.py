@@ -1,8 +1,9 @@
-"""Compiling operations: pattern and template text into libcst trees, checked up front.
+"""Compiling pattern and template text into libcst trees, checked up front.
 
-Everything that can be wrong with an operation is found here, before any file is read:
-text that is not Python once the metavariables are replaced, ``$$$`` where no sequence
-is, a template name the pattern does not bind.
+Everything that can be wrong with an operation is found here (or, for a search the `ast`
+way supports, in :mod:`ops` without libcst), before any file is read: text that is not
+Python once the metavariables are replaced, ``$$$`` where no sequence is, a template name
+the pattern does not bind.
 """
 
 from __future__ import annotations
@@ -10,18 +11,19 @@ from __future__ import annotations
 import ast
 import io
 import itertools
-import textwrap
 import tokenize
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
 from redline.tools.ast_edit.metavars import (
-    PLACEHOLDER_PREFIX,
     Meta,
     PatternError,
     Substituted,
+    check_kinds,
+    normalize,
+    pattern_words,
     placeholder_meta,
     substitute,
 )
@@ -157,23 +159,6 @@ class CompiledTemplate:
     string_lines: frozenset[int]
 
 
-@dataclass(frozen=True)
-class CompiledOp:
-    index: int
-    pat: str
-    out: str | None
-    pattern: CompiledPattern
-    template: CompiledTemplate | None
-
-    @property
-    def label(self) -> str:
-        return f"operation {self.index + 1} ({self.pat!r})"
-
-
-def _normalize(text: str) -> str:
-    return textwrap.dedent(text.replace("\r\n", "\n")).strip()
-
-
 def _syntax_message(exc: Exception) -> str:
     if isinstance(exc, cst.ParserSyntaxError):
         return f"{exc.message} (line {exc.raw_line}, column {exc.raw_column + 1})"
@@ -254,32 +239,6 @@ def _sequence_wrapped(tree: cst.CSTNode) -> set[int]:
     return wrapped
 
 
-def _words(text: str) -> frozenset[str]:
-    """Identifiers and keywords of the pattern: every match contains each as a whole word."""
-    words: set[str] = set()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.NAME and not token.string.startswith(PLACEHOLDER_PREFIX):
-                words.add(token.string)
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return frozenset()
-    return frozenset(words)
-
-
-def _check_kinds(sub: Substituted, what: str) -> dict[str, Meta]:
-    bound: dict[str, Meta] = {}
-    for occ in sub.occurrences:
-        if occ.meta.name is None:
-            continue
-        previous = bound.setdefault(occ.meta.name, occ.meta)
-        if previous.multi != occ.meta.multi:
-            raise PatternError(
-                f"{what} uses both ${occ.meta.name} and $$${occ.meta.name}: "
-                "a name stands either for one node or for a list of items"
-            )
-    return bound
-
-
 def _yield_expression(tree: cst.CSTNode) -> cst.CSTNode:
     """``yield $A`` parses only as a statement, but is an expression: it matches (and is
     rewritten) wherever it stands, as in ``x = yield $A`` or ``return (yield from $A)``."""
@@ -293,11 +252,11 @@ def _yield_expression(tree: cst.CSTNode) -> cst.CSTNode:
 
 
 def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
-    source = _normalize(text)
+    source = normalize(text)
     if not source:
         raise PatternError(f"{what} is empty")
     sub = substitute(source, what)
-    bound = _check_kinds(sub, what)
+    bound = check_kinds(sub, what)
     tree, rendered, _starts, _prefixes = _parse(sub, what)
     wrapped = _sequence_wrapped(tree)
     for name, _parent, _field in _placeholder_names(tree):
@@ -313,7 +272,7 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
             source,
             tree,
             (),
-            _words(rendered),
+            pattern_words(rendered),
             bound,
             compound_types=None,
             kinds=_kinds(tree),
@@ -333,7 +292,7 @@ def compile_pattern(text: str, what: str = "pattern") -> CompiledPattern:
         if len(items) == 1 and multi_meta(items[0]) is None and item_meta(items[0]) is None
         else None
     )
-    return CompiledPattern(source, None, items, _words(rendered), bound, compound, kinds)
+    return CompiledPattern(source, None, items, pattern_words(rendered), bound, compound, kinds)
 
 
 def _string_lines(text: str) -> frozenset[int]:
@@ -351,7 +310,7 @@ def _string_lines(text: str) -> frozenset[int]:
 def compile_template(
     text: str, pattern: CompiledPattern, what: str = "rewrite"
 ) -> CompiledTemplate:
-    source = _normalize(text)
+    source = normalize(text)
     sub = substitute(source, what)
     for occ in sub.occurrences:
         if occ.meta.name is None:
@@ -401,50 +360,15 @@ def compile_template(
     return CompiledTemplate(source, rendered, tuple(slots), root, _string_lines(rendered))
 
 
-@dataclass(frozen=True)
-class OpSpec:
-    pat: str
-    out: str | None = None
+def compile_op(
+    index: int, pat: str, out: str | None, prefix: str | None = None
+) -> tuple[CompiledPattern, CompiledTemplate | None]:
+    """One operation's pattern and template (None to search); PatternError on bad input.
 
-
-def _spec(op: object) -> OpSpec:
-    if isinstance(op, OpSpec):
-        return op
-    if isinstance(op, Mapping):
-        return OpSpec(str(op["pat"]), None if op.get("out") is None else str(op["out"]))
-    if isinstance(op, (tuple, list)) and len(op) == 2:
-        return OpSpec(str(op[0]), None if op[1] is None else str(op[1]))
-    pat = getattr(op, "pat", None)
-    if pat is not None:
-        out = getattr(op, "out", None)
-        return OpSpec(str(pat), None if out is None else str(out))
-    raise PatternError(f"an operation needs 'pat' (and 'out' to rewrite), got {op!r}")
-
-
-def compile_ops(
-    ops: Iterable[object], *, where: Callable[[int], str] | None = None
-) -> list[CompiledOp]:
-    """Compile ``[{pat, out}, ...]`` (``out`` None: search only); PatternError on bad input.
-
-    ``where(index)`` starts an error's message (default ``operation N: ``): the command
-    line names its ``--pattern`` options instead.
-    """
-    compiled: list[CompiledOp] = []
-    for index, raw in enumerate(ops):
-        spec = _spec(raw)
-        prefix = where(index) if where is not None else f"operation {index + 1}: "
-        pattern = compile_pattern(spec.pat, f"{prefix}pattern {spec.pat!r}")
-        template = (
-            None
-            if spec.out is None
-            else compile_template(spec.out, pattern, f"{prefix}rewrite {spec.out!r}")
-        )
-        compiled.append(CompiledOp(index, spec.pat, spec.out, pattern, template))
-    if not compiled:
-        raise PatternError("no operations given: pass at least one pattern")
-    return compiled
-
-
-def ops_key(ops: Iterable[object]) -> tuple[tuple[str, str | None], ...]:
-    """A hashable, picklable description of operations (cache key and worker payload)."""
-    return tuple((spec.pat, spec.out) for spec in map(_spec, ops))
+    ``prefix`` starts an error's message (default ``operation N: ``; the command line names
+    its ``--pattern`` options instead)."""
+    if prefix is None:
+        prefix = f"operation {index + 1}: "
+    pattern = compile_pattern(pat, f"{prefix}pattern {pat!r}")
+    template = None if out is None else compile_template(out, pattern, f"{prefix}rewrite {out!r}")
+    return pattern, template

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.tools.ast_edit.results import AstEditReport, FileResult, Match, plural
-from redline.tools.base import PREVIEW_BANNER
-from redline.workspace.preview import FileModify, Preview
+
+if TYPE_CHECKING:
+    from redline.workspace.preview import FileModify
+
+# The CLI imports this module to print a search: what only a rewrite or the model's
+# preview needs (diffs, pydantic through redline.tools.base) is imported where used.
 
 NO_REPLACEMENTS = "No replacements made"
 _SHOWN = 100
@@ -28,12 +32,16 @@ def _one_line(text: str) -> str:
 
 
 def _change(result: FileResult) -> FileModify:
+    from redline.workspace.preview import FileModify
+
     return FileModify(
         result.path, result.sha256, result.old_text or "", result.new_text or "", result.encoding
     )
 
 
 def file_diff(result: FileResult) -> str:
+    from redline.workspace.preview import Preview
+
     return Preview([_change(result)]).file_diff(_change(result))
 
 
@@ -68,6 +76,8 @@ def _match_line(match: Match) -> str:
 
 def preview_text(report: AstEditReport, action_id: str | None) -> str:
     """The tool's result text: banner, summary, per file its matches and diff."""
+    from redline.tools.base import PREVIEW_BANNER
+
     problems = _problems(report)
     if not report.files:
         return "\n".join([NO_REPLACEMENTS, *(["", *problems] if problems else [])])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from redline.workspace.preview import FileModify, Preview
+if TYPE_CHECKING:
+    from redline.workspace.preview import Preview
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class AstEditReport:
         return len(self.files)
 
     def preview(self) -> Preview:
+        from redline.workspace.preview import FileModify, Preview
+
         return Preview(
             FileModify(
                 path=result.path,

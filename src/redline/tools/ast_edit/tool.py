@@ -11,7 +11,7 @@ from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tools.ast_edit.engine import TargetError, search
 from redline.tools.ast_edit.metavars import PatternError
-from redline.tools.ast_edit.pattern import compile_ops
+from redline.tools.ast_edit.ops import compile_ops
 from redline.tools.ast_edit.report import applied_text, preview_text
 from redline.tools.ast_edit.results import AstEditReport
 from redline.tools.base import Tool, ToolContext
