@@ -257,6 +257,41 @@ def record(root: Path, decided: Decided, *, batch: GitBatch | None = None) -> li
     return notes
 
 
+def record_agent_write(root: Path, decided: Decided) -> list[str]:
+    """``[git] on_apply`` for an apply the agent wrote itself (a hook's allowed call), once
+    its write is recorded: ``decided.written`` is what it wrote. The decision was logged
+    when it was made; a commit made now is linked to it in the decisions log."""
+    from redline.workspace.decisions import COMMITTED, DecisionRecord, DecisionsError, append
+
+    notes: list[str] = []
+    try:
+        commit = _git_step(root, [decided], notes)
+    except Exception as exc:  # never turn a done write into a failure
+        log.exception("git step after %s failed", decided.action_id)
+        return [f"git: {exc}"]
+    if commit is not None:
+        try:
+            append(
+                root,
+                DecisionRecord(
+                    id=decided.action_id,
+                    label=decided.label,
+                    source=decided.source,
+                    decision=COMMITTED,
+                    edited=decided.edited,
+                    reason="",
+                    resolved_by=decided.resolved_by,
+                    reviewer="",
+                    time=time.time(),
+                    commit=commit,
+                    files=tuple(decided.written.paths) if decided.written is not None else (),
+                ),
+            )
+        except DecisionsError as exc:
+            notes.append(f"redline: {exc}")
+    return notes
+
+
 def finish_batch(batch: GitBatch) -> list[str]:
     """Commit (or stage) everything the batch applied as one; log each decision."""
     notes: list[str] = []
@@ -330,6 +365,7 @@ __all__ = [
     "finish_batch",
     "index_changes",
     "record",
+    "record_agent_write",
     "revert_message",
     "reviewer_of",
     "undo_note",
