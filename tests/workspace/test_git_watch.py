@@ -274,3 +274,19 @@ def test_ctrl_c_ends_the_watch_cleanly(repo: Path) -> None:
     assert any("Stopped watching branch agent." in line for line in seen)
     (record,) = records(repo)
     assert new_text(repo, record) == changed(BASE, 3, 5)
+
+
+def test_a_worktree_that_disappears_ends_the_watch(
+    repo: Path, running: Callable[..., Running]
+) -> None:
+    import shutil
+
+    wt = agent_worktree(repo)
+    (wt / "a.txt").write_text(changed(BASE, 2))
+    watch = running(repo, str(wt), "worktree", "agent-wt")
+    shutil.rmtree(wt)
+    watch.thread.join(TIMEOUT)
+    assert not watch.thread.is_alive()
+    assert any("is gone; stopped watching" in text and err for text, err in watch.lines)
+    assert "is gone" in watch.watch.ended
+    assert len(records(repo)) == 1  # what was queued stays queued

@@ -5,7 +5,8 @@ the local file, paths redline may not touch) are named on stderr. Exit 0 when ev
 was queued, 1 when any was refused, 2 when the source cannot be read at all.
 
 With ``--watch`` a branch or worktree is followed after that
-(:mod:`redline.workspace.git_watch`) until Ctrl-C, which ends it with exit 0.
+(:mod:`redline.workspace.git_watch`) until Ctrl-C, which ends it with exit 0 (exit 1 when
+the watch ends by itself: the worktree folder is gone).
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ def _watch(queue_root: Path, source: str, kind: str) -> int:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         _out(f"Stopped watching {kind} {name}.")
-        return EXIT_OK
+        return EXIT_FAILED if watch.ended else EXIT_OK
     finally:
         stop.set()
         queue.close()

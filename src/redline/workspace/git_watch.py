@@ -124,6 +124,8 @@ class ImportWatch:
         self._changed = threading.Condition()
         #: Set once the watch is looking for changes (a worktree's watcher is running).
         self.ready = threading.Event()
+        #: Why the watch ended by itself ("" while it runs, or when it was stopped).
+        self.ended = ""
 
     # -- one round --------------------------------------------------------------------
     def round(self) -> RoundReport:
@@ -284,10 +286,9 @@ class ImportWatch:
     def _poll_ref(self, stop: threading.Event) -> None:
         from redline.workspace.git import GitError
 
-        try:
-            last = self._fingerprint()
-        except GitError:
-            last = ""
+        # No fingerprint yet: the first tick runs a round, catching a commit made between
+        # the first import and the start of the watch.
+        last: str | None = None
         self.ready.set()
         while not stop.wait(self.interval):
             try:
@@ -299,6 +300,13 @@ class ImportWatch:
                 self.step()
 
     def _watch_folder(self, stop: threading.Event) -> None:
+        try:
+            self._watch_changes(stop)
+        except (OSError, RuntimeError) as exc:  # the watcher itself failed (folder gone, …)
+            self.ended = f"redline pending import: cannot watch {self.folder}: {exc}"
+            self._say(self.ended, True)
+
+    def _watch_changes(self, stop: threading.Event) -> None:
         import watchfiles
 
         folder = self.folder if self.folder is not None else self.root
@@ -308,6 +316,7 @@ class ImportWatch:
             return not (path == git_dir or path.startswith(git_dir + "/"))
 
         timeout = max(10, int(self.interval * 1000))
+        first = True
         for changes in watchfiles.watch(
             folder,
             watch_filter=interesting,
@@ -318,9 +327,12 @@ class ImportWatch:
             yield_on_timeout=True,
             raise_interrupt=True,
         ):
-            self.ready.set()
             if not Path(folder).is_dir():
-                self._say(f"redline pending import: {folder} is gone; stopped watching", True)
+                self.ended = f"redline pending import: {folder} is gone; stopped watching"
+                self._say(self.ended, True)
                 return
-            if changes or self._retry:
+            if changes or self._retry or first:
+                # The first time: a write between the first import and the watcher's start.
                 self.step()
+            first = False
+            self.ready.set()
