@@ -78,6 +78,7 @@ async def test_apply_marked_makes_one_commit_when_on_apply_is_commit(
             assert set(app.stack.marked) == {first, second}
             await pilot.press("y")
             await wait_until(pilot, lambda: app.stack.rows == [] and not app.inbox.busy)
+            await wait_until(pilot, lambda: "git: committed" in app.activity.plain)
     finally:
         queue.close()
     assert (repo / "a.txt").read_text() == "A\n" and (repo / "b.txt").read_text() == "B\n"

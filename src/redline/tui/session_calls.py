@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from textual.message import Message
@@ -111,7 +110,7 @@ def resolve_marked(
     :class:`MarkedFinished` with every action's outcome.
 
     With ``[git] on_apply = "commit"``, the marked applies become one commit (as
-    ``redline pending apply ID ID … --batch``); its ``git:`` lines join the last outcome.
+    ``redline pending apply ID ID … --batch``); its ``git:`` lines are the message's notes.
     """
     batch = _git_batch(session) if verb == "apply" else None
     renamed: dict[str, str] = {}
@@ -133,12 +132,8 @@ def resolve_marked(
             if carried.new_id:
                 renamed[carried.old_id] = carried.new_id
         results.append((current, outcome))
-    if batch is not None:
-        notes = finish_batch(batch)
-        if notes and results:
-            last_id, last = results[-1]
-            results[-1] = (last_id, replace(last, text="\n".join([last.text, *notes])))
-    post(MarkedFinished(verb, tuple(results)))
+    notes = finish_batch(batch) if batch is not None else []
+    post(MarkedFinished(verb, tuple(results), tuple(notes)))
 
 
 def _git_batch(session: SessionLike) -> GitBatch | None:
