@@ -189,7 +189,14 @@ def test_watch_follows_edits_in_a_worktree(
     # The agent takes back its a.txt change: the pending action is marked stale, not lost.
     (wt / "a.txt").write_text(BASE)
     watch.until(lambda: by_file(repo)["a.txt"].stale)
-    assert "no longer changes a.txt" in by_file(repo)["a.txt"].stale_reason
+    stale = by_file(repo)["a.txt"]
+    assert "no longer changes a.txt" in stale.stale_reason
+
+    # And changes it again: a fresh action takes the stale one's place.
+    (wt / "a.txt").write_text(changed(BASE, 2, 9))
+    watch.until(lambda: by_file(repo)["a.txt"].id != stale.id)
+    fresh = by_file(repo)["a.txt"]
+    assert not fresh.stale and new_text(repo, fresh) == changed(BASE, 2, 9)
 
 
 def test_an_edited_action_is_marked_stale_not_overwritten(

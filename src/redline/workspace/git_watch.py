@@ -189,16 +189,19 @@ class ImportWatch:
         known = self._queued.get(key)
         if known is not None and known[0] == record.id and known[1] == digest and not record.stale:
             return  # nothing new from the source for this file
-        current = self.queue.preview(record)
-        if current is not None and tuple(current.changes) == tuple(preview.changes):
-            self._queued[key] = (record.id, digest)
-            return
         if record.edited:
-            if known is None or known[1] != digest:
-                self._queued[key] = (record.id, digest)
+            # A person's edit is never overwritten: first seen, it is taken as it is; a
+            # later change of the file by the source marks it stale.
+            if known is not None and known[1] != digest:
                 self._stale(
                     record, f"{self.name} changed {key} again after it was edited here", report
                 )
+            self._queued[key] = (record.id, digest)
+            return
+        current = self.queue.preview(record)
+        same = current is not None and tuple(current.changes) == tuple(preview.changes)
+        if same and not record.stale:
+            self._queued[key] = (record.id, digest)
             return
         try:
             new = self.queue.replace(record.id, draft, resolved_by="import")
