@@ -9,7 +9,10 @@ system config, a private HOME) and the state folder in a temporary place:
   files (one action each), run in-process through the CLI entry point;
 * **commit**: ``redline pending apply ID`` of ``--commits`` actions one by one with
   ``[git] on_apply = "commit"`` (one commit each; git's hooks folder is empty), and the
-  same count applied with ``--batch`` (one commit).
+  same count applied with ``--batch`` (one commit). Besides the times it counts the git
+  processes redline starts (each call of ``redline.workspace.git.run_git``): per action
+  one by one, and for the whole batch. Unlike the times, the counts do not depend on
+  the machine's load.
 """
 
 from __future__ import annotations
@@ -78,7 +81,25 @@ def bench_import(base: Path, files: int) -> float:
     return time.perf_counter() - start
 
 
-def bench_commits(base: Path, count: int, batch: bool) -> tuple[float, list[float]]:
+class GitCounter:
+    """Counts the git processes redline starts (patches ``run_git`` in place)."""
+
+    def __init__(self) -> None:
+        import redline.workspace.git as gitmod
+
+        self.count = 0
+        real = gitmod.run_git
+
+        def counting(*args: object, **kwargs: object) -> object:
+            self.count += 1
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        gitmod.run_git = counting  # type: ignore[assignment]
+
+
+def bench_commits(
+    base: Path, count: int, batch: bool, counter: GitCounter
+) -> tuple[float, list[float], list[int]]:
     root = base / ("batch" if batch else "commits")
     repo(root, count)
     (base / "config" / "config.toml").write_text('[git]\non_apply = "commit"\n')
@@ -91,19 +112,24 @@ def bench_commits(base: Path, count: int, batch: bool) -> tuple[float, list[floa
     cli("pending", "-C", str(root), "import", "agent")
     ids = [f"pa-{n}" for n in range(1, count + 1)]
     each: list[float] = []
+    processes: list[int] = []
     start = time.perf_counter()
     if batch:
+        before = counter.count
         cli("pending", "-C", str(root), "apply", *ids, "--batch")
+        processes.append(counter.count - before)
     else:
         for action in ids:
             one = time.perf_counter()
+            before = counter.count
             cli("pending", "-C", str(root), "apply", action)
             each.append(time.perf_counter() - one)
+            processes.append(counter.count - before)
     total = time.perf_counter() - start
     expected = 2 if batch else count + 1
     made = int(git(root, "rev-list", "--count", "HEAD"))
     assert made == expected, f"{made} commits, expected {expected}"
-    return total, each
+    return total, each, processes
 
 
 def main() -> None:
@@ -118,13 +144,18 @@ def main() -> None:
         print(
             f"import a {args.files}-file branch: {seconds:.2f} s ({1000 * seconds / args.files:.1f} ms per file)"
         )
-        total, each = bench_commits(base, args.commits, batch=False)
+        counter = GitCounter()
+        total, each, processes = bench_commits(base, args.commits, False, counter)
         print(
             f"apply + commit {args.commits} actions one by one: {total:.2f} s "
-            f"(median {1000 * statistics.median(each):.0f} ms, max {1000 * max(each):.0f} ms per action)"
+            f"(median {1000 * statistics.median(each):.0f} ms, max {1000 * max(each):.0f} ms per action; "
+            f"{statistics.median(processes):.0f} git processes per action)"
         )
-        total, _ = bench_commits(base, args.commits, batch=True)
-        print(f"apply {args.commits} actions with --batch (one commit): {total:.2f} s")
+        total, _, processes = bench_commits(base, args.commits, True, counter)
+        print(
+            f"apply {args.commits} actions with --batch (one commit): {total:.2f} s "
+            f"({processes[0]} git processes)"
+        )
 
 
 if __name__ == "__main__":

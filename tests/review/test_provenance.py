@@ -96,3 +96,26 @@ def test_commit_message_keeps_subject_and_trailers_on_one_line_each() -> None:
         "Redline-Action: pa-7\nRedline-Source: mcp:cursor\nRedline-Reviewer: R <r@x>\n"
         "Redline-Edited: yes\nRedline-Reason: why not\n"
     )
+
+
+def test_a_later_commit_line_joins_its_applied_decision(tmp_path: Path) -> None:
+    """``committed`` lines (a hook's write committed after the decision) are folded into
+    the action's newest ``applied`` decision, never shown as decisions of their own."""
+    from redline.workspace.decisions import COMMITTED, DecisionRecord, append, commit_of
+
+    def line(action_id: str, decision: str, commit: str | None = None) -> DecisionRecord:
+        return DecisionRecord(
+            action_id, "Edit a", "hook:claude", decision, False, "", "person", "", 1.0, commit
+        )
+
+    append(tmp_path, line("pa-1", "applied"))
+    append(tmp_path, line("pa-2", "discarded"))
+    append(tmp_path, line("pa-1", COMMITTED, "c0ffee"))
+    append(tmp_path, line("pa-9", COMMITTED, "bad"))  # no decision to join: dropped
+    records, bad = read(tmp_path)
+    assert bad == 0
+    assert [(r.id, r.decision, r.commit) for r in records] == [
+        ("pa-1", "applied", "c0ffee"),
+        ("pa-2", "discarded", None),
+    ]
+    assert commit_of(tmp_path, "pa-1") == "c0ffee"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from redline.workspace.preview import FileCreate, FileDelete, FileModify, FileRename, Preview
 
 if TYPE_CHECKING:
-    from redline.workspace.git import IndexChange
+    from redline.workspace.git import GitRepo, IndexChange
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +153,13 @@ def index_changes(root: Path, repo_prefix: str, written: Preview) -> list[IndexC
     return changes
 
 
-def reviewer_of(root: Path) -> str:
-    """git's user (``Name <email>``), else the login name, else ""."""
+def reviewer_of(root: Path, repo: GitRepo | None = None) -> str:
+    """git's user (``Name <email>``), else the login name, else "" (``repo``: the
+    repository of ``root`` when already known)."""
     from redline.workspace.git import GitError, ident, repo_of
 
-    repo = repo_of(root)
+    if repo is None:
+        repo = repo_of(root)
     if repo is not None:
         try:
             return ident(repo)
@@ -171,7 +173,22 @@ def reviewer_of(root: Path) -> str:
         return ""
 
 
-def _git_step(root: Path, items: list[Decided], notes: list[str]) -> str | None:
+@dataclass
+class _Found:
+    """What a git step learnt that logging the decisions needs again (saves git calls)."""
+
+    repo: GitRepo | None = None
+    reviewer: str | None = None
+
+    def reviewer_for(self, root: Path) -> str:
+        if self.reviewer is None:
+            self.reviewer = reviewer_of(root, self.repo)
+        return self.reviewer
+
+
+def _git_step(
+    root: Path, items: list[Decided], notes: list[str], found: _Found | None = None
+) -> str | None:
     """Stage or commit what ``items`` wrote, as ``[git] on_apply`` says; the commit made."""
     from redline.config import ConfigError, git_settings
     from redline.workspace.git import GitError, commit_changes, repo_of, update_index
@@ -190,6 +207,8 @@ def _git_step(root: Path, items: list[Decided], notes: list[str]) -> str | None:
             f"git: {root} is not in a git working tree; nothing was {_DONE[settings.on_apply]}"
         )
         return None
+    if found is not None:
+        found.repo = repo
     changes: list[IndexChange] = []
     for item in items:
         if item.written is not None:
@@ -214,6 +233,8 @@ def _git_step(root: Path, items: list[Decided], notes: list[str]) -> str | None:
             reviewer = ident(repo)
         except GitError:
             reviewer = ""
+        if found is not None and reviewer:
+            found.reviewer = reviewer
         outcome = commit_changes(repo, changes, commit_message(items, reviewer))
     except GitError as exc:
         notes.append(f"git: {exc}; the change is applied but not {_DONE[settings.on_apply]}")
@@ -244,16 +265,52 @@ def record(root: Path, decided: Decided, *, batch: GitBatch | None = None) -> li
     """
     notes: list[str] = []
     commit: str | None = None
+    found = _Found()
     if decided.decision == "apply" and decided.written is not None:
         if batch is not None:
             batch.items.append(decided)
             return notes
         try:
-            commit = _git_step(root, [decided], notes)
+            commit = _git_step(root, [decided], notes, found)
         except Exception as exc:  # never turn a done apply into a failure
             log.exception("git step after %s failed", decided.action_id)
             notes.append(f"git: {exc}")
-    _log(root, [decided], commit, notes)
+    _log(root, [decided], commit, notes, found)
+    return notes
+
+
+def record_agent_write(root: Path, decided: Decided) -> list[str]:
+    """``[git] on_apply`` for an apply the agent wrote itself (a hook's allowed call), once
+    its write is recorded: ``decided.written`` is what it wrote. The decision was logged
+    when it was made; a commit made now is linked to it in the decisions log."""
+    from redline.workspace.decisions import COMMITTED, DecisionRecord, DecisionsError, append
+
+    notes: list[str] = []
+    try:
+        commit = _git_step(root, [decided], notes)
+    except Exception as exc:  # never turn a done write into a failure
+        log.exception("git step after %s failed", decided.action_id)
+        return [f"git: {exc}"]
+    if commit is not None:
+        try:
+            append(
+                root,
+                DecisionRecord(
+                    id=decided.action_id,
+                    label=decided.label,
+                    source=decided.source,
+                    decision=COMMITTED,
+                    edited=decided.edited,
+                    reason="",
+                    resolved_by=decided.resolved_by,
+                    reviewer="",
+                    time=time.time(),
+                    commit=commit,
+                    files=tuple(decided.written.paths) if decided.written is not None else (),
+                ),
+            )
+        except DecisionsError as exc:
+            notes.append(f"redline: {exc}")
     return notes
 
 
@@ -263,20 +320,28 @@ def finish_batch(batch: GitBatch) -> list[str]:
     if not batch.items:
         return notes
     commit: str | None = None
+    found = _Found()
     try:
-        commit = _git_step(batch.root, batch.items, notes)
+        commit = _git_step(batch.root, batch.items, notes, found)
     except Exception as exc:
         log.exception("git step of a batch failed")
         notes.append(f"git: {exc}")
-    _log(batch.root, batch.items, commit, notes)
+    _log(batch.root, batch.items, commit, notes, found)
     batch.items.clear()
     return notes
 
 
-def _log(root: Path, items: list[Decided], commit: str | None, notes: list[str]) -> None:
+def _log(
+    root: Path,
+    items: list[Decided],
+    commit: str | None,
+    notes: list[str],
+    found: _Found | None = None,
+) -> None:
     from redline.workspace.decisions import DecisionRecord, DecisionsError, append
 
-    reviewer = reviewer_of(root) if any(i.resolved_by in ("person", "human") for i in items) else ""
+    by_person = any(i.resolved_by in ("person", "human") for i in items)
+    reviewer = (found or _Found()).reviewer_for(root) if by_person else ""
     for item in items:
         try:
             append(
@@ -330,6 +395,7 @@ __all__ = [
     "finish_batch",
     "index_changes",
     "record",
+    "record_agent_write",
     "revert_message",
     "reviewer_of",
     "undo_note",

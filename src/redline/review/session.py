@@ -47,6 +47,7 @@ from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 
 if TYPE_CHECKING:
     from redline.review.events import EventStream
+    from redline.review.provenance import GitBatch
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,9 @@ class Decision:
     """What a reviewer (a person, a rule, the model, an auto resolver) decided.
 
     ``only`` names ``PATH#N`` / ``PATH`` parts of the action's Preview (the rest stays
-    pending under a new id); ``by`` and ``rule`` say who decided.
+    pending under a new id); ``by`` and ``rule`` say who decided. With ``batch`` an apply's
+    ``[git] on_apply`` step waits for :func:`~redline.review.provenance.finish_batch` (one
+    commit for several actions, the dashboard's apply-marked).
     """
 
     verb: Verb
@@ -70,6 +73,7 @@ class Decision:
     only: tuple[str, ...] | None = None
     by: ResolvedBy = "human"
     rule: str | None = None
+    batch: GitBatch | None = None
 
 
 #: What :meth:`ReviewSession.resolve` returns: how the decision ended, and the text the
@@ -140,7 +144,7 @@ class ReviewSession:
                 "failed", f"Resolving failed: {cause}. The action is still pending."
             )
         if not outcome.is_error:
-            outcome = self._provenance(outcome, decision.by)
+            outcome = self._provenance(outcome, decision.by, decision.batch)
         event = resolution_event(outcome, decision.by, rule=decision.rule)
         if event is not None:
             self.events.emit(event)
@@ -152,7 +156,9 @@ class ReviewSession:
             self.check_staleness(None if decision.verb == "apply" else set())
         return outcome
 
-    def _provenance(self, outcome: ResolveOutcome, by: str) -> ResolveOutcome:
+    def _provenance(
+        self, outcome: ResolveOutcome, by: str, batch: GitBatch | None = None
+    ) -> ResolveOutcome:
         """Log the decision and do ``[git] on_apply``; its notes join the outcome's text."""
         from dataclasses import replace
 
@@ -174,6 +180,7 @@ class ReviewSession:
                 by,
                 outcome.written,
             ),
+            batch=batch,
         )
         return replace(outcome, text="\n".join([outcome.text, *notes])) if notes else outcome
 

@@ -66,10 +66,12 @@ class BatchFinished(Message):
 @dataclass
 class MarkedFinished(Message):
     """Apply or discard of the marked actions ended: one ``(id, outcome)`` per action, in
-    the order they were resolved (an id a rebase renamed meanwhile is its new id)."""
+    the order they were resolved (an id a rebase renamed meanwhile is its new id);
+    ``notes``: the ``git:`` lines of their one commit (``[git] on_apply = "commit"``)."""
 
     verb: str
     results: tuple[tuple[str, ResolveOutcome], ...]
+    notes: tuple[str, ...] = ()
 
 
 @dataclass

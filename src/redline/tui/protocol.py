@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from redline.review.events import Event, ResolvedBy, RunStatus
+from redline.review.provenance import GitBatch
 from redline.review.resolve import EditOutcome, ResolveOutcome
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction, PendingActionStore
@@ -54,6 +55,7 @@ class SessionLike(Protocol):
         action_id: str | None = None,
         by: ResolvedBy = "human",
         only: Sequence[str] | None = None,
+        batch: GitBatch | None = None,
     ) -> ResolveOutcome: ...
 
     def edit(self, action_id: str, path: str, text: str) -> EditOutcome: ...

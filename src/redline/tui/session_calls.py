@@ -13,6 +13,7 @@ from typing import Any
 
 from textual.message import Message
 
+from redline.review.provenance import GitBatch, finish_batch
 from redline.review.queued import resolve_queued
 from redline.review.resolve import ResolveOutcome
 from redline.review.result import ToolResult
@@ -33,16 +34,18 @@ def resolve_action(
     reason: str,
     only: list[str] | None,
     foreign_done: Callable[[str], object],
+    batch: GitBatch | None = None,
 ) -> ResolveOutcome:
     """Apply or discard ``action_id`` (only its ``only`` parts, when given).
 
     Another process's action is resolved through the workspace queue, as ``redline
     pending`` does; ``foreign_done`` hears its outcome text first, when it succeeded.
+    With ``batch``, an apply's ``[git] on_apply`` step waits for the batch's one commit.
     """
     try:
         queue = session_queue(session)
         if queue is not None and session.store.get(action_id) is None:
-            result = asyncio.run(resolve_queued(queue, action_id, verb, reason))
+            result = asyncio.run(resolve_queued(queue, action_id, verb, reason, batch=batch))
             if result.is_error:
                 outcome = ResolveOutcome("failed", result.text, reason=reason)
             elif verb == "apply":
@@ -52,8 +55,11 @@ def resolve_action(
             if not result.is_error:
                 foreign_done(result.text)
         else:
+            # The batch only when there is one: sessions (and test fakes) without batches
+            # keep working.
+            extra: dict[str, Any] = {"batch": batch} if batch is not None else {}
             outcome = session.resolve(
-                verb, reason, action_id=action_id, by="human", only=only or None
+                verb, reason, action_id=action_id, by="human", only=only or None, **extra
             )
     except Exception as exc:
         outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
@@ -102,7 +108,11 @@ def resolve_marked(
     were resolved alone, and one refusal does not stop the others. When an apply re-based
     another marked action, that action is resolved under its new id. Posts one
     :class:`MarkedFinished` with every action's outcome.
+
+    With ``[git] on_apply = "commit"``, the marked applies become one commit (as
+    ``redline pending apply ID ID … --batch``); its ``git:`` lines are the message's notes.
     """
+    batch = _git_batch(session) if verb == "apply" else None
     renamed: dict[str, str] = {}
     results: list[tuple[str, ResolveOutcome]] = []
     for action_id in action_ids:
@@ -110,13 +120,34 @@ def resolve_marked(
         while current in renamed:
             current = renamed[current]
         outcome = resolve_action(
-            session, verb, current, reason, None, functools.partial(foreign_done, current)
+            session,
+            verb,
+            current,
+            reason,
+            None,
+            functools.partial(foreign_done, current),
+            batch=batch,
         )
         for carried in outcome.rebased:
             if carried.new_id:
                 renamed[carried.old_id] = carried.new_id
         results.append((current, outcome))
-    post(MarkedFinished(verb, tuple(results)))
+    notes = finish_batch(batch) if batch is not None else []
+    post(MarkedFinished(verb, tuple(results), tuple(notes)))
+
+
+def _git_batch(session: SessionLike) -> GitBatch | None:
+    """A batch for one commit when ``[git] on_apply = "commit"`` (None otherwise, or when
+    the setting cannot be read: each apply then says why itself)."""
+    from redline.config import ConfigError, git_settings
+
+    queue = session_queue(session)
+    root = queue.root if queue is not None else session.cwd
+    try:
+        on_apply = git_settings(root).on_apply
+    except (ConfigError, OSError):
+        return None
+    return GitBatch(root) if on_apply == "commit" else None
 
 
 def run_command(command: str, call: Callable[[], Any]) -> CommandFinished:

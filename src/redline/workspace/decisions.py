@@ -5,6 +5,11 @@ one is append-only and never pruned, one JSON object a line. Like the used-id se
 in the user's state folder, not in the workspace (whoever can write the workspace could
 rewrite it there): ``decisions/<sha256 of the workspace's resolved root>.jsonl``.
 
+A line with ``"decision": "committed"`` is not a decision of its own: it names the commit
+made for an apply some time after it was logged (a hook's allowed call, committed once the
+agent's write was recorded). :func:`read` folds it into that action's newest ``applied``
+line, so ``redline log`` and undo see one decision with its commit.
+
 Appends take a ``flock`` on the file, write one line with ``O_APPEND`` and ``fsync`` it,
 so concurrent redline processes never interleave lines. Reading skips (and counts) lines
 that are not a decision: the file is data, never trusted to be well formed.
@@ -148,9 +153,34 @@ def read(root: Path) -> tuple[list[DecisionRecord], int]:
             record = None
         if record is None:
             bad += 1
+        elif record.decision == COMMITTED:
+            _link_commit(records, record)
         else:
             records.append(record)
     return records, bad
+
+
+#: The ``decision`` of a line that only links a later commit to an earlier apply.
+COMMITTED = "committed"
+
+
+def _link_commit(records: list[DecisionRecord], link: DecisionRecord) -> None:
+    from dataclasses import replace
+
+    for at in range(len(records) - 1, -1, -1):
+        if records[at].id == link.id and records[at].decision == "applied":
+            if records[at].commit is None:
+                records[at] = replace(records[at], commit=link.commit)
+            return
+
+
+def latest_applied(root: Path, action_id: str) -> DecisionRecord | None:
+    """The newest ``applied`` decision of ``action_id``, if the log has one."""
+    found: DecisionRecord | None = None
+    for record in read(root)[0]:
+        if record.id == action_id and record.decision == "applied":
+            found = record
+    return found
 
 
 def _lines(path: Path) -> Iterator[bytes]:

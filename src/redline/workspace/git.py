@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "BlobCache",
     "CommitOutcome",
     "GitError",
     "GitRepo",
@@ -288,6 +289,53 @@ def write_blob(repo: GitRepo, data: bytes) -> str:
     return _checked(repo.top, "hash-object", "-w", "--stdin", input=data).decode().strip()
 
 
+def write_blobs(repo: GitRepo, datas: list[bytes]) -> list[str]:
+    """Store each of ``datas`` as a blob (exact bytes, no filters) with one git call."""
+    if len(datas) <= 1:
+        return [write_blob(repo, data) for data in datas]
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="redline-blobs-") as folder:
+        names = []
+        for number, data in enumerate(datas):
+            path = Path(folder) / str(number)
+            path.write_bytes(data)
+            names.append(str(path))
+        out = _checked(
+            repo.top,
+            "hash-object",
+            "-w",
+            "--no-filters",
+            "--stdin-paths",
+            input="".join(f"{name}\n" for name in names).encode(),
+        )
+    ids = out.decode("ascii").split()
+    if len(ids) != len(datas):
+        raise GitError(f"git hash-object stored {len(ids)} of {len(datas)} blobs")
+    return ids
+
+
+@dataclass
+class BlobCache:
+    """Blobs already read or written during one git step (each saves a git call)."""
+
+    #: blob id -> contents
+    contents: dict[str, bytes] = field(default_factory=dict)
+    #: sha256 of contents -> blob id
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def known_id(self, data: bytes) -> str | None:
+        import hashlib
+
+        return self.ids.get(hashlib.sha256(data).hexdigest())
+
+    def add(self, sha: str, data: bytes) -> None:
+        import hashlib
+
+        self.contents[sha] = data
+        self.ids[hashlib.sha256(data).hexdigest()] = sha
+
+
 def merge_bytes(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """``ours`` with the change ``base`` → ``theirs`` merged in; None when they conflict."""
     from merge3 import Merge3
@@ -304,7 +352,11 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 
 
 def update_index(
-    repo: GitRepo, changes: list[IndexChange], *, index_file: Path | None = None
+    repo: GitRepo,
+    changes: list[IndexChange],
+    *,
+    index_file: Path | None = None,
+    cache: BlobCache | None = None,
 ) -> list[str]:
     """Put exactly ``changes`` into the index (``index_file``, else the repository's own).
 
@@ -313,35 +365,55 @@ def update_index(
     other staged edits stay); an entry already at ``after`` is left alone. Returns the
     paths whose staged text conflicts with the change (left as they were).
     """
+    return _update_index(repo, changes, index_file, cache or BlobCache())[0]
+
+
+#: One index entry while changes are worked out: (mode, blob id or None, contents).
+_Slot = tuple[str, str | None, bytes]
+
+
+def _update_index(
+    repo: GitRepo, changes: list[IndexChange], index_file: Path | None, cache: BlobCache
+) -> tuple[list[str], bool]:
+    """:func:`update_index`; and whether any entry of the index changed.
+
+    Git calls: one ``ls-files``, a ``cat-file`` only for entries ``cache`` does not know,
+    one ``hash-object`` for all new contents ``cache`` does not know, and one
+    ``update-index`` for each of removals and entries.
+    """
     env = {"GIT_INDEX_FILE": str(index_file)} if index_file is not None else None
     wanted = [p for c in changes for p in ((c.path, c.old_path) if c.old_path else (c.path,))]
     entries = _entries(repo, wanted, env)
-    blobs = read_blobs(repo, [e.sha for e in entries.values()])
-    lines: list[bytes] = []
-    removed: list[str] = []
+    unknown = [e.sha for e in entries.values() if e.sha not in cache.contents]
+    for sha, data in read_blobs(repo, unknown).items():
+        cache.add(sha, data)
+    state: dict[str, _Slot | None] = {
+        path: (e.mode, e.sha, cache.contents[e.sha]) for path, e in entries.items()
+    }
+    touched: dict[str, None] = {}
     conflicts: list[str] = []
     for change in changes:
-        entry = entries.get(change.path)
+        slot = state.get(change.path)
         if change.kind == "delete":
-            if entry is not None:
-                removed.append(change.path)
-                entries.pop(change.path)
+            if slot is not None:
+                state[change.path] = None
+                touched[change.path] = None
             continue
         if change.kind == "rename":
-            moved = entries.pop(change.old_path, None)
+            moved = state.get(change.old_path)
             if moved is not None:
-                removed.append(change.old_path)
-                entries[change.path] = moved
-                lines.append(_info(moved.mode, moved.sha, change.path))
+                state[change.old_path] = None
+                state[change.path] = moved
+                touched.update({change.old_path: None, change.path: None})
             elif change.after is not None:
-                sha = write_blob(repo, change.after)
-                lines.append(_info(_mode(None, change), sha, change.path))
+                state[change.path] = (_mode(None, change), None, change.after)
+                touched[change.path] = None
             continue
         assert change.after is not None
-        if entry is None:
+        if slot is None:
             result: bytes | None = change.after
         else:
-            current = blobs.get(entry.sha, b"")
+            current = slot[2]
             if current == change.after:
                 continue
             if change.before is None or current == change.before:
@@ -351,10 +423,33 @@ def update_index(
         if result is None:
             conflicts.append(change.path)
             continue
-        sha = write_blob(repo, result)
-        blobs[sha] = result
-        entries[change.path] = _Entry(_mode(entry, change), sha)
-        lines.append(_info(_mode(entry, change), sha, change.path))
+        state[change.path] = (_mode(slot[0] if slot else None, change), None, result)
+        touched[change.path] = None
+    # The new contents, stored at once; then only the entries that really differ.
+    fresh = list(
+        dict.fromkeys(
+            slot[2]
+            for path in touched
+            if (slot := state[path]) is not None
+            and slot[1] is None
+            and cache.known_id(slot[2]) is None
+        )
+    )
+    for data, sha in zip(fresh, write_blobs(repo, fresh), strict=True):
+        cache.add(sha, data)
+    lines: list[bytes] = []
+    removed: list[str] = []
+    for path in touched:
+        slot = state[path]
+        before = entries.get(path)
+        if slot is None:
+            if before is not None:
+                removed.append(path)
+            continue
+        blob = slot[1] or cache.known_id(slot[2])
+        assert blob is not None
+        if before is None or (before.mode, before.sha) != (slot[0], blob):
+            lines.append(_info(slot[0], blob, path))
     if removed:
         _checked(
             repo.top,
@@ -367,12 +462,12 @@ def update_index(
         )
     if lines:
         _checked(repo.top, "update-index", "-z", "--index-info", env=env, input=b"".join(lines))
-    return conflicts
+    return conflicts, bool(removed or lines)
 
 
-def _mode(entry: _Entry | None, change: IndexChange) -> str:
-    if entry is not None and entry.mode in ("100644", "100755"):
-        return entry.mode
+def _mode(mode: str | None, change: IndexChange) -> str:
+    if mode in ("100644", "100755"):
+        return mode
     return "100755" if change.executable else "100644"
 
 
@@ -409,6 +504,8 @@ def commit_changes(repo: GitRepo, changes: list[IndexChange], message: str) -> C
     import tempfile
 
     parent = head(repo)
+    # Blobs read or written for the temporary index are known again for the person's.
+    cache = BlobCache()
     with tempfile.TemporaryDirectory(prefix="redline-index-") as folder:
         index = Path(folder) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
@@ -416,14 +513,12 @@ def commit_changes(repo: GitRepo, changes: list[IndexChange], message: str) -> C
             _checked(repo.top, "read-tree", "--empty", env=env)
         else:
             _checked(repo.top, "read-tree", parent, env=env)
-        conflicts = update_index(repo, changes, index_file=index)
+        conflicts, changed = _update_index(repo, changes, index, cache)
         if conflicts:
             return CommitOutcome(None, False, conflicts=tuple(conflicts))
-        if parent is not None:
-            same = run_git(repo.top, "diff-index", "--cached", "--quiet", parent, env=env)
-            if same.returncode == 0:
-                staged = not update_index(repo, changes)
-                return CommitOutcome(None, staged, empty=True)
+        if parent is not None and not changed:  # the tree is HEAD's: nothing to commit
+            staged = not update_index(repo, changes, cache=cache)
+            return CommitOutcome(None, staged, empty=True)
         done = run_git(
             repo.top,
             "commit",
@@ -434,7 +529,7 @@ def commit_changes(repo: GitRepo, changes: list[IndexChange], message: str) -> C
             env=env,
             input=message.encode("utf-8"),
         )
-    main_conflicts = update_index(repo, changes)
+    main_conflicts = update_index(repo, changes, cache=cache)
     if done.returncode != 0:
         return CommitOutcome(
             None,

@@ -64,6 +64,13 @@ class ImportPlan:
     previews: list[tuple[str, Preview]] = field(default_factory=list)  # (label, preview)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     author: str = ""
+    #: The source's path of each preview (in the order of ``previews``).
+    keys: list[str] = field(default_factory=list)
+    #: Each file of the source that became no preview: path -> why ("" when the local file
+    #: already holds the change).
+    left: dict[str, str] = field(default_factory=dict)
+    #: Each file of the source: path -> a digest of its change there (base, text, rename).
+    digests: dict[str, str] = field(default_factory=dict)
 
 
 def detect(source: str, forced: str | None, root: Path) -> str:
@@ -319,26 +326,39 @@ def plan_import(root: Path, name: str, kind: str, files: list[Imported], author:
 
     plan = ImportPlan(name, kind, author=author)
     for item in files:
+        plan.digests[item.path] = change_digest(item)
         shown = f"{item.old_path} → {item.path}" if item.old_path else item.path
+        why = ""
+        preview: Preview | None = None
         if item.binary:
-            plan.refused.append((shown, "binary file; redline reviews text files only"))
-            continue
-        try:
-            preview, why = _preview(root, kind, item)
-        except DecodeError as exc:
-            plan.refused.append((shown, str(exc).removeprefix(f"{item.path}: ")))
-            continue
-        if preview is None:
+            why = "binary file; redline reviews text files only"
+        else:
+            try:
+                preview, why = _preview(root, kind, item)
+                if preview is not None:
+                    validate_preview(root, preview)
+            except DecodeError as exc:
+                preview, why = None, str(exc).removeprefix(f"{item.path}: ")
+            except ApplyError as exc:
+                preview, why = None, str(exc)
+        if preview is None or why:
             if why:
                 plan.refused.append((shown, why))
-            continue
-        try:
-            validate_preview(root, preview)
-        except ApplyError as exc:
-            plan.refused.append((shown, str(exc)))
+            plan.left[item.path] = why
             continue
         plan.previews.append((_label(item, name), preview))
+        plan.keys.append(item.path)
     return plan
+
+
+def change_digest(item: Imported) -> str:
+    """A digest of what the source does to ``item``'s file (equal digests: same change)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for part in (item.old_path.encode(), item.base, item.theirs, item.failed.encode()):
+        digest.update(b"-" if part is None else b"+%d:" % len(part) + part)
+    return digest.hexdigest()
 
 
 def _label(item: Imported, name: str) -> str:

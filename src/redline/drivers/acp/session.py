@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.drivers.acp.client import AcpAgent, AcpError, Resolution, resolution_prompt
 from redline.drivers.acp.events import AcpMessage, AcpStderr, AcpUsage
@@ -34,6 +34,9 @@ from redline.review.loop_thread import LoopThread
 from redline.review.resolve import EditOutcome, ResolveOutcome, resolve_pending
 from redline.review.result import ToolResult
 from redline.review.session import Decision, Verb
+
+if TYPE_CHECKING:
+    from redline.review.provenance import GitBatch
 
 
 class AcpSession:
@@ -176,6 +179,7 @@ class AcpSession:
         action_id: str | None = None,
         by: ResolvedBy = "human",
         only: Sequence[str] | None = None,
+        batch: GitBatch | None = None,
     ) -> ResolveOutcome:
         if only:
             # The agent's request is answered once, for the whole change: a held write or a
@@ -186,7 +190,7 @@ class AcpSession:
                 "it (nothing was applied or discarded).",
                 reason=reason,
             )
-        return self._loop.run(self._resolve(action, reason, action_id, by))
+        return self._loop.run(self._resolve(action, reason, action_id, by, batch))
 
     def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
         """Editing is not offered for an external agent's change (its reply is the agent's)."""
@@ -198,12 +202,19 @@ class AcpSession:
         )
 
     async def _resolve(
-        self, action: str, reason: str, action_id: str | None, by: ResolvedBy
+        self,
+        action: str,
+        reason: str,
+        action_id: str | None,
+        by: ResolvedBy,
+        batch: GitBatch | None = None,
     ) -> ResolveOutcome:
         if action not in ("apply", "discard"):
             return await resolve_pending(self.store, action, reason)  # the invalid outcome
         verb: Verb = "apply" if action == "apply" else "discard"
-        return await self.agent.review.resolve(action_id, Decision(verb, reason, by=by))
+        return await self.agent.review.resolve(
+            action_id, Decision(verb, reason, by=by, batch=batch)
+        )
 
     def apply_rules(self) -> list[str]:
         """Let the review rules decide what is already waiting (after a session rule)."""

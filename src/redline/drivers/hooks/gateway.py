@@ -16,7 +16,9 @@ agent's call is then blocked with a message saying it was applied as reviewed, w
 diff, so the model knows the file's content.
 
 The post-tool hook records what the agent wrote against the journaled pre-image (so
-``redline undo`` reverts it) and says so when it differs from what was approved.
+``redline undo`` reverts it) and says so when it differs from what was approved. A write
+as approved is then staged or committed as ``[git] on_apply`` says, like any apply
+(:func:`redline.review.provenance.record_agent_write`); a different write is not.
 """
 
 from __future__ import annotations
@@ -328,6 +330,7 @@ class HookCall:
                 label=f"{self.payload.tool_name} {change.rel} ({self.payload.agent})",
                 source_tool_name=f"hook:{self.payload.tool_name}",
                 approved_sha256=approved,
+                action_id=self._action_id or None,
             )
         except Exception as exc:
             return f"Could not journal {change.rel} before the agent writes it: {exc}"
@@ -600,11 +603,11 @@ def post_tool(root: Path, payload: HookPayload) -> str:
             _path, rel = inside(root, path_text, payload.cwd)
         except MappingError:
             continue
-        notes.extend(_record_write(root, rel, approved))
+        notes.extend(_record_write(root, payload, rel, approved))
     return "\n".join(notes)
 
 
-def _record_write(root: Path, rel: str, approved: str | None) -> list[str]:
+def _record_write(root: Path, payload: HookPayload, rel: str, approved: str | None) -> list[str]:
     from redline.drivers.hooks.mapping import read_text
     from redline.workspace.entries import Entry, iter_entries
     from redline.workspace.journal import finish_external
@@ -620,7 +623,10 @@ def _record_write(root: Path, rel: str, approved: str | None) -> list[str]:
     ]
     notes = []
     for entry in waiting:
+        before = _pre_image(entry)
         outcome = finish_external(root, entry.id)
+        if outcome.changed and entry.action_id:
+            notes.extend(_git_after_write(root, payload, entry, before, outcome.as_approved))
         if not outcome.changed or outcome.as_approved:
             continue
         diff = ""
@@ -635,3 +641,85 @@ def _record_write(root: Path, rel: str, approved: str | None) -> list[str]:
             f"(recorded as journal entry {outcome.entry_id}; `redline undo` reverts it).{diff}"
         )
     return notes
+
+
+def _pre_image(entry: Any) -> bytes | None:
+    """The journaled bytes of the file before the agent's write (None: it did not exist,
+    or the copy cannot be read)."""
+    from redline.workspace.entries import read_blob
+
+    op = entry.ops[0]
+    if op.before is None:
+        return None
+    try:
+        return read_blob(entry, op.before.sha256)
+    except Exception:
+        log.debug("cannot read the pre-image of %s", op.path, exc_info=True)
+        return None
+
+
+def _git_after_write(
+    root: Path, payload: HookPayload, entry: Any, before: bytes | None, as_approved: bool
+) -> list[str]:
+    """Stage or commit the agent's recorded write of an applied action (``[git] on_apply``)."""
+    from redline.config import ConfigError, git_settings
+    from redline.review.provenance import Decided, record_agent_write
+    from redline.workspace.decisions import DecisionsError, latest_applied
+    from redline.workspace.preview import (
+        DecodeError,
+        FileCreate,
+        FileDelete,
+        FileModify,
+        Preview,
+        decode_text,
+        sha256_bytes,
+    )
+
+    try:
+        on_apply = git_settings(root).on_apply
+    except ConfigError as exc:
+        return [f"git: {exc}; nothing was staged"]
+    if on_apply == "none":
+        return []
+    rel = entry.ops[0].path
+    if not as_approved:
+        return [
+            f"git: {rel} was not {'staged' if on_apply == 'stage' else 'committed'}: the "
+            "agent's write differs from what the reviewer approved"
+        ]
+    try:
+        now: bytes | None = (Path(root) / rel).read_bytes()
+    except FileNotFoundError:
+        now = None
+    except OSError as exc:
+        return [f"git: cannot read {rel}: {exc.strerror or exc}; nothing was staged"]
+    try:
+        if now is None:
+            if before is None:
+                return []
+            change: Any = FileDelete(rel, sha256_bytes(before), decode_text(before, rel)[0])
+        else:
+            text, encoding = decode_text(now, rel)
+            if before is None:
+                change = FileCreate(rel, text, encoding)
+            else:
+                change = FileModify(
+                    rel, sha256_bytes(before), decode_text(before, rel)[0], text, encoding
+                )
+    except DecodeError as exc:
+        return [f"git: {exc}; nothing was staged"]
+    try:
+        decided = latest_applied(root, entry.action_id)
+    except DecisionsError:
+        decided = None
+    facts = Decided(
+        entry.action_id,
+        decided.label if decided is not None else entry.label,
+        decided.source if decided is not None else f"hook:{payload.agent}",
+        "apply",
+        decided.reason if decided is not None else "",
+        decided.edited if decided is not None else False,
+        decided.resolved_by if decided is not None else "person",
+        Preview([change]),
+    )
+    return record_agent_write(root, facts)

@@ -68,6 +68,7 @@ from redline.workspace.queue import Resolution as QueueResolution
 from redline.workspace.queue import WorkspaceQueue
 
 if TYPE_CHECKING:
+    from redline.review.provenance import GitBatch
     from redline.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -285,6 +286,7 @@ class AgentSession(TurnLoop):
         action_id: str | None = None,
         by: ResolvedBy = "human",
         only: Sequence[str] | None = None,
+        batch: GitBatch | None = None,
     ) -> ResolveOutcome:
         """Apply or discard an action, or part of it (the path the model's resolve call takes).
 
@@ -296,6 +298,8 @@ class AgentSession(TurnLoop):
             by: who decided (``human``, ``agent`` or ``auto``), for the event.
             only: ``PATH#N`` / ``PATH`` parts of its Preview; the rest stays pending as a
                 new action in the same place.
+            batch: collects an apply for one ``[git] on_apply`` commit of several actions
+                (:func:`redline.review.provenance.finish_batch` makes it).
 
         Returns:
             A :class:`~redline.review.resolve.ResolveOutcome`: ``outcome.kind`` says whether
@@ -309,7 +313,7 @@ class AgentSession(TurnLoop):
                 "invalid", "The session is closed; nothing was applied or discarded."
             )
         try:
-            return self._loop.run(self._resolve(action, reason, action_id, by, only))
+            return self._loop.run(self._resolve(action, reason, action_id, by, only, batch=batch))
         except concurrent.futures.CancelledError:
             return ResolveOutcome(
                 "failed",
@@ -539,13 +543,14 @@ class AgentSession(TurnLoop):
         only: Sequence[str] | None = None,
         *,
         rule: str | None = None,
+        batch: GitBatch | None = None,
     ) -> ResolveOutcome:
         if action not in ("apply", "discard"):
             return await resolve_pending(self.store, action, reason)  # the invalid outcome
         verb: Verb = "apply" if action == "apply" else "discard"
         outcome = await self.review.resolve(
             action_id,
-            Decision(verb, reason, tuple(only) if only is not None else None, by, rule),
+            Decision(verb, reason, tuple(only) if only is not None else None, by, rule, batch),
         )
         # The model reads its own and the rules' resolutions in its tool result.
         if not outcome.is_error and by not in ("agent", "rule") and outcome.action is not None:

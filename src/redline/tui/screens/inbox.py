@@ -554,7 +554,8 @@ class InboxScreen(InboxChecks):
             for action_id, outcome in message.results
         ]
         summary = f"{verb} {len(done)} of {len(message.results)} marked"
-        self.activity.write_lines([Content.styled(f"ℹ {summary}:", "bold"), *lines])
+        notes = [Content(note) for note in message.notes]
+        self.activity.write_lines([Content.styled(f"ℹ {summary}:", "bold"), *lines, *notes])
         for action_id, _outcome in failed:
             self._own.discard(action_id)
         if failed:
