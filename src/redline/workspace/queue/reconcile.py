@@ -14,11 +14,11 @@ import os
 
 from redline.workspace.queue.base import ACTIONS, CONTENTS, REQUESTS, RESOLVED
 from redline.workspace.queue.claims import QueueClaims
+from redline.workspace.queue.index import RecordSummary
 from redline.workspace.queue.records import (
     ActionBusy,
     ActionGone,
     QueueError,
-    QueueRecord,
     QueueRecordError,
     ReplayedRecord,
     Resolution,
@@ -33,19 +33,24 @@ class QueueReconcile(QueueClaims):
             self._reconciled = True
             self.messages.extend(self.reconcile())
 
+    def ensure_reconciled(self) -> None:
+        """Settle crash leftovers once per queue object (what was done goes to ``messages``)."""
+        self._ensure_reconciled()
+
     def reconcile(self) -> builtins.list[str]:
         """Settle what a crash left behind (see the module doc); returns what was done.
 
-        Cheap when nothing is left over: one listing of the resolved log and one pass over
-        the journal; only records that need settling are claimed.
+        Cheap when nothing is left over: the records' summaries (from the listing index,
+        :mod:`.index`), one listing of the resolved log and one pass over the journal; only
+        records that need settling are claimed.
         """
         messages: builtins.list[str] = []
         self._sweep_temporaries()
-        records, problems = self._last_load = self._load_all()
+        records, problems = self._load_summaries()
         leftovers = [p.action_id for p in problems if isinstance(p, ReplayedRecord)]
         if leftovers:
             messages.extend(self._remove_leftovers(leftovers))
-            records, problems = self._last_load = self._load_all()
+            records, problems = self._load_summaries()
         if not records:
             return messages
         ids = {r.id for r in records}
@@ -86,7 +91,7 @@ class QueueReconcile(QueueClaims):
         """Remove temporary files left by writers that were killed mid-write."""
         from redline.workspace.queue.procs import is_alive
 
-        for folder in (ACTIONS, CONTENTS, RESOLVED, REQUESTS):
+        for folder in ("", ACTIONS, CONTENTS, RESOLVED, REQUESTS):  # "": the index's own
             fd = self._fd(folder)
             for name in os.listdir(fd):
                 if not (name.startswith(".") and name.endswith(".tmp")):
@@ -128,7 +133,7 @@ class QueueReconcile(QueueClaims):
             pass
         return found
 
-    def _reconcile_one(self, record: QueueRecord, ids: set[str]) -> builtins.list[str]:
+    def _reconcile_one(self, record: RecordSummary, ids: set[str]) -> builtins.list[str]:
         resolved = None
         with contextlib.suppress(QueueRecordError):
             resolved = self.resolution(record.id)
