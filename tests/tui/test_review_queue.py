@@ -85,3 +85,66 @@ async def test_an_orphaned_action_is_marked_and_can_only_be_discarded(tmp_path: 
             assert resolution is not None and resolution.decision == "discard"
     finally:
         queue.close()
+
+
+async def test_the_stack_is_read_once_per_resolution_not_per_queue_change(tmp_path: Path) -> None:
+    """Issue 29: with 10,000 queued actions each re-read of the stack lists them all, so
+    the queue's own file changes during a resolution must not each re-read it."""
+    import threading
+
+    from redline.workspace.queue import claims
+
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("a = 1\n")
+    session, queue = queued_session(tmp_path)
+    other = WorkspaceQueue(tmp_path)
+    for name in ("a.py", "b.py"):
+        other.push(
+            ActionDraft(
+                f"Edit {name}",
+                Source.current("exec", "exec", "other-session"),
+                source_tool_name="edit",
+                preview=Preview([modify(name, "a = 1\n", "a = 2\n")]),
+            )
+        )
+    other.close()
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    reads: list[str] = []
+    handled = threading.Event()
+    during: list[int] = []
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+            inbox = app.inbox
+            read, refresh = inbox.pending.read, inbox.refresh_stack
+
+            def counting_read() -> tuple[object, ...]:
+                reads.append(threading.current_thread().name)
+                return read()
+
+            def noting_refresh() -> None:
+                refresh()
+                handled.set()
+
+            inbox.pending.read = counting_read  # type: ignore[method-assign]
+            inbox.refresh_stack = noting_refresh  # type: ignore[method-assign]
+
+            def step(text: str) -> None:
+                # Mid-resolution the queue changed (the record went "applying"): the
+                # follower reports it, as it would for a real watcher, and it is handled.
+                if text == "apply: marked applying":
+                    handled.clear()
+                    app.bridge.on_store_event(None)
+                    assert handled.wait(30)
+                    during.append(len(reads))
+
+            claims._step_hook = step
+            await pilot.press("y")
+            await wait_until(pilot, lambda: len(app.stack.rows) == 1 and not inbox.busy)
+            assert during == [0]  # not re-read while the action was being resolved
+            assert reads  # but once it was done (and again whenever the queue's watcher says)
+            assert app.stack.rows[0].label == "Edit a.py"
+            assert (tmp_path / "b.py").read_text() == "a = 2\n"
+    finally:
+        claims._step_hook = None
+        queue.close()

@@ -28,7 +28,7 @@ class PendingList:
         self.session = session
         # What the stack shows, by id, and display copies of other processes' actions.
         self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
+        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction, QueueRecord]] = {}
 
     def get(self, action_id: str | None) -> PendingAction | None:
         """The listed action ``action_id`` (None when it is not listed)."""
@@ -62,6 +62,11 @@ class PendingList:
 
     def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
         """A display copy of another process's action (cached while its record stays)."""
+        cached = self._foreign.get(record.id)
+        if cached is not None and cached[2] is record and record.applied_by == "preview":
+            # The same record object: its file has not changed (the queue shares unchanged
+            # records), and an action the queue applies itself is never orphaned.
+            return cached[1]
         key = (
             record.id,
             record.stale,
@@ -69,8 +74,8 @@ class PendingList:
             record.orphaned(),
             ended_note(record.details),
         )
-        cached = self._foreign.get(record.id)
         if cached is not None and cached[0] == key:
+            self._foreign[record.id] = (key, cached[1], record)
             return cached[1]
         try:
             preview = queue.preview(record)
@@ -93,5 +98,5 @@ class PendingList:
             stale=record.stale or record.orphaned(),
             stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
         )
-        self._foreign[record.id] = (key, action)
+        self._foreign[record.id] = (key, action, record)
         return action

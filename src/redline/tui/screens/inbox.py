@@ -116,6 +116,10 @@ class InboxScreen(Screen[None]):
         self.pending = PendingList(session)
         # A resolve, a batch or an undo is on its way through the session.
         self.busy = False
+        # One action is being resolved: the stack is re-read once it is done, not on each
+        # of the queue's file changes meanwhile (each re-read lists the whole queue).
+        self._resolving = False
+        self._stack_outdated = False
         self.can_undo = True
         self._ready = False
         self._previewed: tuple[object, ...] | bool | None = False
@@ -199,6 +203,10 @@ class InboxScreen(Screen[None]):
     # -- the stack and the selected action -------------------------------------------
     def refresh_stack(self) -> None:
         """Re-read what is pending and show it: the stack, the counts, the selected action."""
+        if self._resolving:
+            self._stack_outdated = True
+            return
+        self._stack_outdated = False
         actions = self.pending.read()
         self.stack.update_actions(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
@@ -346,6 +354,7 @@ class InboxScreen(Screen[None]):
             return
         only = self.preview.selection() if self.preview.action is action else []
         self.busy = True
+        self._resolving = True
         self._update_controls()
         self._resolve_worker(verb, action.id, self.resolve_bar.reason or NO_REASON, only)
 
@@ -363,13 +372,17 @@ class InboxScreen(Screen[None]):
         mark = "✓" if message.verb == "apply" else "✗"
         line = Content.assemble((f"{mark} {message.action_id} ", "bold"), message.text)
         self.activity.write_lines([line])
+        self._resolving = False
         self.refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
         self.busy = False
+        self._resolving = False
         if not self._alive():
             return
+        if self._stack_outdated:
+            self.refresh_stack()
         outcome = message.outcome
         if message.verb == "apply":
             self.check_undo()

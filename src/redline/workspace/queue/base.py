@@ -335,13 +335,16 @@ class QueueBase:
                     entries.append(entry)
             index.entries = {n: e for n, e in seen.items() if settled(e.key, now)}
             index.save()
-        entries.sort(key=lambda e: (e.summary.position, id_number(e.summary.id) or 0), reverse=True)
+        entries.sort(key=lambda e: e.order, reverse=True)
         problems.sort(key=lambda e: id_number(e.action_id) or 0)
         return entries, problems
 
     def _load_all(self) -> tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]]:
+        """Every usable record, top first. The records are shared with the index (listing
+        10,000 costs no copies): read them, never change them -- a change goes through
+        :meth:`claim`, which reads the record afresh."""
         entries, problems = self._load(full=True)
-        return [entry.copy() for entry in entries], problems
+        return [entry.record for entry in entries if entry.record is not None], problems
 
     def _load_summaries(
         self,

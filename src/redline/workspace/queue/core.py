@@ -114,7 +114,9 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
         """Every pending action, top first; unusable records go to :attr:`problems`.
 
         Record files that did not change since this queue (or any redline, through the
-        signed listing index) read them are not read again; see :mod:`.index`.
+        signed listing index) read them are not read again; see :mod:`.index`. The records
+        are shared with that index: read them, never change them (changes go through
+        :meth:`claim`, which reads the record afresh).
         """
         self._ensure_reconciled()
         records, problems = self._load_all()

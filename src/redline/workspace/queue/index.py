@@ -32,7 +32,6 @@ identity). Losing it costs nothing but one slower listing.
 from __future__ import annotations
 
 import builtins
-import copy
 import hmac
 import json
 import os
@@ -42,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from redline.workspace.queue import storage
-from redline.workspace.queue.records import QueueRecord, QueueRecordError
+from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
 
 INDEX = "index"
 INDEX_FORMAT = 1
@@ -100,9 +99,10 @@ class Entry:
     data: dict[str, Any] | None = None  # the verified record as stored
     record: QueueRecord | None = None
 
-    def copy(self) -> QueueRecord:
-        assert self.record is not None
-        return copy.copy(self.record)
+    @property
+    def order(self) -> tuple[int, int]:
+        """Listing order, top last: position, then the id's number."""
+        return (self.summary.position, id_number(self.summary.id) or 0)
 
 
 class UnusableIndex(ValueError):
