@@ -64,6 +64,8 @@ class QueueBase:
         self._signers: dict[str, storage.Signed] = {}
         self._used_ids = UsedIds(self.root)
         self._index: RecordIndex | None = None
+        # What the first reconcile read, for the listing that follows it.
+        self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
         self._index_lock = threading.Lock()
         self._reconciled = not reconcile
         self.problems: builtins.list[QueueRecordError] = []

@@ -118,10 +118,13 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
         are shared with that index: read them, never change them (changes go through
         :meth:`claim`, which reads the record afresh).
         """
-        self._ensure_reconciled()
-        records, problems = self._load_all()
+        loaded = None
+        if not self._reconciled:
+            self._ensure_reconciled(full=True)
+            loaded, self._loaded = self._loaded, None  # nothing settled: no second scan
+        entries, problems = loaded if loaded is not None else self._load(full=True)
         self.problems = problems
-        return records
+        return [entry.record for entry in entries if entry.record is not None]
 
     def summaries(self) -> builtins.list[RecordSummary]:
         """Every pending action's id, position, state, replacement and files, top first.
