@@ -98,11 +98,11 @@ class Entry:
     summary: RecordSummary
     data: dict[str, Any] | None = None  # the verified record as stored
     record: QueueRecord | None = None
+    #: Listing order, top last: position, then the id's number.
+    order: tuple[int, int] = (0, 0)
 
-    @property
-    def order(self) -> tuple[int, int]:
-        """Listing order, top last: position, then the id's number."""
-        return (self.summary.position, id_number(self.summary.id) or 0)
+    def __post_init__(self) -> None:
+        self.order = (self.summary.position, id_number(self.summary.id) or 0)
 
 
 class UnusableIndex(ValueError):
@@ -118,17 +118,20 @@ def _summary_from_row(row: Any) -> tuple[str, Identity, RecordSummary]:
     if not isinstance(row, list) or len(row) != 12:
         raise UnusableIndex("a summary is not a list of 12")
     name, dev, ino, size, mtime, ctime, action_id, position, created, state, replaces, files = row
-    numbers = (dev, ino, size, mtime, ctime, position)
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
-        raise UnusableIndex("a summary's numbers are not integers")
     if not (
-        isinstance(name, str)
-        and isinstance(action_id, str)
-        and isinstance(created, (int, float))
-        and isinstance(state, str)
-        and (replaces is None or isinstance(replaces, str))
-        and isinstance(files, list)
-        and all(isinstance(f, str) for f in files)
+        type(dev) is int  # exact types: json.loads gives exactly these, and bool is no int
+        and type(ino) is int
+        and type(size) is int
+        and type(mtime) is int
+        and type(ctime) is int
+        and type(position) is int
+        and type(name) is str
+        and type(action_id) is str
+        and type(created) in (int, float)
+        and type(state) is str
+        and (replaces is None or type(replaces) is str)
+        and type(files) is list
+        and all(type(f) is str for f in files)
     ):
         raise UnusableIndex("a summary has a field of the wrong type")
     summary = RecordSummary(action_id, position, float(created), state, replaces, tuple(files))
