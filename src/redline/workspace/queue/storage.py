@@ -31,7 +31,9 @@ FILE_MODE = 0o600
 # A record holds no file contents (those are blobs), so anything this big is not ours.
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_BLOB_BYTES = 128 * 1024 * 1024
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO planted under the queue opens at once (and reads empty) instead of
+# blocking the reader forever; regular files ignore it.
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
