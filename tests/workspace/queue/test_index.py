@@ -215,3 +215,38 @@ def test_a_decision_reads_only_the_actions_it_touches(
     assert (ws / "a.txt").read_text() == "hello\nthere\n"
     # pa-1 under its claim, pa-2 under its claim; nothing else.
     assert sorted(set(reads)) == ["pa-1.json", "pa-2.json"]
+
+
+@pytest.mark.parametrize("tomorrow", [False, True], ids=["same fields", "other fields"])
+def test_an_index_of_other_fields_falls_back_to_the_files(
+    ws: Path, settled: None, tomorrow: bool
+) -> None:
+    """A correctly signed index is used as it is (the control: a label changed in it shows);
+    one whose records do not have this redline's fields (another version's) is not used
+    for them: the files are read instead."""
+    from redline.workspace import auth
+
+    _fill(ws, 2).list()
+
+    def resign(header: Any, summaries: Any, records: Any) -> None:
+        for record in records:
+            record["label"] = "from the index"
+            if tomorrow:
+                record["field_of_tomorrow"] = 1
+        key = auth.workspace_key(ws)
+        header["records_tag"] = storage.tag_for(
+            key, json.dumps(records).encode(), index.PURPOSE_RECORDS
+        )
+        header["summaries_tag"] = storage.tag_for(
+            key,
+            json.dumps(summaries).encode() + b"\0" + header["records_tag"].encode(),
+            index.PURPOSE_SUMMARIES,
+        )
+
+    _forge(ws, resign)
+    with WorkspaceQueue(ws) as other:
+        labels = [r.label for r in other.list()]
+    if tomorrow:
+        assert labels == ["Create f1.txt", "Create f0.txt"]
+    else:
+        assert labels == ["from the index", "from the index"]

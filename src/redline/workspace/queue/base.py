@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from redline.workspace.queue import storage
 from redline.workspace.queue.index import Entry, RecordIndex, RecordSummary, identity, settled
@@ -258,11 +258,11 @@ class QueueBase:
 
     def _read_entry(
         self, action_id: str, used: Ranges | None = None
-    ) -> tuple[QueueRecord | None, dict[str, Any] | None, os.stat_result | None]:
-        """:meth:`_read_record`, the verified data it was made of and the file's ``fstat``."""
+    ) -> tuple[QueueRecord | None, os.stat_result | None]:
+        """:meth:`_read_record`, and the ``fstat`` of the file it was read from."""
         data, st = self._records().read_stat(record_name(action_id), action_id)
         if data is None:
-            return None, None, None
+            return None, None
         if id_number(action_id) in (used if used is not None else self._used()):
             raise self._replayed(action_id)
         record = QueueRecord.from_dict(data, action_id)
@@ -270,7 +270,7 @@ class QueueBase:
             raise QueueRecordError(
                 action_id, f"queue record {action_id} holds the record of {record.id}; left out"
             )
-        return record, data, st
+        return record, st
 
     def _record_index(self) -> RecordIndex:
         if self._index is None:
@@ -318,16 +318,14 @@ class QueueBase:
                         entry = None
                     if entry is None:
                         try:
-                            record, data, st = self._read_entry(action_id, used)
+                            record, st = self._read_entry(action_id, used)
                         except QueueRecordError as exc:
                             problems.append(exc)
                             continue
                         if record is None or st is None:
                             continue
                         read_key = identity(st)
-                        entry = Entry(
-                            read_key or (0, 0, 0, 0, 0), RecordSummary.of(record), data, record
-                        )
+                        entry = Entry(read_key or (0, 0, 0, 0, 0), RecordSummary.of(record), record)
                         if read_key is None:  # not a regular file: listed, never remembered
                             entries.append(entry)
                             continue
