@@ -297,17 +297,20 @@ class QueueBase:
             with os.scandir(actions) as found:
                 for item in found:
                     name = item.name
-                    if name.startswith(".") or not name.endswith(".json"):
+                    action_id = name[:-5]
+                    entry = index.entries.get(name)
+                    if entry is not None:
+                        number: int | None = entry.order[1]  # its name was checked before
+                    elif name.startswith(".") or not name.endswith(".json"):
                         continue
-                    action_id = name.removesuffix(".json")
-                    number = id_number(action_id)
-                    if number is None:
-                        continue
+                    else:
+                        number = id_number(action_id)
+                        if number is None:
+                            continue
                     try:
                         key = identity(item.stat(follow_symlinks=False))
                     except OSError:
                         key = None
-                    entry = index.entries.get(name)
                     if entry is not None and key is not None and entry.key == key:
                         if full and entry.record is None:
                             entry = None  # its full record did not survive: read the file
