@@ -126,6 +126,7 @@ def _summary_from_row(row: Any) -> tuple[str, Identity, RecordSummary]:
         and type(position) is int
         and type(name) is str
         and type(action_id) is str
+        and name == action_id + ".json"
         and type(created) in (int, float)
         and type(state) is str
         and (replaces is None or type(replaces) is str)
