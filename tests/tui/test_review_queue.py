@@ -98,7 +98,7 @@ async def test_badges_counts_and_the_filter_follow_each_actions_source(tmp_path:
     (tmp_path / "src").mkdir()
     for name in ("a", "b", "c"):
         (tmp_path / "src" / f"{name}.py").write_text("a = 1\n")
-    session, queue = queued_session(tmp_path)
+    session, _queue = queued_session(tmp_path)
     # This dashboard drives an ACP agent; two other processes queue actions too.
     session.store.source = Source.current("acp", "gemini", "dashboard")
     session.push(make_action("Edit a", path="src/a.py", old="a = 1\n"))
@@ -159,4 +159,66 @@ async def test_badges_counts_and_the_filter_follow_each_actions_source(tmp_path:
             assert app.inbox.query_one("#stack-panel").border_title == "Pending (2)"
     finally:
         other.close()
+
+
+async def test_the_stack_is_read_once_per_resolution_not_per_queue_change(tmp_path: Path) -> None:
+    """Issue 29: with 10,000 queued actions each re-read of the stack lists them all, so
+    the queue's own file changes during a resolution must not each re-read it."""
+    import threading
+
+    from redline.workspace.queue import claims
+
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("a = 1\n")
+    session, queue = queued_session(tmp_path)
+    other = WorkspaceQueue(tmp_path)
+    for name in ("a.py", "b.py"):
+        other.push(
+            ActionDraft(
+                f"Edit {name}",
+                Source.current("exec", "exec", "other-session"),
+                source_tool_name="edit",
+                preview=Preview([modify(name, "a = 1\n", "a = 2\n")]),
+            )
+        )
+    other.close()
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    reads: list[str] = []
+    handled = threading.Event()
+    during: list[int] = []
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+            inbox = app.inbox
+            read, refresh = inbox.pending.read, inbox.refresh_stack
+
+            def counting_read() -> tuple[object, ...]:
+                reads.append(threading.current_thread().name)
+                return read()
+
+            def noting_refresh() -> None:
+                refresh()
+                handled.set()
+
+            inbox.pending.read = counting_read  # type: ignore[method-assign]
+            inbox.refresh_stack = noting_refresh  # type: ignore[method-assign]
+
+            def step(text: str) -> None:
+                # Mid-resolution the queue changed (the record went "applying"): the
+                # follower reports it, as it would for a real watcher, and it is handled.
+                if text == "apply: marked applying":
+                    handled.clear()
+                    app.bridge.on_store_event(None)
+                    assert handled.wait(30)
+                    during.append(len(reads))
+
+            claims._step_hook = step
+            await pilot.press("y")
+            await wait_until(pilot, lambda: len(app.stack.rows) == 1 and not inbox.busy)
+            assert during == [0]  # not re-read while the action was being resolved
+            assert reads  # but once it was done (and again whenever the queue's watcher says)
+            assert app.stack.rows[0].label == "Edit a.py"
+            assert (tmp_path / "b.py").read_text() == "a = 2\n"
+    finally:
+        claims._step_hook = None
         queue.close()

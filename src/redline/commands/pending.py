@@ -95,15 +95,19 @@ def run(args: argparse.Namespace) -> int:
 
         return pending_import.run(root, args)
     queue = WorkspaceQueue(root)
+    command = args.pending_command
+    records: list[QueueRecord] = []
     try:
         try:
-            records = queue.list()  # reconciles once (crash leftovers) and reads every record
+            if command in ("list", "clear"):
+                records = queue.list()  # reconciles once (crash leftovers), reads every record
+            else:
+                queue.ensure_reconciled()  # one action: the others are not read
         except QueueError as exc:
             _out(f"redline pending: {exc}", err=True)
             return EXIT_FAILED
         for message in queue.messages:
             _out(f"redline: {message}", err=True)
-        command = args.pending_command
         if command == "list":
             return _list(queue, records, args.json)
         if command == "show":

@@ -361,8 +361,9 @@ def rebase_queued(queue: WorkspaceQueue, written: Preview, *, onto: str) -> list
 
     paths = set(written.paths)
     done: list[_Carried] = []
-    for record in queue.list():
-        if record.id == onto or record.replaces == onto or not paths & set(record.files):
+    # Summaries, not records: with a long queue only the actions touching ``paths`` are read.
+    for record in queue.summaries():
+        if record.id == onto or record.replaces == onto or not paths.intersection(record.files):
             continue
         try:
             with queue.claim(record.id, wait=0.5) as claim:

@@ -333,7 +333,7 @@ class ReviewSession:
         mine = self.store.snapshot()
         if not mine:
             return
-        queued = {record.id for record in queue.list()}
+        queued = {record.id for record in queue.summaries()}
         lock = self.store.resolution_lock
         removed = False
         for action in mine:

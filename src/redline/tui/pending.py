@@ -70,7 +70,7 @@ class PendingList:
         self.session = session
         # What the stack shows, by id, and display copies of other processes' actions.
         self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction]] = {}
+        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction, QueueRecord]] = {}
         self._departed: list[Departed] = []
 
     def departed(self) -> list[Departed]:
@@ -112,7 +112,7 @@ class PendingList:
     def _note_departures(self, queue: WorkspaceQueue, listed: set[str]) -> None:
         """Remember how the display copies that left the queue were decided, and by whom."""
         for action_id in [key for key in self._foreign if key not in listed]:
-            _key, action = self._foreign.pop(action_id)
+            _key, action, _record = self._foreign.pop(action_id)
             try:
                 resolution = queue.resolution(action_id)
             except Exception as exc:
@@ -123,6 +123,11 @@ class PendingList:
 
     def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
         """A display copy of another process's action (cached while its record stays)."""
+        cached = self._foreign.get(record.id)
+        if cached is not None and cached[2] is record and record.applied_by == "preview":
+            # The same record object: its file has not changed (the queue shares unchanged
+            # records), and an action the queue applies itself is never orphaned.
+            return cached[1]
         key = (
             record.id,
             record.stale,
@@ -130,8 +135,8 @@ class PendingList:
             record.orphaned(),
             ended_note(record.details),
         )
-        cached = self._foreign.get(record.id)
         if cached is not None and cached[0] == key:
+            self._foreign[record.id] = (key, cached[1], record)
             return cached[1]
         try:
             preview = queue.preview(record)
@@ -154,5 +159,5 @@ class PendingList:
             stale=record.stale or record.orphaned(),
             stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
         )
-        self._foreign[record.id] = (key, action)
+        self._foreign[record.id] = (key, action, record)
         return action

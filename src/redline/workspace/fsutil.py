@@ -83,7 +83,7 @@ def signature(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def read_current(path: Path, limit: int | None = None) -> Current:
+def read_current(path: Path | str, limit: int | None = None) -> Current:
     """Read a regular file's bytes (and hash them) or say what else is there."""
     return _read_current(path, None, limit)
 

@@ -20,6 +20,23 @@ from redline.workspace.queue.used import UsedIds
 from .children import PUSH_AND_RESOLVE, PUSH_ONE, PUSHER, RESOLVER
 
 HANG_GUARD = 600
+# Children that remember every record file in the listing index and save it after every read
+# (by default a file must be two seconds old and 64 reads must pile up first).
+INDEX_ALWAYS = (
+    "from redline.workspace.queue import index as _index\n"
+    "_index.SETTLE_NS, _index.PERSIST_AFTER = -(10**15), 1\n"
+)
+
+
+@pytest.fixture(params=["default", "index always"])
+def prelude(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "default":
+        return ""
+    from redline.workspace.queue import index
+
+    monkeypatch.setattr(index, "SETTLE_NS", -(10**15))
+    monkeypatch.setattr(index, "PERSIST_AFTER", 1)
+    return INDEX_ALWAYS
 
 
 def _python(script: str, *args: str, **kw: object) -> subprocess.Popen[str]:
@@ -32,12 +49,13 @@ def _python(script: str, *args: str, **kw: object) -> subprocess.Popen[str]:
     )
 
 
-def _load(ws: Path, per_process: int) -> None:
+def _load(ws: Path, per_process: int, prelude: str = "") -> None:
     pushers = [
-        _python(PUSHER, str(ws), str(per_process), f"p{n}", stdin=subprocess.PIPE) for n in range(4)
+        _python(prelude + PUSHER, str(ws), str(per_process), f"p{n}", stdin=subprocess.PIPE)
+        for n in range(4)
     ]
     total = 4 * per_process
-    resolvers = [_python(RESOLVER, str(ws), stdin=subprocess.PIPE) for _ in range(2)]
+    resolvers = [_python(prelude + RESOLVER, str(ws), stdin=subprocess.PIPE) for _ in range(2)]
     # Each acknowledged push wakes both resolvers (a line on their stdin), so they resolve
     # while the pushers push, with no polling; EOF after the last push sends them home.
     relayed = threading.Lock()
@@ -82,16 +100,16 @@ def _load(ws: Path, per_process: int) -> None:
 
 
 @pytest.mark.stress
-def test_four_pushers_and_two_resolvers(ws: Path, stress: bool) -> None:
+def test_four_pushers_and_two_resolvers(ws: Path, stress: bool, prelude: str) -> None:
     # In full: four processes push 250 actions each (1,000 ids) while two resolve.
-    _load(ws, 250 if stress else 12)
+    _load(ws, 250 if stress else 12, prelude)
 
 
-def _kill_run(base: Path, seed: int) -> None:
+def _kill_run(base: Path, seed: int, prelude: str = "") -> None:
     rng = random.Random(seed)
     root = base / f"kill{seed}"
     root.mkdir()
-    proc = _python(PUSH_AND_RESOLVE, str(root), "4")
+    proc = _python(prelude + PUSH_AND_RESOLVE, str(root), "4")
     assert proc.stdout is not None
     kill_after = rng.randint(0, 90)
     acked: list[str] = []
@@ -131,10 +149,10 @@ def _kill_run(base: Path, seed: int) -> None:
 
 
 @pytest.mark.stress
-def test_kill_during_push_and_resolve(tmp_path: Path, stress: bool) -> None:
+def test_kill_during_push_and_resolve(tmp_path: Path, stress: bool, prelude: str) -> None:
     # In full: 120 seeded kill points; by default a seeded handful.
     for seed in range(100, 220) if stress else range(4):
-        _kill_run(tmp_path, seed)
+        _kill_run(tmp_path, seed, prelude)
 
 
 def test_watch_sees_another_process_push(ws: Path) -> None:

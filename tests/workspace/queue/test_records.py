@@ -266,3 +266,24 @@ def test_cached_key_tag_matches_auth_sign(ws: Path) -> None:
     assert tag == auth.sign(ws, payload, purpose="queue")
     assert auth.verify(ws, payload, tag, purpose="queue")
     assert not auth.verify(ws, payload, tag, purpose="queue-resolved")
+
+
+def test_a_fifo_in_place_of_a_record_is_reported_not_waited_on(ws: Path) -> None:
+    """A named pipe planted as ``actions/pa-N.json`` used to block every listing forever
+    (opening a FIFO for reading waits for a writer). Run in a child: a hang fails there."""
+    import subprocess
+    import sys
+
+    queue = WorkspaceQueue(ws)
+    queue.push(create_draft("b.txt", "b\n"))
+    os.mkfifo(ws / ".redline" / "queue" / "actions" / "pa-7.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "pending", "-C", str(ws), "list"],
+        capture_output=True,
+        text=True,
+        timeout=300,  # a hang guard, not a timing assertion
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "pa-1" in done.stdout
+    assert "queue record pa-7 (.redline/queue/actions/pa-7.json) is damaged" in done.stderr

@@ -44,6 +44,7 @@ from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_checks import InboxChecks
+from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.session_calls import (
     resolve_action,
     resolve_all,
@@ -52,7 +53,6 @@ from redline.tui.session_calls import (
     undo_available,
 )
 from redline.tui.widgets.activity_log import ActivityLog
-from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
@@ -60,7 +60,7 @@ from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
 from redline.tui.widgets.resolve_bar import ResolveBar
-from redline.tui.widgets.search_input import Searchable, SearchInput
+from redline.tui.widgets.search_input import SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
 NO_REASON = "no reason given"
@@ -81,7 +81,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxChecks):
+class InboxScreen(InboxChecks, InboxSearch):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -132,6 +132,10 @@ class InboxScreen(InboxChecks):
         self.pending = PendingList(session)
         # A resolve, a batch or an undo is on its way through the session.
         self.busy = False
+        # One action is being resolved: the stack is re-read once it is done, not on each
+        # of the queue's file changes meanwhile (each re-read lists the whole queue).
+        self._resolving = False
+        self._stack_outdated = False
         self.can_undo = True
         self._ready = False
         self._previewed: tuple[object, ...] | bool | None = False
@@ -223,6 +227,10 @@ class InboxScreen(InboxChecks):
     # -- the stack and the selected action -------------------------------------------
     def refresh_stack(self) -> None:
         """Re-read what is pending and show it: the stack, the counts, the selected action."""
+        if self._resolving:
+            self._stack_outdated = True
+            return
+        self._stack_outdated = False
         before = self.stack.selected_id
         actions = self.pending.read()
         self._log_departures()
@@ -436,6 +444,7 @@ class InboxScreen(InboxChecks):
         only = self.preview.selection() if self.preview.action is action else []
         self._own.add(action.id)
         self.busy = True
+        self._resolving = True
         self._update_controls()
         reason = reason or self.resolve_bar.reason or NO_REASON
         self._resolve_worker(verb, action.id, reason, only)
@@ -451,15 +460,18 @@ class InboxScreen(InboxChecks):
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
     def on_foreign_resolved(self, _message: ForeignResolved) -> None:
-        # The activity says how it went once the action leaves the list (_log_departures),
-        # the same line whichever process decided it.
+        # The activity says how it went once the action leaves the list (_log_departures).
+        self._resolving = False
         self.refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
         self.busy = False
+        self._resolving = False
         if not self._alive():
             return
+        if self._stack_outdated:
+            self.refresh_stack()
         outcome = message.outcome
         if outcome.is_error:
             self._own.discard(message.action_id)
@@ -767,24 +779,3 @@ class InboxScreen(InboxChecks):
         self.app.push_screen(HelpScreen())
 
     # -- search --------------------------------------------------------------------------
-    def action_search(self) -> None:
-        focused = self.focused
-        target: Searchable = (
-            focused if isinstance(focused, ActivityLog | DiffView) else self.preview.diff_view
-        )
-        where = "activity" if isinstance(target, ActivityLog) else "diff"
-        self.search.open(target, where)
-
-    def action_search_step(self, step: int) -> None:
-        self.search.step(step)
-
-    @on(SearchInput.Closed)
-    def _search_closed(self) -> None:
-        self.action_close_search()
-
-    def action_close_search(self) -> None:
-        target = self.search.close()
-        if isinstance(target, Widget):
-            target.focus()
-        else:
-            self.stack.focus()

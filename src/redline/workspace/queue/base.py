@@ -13,11 +13,13 @@ import contextlib
 import fcntl
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
 from redline.workspace.queue import storage
+from redline.workspace.queue.index import Entry, RecordIndex, RecordSummary, identity, settled
 from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
@@ -61,9 +63,10 @@ class QueueBase:
         self._workspace_keys: tuple[bytes, ...] | None = None
         self._signers: dict[str, storage.Signed] = {}
         self._used_ids = UsedIds(self.root)
-        self._last_load: (
-            tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]] | None
-        ) = None
+        self._index: RecordIndex | None = None
+        # What the first reconcile read, for the listing that follows it.
+        self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
+        self._index_lock = threading.Lock()
         self._reconciled = not reconcile
         self.problems: builtins.list[QueueRecordError] = []
         self.messages: builtins.list[str] = []
@@ -93,6 +96,7 @@ class QueueBase:
                     os.close(fd)
             self._fds.clear()
             self._signers.clear()
+            self._index = None
 
     def __enter__(self) -> Self:
         return self
@@ -101,8 +105,10 @@ class QueueBase:
         self.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        try:  # noqa: SIM105 - at interpreter exit even contextlib may be gone
             self.close()
+        except Exception:
+            pass
 
     def _keys(self) -> tuple[bytes, ...]:
         """The workspace keys: the first signs, every one verifies (see ``auth``)."""
@@ -248,9 +254,15 @@ class QueueBase:
 
     def _read_record(self, action_id: str, used: Ranges | None = None) -> QueueRecord | None:
         """The verified record (None if there is none); ReplayedRecord if its id was used."""
-        data = self._records().read(record_name(action_id), action_id)
+        return self._read_entry(action_id, used)[0]
+
+    def _read_entry(
+        self, action_id: str, used: Ranges | None = None
+    ) -> tuple[QueueRecord | None, os.stat_result | None]:
+        """:meth:`_read_record`, and the ``fstat`` of the file it was read from."""
+        data, st = self._records().read_stat(record_name(action_id), action_id)
         if data is None:
-            return None
+            return None, None
         if id_number(action_id) in (used if used is not None else self._used()):
             raise self._replayed(action_id)
         record = QueueRecord.from_dict(data, action_id)
@@ -258,28 +270,90 @@ class QueueBase:
             raise QueueRecordError(
                 action_id, f"queue record {action_id} holds the record of {record.id}; left out"
             )
-        return record
+        return record, st
 
-    def _load_all(self) -> tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]]:
-        records: builtins.list[QueueRecord] = []
+    def _record_index(self) -> RecordIndex:
+        if self._index is None:
+            signed = self._records()
+            self._index = RecordIndex(self._fd(""), signed.key, signed.keys)
+        return self._index
+
+    def _load(self, full: bool) -> tuple[builtins.list[Entry], builtins.list[QueueRecordError]]:
+        """Every record file's entry (see :mod:`.index`): unchanged files are not read again.
+
+        ``full``: every entry has its record (else only its summary is sure to be there).
+        """
+        entries: builtins.list[Entry] = []
         problems: builtins.list[QueueRecordError] = []
         used = self._used()
-        for name in os.listdir(self._fd(ACTIONS)):
-            if name.startswith(".") or not name.endswith(".json"):
-                continue
-            action_id = name.removesuffix(".json")
-            if id_number(action_id) is None:
-                continue
-            try:
-                record = self._read_record(action_id, used)
-            except QueueRecordError as exc:
-                problems.append(exc)
-                continue
-            if record is not None:
-                records.append(record)
-        records.sort(key=lambda r: (r.position, id_number(r.id) or 0), reverse=True)
+        actions = self._fd(ACTIONS)
+        with self._index_lock:
+            index = self._record_index()
+            index.load()
+            if full:
+                index.fill_records()
+            now = time.time_ns()
+            seen: dict[str, Entry] = {}
+            with os.scandir(actions) as found:
+                for item in found:
+                    name = item.name
+                    action_id = name[:-5]
+                    entry = index.entries.get(name)
+                    if entry is not None:
+                        number: int | None = entry.order[1]  # its name was checked before
+                    elif name.startswith(".") or not name.endswith(".json"):
+                        continue
+                    else:
+                        number = id_number(action_id)
+                        if number is None:
+                            continue
+                    try:
+                        key = identity(item.stat(follow_symlinks=False))
+                    except OSError:
+                        key = None
+                    if entry is not None and key is not None and entry.key == key:
+                        if full and entry.record is None:
+                            entry = None  # its full record did not survive: read the file
+                        elif number in used:
+                            problems.append(self._replayed(action_id))
+                            continue
+                    else:
+                        entry = None
+                    if entry is None:
+                        try:
+                            record, st = self._read_entry(action_id, used)
+                        except QueueRecordError as exc:
+                            problems.append(exc)
+                            continue
+                        if record is None or st is None:
+                            continue
+                        read_key = identity(st)
+                        entry = Entry(read_key or (0, 0, 0, 0, 0), RecordSummary.of(record), record)
+                        if read_key is None:  # not a regular file: listed, never remembered
+                            entries.append(entry)
+                            continue
+                        if settled(read_key, now):
+                            index.unsaved += 1
+                    seen[name] = entry
+                    entries.append(entry)
+            index.entries = {n: e for n, e in seen.items() if settled(e.key, now)}
+            index.save()
+        entries.sort(key=lambda e: e.order, reverse=True)
         problems.sort(key=lambda e: id_number(e.action_id) or 0)
-        return records, problems
+        return entries, problems
+
+    def _load_all(self) -> tuple[builtins.list[QueueRecord], builtins.list[QueueRecordError]]:
+        """Every usable record, top first. The records are shared with the index (listing
+        10,000 costs no copies): read them, never change them -- a change goes through
+        :meth:`claim`, which reads the record afresh."""
+        entries, problems = self._load(full=True)
+        return [entry.record for entry in entries if entry.record is not None], problems
+
+    def _load_summaries(
+        self,
+    ) -> tuple[builtins.list[RecordSummary], builtins.list[QueueRecordError]]:
+        entries, problems = self._load(full=False)
+        return [entry.summary for entry in entries], problems
 
     def get(self, action_id: str) -> QueueRecord | None:
         """The pending action ``action_id``, or None; QueueRecordError if unusable."""

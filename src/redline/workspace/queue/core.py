@@ -45,12 +45,21 @@ from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
+from redline.workspace.queue.index import RecordSummary
 from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.reconcile import QueueReconcile
 from redline.workspace.queue.records import QueueRecord
 from redline.workspace.queue.watcher import QueueWatcher
 
-__all__ = ["ActionDraft", "Claim", "QueueWatcher", "SessionView", "WorkspaceQueue", "check_id"]
+__all__ = [
+    "ActionDraft",
+    "Claim",
+    "QueueWatcher",
+    "RecordSummary",
+    "SessionView",
+    "WorkspaceQueue",
+    "check_id",
+]
 
 
 class WorkspaceQueue(QueueOwners, QueueReconcile):
@@ -102,17 +111,31 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
 
     # -- reading -------------------------------------------------------------------
     def list(self) -> builtins.list[QueueRecord]:
-        """Every pending action, top first; unusable records go to :attr:`problems`."""
+        """Every pending action, top first; unusable records go to :attr:`problems`.
+
+        Record files that did not change since this queue (or any redline, through the
+        signed listing index) read them are not read again; see :mod:`.index`. The records
+        are shared with that index: read them, never change them (changes go through
+        :meth:`claim`, which reads the record afresh).
+        """
         loaded = None
         if not self._reconciled:
-            self._reconciled = True
-            messages = self.reconcile()
-            self.messages.extend(messages)
-            if not messages:
-                loaded = self._last_load  # nothing changed: no need to read it all again
-        records, problems = loaded if loaded is not None else self._load_all()
+            self._ensure_reconciled(full=True)
+            loaded, self._loaded = self._loaded, None  # nothing settled: no second scan
+        entries, problems = loaded if loaded is not None else self._load(full=True)
         self.problems = problems
-        return list(records)
+        return [entry.record for entry in entries if entry.record is not None]
+
+    def summaries(self) -> builtins.list[RecordSummary]:
+        """Every pending action's id, position, state, replacement and files, top first.
+
+        What a decision needs of the others (which ones to re-base); cheaper than
+        :meth:`list` on a long queue. Unusable records go to :attr:`problems`.
+        """
+        self._ensure_reconciled()
+        summaries, problems = self._load_summaries()
+        self.problems = problems
+        return summaries
 
     def stale_reasons(
         self, record: QueueRecord, cache: dict[str, str | None] | None = None

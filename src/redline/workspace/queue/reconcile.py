@@ -15,11 +15,11 @@ import os
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, CONTENTS, REQUESTS, RESOLVED, record_name
 from redline.workspace.queue.claims import QueueClaims
+from redline.workspace.queue.index import RecordSummary
 from redline.workspace.queue.records import (
     ActionBusy,
     ActionGone,
     QueueError,
-    QueueRecord,
     QueueRecordError,
     ReplayedRecord,
     Resolution,
@@ -29,24 +29,37 @@ from redline.workspace.queue.records import (
 class QueueReconcile(QueueClaims):
     """Crash recovery over all records (one record's interrupted apply: :class:`QueueClaims`)."""
 
-    def _ensure_reconciled(self) -> None:
+    def _ensure_reconciled(self, *, full: bool = False) -> None:
         if not self._reconciled:
             self._reconciled = True
-            self.messages.extend(self.reconcile())
+            self.messages.extend(self.reconcile(full=full))
 
-    def reconcile(self) -> builtins.list[str]:
+    def ensure_reconciled(self) -> None:
+        """Settle crash leftovers once per queue object (what was done goes to ``messages``)."""
+        self._ensure_reconciled()
+
+    def reconcile(self, *, full: bool = False) -> builtins.list[str]:
         """Settle what a crash left behind (see the module doc); returns what was done.
 
-        Cheap when nothing is left over: one listing of the resolved log and one pass over
-        the journal; only records that need settling are claimed.
+        Cheap when nothing is left over: the records' summaries (from the listing index,
+        :mod:`.index`), one listing of the resolved log and one pass over the journal; only
+        records that need settling are claimed.
         """
-        messages: builtins.list[str] = []
         self._sweep_temporaries()
-        records, problems = self._last_load = self._load_all()
+        messages = self._reconcile(full)
+        if messages or not full:
+            self._loaded = None  # records were settled (what was read is out of date)
+        return messages
+
+    def _reconcile(self, full: bool) -> builtins.list[str]:
+        messages: builtins.list[str] = []
+        # Kept for a listing that follows at once (``full``: with the records themselves).
+        entries, problems = self._loaded = self._load(full)
         leftovers = [p.action_id for p in problems if isinstance(p, ReplayedRecord)]
         if leftovers:
             messages.extend(self._remove_leftovers(leftovers))
-            records, problems = self._last_load = self._load_all()
+            entries, problems = self._loaded = self._load(full)
+        records = [entry.summary for entry in entries]
         if not records:
             return messages
         ids = {r.id for r in records}
@@ -87,7 +100,7 @@ class QueueReconcile(QueueClaims):
         """Remove temporary files left by writers that were killed mid-write."""
         from redline.workspace.queue.procs import is_alive
 
-        for folder in (ACTIONS, CONTENTS, RESOLVED, REQUESTS):
+        for folder in ("", ACTIONS, CONTENTS, RESOLVED, REQUESTS):  # "": the index's own
             fd = self._fd(folder)
             for name in os.listdir(fd):
                 if not (name.startswith(".") and name.endswith(".tmp")):
@@ -129,7 +142,7 @@ class QueueReconcile(QueueClaims):
             pass
         return found
 
-    def _reconcile_one(self, record: QueueRecord, ids: set[str]) -> builtins.list[str]:
+    def _reconcile_one(self, record: RecordSummary, ids: set[str]) -> builtins.list[str]:
         resolved = None
         with contextlib.suppress(QueueRecordError):
             resolved = self.resolution(record.id)

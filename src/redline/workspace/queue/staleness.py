@@ -6,10 +6,46 @@ encodings, permissions) happens again when an action is applied.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from redline.workspace import fsutil, paths
+
+
+def _folder(root: Path, parent: str, cache: dict[str, str | None]) -> str | None:
+    """``parent`` resolved inside the workspace (None when refused), once per listing."""
+    key = "\0" + parent  # no path holds a NUL byte: never a file's key
+    if key not in cache:
+        try:
+            cache[key] = str(paths.resolve_inside(root, parent))
+        except paths.ConfinementError:
+            cache[key] = None
+    return cache[key]
+
+
+def _target(root: Path, rel: str, cache: dict[str, str | None]) -> Path | str:
+    """Where ``rel`` is; ConfinementError when redline may not look there.
+
+    The folder is confined once per listing (10,000 files in one folder cost one
+    confinement check, not 10,000); the name itself goes through the full check whenever it
+    could be special. A name that is a symbolic link, a folder or anything else but a
+    regular file is never followed or hashed by :func:`fsutil.read_current`, so it reads as
+    changed exactly as a refused path does.
+    """
+    normalized = paths.normalize_relative(rel)
+    parent, _, name = normalized.rpartition("/")
+    if (
+        rel.startswith("/")
+        or "\0" in rel
+        or name in ("", ".", "..")
+        or paths.is_ignored_dir_name(name)
+    ):
+        return paths.resolve_inside(root, rel)
+    folder = _folder(root, parent or ".", cache)
+    if folder is None:
+        raise paths.ConfinementError(f"{rel}: refused")
+    return os.path.join(folder, name)
 
 
 def _sha(root: Path, rel: str, cache: dict[str, str | None]) -> str | None:
@@ -17,7 +53,7 @@ def _sha(root: Path, rel: str, cache: dict[str, str | None]) -> str | None:
     if rel in cache:
         return cache[rel]
     try:
-        target = paths.resolve_inside(root, rel)
+        target = _target(root, rel, cache)
     except paths.ConfinementError:
         cache[rel] = ""
         return ""

@@ -31,7 +31,9 @@ FILE_MODE = 0o600
 # A record holds no file contents (those are blobs), so anything this big is not ours.
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_BLOB_BYTES = 128 * 1024 * 1024
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO planted under the queue opens at once (and reads empty) instead of
+# blocking the reader forever; regular files ignore it.
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -55,13 +57,20 @@ def fsync_dir(dir_fd: int) -> None:
             raise
 
 
-def write_atomic(dir_fd: int, name: str, data: bytes, *, sync_dir: bool = True) -> None:
-    """Write ``name`` below ``dir_fd`` atomically and durably (raises OSError)."""
+def write_atomic(
+    dir_fd: int, name: str, data: bytes, *, sync_dir: bool = True, durable: bool = True
+) -> None:
+    """Write ``name`` below ``dir_fd`` atomically and durably (raises OSError).
+
+    ``durable=False`` (a cache) skips both fsyncs: still atomic, but a power loss may leave
+    the old file or an empty one.
+    """
     tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, _CREATE, FILE_MODE, dir_fd=dir_fd)
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -74,14 +83,20 @@ def write_atomic(dir_fd: int, name: str, data: bytes, *, sync_dir: bool = True) 
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
-    if sync_dir:
+    if sync_dir and durable:
         fsync_dir(dir_fd)
 
 
 def read_file(dir_fd: int, name: str, limit: int) -> bytes:
     """Read a regular file below ``dir_fd`` without following a symlink (raises OSError)."""
+    return read_file_stat(dir_fd, name, limit)[0]
+
+
+def read_file_stat(dir_fd: int, name: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """:func:`read_file`, and the ``fstat`` of the descriptor it read through."""
     fd = os.open(name, _READ, dir_fd=dir_fd)
     try:
+        st = os.fstat(fd)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -94,7 +109,7 @@ def read_file(dir_fd: int, name: str, limit: int) -> bytes:
             chunks.append(chunk)
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return b"".join(chunks), st
 
 
 def exists(dir_fd: int, name: str) -> bool:
@@ -174,11 +189,17 @@ class Signed:
 
     def read(self, name: str, shown: str) -> dict[str, Any] | None:
         """The verified record, None if there is no such file; QueueRecordError if unusable."""
+        return self.read_stat(name, shown)[0]
+
+    def read_stat(
+        self, name: str, shown: str
+    ) -> tuple[dict[str, Any] | None, os.stat_result | None]:
+        """:meth:`read`, and the ``fstat`` of the file it verified (None with no file)."""
         where = f".redline/queue/{self.folder}/{name}"
         try:
-            raw = read_file(self.fd, name, MAX_RECORD_BYTES)
+            raw, st = read_file_stat(self.fd, name, MAX_RECORD_BYTES)
         except FileNotFoundError:
-            return None
+            return None, None
         except OSError as exc:
             raise QueueRecordError(
                 shown, f"{self.what} {shown} ({where}) cannot be read: {error_text(exc)}"
@@ -226,7 +247,7 @@ class Signed:
             raise QueueRecordError(
                 shown, f"{self.what} {shown} ({where}) is damaged: it holds no record object."
             )
-        return record
+        return record, st
 
 
 class Blobs:

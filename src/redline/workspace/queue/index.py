@@ -1,0 +1,281 @@
+"""The listing index: each record file's verified contents, kept by the file's identity.
+
+Listing the queue used to read, verify and parse every ``actions/pa-N.json`` each time, so
+with 10,000 pending actions every listing -- and every decision, which lists to settle
+crash leftovers and to find the actions to re-base -- cost a second. The index remembers,
+for each record file, the file's identity and what was read from it; a file whose identity
+has not changed is not read again, any other file is read and verified exactly as before.
+
+* **Identity** is ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` of the descriptor
+  the record was read through (so it is the identity of exactly the bytes that were
+  verified). Records are never rewritten in place (a new file is renamed over the old one),
+  and a file's change time cannot be set by anyone. Time stamps are as coarse as a clock
+  tick, though, so a file is remembered only once it is :data:`SETTLE_NS` old when read:
+  any later file, even one that reuses the inode and has the same size, then has other
+  times.
+* **Trust**: in memory the index lives as long as its :class:`WorkspaceQueue`; on disk it is
+  ``.redline/queue/index``, signed with the workspace key like the records themselves
+  (purpose ``queue-index``). An index that does not verify, is damaged or is of another
+  format is ignored (and replaced by the next listing that reads many records). It holds
+  only records that verified when they were read; the used-id set is still checked on
+  every listing, and a decision reads the record itself again under its claim.
+* **Two parts**: the summaries (id, position, state, replacement, files) that settling
+  crash leftovers and re-basing need, and the full records, parsed only when a listing
+  needs them. Each part has its own tag; the summaries' tag also covers the records' tag,
+  so the two parts of one file are never mixed with another file's.
+
+Several processes may write the index at once: each writes a complete one and renames it
+into place, and whichever lands last is as good as the others (every entry carries its own
+identity). Losing it costs nothing but one slower listing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hmac
+import json
+import os
+import stat
+import time
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from redline.workspace.queue import storage
+from redline.workspace.queue.records import QueueRecord, Source, id_number
+
+INDEX = "index"
+INDEX_FORMAT = 1
+PURPOSE_SUMMARIES = "queue-index"
+PURPOSE_RECORDS = "queue-index-records"
+MAX_INDEX_BYTES = 256 * 1024 * 1024
+# A record file is remembered only once it is this old (time stamps are a clock tick coarse).
+SETTLE_NS = 2_000_000_000
+# The index on disk is rewritten after a listing that had to read this many settled files.
+PERSIST_AFTER = 64
+
+Identity = tuple[int, int, int, int, int]
+
+
+def identity(st: os.stat_result) -> Identity | None:
+    """What identifies one version of a regular file (None for anything else)."""
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(key: Identity, now_ns: int) -> bool:
+    """Whether a file of this identity may be remembered (see the module doc)."""
+    return max(key[3], key[4]) < now_ns - SETTLE_NS
+
+
+class RecordSummary(NamedTuple):
+    """What settling leftovers and re-basing need of one pending action."""
+
+    id: str
+    position: int
+    created_at: float
+    state: str
+    replaces: str | None
+    files: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: QueueRecord) -> RecordSummary:
+        return cls(
+            record.id,
+            record.position,
+            record.created_at,
+            record.state,
+            record.replaces,
+            tuple(record.files),
+        )
+
+
+@dataclass
+class Entry:
+    """One record file as it was read: its identity, summary and (once parsed) record."""
+
+    key: Identity
+    summary: RecordSummary
+    record: QueueRecord | None = None  # None until the disk index's records are parsed
+    #: Listing order, top last: position, then the id's number.
+    order: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        self.order = (self.summary.position, id_number(self.summary.id) or 0)
+
+
+class UnusableIndex(ValueError):
+    """The index file cannot be used (it is then ignored)."""
+
+
+def _summary_row(name: str, entry: Entry) -> list[Any]:
+    s = entry.summary
+    return [name, *entry.key, s.id, s.position, s.created_at, s.state, s.replaces, list(s.files)]
+
+
+def _summary_from_row(row: Any) -> tuple[str, Identity, RecordSummary]:
+    if not isinstance(row, list) or len(row) != 12:
+        raise UnusableIndex("a summary is not a list of 12")
+    name, dev, ino, size, mtime, ctime, action_id, position, created, state, replaces, files = row
+    if not (
+        type(dev) is int  # exact types: json.loads gives exactly these, and bool is no int
+        and type(ino) is int
+        and type(size) is int
+        and type(mtime) is int
+        and type(ctime) is int
+        and type(position) is int
+        and type(name) is str
+        and type(action_id) is str
+        and name == action_id + ".json"
+        and type(created) in (int, float)
+        and type(state) is str
+        and (replaces is None or type(replaces) is str)
+        and type(files) is list
+        and all(type(f) is str for f in files)
+    ):
+        raise UnusableIndex("a summary has a field of the wrong type")
+    summary = RecordSummary(action_id, position, float(created), state, replaces, tuple(files))
+    return name, (dev, ino, size, mtime, ctime), summary
+
+
+def _record(item: Any) -> QueueRecord | None:
+    """A record as :meth:`QueueRecord.to_dict` gave it to the index (None if it is not one).
+
+    Only verified index data gets here, and the index only ever holds ``to_dict()`` of a
+    record that passed :meth:`QueueRecord.from_dict` -- so the fields are rebuilt as they
+    are, without ``from_dict``'s checks (a third of a 10,000-action listing).
+    """
+    if not isinstance(item, dict) or not isinstance(item.get("source"), dict):
+        return None
+    try:
+        return QueueRecord(**{**item, "source": Source(**item["source"])})
+    except TypeError:  # fields of another format: read the file instead
+        return None
+
+
+class RecordIndex:
+    """The index of one queue's ``actions/`` folder (see the module doc). Not thread-safe:
+    :class:`~redline.workspace.queue.base.QueueBase` holds its lock around every use."""
+
+    def __init__(self, root_fd: int, key: bytes, keys: tuple[bytes, ...]) -> None:
+        self.root_fd = root_fd
+        self.key = key  # signs
+        self.keys = keys  # verify
+        self.entries: dict[str, Entry] = {}
+        self.loaded = False
+        self._records_line: bytes | None = None  # the disk index's records, parsed on demand
+        self._records_names: builtins.list[str] = []
+        self._records_tag = ""
+        self.unsaved = 0  # settled files read since the index was last loaded or saved
+
+    # -- the file ------------------------------------------------------------------------
+    def _tag(self, payload: bytes, purpose: str) -> str:
+        return storage.tag_for(self.key, payload, purpose)
+
+    def _verifies(self, payload: bytes, tag: Any, purpose: str) -> bool:
+        return isinstance(tag, str) and any(
+            hmac.compare_digest(storage.tag_for(key, payload, purpose), tag) for key in self.keys
+        )
+
+    def load(self) -> None:
+        """Read the index file once (a missing or unusable one leaves the index empty)."""
+        if self.loaded:
+            return
+        self.loaded = True
+        try:
+            raw = storage.read_file(self.root_fd, INDEX, MAX_INDEX_BYTES)
+        except OSError:
+            return
+        try:
+            self._parse(raw)
+        except (UnusableIndex, ValueError, UnicodeDecodeError):
+            self.entries.clear()
+            self._records_line = None
+            self.unsaved = PERSIST_AFTER  # replace it at the next chance
+
+    def _parse(self, raw: bytes) -> None:
+        header_raw, _, rest = raw.partition(b"\n")
+        summaries, _, records = rest.partition(b"\n")
+        header = json.loads(header_raw)
+        if not isinstance(header, dict) or header.get("version") != INDEX_FORMAT:
+            raise UnusableIndex("not an index of this format")
+        records = records.rstrip(b"\n")
+        records_tag = header.get("records_tag")
+        if not isinstance(records_tag, str) or not self._verifies(
+            summaries + b"\0" + records_tag.encode("ascii"),
+            header.get("summaries_tag"),
+            PURPOSE_SUMMARIES,
+        ):
+            raise UnusableIndex("the index does not carry this user's signature")
+        rows = json.loads(summaries)
+        if not isinstance(rows, list):
+            raise UnusableIndex("the summaries are not a list")
+        names: builtins.list[str] = []
+        for row in rows:
+            name, key, summary = _summary_from_row(row)
+            self.entries[name] = Entry(key, summary)
+            names.append(name)
+        self._records_line = records
+        self._records_names = names
+        self._records_tag = records_tag
+
+    def fill_records(self) -> None:
+        """Parse the disk index's full records (for entries that still lack them)."""
+        line, self._records_line = self._records_line, None
+        if line is None:
+            return
+        try:
+            if not self._verifies(line, self._records_tag, PURPOSE_RECORDS):
+                raise UnusableIndex("the records do not carry this user's signature")
+            data = json.loads(line)
+            if not isinstance(data, list) or len(data) != len(self._records_names):
+                raise UnusableIndex("the records do not match the summaries")
+        except (UnusableIndex, ValueError):
+            data = None
+        for index, name in enumerate(self._records_names):
+            entry = self.entries.get(name)
+            if entry is None or entry.record is not None:
+                continue
+            record = _record(data[index] if data is not None else None)
+            if record is not None and RecordSummary.of(record) == entry.summary:
+                entry.record = record
+                continue
+            del self.entries[name]  # read the file itself instead
+        self._records_names = []
+
+    def save(self) -> None:
+        """Write the index (every settled entry) if enough was read since; never raises."""
+        if self.unsaved < PERSIST_AFTER:
+            return
+        self.fill_records()
+        now = time.time_ns()
+        kept = [
+            (n, e.record, e)
+            for n, e in self.entries.items()
+            if e.record is not None and settled(e.key, now)
+        ]
+        try:
+            summaries = json.dumps(
+                [_summary_row(n, e) for n, _r, e in kept], separators=(",", ":")
+            ).encode("ascii")
+            records = json.dumps([r.to_dict() for _n, r, _e in kept], separators=(",", ":")).encode(
+                "ascii"
+            )
+        except (TypeError, ValueError):
+            return
+        records_tag = self._tag(records, PURPOSE_RECORDS)
+        header = {
+            "version": INDEX_FORMAT,
+            "summaries_tag": self._tag(
+                summaries + b"\0" + records_tag.encode("ascii"), PURPOSE_SUMMARIES
+            ),
+            "records_tag": records_tag,
+        }
+        data = json.dumps(header).encode("ascii") + b"\n" + summaries + b"\n" + records + b"\n"
+        if len(data) > MAX_INDEX_BYTES:
+            return
+        try:
+            storage.write_atomic(self.root_fd, INDEX, data, durable=False)
+        except OSError:
+            return
+        self.unsaved = 0
