@@ -14,7 +14,8 @@ costs about half a second of CPU each time.
 Steps (``do``): ``text``, ``thought``, ``plan``, ``fs_read``, ``fs_write``,
 ``gemini_edit`` (permission with a whole-file diff, then fs/write_text_file),
 ``claude_edit`` (permission with a snippet diff, then the agent writes the file itself),
-``shell`` (permission for a command, no diff), ``wait_cancel``, ``crash``,
+``shell`` (permission for a command, no diff), ``wait_file`` (goes on once ``path``
+exists), ``wait_cancel``, ``crash``,
 ``write_and_crash`` (dies while its write is held), ``mcp_call`` (starts the first MCP
 server offered in session/new and calls ``tool`` with ``arguments``), ``raw`` (writes
 ``line`` to stdout as it is: a hostile agent's malformed message), ``request`` (sends
@@ -438,6 +439,11 @@ class ScriptedAgent:
                 self.record(event="request", method=step["method"], code=exc.code, error=str(exc))
             else:
                 self.record(event="request", method=step["method"], result=answer)
+        elif kind == "wait_file":
+            # Its turn stays open (no request held) until the test creates ``path``.
+            gate = Path(step["path"])
+            while not gate.exists() and not self.cancelled.wait(0.01):
+                pass
         elif kind == "wait_cancel":
             self.say("waiting")
             self.cancelled.wait()

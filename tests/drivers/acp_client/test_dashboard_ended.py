@@ -52,8 +52,11 @@ def _live(app: RedlineApp, action: str) -> bool:
 
 
 async def test_waiting_for_review_then_running_again(tmp_path: Path) -> None:
+    gate = tmp_path / "go-on"
     steps = [
         {"do": "fs_write", "path": "app.py", "content": "print('bye')\n"},
+        # Holds the turn open (nothing held): the dashboard must show it running again.
+        {"do": "wait_file", "path": str(gate)},
         {"do": "text", "text": "after the write"},
     ]
     session, record = _session(tmp_path, steps)
@@ -69,6 +72,8 @@ async def test_waiting_for_review_then_running_again(tmp_path: Path) -> None:
             # Its turn is still open: stop stays live while it waits.
             assert _live(app, "stop_agent")
             await pilot.press("y")
+            await wait_until(pilot, lambda: app.agent_state == "running", GUARD)
+            gate.write_text("")
             await wait_until(pilot, lambda: len(_prompts(record)) == 2, GUARD)
             await wait_until(pilot, lambda: app.agent_state == "idle", GUARD)
             assert not _banner(app).ended
