@@ -30,3 +30,18 @@ def test_failed_resolution_block_names_label_source_and_reason() -> None:
     assert "APPLY FAILED" in text and "Write: notes.md" in text and " write " in text
     assert "reason: try anyway" in text and "by human" in text
     assert "it is stale" in text
+
+
+def test_an_undo_names_its_entry_and_the_action_it_came_from() -> None:
+    undone = {
+        "type": "undone",
+        "seq": 1,
+        "time": 0.0,
+        "session_id": "s",
+        "entry_id": "000003",
+        "label": "Edit: app.py",
+        "files": ["app.py"],
+    }
+    assert lines({**undone, "action_id": "pa-7"}) == ["↶ undone 000003 (pa-7) Edit: app.py"]
+    # Journal entries written before actions had ids name only the entry.
+    assert lines(undone) == ["↶ undone 000003 Edit: app.py"]

@@ -187,10 +187,13 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
             return [Content.styled(f"↻ {event.text}", "$redline-text-accent")]
         case PendingReplaced(old_action_id=old, action_id=new):
             return [Content.styled(f"↻ {describe.replaced(old, new)}", "$redline-text-accent")]
-        case Undone(label=label):
+        case Undone(entry_id=entry_id, label=label, action_id=action_id):
+            # "undo 000003 (pa-7)": the journal entry and the action it came from.
+            origin = f" ({action_id})" if action_id else ""
             return [
                 Content.assemble(
                     ("↶ undone ", "bold $redline-text-warning"),
+                    (f"{entry_id}{origin} ", "$text-muted"),
                     _short(label or "the last apply", LABEL_WIDTH),
                 )
             ]
