@@ -60,7 +60,7 @@ from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
 from redline.tui.widgets.resolve_bar import ResolveBar
-from redline.tui.widgets.search_input import Searchable, SearchInput
+from redline.tui.widgets.search_input import Searchable, SearchBar, SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
 NO_REASON = "no reason given"
@@ -159,7 +159,7 @@ class InboxScreen(Screen[None]):
         with Vertical(id="activity-panel"):
             yield ActivityLog(id="activity")
             yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
-        yield SearchInput(placeholder="search (Enter finds, Escape closes)", id="search")
+        yield SearchBar(placeholder="search (Enter finds, Escape closes)", id="search-bar")
         yield FittingFooter(first=FOOTER_FIRST)
 
     @property
