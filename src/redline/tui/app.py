@@ -402,7 +402,7 @@ class RedlineApp(App[int]):
         if not self._alive():
             return False
         if action == "stop_agent":
-            if not self.inbox.ready or self.screen.is_modal:
+            if not self.inbox.ready:
                 return True
             return True if self._can_stop() else None
         # Every other dashboard key is the inbox screen's; asking the app answers for it too.

@@ -279,11 +279,11 @@ class InboxScreen(Screen[None]):
         key = (
             (id(action), action.stale, action.stale_reason, ended_note(action.details))
             if action
-            else None
+            else ("nothing selected", self.stack.total)
         )
         if key != self._previewed:
             self._previewed = key
-            self.preview.show_action(action)
+            self.preview.show_action(action, listed=self.stack.total)
 
     @on(PendingStack.Selected)
     def _stack_selected(self, _message: PendingStack.Selected) -> None:
@@ -367,9 +367,9 @@ class InboxScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self._alive():
             return False
-        if not self._ready or self.app.screen.is_modal:
-            # Under a dialog the footer names every key; the dialog's own keys act.
+        if not self._ready:
             return True
+        # Under a dialog too: the footer behind it keeps which keys are live and greyed.
         search = self.search
         return key_state(
             action,
