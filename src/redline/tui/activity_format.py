@@ -89,10 +89,18 @@ def resolution_block(
         for line in text.splitlines()[:6]:
             lines.append(Content.styled(f"   {line}", "$redline-text-error"))
     elif text:
-        lines.append(
-            Content.styled(f"   {_short(text.splitlines()[0], ARGS_WIDTH)}", "$text-muted")
-        )
+        first = _without_reason(text.splitlines()[0], reason)
+        if first:
+            lines.append(Content.styled(f"   {_short(first, ARGS_WIDTH)}", "$text-muted"))
     return lines
+
+
+def _without_reason(line: str, reason: str) -> str:
+    """``line`` without a closing ``Reason: …`` that repeats the reason line above it."""
+    for suffix in (f"Reason: {reason.strip()}", f"Reason: {reason.strip()}."):
+        if reason.strip() and line.endswith(suffix):
+            return line[: -len(suffix)].rstrip()
+    return line
 
 
 def _tool_end(event: ToolEnd, tool_names: dict[str, str]) -> list[Content]:
