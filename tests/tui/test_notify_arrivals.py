@@ -168,3 +168,22 @@ async def test_untrusted_workspace_notify_is_ignored_with_a_note(tmp_path: Path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert "notify ignored" not in app.activity.plain
+
+
+async def test_a_broken_notify_table_is_a_note_and_the_bell_still_rings(
+    isolated_user_config: Path,
+) -> None:
+    path = isolated_user_config / "config.toml"
+    path.write_text('[notify]\ncommand = "notify-send hi"\n', encoding="utf-8")
+    session = FakeSession()
+    app, written = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "notify.command" in app.activity.plain)
+        assert str(path) in app.activity.plain
+        assert "(notify command off)" in app.activity.plain
+        record_terminal(app, written)
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.dashboard_in_front)
+        session.push(make_action("one"))
+        await wait_until(pilot, lambda: bool(written))
+        assert written[0].startswith("\a")
