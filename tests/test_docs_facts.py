@@ -40,3 +40,5 @@ def test_trust_help_says_what_trust_enables(capsys: pytest.CaptureFixture[str]) 
     assert main(["trust", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "plugins" in text and "review rules" in text and ".redline/config.toml" in text
+    # The commands a workspace's config could run are named.
+    assert "[agents.NAME]" in text and "[notify]" in text

@@ -166,7 +166,15 @@ CHECKS: dict[str, Callable[[object], Any]] = {
     "timeout": _timeout,
     "plugin_timeout": _timeout,
 }
-KNOWN_KEYS: tuple[str, ...] = (*CHECKS, "agents", "hooks", "git", "checks", "check_runner")
+KNOWN_KEYS: tuple[str, ...] = (
+    *CHECKS,
+    "agents",
+    "hooks",
+    "git",
+    "checks",
+    "check_runner",
+    "notify",
+)
 
 # What an untrusted workspace may never set: where requests go and which secret they carry.
 UNTRUSTED_NEVER = {
@@ -328,9 +336,9 @@ def _apply_layer(
             for agent in _agents(raw, shown, warnings, restricted):
                 agents[agent.name] = agent
             continue
-        if key in ("hooks", "git", "checks", "check_runner"):
-            # read by hook_settings, git_settings and redline.checks.config, each at its own
-            # time and with its own trust rule
+        if key in ("hooks", "git", "checks", "check_runner", "notify"):
+            # read by hook_settings, git_settings, notify_settings and redline.checks.config,
+            # each at its own time and with its own trust rule
             continue
         check = CHECKS.get(key)
         if check is None:
@@ -589,3 +597,118 @@ def find_workspace_root(start: Path) -> Path:
         if stat.S_ISDIR(git.st_mode) or stat.S_ISREG(git.st_mode):
             return folder
     return here
+
+
+# -- [notify] ---------------------------------------------------------------------------
+#: ``[notify] desktop``: which escape sequence asks the terminal for a desktop notification.
+NOTIFY_DESKTOP: tuple[str, ...] = ("auto", "osc9", "osc777", "off")
+NOTIFY_TIMEOUT_SECONDS = 10.0
+MAX_NOTIFY_TIMEOUT_SECONDS = 600.0
+
+
+@dataclass(frozen=True)
+class NotifyConfig:
+    """The ``[notify]`` table: how the dashboard says that an action arrived unseen.
+
+    ``bell`` rings the terminal bell; ``desktop`` picks the desktop-notification escape
+    (``auto`` chooses by the terminal's name); ``command`` is the user's argv run (never
+    through a shell) with ``{id}``, ``{label}`` and ``{source}`` filled in, stopped after
+    ``timeout`` seconds. ``origin`` names the file the command came from; ``warnings`` say
+    what was skipped (an untrusted workspace's table).
+    """
+
+    bell: bool = True
+    desktop: str = "auto"
+    command: tuple[str, ...] = ()
+    timeout: float = NOTIFY_TIMEOUT_SECONDS
+    origin: str = "default"
+    warnings: tuple[str, ...] = ()
+
+
+def _notify_table(data: Mapping[str, Any], shown: str) -> dict[str, Any]:
+    table = data.get("notify")
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{shown}: notify: expected a [notify] table")
+    found: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "bell":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{shown}: notify.bell: expected true or false, got {value!r}")
+            found[key] = value
+        elif key == "desktop":
+            if value not in NOTIFY_DESKTOP:
+                raise ConfigError(
+                    f"{shown}: notify.desktop: expected one of {', '.join(NOTIFY_DESKTOP)}, "
+                    f"got {value!r}"
+                )
+            found[key] = value
+        elif key == "command":
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(part, str) and part for part in value)
+                or any("\0" in part for part in value)
+            ):
+                raise ConfigError(
+                    f"{shown}: notify.command: expected a non-empty list of non-empty strings "
+                    f'(the program and its arguments, e.g. ["notify-send", "{{label}}"]), '
+                    f"got {value!r}"
+                )
+            found[key] = tuple(value)
+        elif key == "timeout":
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 < value <= MAX_NOTIFY_TIMEOUT_SECONDS
+            ):
+                raise ConfigError(
+                    f"{shown}: notify.timeout: expected a number of seconds above 0 and at "
+                    f"most {MAX_NOTIFY_TIMEOUT_SECONDS:g}, got {value!r}"
+                )
+            found[key] = float(value)
+        else:
+            raise ConfigError(
+                f"{shown}: notify.{key}: unknown setting "
+                "(expected bell, desktop, command or timeout)"
+            )
+    return found
+
+
+def notify_settings(root: Path | None) -> NotifyConfig:
+    """``[notify]`` from the user's config, then the workspace's (the later wins per key).
+
+    A workspace's ``[notify]`` counts only when the workspace is trusted: its ``command``
+    would run a program the repository chose each time an action arrives. An untrusted
+    workspace's table is ignored as a whole, with a warning naming the file.
+    Raises :class:`ConfigError` naming the file and key.
+    """
+    data, shown = read_user_config()
+    found = _notify_table(data, shown)
+    origin = shown if "command" in found else "default"
+    warnings: list[str] = []
+    if root is not None:
+        data, shown = read_workspace_config(root)
+        workspace = _notify_table(data, shown)
+        if workspace:
+            from redline.trust import is_trusted
+
+            if is_trusted(root):
+                found.update(workspace)
+                if "command" in workspace:
+                    origin = shown
+            else:
+                warnings.append(
+                    f"{shown}: notify ignored: this workspace is not trusted, and its command "
+                    "would run a program the repository chose (redline trust allows it)"
+                )
+    return NotifyConfig(
+        bell=found.get("bell", True),
+        desktop=found.get("desktop", "auto"),
+        command=found.get("command", ()),
+        timeout=found.get("timeout", NOTIFY_TIMEOUT_SECONDS),
+        origin=origin,
+        warnings=tuple(warnings),
+    )

@@ -230,6 +230,8 @@ async def test_undo_after_an_apply_restores_the_file(
     assert undone == [(entry.entry_id, "Edit a.txt", ["a.txt"], "Undid Edit a.txt (a.txt).")]
     [event] = [e for e in events if isinstance(e, Undone)]
     assert (event.entry_id, event.files) == (entry.entry_id, ["a.txt"])
+    assert event.action_id == "pa-1"  # the undo names the action it came from
+    assert event.to_dict()["action_id"] == "pa-1"
 
 
 def test_an_action_resolved_by_another_process_leaves_the_followed_session(

@@ -30,3 +30,39 @@ def test_failed_resolution_block_names_label_source_and_reason() -> None:
     assert "APPLY FAILED" in text and "Write: notes.md" in text and " write " in text
     assert "reason: try anyway" in text and "by human" in text
     assert "it is stale" in text
+
+
+def test_an_undo_names_its_entry_and_the_action_it_came_from() -> None:
+    undone = {
+        "type": "undone",
+        "seq": 1,
+        "time": 0.0,
+        "session_id": "s",
+        "entry_id": "000003",
+        "label": "Edit: app.py",
+        "files": ["app.py"],
+    }
+    assert lines({**undone, "action_id": "pa-7"}) == ["↶ undone 000003 (pa-7) Edit: app.py"]
+    # Journal entries written before actions had ids name only the entry.
+    assert lines(undone) == ["↶ undone 000003 Edit: app.py"]
+
+
+def test_a_resolution_says_its_reason_once() -> None:
+    from redline.tui.activity_format import resolution_block
+
+    block = resolution_block(
+        "apply",
+        "Batch rename: 3 files",
+        "batch_rename_preview",
+        "no reason given",
+        by="human",
+        result_text="Renamed 3 files. Reason: no reason given",
+    )
+    text = "\n".join(line.plain for line in block)
+    assert text.count("no reason given") == 1
+    assert "reason: no reason given" in text and "Renamed 3 files." in text
+    # A result that only repeats the reason adds no line; one that says more keeps it.
+    only = resolution_block("discard", "x", "edit", "dup", result_text="Reason: dup")
+    assert [line.plain for line in only][1:] == ["   reason: dup"]
+    other = resolution_block("apply", "x", "edit", "ok", result_text="Applied x. Reason: other")
+    assert other[-1].plain == "   Applied x. Reason: other"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.tui.conftest import wait_until
 from tests.tui.fakes import FakeSession, FakeWatcher, make_action
+from textual.widgets import Static
 
 from redline.review.events import ToolEnd, ToolStart
 from redline.review.result import ToolResult
@@ -13,7 +14,7 @@ from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
 from redline.tui.widgets.prompt_input import PromptInput
-from redline.tui.widgets.search_input import SearchInput, find_row
+from redline.tui.widgets.search_input import SearchBar, SearchInput, find_row
 from redline.workspace.queue import Source
 
 SIZE = (120, 36)
@@ -80,6 +81,36 @@ async def test_slash_searches_the_diff_with_f3_for_the_next_match() -> None:
         await pilot.press("escape")
         await wait_until(pilot, lambda: diff.search_hit is None)
         assert app.check_action("search_step", (1,)) is False
+
+
+async def test_the_search_bar_counts_the_matches_and_says_which_is_shown() -> None:
+    app = _app(_session(1))
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.query_one(SearchBar)
+        assert not bar.display or not bar.has_class("-active")
+        await pilot.press("d", "slash")
+        await wait_until(pilot, lambda: isinstance(app.focused, SearchInput))
+        assert bar.has_class("-active") and bar.count == ""
+        diff = app.preview.diff_view
+        total = sum("beta" in line.casefold() for line in diff.plain_lines())
+        assert total >= 2
+        await pilot.press(*"beta")
+        # While typing: how many there are, none shown yet.
+        await wait_until(pilot, lambda: bar.count == f"{total} matches")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bar.count == f"1 of {total}")
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: bar.count == f"2 of {total}")
+        await pilot.press("shift+f3", "shift+f3")
+        # Back past the first: it wraps to the last.
+        await wait_until(pilot, lambda: bar.count == f"{total} of {total}")
+        rendered = str(app.query_one("#search-count", Static).render())
+        assert rendered == f"{total} of {total}"
+        await pilot.press("slash", "home", "ctrl+k", *"zzz-none")
+        await wait_until(pilot, lambda: bar.count == "no match")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not bar.has_class("-active"))
+        assert bar.count == ""
 
 
 async def test_slash_searches_the_activity_when_it_has_focus() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,5 @@ async def test_review_the_demo_with_keys(demo_session) -> None:  # type: ignore[
         assert (demo_session.cwd / "CHANGELOG.md").exists()
         await pilot.press("u")
         await wait_until(pilot, lambda: "undone" in app.activity.plain, timeout=60)
+        # The undo names its journal entry and the action the apply came from.
+        assert re.search(r"↶ undone \d{6} \(pa-\d+\) ", app.activity.plain)

@@ -251,10 +251,10 @@ def test_pending_apply_and_discard_old_actions(
     # The old journal entry sits under the two new ones, all undoable.
     code, out, _ = run(capsys, "undo", "-C", str(v0), "--list")
     assert code == 0
-    assert re.findall(r"^(\d{6})\s+(\w+)\s.*?\s{2}(.+?)\s+\((.+)\)$", out, re.M) == [
-        ("000003", "undoable", "Edit: greet.py", "greet.py"),
-        ("000002", "undoable", "Write: calc.py", "calc.py"),
-        ("000001", "undoable", "Edit: README.md", "README.md"),
+    assert re.findall(r"^(\d{6})\s+(\w+)\s.*?\s{2}(pa-\d+)\s{2}(.+?)\s+\((.+)\)$", out, re.M) == [
+        ("000003", "undoable", PENDING["modify"], "Edit: greet.py", "greet.py"),
+        ("000002", "undoable", PENDING["multi_hunk_modify"], "Write: calc.py", "calc.py"),
+        ("000001", "undoable", ORIGIN["applied"], "Edit: README.md", "README.md"),
     ]
 
 
@@ -285,7 +285,8 @@ def test_undo_reverses_the_old_apply(v0: Path, capsys: pytest.CaptureFixture[str
     code, out, err = run(capsys, "undo", "-C", str(v0), "--list")
     assert (code, err) == (0, "")
     assert re.fullmatch(
-        r"000001  undoable  \d{4}-\d\d-\d\d \d\d:\d\d  Edit: README\.md  \(README\.md\)\n", out
+        r"000001  undoable  \d{4}-\d\d-\d\d \d\d:\d\d  pa-1  Edit: README\.md  \(README\.md\)\n",
+        out,
     )
 
     code, out, err = run(capsys, "undo", "-C", str(v0))

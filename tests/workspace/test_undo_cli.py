@@ -74,3 +74,17 @@ def test_undo_runs_recovery_first_and_says_so(ws: Path, capsys: pytest.CaptureFi
 def test_missing_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["undo", "-C", str(tmp_path / "nope")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_list_names_the_pending_action_each_change_came_from(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(ws, "a.txt", "a\n")
+    write(ws, "b.txt", "b\n")
+    apply_preview(ws, Preview([modify(ws, "a.txt", "a2\n")]), label="Edit a.txt", action_id="pa-7")
+    apply_preview(ws, Preview([modify(ws, "b.txt", "b2\n")]), label="Edit b.txt")
+    assert main(["undo", "-C", str(ws), "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("  ")[0] for line in lines] == ["000002", "000001"]
+    assert lines[0].endswith("  Edit b.txt  (b.txt)")  # no action id: none shown
+    assert lines[1].endswith("  pa-7  Edit a.txt  (a.txt)")

@@ -143,8 +143,9 @@ class EventPrinter:
                 self._line(f"[rebased] {event.text}")
             case PendingReplaced(old_action_id=old, action_id=new, label=label):
                 self._line(f"[replaced] {old} -> {new} {label}")
-            case Undone(label=label, files=files):
-                self._line(f"[undone] {label}: {', '.join(files)}")
+            case Undone(entry_id=entry_id, label=label, files=files, action_id=action_id):
+                origin = f" ({action_id})" if action_id else ""
+                self._line(f"[undone] {entry_id}{origin} {label}: {', '.join(files)}")
             case PluginFailed(message=message) | ErrorEvent(message=message):
                 self._line(f"error: {message}")
             case PluginOutput(path=path, stream=stream, text=text):

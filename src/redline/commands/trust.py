@@ -13,8 +13,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Trust is per user (kept in your user config folder) and per workspace folder. "
         "Until a workspace is trusted, redline loads none of its plugins, ignores its "
-        "review rules, and lets its .redline/config.toml only make settings stricter "
-        "(see docs/configuration.md)."
+        "review rules, and lets its .redline/config.toml only make settings stricter: "
+        "its [agents.NAME] commands and its whole [notify] table (a command run when an "
+        "action arrives) are skipped (see docs/configuration.md)."
     )
     add_workspace_option(parser)
     parser.add_argument("--revoke", action="store_true", help="stop trusting the workspace")

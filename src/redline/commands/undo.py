@@ -101,7 +101,9 @@ def _list(root: object) -> int:
         return 0
     for item in items:
         when = item.time.strftime("%Y-%m-%d %H:%M") if item.time else "-"
-        line = f"{item.entry_id}  {item.status:<8}  {when}  {item.label}"
+        # The pending action the change came from (pa-7), so the two ids can be matched up.
+        origin = f"{item.action_id}  " if item.action_id else ""
+        line = f"{item.entry_id}  {item.status:<8}  {when}  {origin}{item.label}"
         if item.files:
             line += f"  ({', '.join(shown_path(f, item.via) for f in item.files)})"
         if item.why_not:

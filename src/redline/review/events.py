@@ -298,6 +298,8 @@ class Undone(Event):
     entry_id: str
     label: str
     files: list[str]
+    # The pending action the undone apply came from (``pa-7``); off the wire when unknown.
+    action_id: str | None = dataclasses.field(default=None, metadata={OMIT_IF_NONE: True})
 
 
 # -- plugins, notices, errors ----------------------------------------------------------

@@ -274,4 +274,5 @@ def _write_tree(
         files=files,
         message=f"Undid: {item.label} ({', '.join(files)}), as a revert of its commit.",
         undo_entry_id=applied.entry_id,
+        action_id=item.action_id,
     )

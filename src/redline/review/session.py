@@ -205,7 +205,7 @@ class ReviewSession:
         text = "\n".join(
             [f"Undid {receipt.label or 'the last apply'} ({', '.join(files)}).", *done.notes]
         )
-        self._undone(receipt.entry_id, receipt.label, files, text)
+        self._undone(receipt.entry_id, receipt.label, files, text, receipt.action_id)
         self._rebase_after_undo(set(files), receipt.label)
         self.check_staleness()
         return ToolResult.text_result(text, details={"entry_id": receipt.entry_id, "files": files})
@@ -223,10 +223,12 @@ class ReviewSession:
             except Exception:  # the undo stands; the actions stay stale and say why
                 log.exception("carrying pending actions over an undo failed")
 
-    def _undone(self, entry_id: str, label: str, files: list[str], text: str) -> None:
+    def _undone(
+        self, entry_id: str, label: str, files: list[str], text: str, action_id: str | None
+    ) -> None:
         if self.on_undone is not None:
             self.on_undone(entry_id, label, files, text)
-        self.events.emit(Undone(entry_id=entry_id, label=label, files=files))
+        self.events.emit(Undone(entry_id=entry_id, label=label, files=files, action_id=action_id))
 
     # -- staleness ----------------------------------------------------------------------
     def check_staleness(self, paths: set[str] | None = None) -> list[str]:
@@ -522,7 +524,7 @@ class ReviewSession:
                 self._undos_reported.add(entry.id)
                 files = list(entry.files)
                 text = f"Undid {entry.label or 'the last apply'} ({', '.join(files)})."
-                self._undone(entry.id, entry.label, files, text)
+                self._undone(entry.id, entry.label, files, text, entry.action_id)
 
     # -- life cycle ---------------------------------------------------------------------
     def close(self) -> None:

@@ -91,10 +91,18 @@ def resolution_block(
         for line in text.splitlines()[:6]:
             lines.append(Content.styled(f"   {line}", "$redline-text-error"))
     elif text:
-        lines.append(
-            Content.styled(f"   {_short(text.splitlines()[0], ARGS_WIDTH)}", "$text-muted")
-        )
+        first = _without_reason(text.splitlines()[0], reason)
+        if first:
+            lines.append(Content.styled(f"   {_short(first, ARGS_WIDTH)}", "$text-muted"))
     return lines
+
+
+def _without_reason(line: str, reason: str) -> str:
+    """``line`` without a closing ``Reason: …`` that repeats the reason line above it."""
+    for suffix in (f"Reason: {reason.strip()}", f"Reason: {reason.strip()}."):
+        if reason.strip() and line.endswith(suffix):
+            return line[: -len(suffix)].rstrip()
+    return line
 
 
 def _tool_end(event: ToolEnd, tool_names: dict[str, str]) -> list[Content]:
@@ -189,10 +197,13 @@ def format_event(event: Event, tool_names: dict[str, str]) -> list[Content]:
             return [Content.styled(f"↻ {event.text}", "$redline-text-accent")]
         case PendingReplaced(old_action_id=old, action_id=new):
             return [Content.styled(f"↻ {describe.replaced(old, new)}", "$redline-text-accent")]
-        case Undone(label=label):
+        case Undone(entry_id=entry_id, label=label, action_id=action_id):
+            # "undo 000003 (pa-7)": the journal entry and the action it came from.
+            origin = f" ({action_id})" if action_id else ""
             return [
                 Content.assemble(
                     ("↶ undone ", "bold $redline-text-warning"),
+                    (f"{entry_id}{origin} ", "$text-muted"),
                     _short(label or "the last apply", LABEL_WIDTH),
                 )
             ]

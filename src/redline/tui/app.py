@@ -52,10 +52,12 @@ from redline.tui.messages import (
     BatchFinished,
     EventsAvailable,
     MarkedFinished,
+    NotifyFailed,
     ResolutionFinished,
     RunFinished,
     StackChanged,
 )
+from redline.tui.notices import ArrivalNotices
 from redline.tui.palette import readable_variables
 from redline.tui.pending import session_queue
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
@@ -140,6 +142,8 @@ class RedlineApp(App[int]):
         self._exiting = False
         self._trust_asked = False
         self._tool_names: dict[str, str] = {}
+        # [notify]: the bell, the desktop notice and the user's command for unseen arrivals.
+        self._notices: ArrivalNotices | None = None
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -201,6 +205,11 @@ class RedlineApp(App[int]):
         # The inbox composes itself on its own task: start once its widgets are there.
         await AwaitMount(self.inbox, [self.inbox])
         self.inbox.start()
+        self._notices, notes = ArrivalNotices.load(
+            self.session.cwd, lambda text: self.post_message(NotifyFailed(text))
+        )
+        for note in notes:
+            self.activity.write_lines([Content.styled(f"ℹ {note}", "$redline-text-warning")])
         self.bridge.attach(self.session)
         self._attach_queue()
         self._refresh_stack()
@@ -229,6 +238,8 @@ class RedlineApp(App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        if self._notices is not None:
+            self._notices.close()
         if self._watcher is not None:
             try:
                 self._watcher.stop()
@@ -335,7 +346,34 @@ class RedlineApp(App[int]):
 
     def _refresh_stack(self) -> None:
         self.inbox.refresh_stack()
+        self._notice_arrivals()
         self._maybe_resume()
+
+    # -- telling the person that something waits -----------------------------------------
+    @property
+    def dashboard_in_front(self) -> bool:
+        """The terminal has focus and no dialog or editor covers the inbox."""
+        return self.app_focus and self.screen is self._inbox
+
+    def _notice_arrivals(self) -> None:
+        notices = self._notices
+        if notices is None:
+            return
+        arrived = notices.arrived(self.inbox.pending.listed())
+        if arrived and not self.dashboard_in_front:
+            notices.send(arrived, self.write_terminal)
+
+    def write_terminal(self, text: str) -> None:
+        """Write raw bytes (the bell, an escape sequence) to the terminal through the driver."""
+        driver = self._driver
+        if driver is not None:
+            driver.write(text)
+
+    def on_notify_failed(self, message: NotifyFailed) -> None:
+        if self._alive():
+            self.activity.write_lines(
+                [Content.styled(f"ℹ {message.text}", "$redline-text-warning")]
+            )
 
     def on_resolution_finished(self, _message: ResolutionFinished) -> None:
         # The inbox screen has shown the outcome; the agent may go on now.
@@ -364,7 +402,7 @@ class RedlineApp(App[int]):
         if not self._alive():
             return False
         if action == "stop_agent":
-            if not self.inbox.ready or self.screen.is_modal:
+            if not self.inbox.ready:
                 return True
             return True if self._can_stop() else None
         # Every other dashboard key is the inbox screen's; asking the app answers for it too.

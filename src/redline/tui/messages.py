@@ -36,6 +36,13 @@ class StackChanged(Message):
 
 
 @dataclass
+class NotifyFailed(Message):
+    """The ``[notify] command`` failed (``text`` says how); the activity log shows it."""
+
+    text: str
+
+
+@dataclass
 class RunFinished(Message):
     """``prompt()`` or ``resume()`` returned (``error`` when it raised)."""
 

@@ -78,6 +78,10 @@ class PendingList:
         gone, self._departed = self._departed, []
         return gone
 
+    def listed(self) -> tuple[PendingAction, ...]:
+        """What the last :meth:`read` listed, top first."""
+        return tuple(self._actions.values())
+
     def get(self, action_id: str | None) -> PendingAction | None:
         """The listed action ``action_id`` (None when it is not listed)."""
         return self._actions.get(action_id) if action_id else None

@@ -63,6 +63,8 @@ class UndoReceipt:
     message: str
     undo_entry_id: str = ""
     recovered: tuple[str, ...] = ()
+    # The pending action the undone apply came from (``pa-7``; None for older entries).
+    action_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,7 @@ def _undo(root: Path, entry_id: str | None) -> UndoReceipt:
         message=message,
         undo_entry_id=undo_entry_.id,
         recovered=tuple(recovered),
+        action_id=entry.action_id,
     )
 
 

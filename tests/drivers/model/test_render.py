@@ -42,4 +42,4 @@ def test_readable_lines_name_the_facts() -> None:
         "[discarded] pa-4 Note: draft [custom_tool] by rule no-notes: notes are kept by hand\n"
     )
     assert printed(by_type["agent_end"]) == "== agent end: error (1 pending); agent failed\n"
-    assert printed(by_type["undone"]) == "[undone] Edit: app.py: app.py\n"
+    assert printed(by_type["undone"]) == "[undone] 000001 (pa-1) Edit: app.py: app.py\n"

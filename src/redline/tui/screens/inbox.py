@@ -60,7 +60,7 @@ from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
 from redline.tui.widgets.resolve_bar import ResolveBar
-from redline.tui.widgets.search_input import SearchInput
+from redline.tui.widgets.search_input import SearchBar, SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
 NO_REASON = "no reason given"
@@ -166,7 +166,7 @@ class InboxScreen(InboxChecks, InboxSearch):
         with Vertical(id="activity-panel"):
             yield ActivityLog(id="activity")
             yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
-        yield SearchInput(placeholder="search (Enter finds, Escape closes)", id="search")
+        yield SearchBar(placeholder="search (Enter finds, Escape closes)", id="search-bar")
         yield FittingFooter(first=FOOTER_FIRST)
 
     @property
@@ -279,11 +279,11 @@ class InboxScreen(InboxChecks, InboxSearch):
         key = (
             (id(action), action.stale, action.stale_reason, ended_note(action.details))
             if action
-            else None
+            else ("nothing selected", self.stack.total)
         )
         if key != self._previewed:
             self._previewed = key
-            self.preview.show_action(action)
+            self.preview.show_action(action, listed=self.stack.total)
         if self.checks is not None:
             self.checks.show(action)
 
@@ -369,9 +369,9 @@ class InboxScreen(InboxChecks, InboxSearch):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self._alive():
             return False
-        if not self._ready or self.app.screen.is_modal:
-            # Under a dialog the footer names every key; the dialog's own keys act.
+        if not self._ready:
             return True
+        # Under a dialog too: the footer behind it keeps which keys are live and greyed.
         search = self.search
         return key_state(
             action,

@@ -97,7 +97,9 @@ class PreviewPanel(Vertical):
             return 0
         return len(self.action.preview.changes)
 
-    def show_action(self, action: PendingAction | None) -> None:
+    def show_action(self, action: PendingAction | None, *, listed: int = 0) -> None:
+        """Show ``action``; with None, say that nothing is pending or, when ``listed``
+        actions are, that none of them is selected."""
         same = action is not None and self.action is not None and action.id == self.action.id
         self.action = action
         if not same:
@@ -109,7 +111,12 @@ class PreviewPanel(Vertical):
         if action is None:
             file_list.display = False
             file_list.clear_options()
-            self.diff_view.show_text([Content.styled("No pending actions.", "$text-muted")])
+            text = (
+                f"Nothing is selected ({listed} pending): pick an action with j / k (g: the top)."
+                if listed
+                else "No pending actions."
+            )
+            self.diff_view.show_text([Content.styled(text, "$text-muted")])
             return
         if action.preview is None or not action.preview.changes:
             file_list.display = False

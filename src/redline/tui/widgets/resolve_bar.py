@@ -74,9 +74,12 @@ class ResolveBar(Vertical):
         width: 1fr;
         align-horizontal: right;
     }
-    /* Textual dims only focusable disabled widgets; these buttons take no focus. */
-    ResolveBar > Button:disabled {
-        opacity: 0.7;
+    /* Greyed while they cannot act (nothing selected, busy): the buttons sit in
+       #resolve-buttons, and Textual only fades a disabled button's text. */
+    ResolveBar #resolve-buttons Button:disabled {
+        background: $panel;
+        color: $text-disabled;
+        text-style: none;
     }
     """
 

@@ -1,4 +1,5 @@
-"""The search input (``/``): the term, the view it searches and the match shown there.
+"""The search bar (``/``): the term, the view it searches, the match shown there and the
+count beside the input (``3 matches`` while typing, ``2 of 3`` once a match is shown).
 
 The search runs over whichever view had focus (the diff or the activity). Enter finds
 the first match and hands focus back to that view; the next / previous match keys step
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 from typing import ClassVar, Protocol
 
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 
 class Searchable(Protocol):
@@ -35,6 +38,25 @@ def find_row(rows: list[str], term: str, start: int, step: int) -> int | None:
         if needle in rows[index].casefold():
             return index
     return None
+
+
+def matching_rows(rows: list[str], term: str) -> list[int]:
+    """Every row containing ``term`` (case-insensitive), in order."""
+    if not term:
+        return []
+    needle = term.casefold()
+    return [index for index, row in enumerate(rows) if needle in row.casefold()]
+
+
+def count_text(matches: list[int], hit: int | None, term: str) -> str:
+    """``2 of 5`` when a match is shown, ``5 matches`` before, ``no match`` for none."""
+    if not term:
+        return ""
+    if not matches:
+        return "no match"
+    if hit is not None and hit in matches:
+        return f"{matches.index(hit) + 1} of {len(matches)}"
+    return f"{len(matches)} match" + ("" if len(matches) == 1 else "es")
 
 
 class SearchInput(Input):
@@ -64,6 +86,15 @@ class SearchInput(Input):
         self.add_class("-active")
         self.focus()
         self._follow()
+        term = self.value.strip()
+        self._show_count(matching_rows(target.search_rows(), term), None, term)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # While typing: how many rows the term would find (no match is shown yet).
+        event.stop()
+        if self.target is not None:
+            term = event.value.strip()
+            self._show_count(matching_rows(self.target.search_rows(), term), None, term)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -86,6 +117,7 @@ class SearchInput(Input):
         hit = find_row(rows, self.term, start, step)
         self.hit = hit
         target.show_search_hit(hit)
+        self._show_count(matching_rows(rows, self.term), hit, self.term)
         if hit is None:
             self.notify(f"No match for {self.term!r}.", severity="warning")
 
@@ -99,6 +131,7 @@ class SearchInput(Input):
         self.hit = None
         self.remove_class("-active")
         self._follow()
+        self._show_count([], None, "")
         return target
 
     def action_close(self) -> None:
@@ -106,3 +139,32 @@ class SearchInput(Input):
 
     def _follow(self) -> None:
         self.searching = bool(self.term) and self.target is not None
+
+    def _show_count(self, matches: list[int], hit: int | None, term: str) -> None:
+        bar = self.parent
+        if isinstance(bar, SearchBar):
+            bar.show(count_text(matches, hit, term), active=self.has_class("-active"))
+
+
+class SearchBar(Horizontal):
+    """The search input and, beside it, how many rows match and which one is shown."""
+
+    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._placeholder = placeholder
+        self._count = ""
+
+    def compose(self) -> ComposeResult:
+        yield SearchInput(placeholder=self._placeholder, id="search")
+        yield Static("", id="search-count")
+
+    @property
+    def count(self) -> str:
+        """What the count beside the input says (``2 of 5``, ``no match``, or "")."""
+        return self._count
+
+    def show(self, count: str, *, active: bool) -> None:
+        self.set_class(active, "-active")
+        if count != self._count:
+            self._count = count
+            self.query_one("#search-count", Static).update(count)
