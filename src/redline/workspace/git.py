@@ -68,30 +68,7 @@ _LOCATING = (
 
 def git(root: Path, *args: str, env: dict[str, str] | None = None) -> bytes:
     """Run ``git -C root ARGS`` and return its standard output (GitError on failure)."""
-    exe = shutil.which("git")
-    if exe is None:
-        raise GitError("git is not installed (not found on PATH)")
-    merged = _env()
-    if env:
-        merged.update(env)
-    try:
-        done = subprocess.run(
-            [exe, "-C", str(root), *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=merged,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} in {root} took longer than {GIT_TIMEOUT:g} s") from None
-    except OSError as exc:
-        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        cause = detail[-1] if detail else f"exit status {done.returncode}"
-        raise GitError(f"git {args[0]} in {root} failed: {cause}")
-    return done.stdout
+    return _checked(root, *args, env=env)
 
 
 def is_work_tree(root: Path) -> bool:
