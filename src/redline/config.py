@@ -328,8 +328,9 @@ def _apply_layer(
             for agent in _agents(raw, shown, warnings, restricted):
                 agents[agent.name] = agent
             continue
-        if key in ("hooks", "git"):
-            continue  # read by hook_settings / git_settings, each at its own time
+        if key in ("hooks", "git", "queue"):
+            # read by hook_settings / git_settings / redline.teamqueue, each at its own time
+            continue
         check = CHECKS.get(key)
         if check is None:
             warnings.append(_unknown(shown, key, KNOWN_KEYS))

@@ -83,6 +83,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"redline: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
     root = root.resolve()
+    if getattr(args, "queue", None) is not None:
+        print(
+            "redline: the team queue has no dashboard yet; review it with "
+            "`redline pending list --queue URL` (docs/team-queue.md)",
+            file=sys.stderr,
+        )
+        return 2
     if args.agent is not None:
         return _run_agent(args, root)
     if args.offer_tools:
