@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 #: How long the follower waits for a notification before looking at the local queue again.
 POLL_SECONDS = 0.5
+#: How often a wait for notifications stops to see whether the follower was told to stop.
+STOP_CHECK_SECONDS = 0.25
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 
@@ -231,10 +234,16 @@ class TeamFollower:
                 report = self.step(conn)  # the catch-up after every (re)connect
                 if on_step is not None:
                     on_step(report)
+                next_look = time.monotonic() + self.poll_seconds
                 while not stop.is_set():
-                    for _note in conn.notifies(timeout=self.poll_seconds, stop_after=1):
-                        pass
+                    heard = False
+                    wait = max(0.0, min(STOP_CHECK_SECONDS, next_look - time.monotonic()))
+                    for _note in conn.notifies(timeout=wait, stop_after=1):
+                        heard = True
+                    if not heard and time.monotonic() < next_look:
+                        continue
                     report = self.step(conn)
+                    next_look = time.monotonic() + self.poll_seconds
                     if on_step is not None:
                         on_step(report)
             except psycopg.Error as exc:
