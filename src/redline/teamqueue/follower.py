@@ -84,14 +84,18 @@ class TeamFollower:
         self.connects = 0
 
     # -- one pass ------------------------------------------------------------------------
-    def step(self, conn: psycopg.Connection[tuple[object, ...]]) -> StepReport:
-        """Mirror new proposals, close rows resolved here, then carry out every decision."""
+    def step(
+        self, conn: psycopg.Connection[tuple[object, ...]], *, mirror_first: bool = True
+    ) -> StepReport:
+        """Mirror new proposals and close rows resolved here (unless ``mirror_first`` is
+        False: a notification needs only the decisions), then carry out every decision."""
         from redline.workspace.queue import WorkspaceQueue
 
         report = StepReport()
         with WorkspaceQueue(self.root) as queue:
-            done = mirror(conn, self.workspace, self.root, queue)
-            report.mirrored, report.closed = done.added, done.closed
+            if mirror_first:
+                done = mirror(conn, self.workspace, self.root, queue)
+                report.mirrored, report.closed = done.added, done.closed
             while True:
                 outcome = self._one_decision(conn, queue)
                 if outcome is None:
@@ -240,10 +244,12 @@ class TeamFollower:
                     wait = max(0.0, min(STOP_CHECK_SECONDS, next_look - time.monotonic()))
                     for _note in conn.notifies(timeout=wait, stop_after=1):
                         heard = True
-                    if not heard and time.monotonic() < next_look:
+                    look = time.monotonic() >= next_look
+                    if not heard and not look:
                         continue
-                    report = self.step(conn)
-                    next_look = time.monotonic() + self.poll_seconds
+                    report = self.step(conn, mirror_first=look)
+                    if look:
+                        next_look = time.monotonic() + self.poll_seconds
                     if on_step is not None:
                         on_step(report)
             except psycopg.Error as exc:
