@@ -109,3 +109,12 @@ def test_options_that_need_the_team_queue(
     assert code == 2 and "--queue does not apply to `redline pending import`" in err
     code, _out, err = cli(capfd, "-C", str(ws), "--queue", DOWN)
     assert code == 2 and "no dashboard yet" in err and SECRET not in err
+
+
+def test_a_queue_given_twice_is_refused_without_either_password(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    other = DOWN.replace("/team", "/other")
+    code, _out, err = cli(capfd, "--queue", DOWN, "pending", "list", "--queue", other)
+    assert code == 2 and "--queue given more than once with different values" in err
+    assert SECRET not in err and "postgresql://***@127.0.0.1:1/other" in err
