@@ -119,7 +119,8 @@ class TeamFollower:
             team, local_id, verb, hash_, by, reason = (str(v or "") for v in row)
             state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason)
             conn.execute(
-                "UPDATE redline_actions SET state = %s, result_text = %s, finished_at = now()"
+                "UPDATE redline_actions SET state = %s, result_text = %s,"
+                " finished_at = clock_timestamp()"
                 " WHERE team_id = %s",
                 (state, pg_text(text), team),
             )

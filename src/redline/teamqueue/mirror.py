@@ -117,7 +117,7 @@ def mirror(
                 state, who, text = "gone", "local", "it left the local queue"
             done = conn.execute(
                 "UPDATE redline_actions SET state = %s, decided_by = %s, result_text = %s,"
-                " decided_at = now(), finished_at = now()"
+                " decided_at = clock_timestamp(), finished_at = clock_timestamp()"
                 " WHERE workspace = %s AND local_id = %s AND state = ANY(%s)",
                 (state, who, pg_text(text), workspace, local_id, list(OPEN_STATES)),
             )

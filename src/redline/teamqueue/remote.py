@@ -110,7 +110,8 @@ def decide(
         row = conn.execute(
             "UPDATE redline_actions SET state = 'decided', decision = %s,"
             " decision_hash = patch_hash, decided_by = coalesce(%s, current_user::text),"
-            " decided_role = current_user, reason = %s, decided_at = now()"
+            " decided_role = current_user, reason = %s,"
+            " decided_at = clock_timestamp()"
             " WHERE team_id = %s AND state = ANY(%s)"
             " RETURNING workspace, label, decided_by",
             (verb, reviewer, reason, team_id, list(OPEN_STATES)),
