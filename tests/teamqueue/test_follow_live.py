@@ -138,3 +138,30 @@ def test_postgresql_restarted_mid_run_nothing_lost(
     assert (ws / "a.txt").read_text() == "one\nmore\n"
     assert all(PASSWORD not in line for line in watched.lines)
     assert any("***@127.0.0.1" in line for line in watched.lines)
+
+
+def test_a_running_follower_mirrors_new_proposals_and_local_decisions(
+    pg_url: str, tmp_path: Path
+) -> None:
+    _init(pg_url)
+    ws = make_workspace(tmp_path / "ws")
+    ident = workspace_id(ws)
+    watched = Watched()
+    follower = TeamFollower(ws, pg_url, ident, log=watched.log, poll_seconds=0.1)
+    with running(follower, watched):
+        watched.wait("online", lambda: any(line.startswith("online") for line in watched.lines))
+        record = propose(ws)  # proposed while it runs: found by a quick pass
+        watched.wait("mirrored", lambda: record.id in watched.mirrored)
+        from redline.cli import main
+
+        assert main(["pending", "discard", record.id, "-C", str(ws)]) == 0  # decided locally
+        team = team_id(ident, record.id)
+
+        def closed() -> bool:
+            with psycopg.connect(pg_url) as conn:
+                row = conn.execute(
+                    "SELECT state, decided_by FROM redline_actions WHERE team_id = %s", (team,)
+                ).fetchone()
+            return row == ("discarded", "local person")
+
+        watched.wait("the row closed", closed)

@@ -118,3 +118,16 @@ def test_a_queue_given_twice_is_refused_without_either_password(
     code, _out, err = cli(capfd, "--queue", DOWN, "pending", "list", "--queue", other)
     assert code == 2 and "--queue given more than once with different values" in err
     assert SECRET not in err and "postgresql://***@127.0.0.1:1/other" in err
+
+
+def test_queue_ids_lists_records_without_reading_them(tmp_path: Path) -> None:
+    from redline.workspace.queue import WorkspaceQueue
+
+    from .helpers import propose
+
+    ws = make_workspace(tmp_path / "ws")
+    first, second = propose(ws), propose(ws, add="two\n")
+    with WorkspaceQueue(ws) as queue:
+        assert sorted(queue.ids()) == [first.id, second.id]
+        (queue.path / "actions" / "notes.json").write_text("{}")  # not a record's name
+        assert sorted(queue.ids()) == [first.id, second.id]

@@ -85,16 +85,21 @@ class TeamFollower:
 
     # -- one pass ------------------------------------------------------------------------
     def step(
-        self, conn: psycopg.Connection[tuple[object, ...]], *, mirror_first: bool = True
+        self,
+        conn: psycopg.Connection[tuple[object, ...]],
+        *,
+        mirror_first: bool = True,
+        full: bool = True,
     ) -> StepReport:
         """Mirror new proposals and close rows resolved here (unless ``mirror_first`` is
-        False: a notification needs only the decisions), then carry out every decision."""
+        False: a notification needs only the decisions; ``full=False`` reads only the
+        records the database does not know), then carry out every decision."""
         from redline.workspace.queue import WorkspaceQueue
 
         report = StepReport()
         with WorkspaceQueue(self.root) as queue:
             if mirror_first:
-                done = mirror(conn, self.workspace, self.root, queue)
+                done = mirror(conn, self.workspace, self.root, queue, full=full)
                 report.mirrored, report.closed = done.added, done.closed
             while True:
                 outcome = self._one_decision(conn, queue)
@@ -117,7 +122,11 @@ class TeamFollower:
             if row is None:
                 return None
             team, local_id, verb, hash_, by, reason = (str(v or "") for v in row)
-            state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason)
+            try:
+                state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason)
+            except Exception as exc:  # one bad decision must not stop the others
+                state, text = "failed", f"could not be carried out: {type(exc).__name__}: {exc}"
+                self.log(f"{team}: failed: {text}")
             conn.execute(
                 "UPDATE redline_actions SET state = %s, result_text = %s,"
                 " finished_at = clock_timestamp()"
@@ -248,7 +257,7 @@ class TeamFollower:
                     look = time.monotonic() >= next_look
                     if not heard and not look:
                         continue
-                    report = self.step(conn, mirror_first=look)
+                    report = self.step(conn, mirror_first=look, full=False)
                     if look:
                         next_look = time.monotonic() + self.poll_seconds
                     if on_step is not None:

@@ -62,11 +62,22 @@ def mirror(
     workspace: str,
     root: Path,
     queue: WorkspaceQueue,
+    *,
+    full: bool = True,
 ) -> MirrorResult:
     """Insert every local pending record not yet in the database, and close the rows of
     this workspace still open there whose record left the local queue here (applied,
-    discarded, edited into a new id) — one transaction."""
-    records = queue.list()
+    discarded, edited into a new id) — one transaction.
+
+    ``full`` reads (and reconciles) the whole local queue; otherwise only the records the
+    database does not know yet are read (the follower's frequent passes)."""
+    from redline.workspace.queue import QueueError
+
+    if full:
+        records = queue.list()
+        local_ids = [r.id for r in records]
+    else:
+        records, local_ids = [], queue.ids()
     with conn.transaction():
         register(conn, workspace, root)
         rows = conn.execute(
@@ -78,9 +89,19 @@ def mirror(
             str(row[0])
             for row in conn.execute(
                 "SELECT local_id FROM redline_actions WHERE workspace = %s AND local_id = ANY(%s)",
-                (workspace, [r.id for r in records]),
+                (workspace, local_ids),
             ).fetchall()
         }
+        if not full:
+            for local_id in local_ids:
+                if local_id in seen:
+                    continue
+                try:
+                    found = queue.get(local_id)
+                except QueueError:
+                    found = None  # unusable here: `redline pending list` names it
+                if found is not None:
+                    records.append(found)
         added: list[str] = []
         for record in records:
             if record.id in seen:
@@ -107,7 +128,7 @@ def mirror(
             )
             added.append(record.id)
         closed: list[str] = []
-        for local_id in sorted(known - {r.id for r in records}):
+        for local_id in sorted(known - set(local_ids)):
             resolution = queue.resolution(local_id)
             if resolution is not None and resolution.decision in ("apply", "discard"):
                 state = "applied" if resolution.decision == "apply" else "discarded"
