@@ -298,3 +298,38 @@ def test_an_untrusted_workspace_cannot_choose_the_queue(
     code, out, err = cli(capfd, "queue", "status", "-C", str(ws))
     assert code == 0 and "team queue: none" in out
     assert "[queue] skipped: this workspace is not trusted" in err and PASSWORD not in out + err
+
+
+def test_an_action_carried_over_locally_is_replaced_in_the_team_queue(
+    pg_url: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    init(capfd, pg_url)
+    ws = make_workspace(tmp_path / "ws", text="one\ntwo\nthree\nfour\nfive\nsix\n")
+    first = propose(ws, add="end\n")
+    old = (ws / "a.txt").read_text()
+    from redline.workspace.preview import FileModify, Preview, sha256_bytes
+    from redline.workspace.queue import ActionDraft, Source
+
+    with WorkspaceQueue(ws) as queue:  # an edit of the first line: carried over the apply
+        second = queue.push(
+            ActionDraft(
+                label="Edit the top",
+                source=Source.current("exec", "test", "s1"),
+                source_tool_name="edit",
+                preview=Preview(
+                    [FileModify("a.txt", sha256_bytes(old.encode()), old, "ONE\n" + old[4:])]
+                ),
+            )
+        )
+    follow_once(capfd, ws, pg_url)
+    ident = workspace_id(ws)
+    assert cli(capfd, "pending", "apply", first.id, "-C", str(ws))[0] == 0
+    with WorkspaceQueue(ws) as queue:
+        (carried,) = queue.list()
+    assert carried.id != second.id
+    follow_once(capfd, ws, pg_url)
+    gone = row(pg_url, team_id(ident, second.id))
+    assert gone["state"] == "gone"
+    assert f"replaced by {team_id(ident, carried.id)}" in str(gone["result_text"])
+    assert row(pg_url, team_id(ident, carried.id))["state"] == "pending"
+    assert row(pg_url, team_id(ident, first.id))["state"] == "applied"

@@ -134,6 +134,11 @@ def mirror(
                 state = "applied" if resolution.decision == "apply" else "discarded"
                 who = f"local {resolution.resolved_by}"
                 text = resolution.result_text
+            elif resolution is not None and resolution.replaced_by:
+                state, who = "gone", f"local {resolution.resolved_by}"
+                text = f"replaced by {team_id(workspace, resolution.replaced_by)}"
+                if resolution.decision:
+                    text += f" ({resolution.decision})"
             else:
                 state, who, text = "gone", "local", "it left the local queue"
             done = conn.execute(
