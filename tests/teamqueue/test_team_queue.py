@@ -333,3 +333,29 @@ def test_an_action_carried_over_locally_is_replaced_in_the_team_queue(
     assert f"replaced by {team_id(ident, carried.id)}" in str(gone["result_text"])
     assert row(pg_url, team_id(ident, carried.id))["state"] == "pending"
     assert row(pg_url, team_id(ident, first.id))["state"] == "applied"
+
+
+def test_a_conflict_that_merges_is_carried_over_and_waits_for_a_new_decision(
+    pg_url: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    init(capfd, pg_url)
+    ws = make_workspace(tmp_path / "ws", text="one\ntwo\nthree\nfour\nfive\nsix\n")
+    record = propose(ws, add="end\n")
+    follow_once(capfd, ws, pg_url)
+    ident = workspace_id(ws)
+    team = team_id(ident, record.id)
+    assert cli(capfd, "pending", "apply", team, "--queue", pg_url)[0] == 0
+    (ws / "a.txt").write_text("ONE\ntwo\nthree\nfour\nfive\nsix\n")  # a person's edit elsewhere
+    follow_once(capfd, ws, pg_url)
+    assert (ws / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive\nsix\n"  # nothing written
+    with WorkspaceQueue(ws) as queue:
+        (carried,) = queue.list()
+    new_team = team_id(ident, carried.id)
+    old = row(pg_url, team)
+    assert old["state"] == "gone"
+    assert f"carried over them (three-way merge) as {new_team}" in str(old["result_text"])
+    assert row(pg_url, new_team)["state"] == "pending"  # mirrored in the same pass
+    assert cli(capfd, "pending", "apply", new_team, "--queue", pg_url)[0] == 0
+    follow_once(capfd, ws, pg_url)
+    assert (ws / "a.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive\nsix\nend\n"
+    assert row(pg_url, new_team)["state"] == "applied"

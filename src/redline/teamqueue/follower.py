@@ -10,8 +10,10 @@ A decision is carried out only when all of these hold, else it is refused and lo
 - the row's team id names this workspace and the row's local id;
 - a pending local record of that id exists and its patch hash is the decision's (so a
   decision made on another patch, copied from another action, or forged, does nothing);
-- for an apply, the files are still what the patch was made on (else ``conflict``: the
-  action stays pending here, marked stale, and may be decided again).
+- for an apply, the files are still what the patch was made on (else nothing is written:
+  the proposal is carried over the files as they are now, :mod:`redline.teamqueue.rebase`,
+  and waits for a new decision under a new id; or, when that merge conflicts, the row is
+  ``conflict`` and the action stays pending here, marked stale).
 
 A decision whose local action was already resolved here (a replay, or a crash between the
 apply and the write-back) is never carried out again: the row gets the local outcome.
@@ -23,7 +25,6 @@ two followers of one workspace never work on one decision at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING
 from redline.teamqueue.db import DECISIONS_CHANNEL, connect, failure, require_schema
 from redline.teamqueue.hashes import patch_hash
 from redline.teamqueue.mirror import mirror, pg_text
-from redline.teamqueue.settings import TeamQueueError, split_team_id
+from redline.teamqueue.settings import TeamQueueError, split_team_id, team_id
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -82,6 +83,7 @@ class TeamFollower:
         self.poll_seconds = poll_seconds
         self.online = False
         self.connects = 0
+        self.rebased = False
 
     # -- one pass ------------------------------------------------------------------------
     def step(
@@ -101,12 +103,16 @@ class TeamFollower:
             if mirror_first:
                 done = mirror(conn, self.workspace, self.root, queue, full=full)
                 report.mirrored, report.closed = done.added, done.closed
+            self.rebased = False
             while True:
                 outcome = self._one_decision(conn, queue)
                 if outcome is None:
                     break
                 report.outcomes.append(outcome)
                 self.log(f"{outcome.team_id}: {outcome.state}: {outcome.text}")
+            if self.rebased:  # the carried-over proposals, mirrored now rather than later
+                done = mirror(conn, self.workspace, self.root, queue, full=False)
+                report.mirrored.extend(done.added)
         return report
 
     def _one_decision(
@@ -171,14 +177,7 @@ class TeamFollower:
         if verb == "apply":
             stale = self._stale(queue, record)
             if stale:
-                why = "; ".join(stale)
-                with contextlib.suppress(QueueError):
-                    queue.update(local_id, stale=True, stale_reason=why)
-                self.log(f"{team}: conflict: the files changed since the proposal: {why}")
-                return "conflict", (
-                    f"not applied: the files changed since the proposal ({why}); it stays "
-                    f"pending in its workspace as {local_id}, marked stale"
-                )
+                return self._conflict(queue, record, team, stale)
         note = f"decided by {by} on the team queue"
         result = asyncio.run(
             resolve_queued(queue, local_id, verb, f"{reason} ({note})" if reason else note)
@@ -186,6 +185,26 @@ class TeamFollower:
         if result.is_error:
             return "failed", result.text
         return ("applied" if verb == "apply" else "discarded"), result.text
+
+    def _conflict(
+        self, queue: WorkspaceQueue, record: QueueRecord, team: str, stale: list[str]
+    ) -> tuple[str, str]:
+        from redline.teamqueue.rebase import carry_over_disk
+
+        why = "; ".join(stale)
+        self.log(f"{team}: conflict: the files changed since the proposal: {why}")
+        new_id = carry_over_disk(queue, record, stale)
+        if new_id is not None:
+            new_team = team_id(self.workspace, new_id)
+            self.rebased = True
+            return "gone", (
+                f"not applied: the files changed since the proposal ({why}); carried over "
+                f"them (three-way merge) as {new_team}, which waits for its own decision"
+            )
+        return "conflict", (
+            f"not applied: the files changed since the proposal ({why}); it stays pending "
+            f"in its workspace as {record.id}, marked stale"
+        )
 
     def _stale(self, queue: WorkspaceQueue, record: QueueRecord) -> list[str]:
         from redline.workspace.queue.staleness import quick_stale
