@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: pyproject.toml); ``uv run pytest -m e2e`` runs them. Locally a missing tool skips such a
 #: test with a reason; under CI (``CI=true``) that skip is a failure, so CI can never pass
 #: while silently testing nothing.
-GATED_MARKERS = ("e2e",)
+GATED_MARKERS = ("e2e", "postgres")
 
 
 def ci_requires_everything() -> bool:
@@ -45,7 +45,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
     report.outcome = "failed"
-    report.longrepr = f"an end-to-end test was skipped under CI=true, which is a failure: {reason}"
+    report.longrepr = f"a gated test was skipped under CI=true, which is a failure: {reason}"
 
 
 @pytest.fixture(autouse=True)

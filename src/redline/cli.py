@@ -32,6 +32,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
+    ("queue", "queue", "the team queue on PostgreSQL: init its tables, status of this workspace"),
     ("log", "log", "the workspace's decisions (applied, edited, discarded), e.g. for a PR"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
@@ -49,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"redline {__version__}")
     dashboard = importlib.import_module("redline.commands.dashboard")
     dashboard.configure(parser)
+    from redline.commands.queue import add_queue_option
+
+    add_queue_option(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in SUBCOMMANDS:
         command = importlib.import_module(f"redline.commands.{module}")

@@ -174,6 +174,7 @@ KNOWN_KEYS: tuple[str, ...] = (
     "checks",
     "check_runner",
     "notify",
+    "queue",
 )
 
 # What an untrusted workspace may never set: where requests go and which secret they carry.
@@ -336,9 +337,9 @@ def _apply_layer(
             for agent in _agents(raw, shown, warnings, restricted):
                 agents[agent.name] = agent
             continue
-        if key in ("hooks", "git", "checks", "check_runner", "notify"):
-            # read by hook_settings, git_settings, notify_settings and redline.checks.config,
-            # each at its own time and with its own trust rule
+        if key in ("hooks", "git", "checks", "check_runner", "notify", "queue"):
+            # read by hook_settings, git_settings, notify_settings, redline.checks.config and
+            # redline.teamqueue, each at its own time and with its own trust rule
             continue
         check = CHECKS.get(key)
         if check is None:

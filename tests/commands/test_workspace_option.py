@@ -168,6 +168,20 @@ def _patch_file(root: Path) -> None:
     (root.parent / "change.patch").write_text(PATCH)
 
 
+def _team_queue_config(root: Path) -> None:
+    """A trusted workspace whose [queue] url names it (nothing listens on port 1)."""
+    from redline.trust import trust
+
+    (root / ".redline").mkdir(exist_ok=True)
+    url = f"postgresql://u:pw@127.0.0.1:1/{root.name}"
+    (root / ".redline" / "config.toml").write_text(f'[queue]\nurl = "{url}"\n')
+    trust(root)
+
+
+def _used_target_queue(run: Run) -> None:
+    assert run.code == 1 and "127.0.0.1:1/target" in run.err and "decoy" not in run.err, _fail(run)
+
+
 def _check_ok(run: Run) -> None:
     assert run.code == 0, run.err
 
@@ -355,6 +369,21 @@ SCENARIOS: dict[str, Scenario] = {
                 '[[rules]]\nmatch = {path = "*.md"}\ndecision = "apply"\n'
             )
         ),
+    ),
+    "redline queue status": Scenario(
+        ["queue", "status"],
+        [],
+        lambda r: (
+            _check_ok(r),
+            ("workspace: " in r.out and str(r.target.resolve()) in r.out and "decoy" not in r.out)
+            or _fail(r),
+        ),
+    ),
+    "redline queue init": Scenario(
+        ["queue", "init"], [], _used_target_queue, setup=_team_queue_config
+    ),
+    "redline pending follow": Scenario(
+        ["pending", "follow"], ["--once"], _used_target_queue, setup=_team_queue_config
     ),
     "redline rules check": Scenario(
         ["rules", "check"],

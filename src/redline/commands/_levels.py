@@ -232,7 +232,9 @@ def merge(levels: Levels, args: argparse.Namespace) -> None:
             values = [item for items in given for item in items]
             distinct = {_same(dest, item) for item in values}
             if len(distinct) > 1:
-                shown = ", ".join(repr(item) for item in dict.fromkeys(values))
+                from redline.redaction import redact_urls  # a --queue URL's password
+
+                shown = redact_urls(", ".join(repr(item) for item in dict.fromkeys(values)))
                 _fail(leaf, f"{flag} given more than once with different values: {shown}")
             value = values[-1]
             choices = leaf.choices.get(dest)

@@ -83,6 +83,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"redline: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
     root = root.resolve()
+    if getattr(args, "queue", None) is not None:
+        print(
+            "redline: the team queue has no dashboard yet; review it with "
+            "`redline pending list --queue URL` (docs/team-queue.md)",
+            file=sys.stderr,
+        )
+        return 2
+    from redline.teamqueue.background import following
+
+    # With a team queue configured, the dashboard follows its workspace while it runs; what
+    # the follower reports is printed once the dashboard has closed the screen.
+    lines: list[str] = []
+    try:
+        with following(root, log=lines.append):
+            return _run(args, root)
+    finally:
+        for line in lines:
+            print(f"redline: team queue: {line}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, root: Path) -> int:
+    import sys
+
     if args.agent is not None:
         return _run_agent(args, root)
     if args.offer_tools:

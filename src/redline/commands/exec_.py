@@ -173,6 +173,20 @@ def _replay(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
+    root = workspace_root(args)
+    if not root.is_dir():
+        return _run(args)
+    from redline.teamqueue.background import following
+
+    def log(line: str) -> None:
+        print(f"redline: team queue: {line}", file=sys.stderr)
+
+    # With a team queue configured, this session's workspace is followed while it runs.
+    with following(root.resolve(), log=log):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.agent is not None:
         from redline.commands.exec_agent import run_exec
 

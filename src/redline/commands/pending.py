@@ -16,13 +16,25 @@ EXIT_BAD_INPUT = 2
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from redline.commands.queue import add_queue_option
+
     add_workspace_option(parser)
+    add_queue_option(parser)
     sub = parser.add_subparsers(dest="pending_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="every pending action, top first")
     listing.add_argument("--json", action="store_true", help="print one JSON object")
+    listing.add_argument(
+        "--workspace",
+        metavar="ID",
+        default=None,
+        help="with --queue: only this workspace's actions (its id, as `redline queue status` "
+        "prints)",
+    )
     show = sub.add_parser("show", help="one action: label, source, files, full unified diff")
     show.add_argument("id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print one JSON object")
+    add_queue_option(listing)
+    add_queue_option(show)
     for name, text in (
         ("apply", "write the actions' changes"),
         ("discard", "drop the actions"),
@@ -42,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
             help="only these hunks (PATH#N) or files (PATH) of the one ID given; repeatable, "
             "or comma-separated; the rest stays pending under a new id",
         )
+        add_queue_option(child)
         if name == "apply":
             child.add_argument(
                 "--batch",
@@ -51,6 +64,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
     edit.add_argument("id", metavar="ID")
     edit.add_argument("--file", metavar="PATH", help="which file (needed when it has several)")
+    add_queue_option(edit)
+    from redline.commands import pending_team
+
+    pending_team.configure_follow(
+        sub.add_parser(
+            "follow",
+            help="mirror this workspace's actions to the team queue and carry out its decisions",
+            description="The local side of the team queue (docs/team-queue.md): mirror new "
+            "proposals, hear decisions as they are made (catching up after every reconnect), "
+            "apply each one here if it matches a proposal this workspace made, and write the "
+            "result back. Runs until interrupted.",
+        )
+    )
     from redline.commands import pending_import
 
     pending_import.configure(
@@ -86,10 +112,21 @@ def run(args: argparse.Namespace) -> int:
 
     from redline.workspace.queue import QueueError, WorkspaceQueue
 
+    if getattr(args, "queue", None) is not None and args.pending_command != "follow":
+        from redline.commands import pending_team
+
+        return pending_team.run_remote(args)  # the team queue: no workspace needed
+    if getattr(args, "workspace", None) is not None:
+        _out("redline pending: --workspace needs --queue URL (the team queue)", err=True)
+        return EXIT_BAD_INPUT
     root = Path(args.cwd)
     if not root.is_dir():
         _out(f"redline pending: workspace {root} is not a folder", err=True)
         return EXIT_BAD_INPUT
+    if args.pending_command == "follow":
+        from redline.commands import pending_team
+
+        return pending_team.run_follow(args)
     if args.pending_command == "import":
         from redline.commands import pending_import
 

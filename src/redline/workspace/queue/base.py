@@ -355,6 +355,13 @@ class QueueBase:
         entries, problems = self._load(full=False)
         return [entry.summary for entry in entries], problems
 
+    def ids(self) -> builtins.list[str]:
+        """The ids of the records in the folder, none of them read or verified (cheap: for
+        noticing what is new; read each with :meth:`get`)."""
+        names = os.listdir(self._fd(ACTIONS))
+        found = (name.removesuffix(".json") for name in names if name.endswith(".json"))
+        return [action_id for action_id in found if id_number(action_id) is not None]
+
     def get(self, action_id: str) -> QueueRecord | None:
         """The pending action ``action_id``, or None; QueueRecordError if unusable."""
         return self._read_record(check_id(action_id))

@@ -1,0 +1,152 @@
+"""A workspace's local proposals → rows of the team queue (one way: local is the truth)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from redline.teamqueue.hashes import base_hash, patch_hash
+from redline.teamqueue.settings import team_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import psycopg
+
+    from redline.workspace.queue import QueueRecord, WorkspaceQueue
+
+#: A diff longer than this is cut in the database (the reviewer sees that it was).
+MAX_DIFF_CHARS = 1_000_000
+#: States a reviewer may still decide (a refused, conflicting or failed decision left the
+#: action pending in its workspace).
+OPEN_STATES = ("pending", "conflict", "failed", "refused")
+
+
+@dataclass
+class MirrorResult:
+    added: list[str]
+    closed: list[str]
+
+
+def pg_text(text: str) -> str:
+    """``text`` as PostgreSQL can store it: no NUL, no lone surrogates (shown as escapes)."""
+    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def register(conn: psycopg.Connection[tuple[object, ...]], workspace: str, root: Path) -> None:
+    conn.execute(
+        "INSERT INTO redline_workspaces (id, path, host) VALUES (%s, %s, %s)"
+        " ON CONFLICT (id) DO UPDATE SET path = excluded.path, host = excluded.host,"
+        " seen_at = now()",
+        (workspace, pg_text(str(root)), pg_text(socket.gethostname())),
+    )
+
+
+def _diff(queue: WorkspaceQueue, record: QueueRecord) -> str:
+    from redline.workspace.queue import QueueError
+
+    try:
+        preview = queue.preview(record)
+    except QueueError as exc:
+        return f"(the preview cannot be read: {exc})"
+    text = preview.diff() if preview is not None else ""
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + "\n… (cut: see `redline pending show` in the workspace)\n"
+    return text
+
+
+def mirror(
+    conn: psycopg.Connection[tuple[object, ...]],
+    workspace: str,
+    root: Path,
+    queue: WorkspaceQueue,
+    *,
+    full: bool = True,
+) -> MirrorResult:
+    """Insert every local pending record not yet in the database, and close the rows of
+    this workspace still open there whose record left the local queue here (applied,
+    discarded, edited into a new id) — one transaction.
+
+    ``full`` reads (and reconciles) the whole local queue; otherwise only the records the
+    database does not know yet are read (the follower's frequent passes)."""
+    from redline.workspace.queue import QueueError
+
+    if full:
+        records = queue.list()
+        local_ids = [r.id for r in records]
+    else:
+        records, local_ids = [], queue.ids()
+    with conn.transaction():
+        register(conn, workspace, root)
+        rows = conn.execute(
+            "SELECT local_id FROM redline_actions WHERE workspace = %s AND state = ANY(%s)",
+            (workspace, list(OPEN_STATES)),
+        ).fetchall()
+        known = {str(row[0]) for row in rows}
+        seen = {
+            str(row[0])
+            for row in conn.execute(
+                "SELECT local_id FROM redline_actions WHERE workspace = %s AND local_id = ANY(%s)",
+                (workspace, local_ids),
+            ).fetchall()
+        }
+        if not full:
+            for local_id in local_ids:
+                if local_id in seen:
+                    continue
+                try:
+                    found = queue.get(local_id)
+                except QueueError:
+                    found = None  # unusable here: `redline pending list` names it
+                if found is not None:
+                    records.append(found)
+        added: list[str] = []
+        for record in records:
+            if record.id in seen:
+                continue
+            conn.execute(
+                "INSERT INTO redline_actions (team_id, workspace, local_id, label, source,"
+                " applied_by, files, added, removed, diff, base_hash, patch_hash)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                (
+                    team_id(workspace, record.id),
+                    workspace,
+                    record.id,
+                    pg_text(record.label),
+                    pg_text(record.source.canonical),
+                    record.applied_by,
+                    json.dumps([pg_text(f) for f in record.files]),
+                    record.added,
+                    record.removed,
+                    pg_text(_diff(queue, record)),
+                    base_hash(record),
+                    patch_hash(record),
+                ),
+            )
+            added.append(record.id)
+        closed: list[str] = []
+        for local_id in sorted(known - set(local_ids)):
+            resolution = queue.resolution(local_id)
+            if resolution is not None and resolution.decision in ("apply", "discard"):
+                state = "applied" if resolution.decision == "apply" else "discarded"
+                who = f"local {resolution.resolved_by}"
+                text = resolution.result_text
+            elif resolution is not None and resolution.replaced_by:
+                state, who = "gone", f"local {resolution.resolved_by}"
+                text = f"replaced by {team_id(workspace, resolution.replaced_by)}"
+                if resolution.decision:
+                    text += f" ({resolution.decision})"
+            else:
+                state, who, text = "gone", "local", "it left the local queue"
+            done = conn.execute(
+                "UPDATE redline_actions SET state = %s, decided_by = %s, result_text = %s,"
+                " decided_at = clock_timestamp(), finished_at = clock_timestamp()"
+                " WHERE workspace = %s AND local_id = %s AND state = ANY(%s)",
+                (state, who, pg_text(text), workspace, local_id, list(OPEN_STATES)),
+            )
+            if done.rowcount:
+                closed.append(local_id)
+    return MirrorResult(added, closed)

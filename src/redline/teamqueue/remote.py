@@ -1,0 +1,143 @@
+"""Reviewing the team queue from anywhere: list, show and decide across workspaces.
+
+A decision is one ``UPDATE … WHERE state is open``: of two reviewers deciding the same
+action at once, PostgreSQL lets exactly one row update through; the other finds the row
+decided and is told by whom. The decision copies the patch hash it was made on; the
+announcement (``NOTIFY``) goes out when it commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from redline.teamqueue.db import DECISIONS_CHANNEL
+from redline.teamqueue.mirror import OPEN_STATES
+from redline.teamqueue.settings import TeamQueueError, split_team_id
+
+if TYPE_CHECKING:
+    import psycopg
+
+_COLUMNS = (
+    "a.team_id, a.workspace, w.path, a.local_id, a.label, a.source, a.applied_by, a.files,"
+    " a.added, a.removed, a.proposed_at, a.state, a.decision, a.decided_by, a.decided_at,"
+    " a.reason, a.result_text, a.finished_at, a.patch_hash, a.base_hash"
+)
+_FROM = " FROM redline_actions a JOIN redline_workspaces w ON w.id = a.workspace"
+
+
+def _iso(value: object) -> str | None:
+    if isinstance(value, datetime):
+        return value.astimezone().isoformat(timespec="seconds")
+    return None
+
+
+def _action(row: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "workspace": {"id": row[1], "path": row[2]},
+        "local_id": row[3],
+        "label": row[4],
+        "source": row[5],
+        "applied_by": row[6],
+        "files": list(row[7] or []),
+        "added": row[8],
+        "removed": row[9],
+        "created_at": _iso(row[10]),
+        "state": row[11],
+        "decision": row[12],
+        "decided_by": row[13],
+        "decided_at": _iso(row[14]),
+        "reason": row[15],
+        "result": row[16],
+        "finished_at": _iso(row[17]),
+        "patch_hash": row[18],
+        "base_hash": row[19],
+    }
+
+
+def list_actions(
+    conn: psycopg.Connection[tuple[object, ...]], workspace: str | None = None
+) -> list[dict[str, Any]]:
+    """The actions a reviewer may decide, of every workspace (or one), newest first."""
+    query = _COLUMNS + _FROM + " WHERE a.state = ANY(%s)"
+    params: list[object] = [list(OPEN_STATES)]
+    if workspace is not None:
+        query += " AND a.workspace = %s"
+        params.append(workspace)
+    query += " ORDER BY a.proposed_at DESC, a.team_id"
+    rows = conn.execute(("SELECT " + query).encode(), params).fetchall()
+    conn.commit()
+    return [_action(row) for row in rows]
+
+
+def show_action(conn: psycopg.Connection[tuple[object, ...]], team_id: str) -> dict[str, Any]:
+    split_team_id(team_id)
+    row = conn.execute(
+        ("SELECT " + _COLUMNS + ", a.diff" + _FROM + " WHERE a.team_id = %s").encode(),
+        (team_id,),
+    ).fetchone()
+    conn.commit()
+    if row is None:
+        raise TeamQueueError(f"no action {team_id} in the team queue")
+    data = _action(row[:-1])
+    data["diff"] = row[-1]
+    return data
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One reviewer's decision: ``won`` False when someone else had decided first."""
+
+    won: bool
+    text: str
+
+
+def decide(
+    conn: psycopg.Connection[tuple[object, ...]],
+    team_id: str,
+    verb: str,
+    *,
+    reviewer: str | None,
+    reason: str = "",
+) -> Decided:
+    """Record ``verb`` (apply/discard) on ``team_id`` if it is still pending, and announce it."""
+    if verb not in ("apply", "discard"):
+        raise TeamQueueError(f"invalid decision {verb!r}: expected apply or discard")
+    split_team_id(team_id)
+    with conn.transaction():
+        row = conn.execute(
+            "UPDATE redline_actions SET state = 'decided', decision = %s,"
+            " decision_hash = patch_hash, decided_by = coalesce(%s, current_user::text),"
+            " decided_role = current_user, reason = %s,"
+            " decided_at = clock_timestamp()"
+            " WHERE team_id = %s AND state = ANY(%s)"
+            " RETURNING workspace, label, decided_by",
+            (verb, reviewer, reason, team_id, list(OPEN_STATES)),
+        ).fetchone()
+        if row is not None:
+            conn.execute("SELECT pg_notify(%s, %s)", (DECISIONS_CHANNEL, f"{row[0]} {team_id}"))
+    if row is not None:
+        done = "applied" if verb == "apply" else "discarded"
+        return Decided(
+            True,
+            f"Decided: {team_id} ({row[1]}) is to be {done}, by {row[2]}; its workspace "
+            f"{row[0]} writes the result back.",
+        )
+    found = conn.execute(
+        "SELECT state, decision, decided_by, decided_at, result_text FROM redline_actions"
+        " WHERE team_id = %s",
+        (team_id,),
+    ).fetchone()
+    conn.commit()
+    if found is None:
+        raise TeamQueueError(f"no action {team_id} in the team queue")
+    state, decision, by, at, result = found
+    when = _iso(at)
+    how = f"{decision} by {by}" if decision else f"{state} by {by or 'its workspace'}"
+    text = f"{team_id} was already decided: {how}" + (f" at {when}" if when else "")
+    text += f" (now {state})" if state != "decided" else " (waiting for its workspace)"
+    if result:
+        text += f": {result}"
+    return Decided(False, text)
