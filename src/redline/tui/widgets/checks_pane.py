@@ -106,7 +106,7 @@ class ChecksPane(Vertical):
         if note:
             parts += ["  ", (note, "$redline-text-warning")]
         header.update(Content.assemble(*parts))
-        self._targets = []
+        targets: list[tuple[Finding, bool]] = []
         options: list[Option] = []
         for r in results:
             for items, new_side, mark, style in (
@@ -127,10 +127,16 @@ class ChecksPane(Vertical):
                             )
                         )
                     )
-                    self._targets.append((f, new_side))
+                    targets.append((f, new_side))
+        if targets == self._targets and findings.option_count == len(options):
+            return  # the same findings: the list (and what is highlighted in it) stays
+        highlighted = findings.highlighted
+        self._targets = targets
         findings.clear_options()
         findings.add_options(options)
         findings.display = bool(options)
+        if highlighted is not None and highlighted < len(options):
+            findings.highlighted = highlighted
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
