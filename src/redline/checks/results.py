@@ -117,7 +117,9 @@ def run_for_action(
         raise
     if store:
         try:
-            still = queue.get(action_id) is not None
+            # Cancelled meanwhile (the action was resolved): its killed run is no result.
+            still = not (cancel is not None and cancel.is_set())
+            still = still and queue.get(action_id) is not None
         except QueueError:
             still = False
         if not still:
