@@ -72,3 +72,39 @@ async def test_footer_refits_after_resize_and_longer_labels() -> None:
         await wait_until(pilot, lambda: len(_keys(app)) > narrow)
         await pilot.pause()
         _assert_whole(app, 160)
+
+
+async def test_keys_turning_on_and_off_keep_the_footer_keys() -> None:
+    """A decision greys y/n and turns them back on: the same key widgets are updated in place
+    (Textual's footer would mount all of them again, several times per decision)."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: "apply_top" in _shown(app))
+        await pilot.pause()
+        before = {key.action: key for key in _keys(app)}
+        assert not before["apply_top"].disabled
+        inbox = app.inbox
+        inbox.busy = True
+        inbox._update_controls()
+        await wait_until(pilot, lambda: before["apply_top"].disabled)
+        assert {key.action: key for key in _keys(app)} == before
+        inbox.busy = False
+        inbox._update_controls()
+        await wait_until(pilot, lambda: not before["apply_top"].disabled)
+        await pilot.pause()
+        after = {key.action: key for key in _keys(app)}
+        assert after == before
+        assert all(after[name] is key for name, key in before.items())
+
+
+async def test_a_new_key_still_rebuilds_the_footer() -> None:
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: "apply_top" in _shown(app))
+        apply_key = next(k for k in _keys(app) if k.action == "apply_top")
+        # Picking a hunk changes y's description: the keys are built again with it.
+        await pilot.press("d", "space")
+        await wait_until(
+            pilot, lambda: any(k.description.startswith("Apply 1/") for k in _keys(app))
+        )
+        assert apply_key not in _keys(app)

@@ -4,7 +4,10 @@ Textual's own footer lays its keys out left to right and lets the last one run u
 command-palette key, so a narrow terminal shows half a word. This one measures each key
 before showing it: the keys named in ``first`` get the room first (in that order), then the
 command-palette key, then the rest in binding order, each only while it still fits. The keys
-shown keep the bindings' order. The footer recomposes when its width changes.
+shown keep the bindings' order. The footer recomposes when its width changes, and when the
+screen's bindings change in a way it shows: Textual's footer rebuilds all of its keys on every
+``refresh_bindings`` (several per decision in the dashboard, each a few dozen widgets), so this
+one first compares what it would show with what it shows.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterable
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -42,12 +46,47 @@ class FittingFooter(Footer):
         super().__init__(compact=True, **kwargs)  # type: ignore[arg-type]
         self.first: tuple[str, ...] = tuple(first)
         self._composed_width = -1
+        self._composed_keys: tuple[tuple[object, ...], ...] | None = None
 
     def _available(self) -> int:
         width = self.size.width
         return width if width > 0 else self.app.size.width
 
+    @staticmethod
+    def _shown_keys(screen: Screen[object]) -> tuple[tuple[object, ...], ...]:
+        """What the footer would show for ``screen``'s bindings, as comparable values.
+
+        Each entry ends with the key's enabled flag, so two results that differ only there
+        can be brought up to date without building the keys again.
+        """
+        return tuple(
+            (binding.key, binding.action, binding.description, binding.group, tooltip, enabled)
+            for (_, binding, enabled, tooltip) in screen.active_bindings.values()
+            if binding.show
+        )
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        composed = self._composed_keys
+        if composed is None or screen is not self.screen or not self.is_attached:
+            super().bindings_changed(screen)
+            return
+        wanted = self._shown_keys(screen)
+        if wanted == composed:
+            return  # nothing it shows changed: keep the keys it has
+        if [entry[:-1] for entry in wanted] == [entry[:-1] for entry in composed]:
+            # Only keys turning on or off (the dashboard busy with a decision, say): update
+            # the keys in place rather than mounting them all again.
+            enabled = {entry[1]: bool(entry[-1]) for entry in wanted}
+            for key in self.query(FooterKey):
+                if key.action in enabled:
+                    key.disabled = not enabled[key.action]
+            self._composed_keys = wanted
+            return
+        super().bindings_changed(screen)
+
     def compose(self) -> ComposeResult:
+        if self._bindings_ready and self.is_attached:
+            self._composed_keys = self._shown_keys(self.screen)
         widgets = list(super().compose())
         budget = self._available()
         self._composed_width = budget
