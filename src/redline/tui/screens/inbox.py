@@ -55,7 +55,7 @@ from redline.tui.session_calls import (
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
-from redline.tui.widgets.pending_stack import PendingStack, action_source, source_counts
+from redline.tui.widgets.pending_stack import PendingStack, action_source
 from redline.tui.widgets.preview_panel import PreviewPanel
 from redline.tui.widgets.prompt_input import PromptInput
 from redline.tui.widgets.reason_input import ReasonInput
@@ -251,7 +251,7 @@ class InboxScreen(InboxChecks, InboxSearch):
             self.checks.sync(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
-        self.status_line.sources = source_counts(actions)
+        self.status_line.sources = self.stack.counts
         self._panel("stack-panel").border_title = self._stack_title()
         self._show_selected()
         self._update_controls()

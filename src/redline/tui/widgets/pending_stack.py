@@ -109,7 +109,9 @@ class PendingStack(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(name=name, id=id)
         self.rows: list[StackRow] = []
-        self._facts: dict[str, tuple[tuple[str, ...], int, int]] = {}
+        # Each listed action's row, kept while the action object and its state stay.
+        self._built: dict[str, tuple[PendingAction, StackRow]] = {}
+        self._counts: tuple[tuple[str, int], ...] = ()
         self._strips: dict[tuple[int, int], Strip] = {}
         self._selected_id: str | None = None
         self._top_id: str | None = None
@@ -142,7 +144,12 @@ class PendingStack(ScrollView, can_focus=True):
 
     @property
     def sources(self) -> list[str]:
-        return [badge for badge, _ in source_counts(self._all)]
+        return [badge for badge, _ in self._counts]
+
+    @property
+    def counts(self) -> tuple[tuple[str, int], ...]:
+        """Pending actions per source (of every listed action), in order of first appearance."""
+        return self._counts
 
     def cycle_filter(self) -> str | None:
         """Show only the next source's actions (after the last: every source again)."""
@@ -162,22 +169,27 @@ class PendingStack(ScrollView, can_focus=True):
         the person moves. Marks of actions that are gone are dropped.
         """
         rows: list[StackRow] = []
-        facts: dict[str, tuple[tuple[str, ...], int, int]] = {}
+        built: dict[str, tuple[PendingAction, StackRow]] = {}
+        counts: dict[str, int] = {}
         self._all = actions
         self._top_id = actions[0].id if actions else None
-        if self.source_filter is not None and self.source_filter not in self.sources:
-            self.source_filter = None
+        # One pass builds every action's row (kept from the last update while the action is
+        # the same object in the same state: a queue of 10,000 is shown again after each
+        # decision) and counts the sources; the filter picks the rows afterwards.
         for action in actions:
-            origin = action_source(action)
-            if self.source_filter is not None and origin != self.source_filter:
-                continue
-            known = self._facts.get(action.id)
-            if known is None:
-                known = _facts(action)
-            facts[action.id] = known
-            files, added, removed = known
-            rows.append(
-                StackRow(
+            known = self._built.get(action.id)
+            ended = ended_note(action.details) or ""
+            if (
+                known is not None
+                and known[0] is action
+                and known[1].stale == action.stale
+                and known[1].stale_reason == action.stale_reason
+                and known[1].ended == ended
+            ):
+                row = known[1]
+            else:
+                files, added, removed = _facts(action)
+                row = StackRow(
                     action.id,
                     action.label,
                     action.source_tool_name,
@@ -186,11 +198,18 @@ class PendingStack(ScrollView, can_focus=True):
                     removed,
                     action.stale,
                     action.stale_reason,
-                    origin,
-                    ended_note(action.details) or "",
+                    action_source(action),
+                    ended,
                 )
-            )
-        self._facts = facts
+            built[action.id] = (action, row)
+            counts[row.origin] = counts.get(row.origin, 0) + 1
+            rows.append(row)
+        self._counts = tuple(counts.items())
+        if self.source_filter is not None and self.source_filter not in counts:
+            self.source_filter = None
+        if self.source_filter is not None:
+            rows = [row for row in rows if row.origin == self.source_filter]
+        self._built = built
         self.rows = rows
         listed = {action.id for action in actions}
         self._marked = {key: None for key in self._marked if key in listed}
