@@ -18,7 +18,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.message import Message
 
-from redline.drivers.hooks.activity import ActivityReader, HookEntry, log_folder
+from redline.drivers.hooks.activity_reader import ActivityReader, HookEntry, log_folder
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ from tests.drivers.hooks.test_gateway import answer_of, decide, pending, start_h
 
 from redline.commands import hook as hook_command
 from redline.drivers.hooks import activity
-from redline.drivers.hooks.activity import ActivityReader, parse_line, record
+from redline.drivers.hooks.activity import record
+from redline.drivers.hooks.activity_reader import ActivityReader, parse_line
 from redline.drivers.hooks.payload import HookPayload, parse_payload
 from redline.review.follower import follow
 from redline.workspace.queue import WorkspaceQueue
