@@ -224,3 +224,42 @@ def test_a_patch_over_two_files_applied_in_part(run: Run) -> None:
     undone = redline(run.workspace, "undo")
     assert undone.returncode == 0, undone.stderr + undone.stdout
     assert (run.workspace / "hello.txt").read_text(encoding="utf-8") == "hello\n"
+
+
+SHELL_COMMAND = "echo ran > out.txt"
+
+
+def test_review_shell_discard_keeps_the_command_from_running(run: Run) -> None:
+    """`[hooks] review_shell = true`: Codex's shell tool (exec_command, sent to hooks as
+    Bash) waits for review; a discard keeps it from running and the reason reaches the model."""
+    state = run.workspace / ".redline"
+    state.mkdir(mode=0o700)
+    (state / "config.toml").write_text("[hooks]\nreview_shell = true\n", encoding="utf-8")
+    run.server.enqueue_tool_call("exec_command", {"cmd": SHELL_COMMAND})
+    run.server.enqueue_text("understood")
+    agent = start_codex(run)
+    action = wait_pending(run.workspace, agent)
+    from redline.workspace.queue import WorkspaceQueue
+
+    queue = WorkspaceQueue(run.workspace)
+    record = queue.get(str(action["id"]))
+    queue.close()
+    assert record is not None and record.label == f"Bash: {SHELL_COMMAND}"
+    assert (record.source_tool_name, record.source.canonical) == ("hook:Bash", "hook:codex")
+    done = redline(run.workspace, "pending", "discard", str(action["id"]), "--reason", "no shell")
+    assert done.returncode == 0, done.stderr
+    finish(agent)
+    assert not (run.workspace / "out.txt").exists()
+    [result] = function_outputs(run.server.model_requests[1])
+    assert "Discarded by the reviewer: no shell" in result
+
+
+def test_without_review_shell_the_command_runs_untouched(run: Run) -> None:
+    """The installed matcher calls the hook for the shell tool too; it passes it through."""
+    run.server.enqueue_tool_call("exec_command", {"cmd": SHELL_COMMAND})
+    run.server.enqueue_text("done")
+    agent = start_codex(run)
+    finish(agent)
+    assert (run.workspace / "out.txt").read_text(encoding="utf-8") == "ran\n"
+    hooks = json.loads((run.setup.codex_home / "hooks.json").read_text(encoding="utf-8"))
+    assert hooks["hooks"]["PreToolUse"][0]["matcher"] == "apply_patch|Bash"

@@ -81,14 +81,31 @@ def handle(agent: str, raw: bytes) -> Rendered:
         return render_post(agent, payload.event, post_tool(root, payload))
     import asyncio
 
+    from redline.drivers.hooks import activity
     from redline.drivers.hooks.gateway import HookCall, HookSettings
 
     config = hook_settings(root)
     settings = HookSettings(config.wait_seconds, config.review_shell)
-    if agent == "codex":
-        from redline.drivers.hooks.codex import review_patch
+    target = activity.target_of(payload)
+    activity.record(root, payload, "asked", target=target)
+    try:
+        if agent == "codex":
+            from redline.drivers.hooks.codex import review_patch
 
-        answer = asyncio.run(review_patch(root, payload, settings))
-    else:
-        answer = asyncio.run(HookCall(root, payload, settings).run())
+            answer = asyncio.run(review_patch(root, payload, settings))
+        else:
+            answer = asyncio.run(HookCall(root, payload, settings).run())
+    except BaseException as exc:  # the dashboard hears of it too; the caller blocks the call
+        cause = str(exc) or type(exc).__name__
+        activity.record(root, payload, "answered", target=target, answer="block", reason=cause)
+        raise
+    activity.record(
+        root,
+        payload,
+        "answered",
+        target=target,
+        answer=activity.answer_kind(answer),
+        reason=answer.reason,
+        action=answer.action_id or None,
+    )
     return render(agent, payload.event, answer)

@@ -48,6 +48,12 @@ from redline.tui.agent_ended import exit_error_lines
 from redline.tui.agent_run import AgentRuns
 from redline.tui.bridge import EventBridge
 from redline.tui.command_palette import dashboard_commands
+from redline.tui.hook_activity import (
+    HookActivityArrived,
+    HookActivityFeed,
+    hook_lines,
+    skipped_line,
+)
 from redline.tui.messages import (
     BatchFinished,
     EventsAvailable,
@@ -144,6 +150,8 @@ class RedlineApp(App[int]):
         self._tool_names: dict[str, str] = {}
         # [notify]: the bell, the desktop notice and the user's command for unseen arrivals.
         self._notices: ArrivalNotices | None = None
+        # Follows the agents' hook calls (`redline hook`) over a queue-backed session.
+        self._hook_feed: HookActivityFeed | None = None
 
     def get_css_variables(self) -> dict[str, str]:
         # Recomputed on every theme change, so the readable colours follow the theme.
@@ -238,6 +246,8 @@ class RedlineApp(App[int]):
 
     def on_unmount(self) -> None:
         self.bridge.detach()
+        if self._hook_feed is not None:
+            self._hook_feed.stop()
         if self._notices is not None:
             self._notices.close()
         if self._watcher is not None:
@@ -343,6 +353,27 @@ class RedlineApp(App[int]):
                     )
                 ]
             )
+        feed = HookActivityFeed(queue.root, self.post_message)
+        try:
+            feed.start()
+        except Exception as exc:
+            self.activity.write_lines(
+                [Content.styled(f"ℹ hook calls will not show: {exc}", "$redline-text-warning")]
+            )
+        else:
+            self._hook_feed = feed
+
+    def on_hook_activity_arrived(self, message: HookActivityArrived) -> None:
+        """Steps of hook calls in the agents' own processes (``redline hook``)."""
+        if not self._alive():
+            return
+        activity = self.activity
+        with activity.batch_writes():
+            for entry in message.entries:
+                lines, detail = hook_lines(entry)
+                activity.write_lines(lines, detail)
+            if message.skipped:
+                activity.write_lines([skipped_line(message.skipped)])
 
     def _refresh_stack(self) -> None:
         self.inbox.refresh_stack()

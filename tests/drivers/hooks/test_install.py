@@ -137,7 +137,8 @@ def test_codex_install_prints_the_trust_step_and_never_says_installed(
     assert "Installed" not in out
     data = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
     group = data["hooks"]["PreToolUse"][0]
-    assert group["matcher"] == "apply_patch" and group["hooks"][0]["timeout"] == 630
+    # apply_patch, and the shell tool (Codex sends exec_command to hooks as Bash)
+    assert group["matcher"] == "apply_patch|Bash" and group["hooks"][0]["timeout"] == 630
     key = f"{(codex_home / 'hooks.json').resolve()}:pre_tool_use:0:0"
     digest = codex_hook_hash("pre_tool_use", group, group["hooks"][0])  # Codex's own, observed
     assert f'[hooks.state."{key}"]\ntrusted_hash = "{digest}"' in out

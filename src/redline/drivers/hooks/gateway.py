@@ -202,8 +202,17 @@ class HookCall:
         self._session, self._queue = session, queue
         action = session.propose(self._action(change))
         self._action_id = action.id
+        self._note("waiting", action=action.id)
         ruled = await self._rules(session, action)
         return ruled is not None
+
+    def _note(self, event: str, **fields: Any) -> None:
+        """A line in the hook activity log the dashboard follows."""
+        from redline.drivers.hooks import activity
+
+        change = self._change
+        target = change.rel if change is not None else activity.target_of(self.payload)
+        activity.record(self.root, self.payload, event, target=target, **fields)
 
     def owns(self, action_id: str) -> bool:
         return action_id == self._action_id
@@ -371,6 +380,7 @@ class HookCall:
         action.preview = preview
         session.store.adopt(action, record)
         self._action_id = record.id
+        self._note("waiting", action=record.id, reason="edited by the reviewer")
         return True
 
     async def _wait(self, session: Any, queue: Any, deadline: float) -> tuple[str, str, str | None]:
@@ -402,6 +412,7 @@ class HookCall:
                 return await self._decided
         except QueueError as exc:
             return ("error", str(exc), None)
+        self._note("handed_over", action=action_id)
         return ("timeout", "", None)
 
     async def _answer(
@@ -621,12 +632,18 @@ def _record_write(root: Path, payload: HookPayload, rel: str, approved: str | No
         and entry.source_tool_name.startswith("hook:")
         and entry.files == [rel]
     ]
+    from redline.drivers.hooks import activity
+
     notes = []
     for entry in waiting:
         before = _pre_image(entry)
         outcome = finish_external(root, entry.id)
         if outcome.changed and entry.action_id:
             notes.extend(_git_after_write(root, payload, entry, before, outcome.as_approved))
+        if outcome.changed and outcome.as_approved:
+            activity.record(
+                root, payload, "written", target=rel, action=entry.action_id, as_approved=True
+            )
         if not outcome.changed or outcome.as_approved:
             continue
         diff = ""
@@ -636,6 +653,15 @@ def _record_write(root: Path, payload: HookPayload, rel: str, approved: str | No
             with contextlib.suppress(MappingError):
                 now = read_text(root / rel, rel) or ""
                 diff = "\n" + Preview([FileModify(rel, "", approved, now)]).diff()
+        activity.record(
+            root,
+            payload,
+            "written",
+            target=rel,
+            action=entry.action_id,
+            as_approved=False,
+            diff=diff.lstrip("\n"),
+        )
         notes.append(
             f"redline: the agent's write of {rel} differs from what the reviewer approved "
             f"(recorded as journal entry {outcome.entry_id}; `redline undo` reverts it).{diff}"

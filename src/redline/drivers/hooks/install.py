@@ -42,9 +42,14 @@ TESTED_VERSIONS = {"claude": ("2.1.332",), "codex": ("0.171.0",), "gemini": ("0.
 #: The agent's command on PATH.
 BINARIES = {"claude": "claude", "codex": "codex", "gemini": "gemini"}
 #: The tools each agent's hooks match (file tools, then the shell tools of review_shell).
+#: The shell tools are matched whether or not ``[hooks] review_shell`` is on (the hook
+#: passes them through when it is off), so turning it on needs no reinstall — and, for
+#: Codex, no new trust: its ``trusted_hash`` covers the matcher. Codex 0.171.0 sends its
+#: shell tool (``exec_command`` to the model) to hooks as ``Bash`` (recorded:
+#: tests/fixtures/hooks/codex/PreToolUse.Bash.json); a matcher ``exec_command`` never fires.
 MATCHERS = {
     "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|WebFetch|WebSearch",
-    "codex": "apply_patch",
+    "codex": "apply_patch|Bash",
     "gemini": "write_file|replace|run_shell_command|web_fetch|google_web_search",
 }
 CLAUDE_MATCHER = MATCHERS["claude"]

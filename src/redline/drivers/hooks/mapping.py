@@ -23,6 +23,7 @@ CLAUDE_FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 #: Tools that run commands or reach the network: permission actions with review_shell.
 SHELL_TOOLS = {
     "claude": ("Bash", "WebFetch", "WebSearch"),
+    # Codex 0.171.0 sends its shell tool (exec_command) as Bash (fixtures/hooks/codex/).
     "codex": ("shell", "Bash", "exec_command", "local_shell"),
     "gemini": ("run_shell_command", "web_fetch", "google_web_search"),
 }

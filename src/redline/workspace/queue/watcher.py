@@ -10,11 +10,13 @@ from typing import Any
 
 
 class QueueWatcher:
-    """A watchfiles thread on ``.redline/queue/``; stop() ends it."""
+    """A watchfiles thread on ``.redline/queue/`` (or another state folder: files whose
+    name ends in ``suffix`` count); stop() ends it."""
 
-    def __init__(self, path: Path, callback: Callable[[], None]) -> None:
+    def __init__(self, path: Path, callback: Callable[[], None], *, suffix: str = ".json") -> None:
         self.path = path
         self.callback = callback
+        self.suffix = suffix
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="redline-queue-watch", daemon=True)
@@ -28,7 +30,7 @@ class QueueWatcher:
 
         def interesting(_change: Any, path: str) -> bool:
             name = os.path.basename(path)
-            return name.endswith(".json") and not name.startswith(".")
+            return name.endswith(self.suffix) and not name.startswith(".")
 
         self._ready.set()
         for _changes in watchfiles.watch(
