@@ -99,7 +99,7 @@ def main() -> int:
                     changed.clear()
                 queued.append(time.perf_counter() - start)
                 decided = time.perf_counter()
-                for _attempt in range(5):  # a loaded machine may miss the 2-second answer
+                for _attempt in range(5):  # kept from the 2-second owner wait: a retry is counted
                     result = asyncio.run(resolve_queued(queue, records[0].id, "discard", "bench"))
                     if not result.is_error or "did not answer" not in result.text:
                         break

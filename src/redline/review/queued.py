@@ -50,7 +50,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OWNER_TIMEOUT_SECONDS = 2.0
+# How long a person's command waits for a live owner's answer. A loaded machine can take
+# more than a second or two to wake the owner and let it resolve (it was 2 s, and a loaded
+# run said "try again" now and then); an owner that has ended is noticed at once.
+OWNER_TIMEOUT_SECONDS = 10.0
 
 
 async def resolve_queued(
