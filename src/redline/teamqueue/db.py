@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 #: The channel decisions are announced on; the payload is ``WORKSPACE TEAM_ID``.
 DECISIONS_CHANNEL = "redline_decisions"
+#: The channel a row's other changes are announced on (a proposal mirrored, closed, or its
+#: result written back), for the team dashboard; the payload is the workspace id.
+CHANGES_CHANNEL = "redline_changes"
 CONNECT_TIMEOUT_SECONDS = 5
 
 #: (version, SQL). Append only: a released migration never changes.

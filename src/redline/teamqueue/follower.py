@@ -31,7 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from redline.teamqueue.db import DECISIONS_CHANNEL, connect, failure, require_schema
+from redline.teamqueue.db import (
+    CHANGES_CHANNEL,
+    DECISIONS_CHANNEL,
+    connect,
+    failure,
+    require_schema,
+)
 from redline.teamqueue.hashes import patch_hash
 from redline.teamqueue.mirror import mirror, pg_text
 from redline.teamqueue.settings import TeamQueueError, split_team_id, team_id
@@ -139,6 +145,7 @@ class TeamFollower:
                 " WHERE team_id = %s",
                 (state, pg_text(text), team),
             )
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, self.workspace))
         return Outcome(team, state, text)
 
     def _carry_out(

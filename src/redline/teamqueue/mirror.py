@@ -7,6 +7,7 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redline.teamqueue.db import CHANGES_CHANNEL
 from redline.teamqueue.hashes import base_hash, patch_hash
 from redline.teamqueue.settings import team_id
 
@@ -149,4 +150,6 @@ def mirror(
             )
             if done.rowcount:
                 closed.append(local_id)
+        if added or closed:  # the team dashboards redraw (sent when this commits)
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, workspace))
     return MirrorResult(added, closed)

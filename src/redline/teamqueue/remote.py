@@ -134,10 +134,34 @@ def decide(
     if found is None:
         raise TeamQueueError(f"no action {team_id} in the team queue")
     state, decision, by, at, result = found
-    when = _iso(at)
+    return Decided(False, already_decided(team_id, state, decision, by, _iso(at), result))
+
+
+def already_decided(
+    team_id: str,
+    state: object,
+    decision: object,
+    by: object,
+    when: str | None,
+    result: object,
+) -> str:
+    """``pa-3@WS was already decided: apply by alice at … (now applied): …`` — what a
+    reviewer is told when someone else decided first."""
     how = f"{decision} by {by}" if decision else f"{state} by {by or 'its workspace'}"
     text = f"{team_id} was already decided: {how}" + (f" at {when}" if when else "")
     text += f" (now {state})" if state != "decided" else " (waiting for its workspace)"
     if result:
         text += f": {result}"
-    return Decided(False, text)
+    return text
+
+
+def decided_text(data: dict[str, Any]) -> str:
+    """:func:`already_decided` for an action as :func:`show_action` returns it."""
+    return already_decided(
+        data["id"],
+        data["state"],
+        data["decision"],
+        data["decided_by"],
+        data["decided_at"],
+        data["result"],
+    )
