@@ -74,7 +74,8 @@ def listed(app: TeamApp) -> list[str]:
 
 @asynccontextmanager
 async def dashboard(url: str, reviewer: str) -> AsyncIterator[tuple[TeamApp, Pilot[int]]]:
-    app = TeamApp(TeamClient(url, reviewer), reviewer=reviewer)
+    # Half an hour between full re-reads: whatever shows up live came by NOTIFY.
+    app = TeamApp(TeamClient(url, reviewer, poll_seconds=1800), reviewer=reviewer)
     async with app.run_test(size=SIZE) as pilot:
         yield app, pilot
     # The watch thread ends with the app (it checks its stop flag between waits).
@@ -231,3 +232,84 @@ async def test_decided_elsewhere_while_reading_it_says_who(pg_url: str, tmp_path
         assert row(pg_url, other)["state"] == "pending"
         await pilot.press("j")
         await wait_until(pilot, lambda: app.detail.team_id == other)
+
+
+def test_the_watch_catches_up_after_losing_its_connection(pg_url: str, tmp_path: Path) -> None:
+    """A proposal announced while the dashboard's watch is disconnected (its NOTIFY reaches
+    no one) is in the first list after the reconnect."""
+    _init(pg_url)
+    ws = make_workspace(tmp_path / "ws")
+    team = team_id(workspace_id(ws), "pa-1")
+    lists: list[list[str]] = []
+    states: list[bool] = []
+    changed = threading.Condition()
+    stop = threading.Event()
+
+    def on_rows(rows: list[dict[str, object]]) -> None:
+        with changed:
+            lists.append([str(r["id"]) for r in rows])
+            changed.notify_all()
+
+    def on_status(online: bool, _text: str) -> None:
+        if not online and not states[-1:] == [False]:
+            # Called on the watch's thread before it reconnects: the proposal and its
+            # NOTIFY happen while nobody listens.
+            propose(ws)
+            mirrored(ws, pg_url)
+        with changed:
+            states.append(online)
+            changed.notify_all()
+
+    client = TeamClient(pg_url, "alice")
+    # Half an hour between full re-reads: only the reconnect's catch-up can find it in time.
+    thread = threading.Thread(
+        target=client.watch,
+        args=(stop, on_rows, on_status),
+        kwargs={"poll_seconds": 1800},
+        daemon=True,
+    )
+    thread.start()
+    try:
+        with changed:
+            assert changed.wait_for(lambda: lists == [[]], timeout=60)
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        with changed:
+            assert changed.wait_for(lambda: [team] in lists, timeout=60), (lists, states)
+        assert states[:3] == [True, False, True]
+    finally:
+        stop.set()
+        thread.join(60)
+        assert not thread.is_alive()
+
+
+def test_redline_queue_url_opens_the_team_dashboard_from_any_folder(
+    pg_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from .conftest import PASSWORD
+    from .helpers import cli
+
+    opened: list[tuple[str | None, str]] = []
+
+    def run(self: TeamApp) -> int:
+        opened.append((self.source.reviewer, self.reviewer))
+        return 0
+
+    monkeypatch.setattr(TeamApp, "run", run)
+    monkeypatch.chdir(tmp_path)  # no workspace here
+    monkeypatch.setenv("REDLINE_REVIEWER", "erin")
+    code, _out, err = cli(capfd, "--queue", pg_url)
+    assert code == 1 and "redline queue init" in err and PASSWORD not in err  # no schema yet
+    _init(pg_url)
+    code, _out, err = cli(capfd, "--queue", pg_url)
+    assert code == 0, err
+    assert opened == [("erin", "erin")]
+    monkeypatch.delenv("REDLINE_REVIEWER")
+    code, _out, err = cli(capfd, "--queue", pg_url)
+    assert code == 0 and opened[-1] == (None, "redline_admin (database role)")

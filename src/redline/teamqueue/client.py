@@ -44,9 +44,12 @@ class TeamClient:
     after a failure) under a lock; :meth:`watch` uses a connection of its own.
     """
 
-    def __init__(self, url: str, reviewer: str | None) -> None:
+    def __init__(
+        self, url: str, reviewer: str | None, *, poll_seconds: float = POLL_SECONDS
+    ) -> None:
         self.url = url
         self.reviewer = reviewer
+        self.poll_seconds = poll_seconds
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[tuple[object, ...]] | None = None
 
@@ -112,7 +115,7 @@ class TeamClient:
         on_rows: Callable[[Rows], object],
         on_status: Callable[[bool, str], object],
         *,
-        poll_seconds: float = POLL_SECONDS,
+        poll_seconds: float | None = None,
     ) -> None:
         """Until ``stop`` is set: hand every fresh list of open actions to ``on_rows`` and
         every change of reachability to ``on_status(online, text)``; reconnect with
@@ -121,6 +124,7 @@ class TeamClient:
 
         from redline.teamqueue.remote import list_actions
 
+        poll = self.poll_seconds if poll_seconds is None else poll_seconds
         failures = 0
         online: bool | None = None
         while not stop.is_set():
@@ -142,7 +146,7 @@ class TeamClient:
                     on_status(True, "")
                 online, failures = True, 0
                 on_rows(rows)
-                next_look = time.monotonic() + poll_seconds
+                next_look = time.monotonic() + poll
                 while not stop.is_set():
                     heard = False
                     wait = max(0.0, min(STOP_CHECK_SECONDS, next_look - time.monotonic()))
@@ -151,7 +155,7 @@ class TeamClient:
                     if not heard and time.monotonic() < next_look:
                         continue
                     on_rows(list_actions(conn))
-                    next_look = time.monotonic() + poll_seconds
+                    next_look = time.monotonic() + poll
             except psycopg.Error as exc:
                 on_status(False, str(failure("lost the team queue", exc, self.url)))
                 online = False

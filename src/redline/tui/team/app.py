@@ -67,6 +67,20 @@ class TeamApp(App[int]):
     TeamDetail:focus-within {
         border: round $accent;
     }
+    /* The resolve bar as the workspace dashboard draws it (styles/stack.tcss). */
+    ResolveBar ReasonInput {
+        width: 1fr;
+        border: none;
+        height: 1;
+        padding: 0 1;
+        background: $boost;
+    }
+    ResolveBar ReasonInput:focus {
+        background: $primary-muted;
+    }
+    ResolveBar Button {
+        margin: 0 0 0 1;
+    }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "decide('apply')", "Apply"),
