@@ -251,7 +251,7 @@ def test_the_watch_catches_up_after_losing_its_connection(pg_url: str, tmp_path:
             changed.notify_all()
 
     def on_status(online: bool, _text: str) -> None:
-        if not online and not states[-1:] == [False]:
+        if not online and states[-1:] != [False]:
             # Called on the watch's thread before it reconnects: the proposal and its
             # NOTIFY happen while nobody listens.
             propose(ws)
