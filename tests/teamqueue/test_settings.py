@@ -101,8 +101,16 @@ def test_options_that_need_the_team_queue(
     ws = make_workspace(tmp_path / "ws")
     code, _out, err = cli(capfd, "pending", "-C", str(ws), "list", "--workspace", "g1")
     assert code == 2 and "--workspace needs --queue URL" in err
+    code, _out, err = cli(capfd, "pending", "edit", "pa-1", "--queue", DOWN)
+    assert code == 2 and "is not a team id" in err
     code, _out, err = cli(capfd, "pending", "edit", "pa-1@g1", "--queue", DOWN)
-    assert code == 2 and "edit works on the local queue only" in err
+    assert code == 1 and "cannot connect to the team queue" in err and SECRET not in err
+    code, _out, err = cli(
+        capfd, "pending", "apply", "pa-1@g1", "pa-2@g1", "--only", "a", "--queue", DOWN
+    )
+    assert code == 2 and "--only picks parts of one action: give exactly one ID" in err
+    code, _out, err = cli(capfd, "pending", "apply", "pa-1@g1", "--only", "a,,b", "--queue", DOWN)
+    assert code == 2 and "an empty PATH or PATH#N" in err
     code, _out, err = cli(capfd, "pending", "follow", "-C", str(ws))
     assert code == 2 and "no team queue" in err
     code, _out, err = cli(capfd, "--queue", DOWN, "pending", "import", "x")

@@ -64,6 +64,22 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX redline_actions_by_state ON redline_actions (workspace, state);
         """,
     ),
+    (
+        2,
+        # What a remote reviewer needs to pick hunks (``--only``) and to edit: the hunks'
+        # addresses and each editable file's proposed text; the decision's parts and edit.
+        """
+        ALTER TABLE redline_actions
+            ADD COLUMN hunks jsonb NOT NULL DEFAULT '[]'::jsonb,
+            ADD COLUMN proposed jsonb NOT NULL DEFAULT '{}'::jsonb,
+            ADD COLUMN only_parts jsonb,
+            ADD COLUMN edit_path text,
+            ADD COLUMN edit_text text;
+        ALTER TABLE redline_actions DROP CONSTRAINT redline_actions_decision_check;
+        ALTER TABLE redline_actions ADD CONSTRAINT redline_actions_decision_check
+            CHECK (decision IN ('apply', 'discard', 'edit'));
+        """,
+    ),
 )
 LATEST = MIGRATIONS[-1][0]
 
