@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 
 from redline.teamqueue.client import TeamClient
 from redline.teamqueue.db import migrate
-from redline.teamqueue.follower import TeamFollower
+from redline.teamqueue.follower import StepReport, TeamFollower
 from redline.teamqueue.settings import team_id, workspace_id
 from redline.tui.team.app import TeamApp
 from redline.tui.team.status import TeamStatus
@@ -313,3 +313,72 @@ def test_redline_queue_url_opens_the_team_dashboard_from_any_folder(
     monkeypatch.delenv("REDLINE_REVIEWER")
     code, _out, err = cli(capfd, "--queue", pg_url)
     assert code == 0 and opened[-1] == (None, "redline_admin (database role)")
+
+
+async def test_two_reviewers_three_workspaces_each_change_written_once_where_it_was_made(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The issue's done-when: two dashboards as different reviewers, agents in three
+    workspaces each followed live; every change is written only in its own workspace,
+    exactly once."""
+    _init(pg_url)
+    spaces = [make_workspace(tmp_path / name, text=f"{name}\n") for name in ("w1", "w2", "w3")]
+    (spaces[2] / "b.txt").write_text("b\n")
+    for ws in spaces:
+        propose(ws)
+    propose(spaces[2], name="b.txt")
+    ids = {ws: workspace_id(ws) for ws in spaces}
+    plan = {  # team id → (reviewer, key)
+        team_id(ids[spaces[0]], "pa-1"): ("alice", "y"),
+        team_id(ids[spaces[1]], "pa-1"): ("bob", "y"),
+        team_id(ids[spaces[2]], "pa-1"): ("alice", "n"),
+        team_id(ids[spaces[2]], "pa-2"): ("bob", "y"),
+    }
+    outcomes: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def record(report: StepReport) -> None:
+        with lock:
+            outcomes.extend((o.team_id, o.state) for o in report.outcomes)
+
+    stop = threading.Event()
+    followers = [
+        threading.Thread(
+            target=TeamFollower(ws, pg_url, ids[ws], poll_seconds=1800).run,
+            args=(stop, record),
+            daemon=True,
+        )
+        for ws in spaces
+    ]
+    for thread in followers:
+        thread.start()
+    try:
+        async with dashboard(pg_url, "alice") as (a, pa), dashboard(pg_url, "bob") as (b, pb):
+            apps = {"alice": (a, pa), "bob": (b, pb)}
+            for app, pilot in apps.values():
+                await wait_until(pilot, lambda app=app: set(listed(app)) == set(plan))
+            for team, (who, key) in plan.items():
+                app, pilot = apps[who]
+                await wait_until(pilot, lambda app=app, team=team: team in listed(app))
+                app.action_list.select(team)
+                await wait_until(pilot, lambda app=app, team=team: app.detail.team_id == team)
+                await pilot.press(key)
+                await wait_until(pilot, lambda app=app: app.deciding is None)
+                assert "Decided:" in status_text(app), status_text(app)
+            await wait_until(pa, lambda: len(outcomes) == len(plan))
+            await wait_until(pa, lambda: listed(a) == [] and listed(b) == [])
+    finally:
+        stop.set()
+        for thread in followers:
+            thread.join(60)
+    assert sorted(outcomes) == sorted(
+        (team, "applied" if key == "y" else "discarded") for team, (_who, key) in plan.items()
+    )
+    assert (spaces[0] / "a.txt").read_text() == "w1\nmore\n"
+    assert (spaces[1] / "a.txt").read_text() == "w2\nmore\n"
+    assert (spaces[2] / "a.txt").read_text() == "w3\n"  # discarded by alice
+    assert (spaces[2] / "b.txt").read_text() == "b\nmore\n"
+    for team, (who, _key) in plan.items():
+        assert row(pg_url, team)["decided_by"] == who
+    for ws in spaces:  # nothing left to carry out anywhere: none is written twice
+        assert follow(ws, pg_url) == []
