@@ -238,3 +238,40 @@ def test_an_edit_that_lost_the_race_keeps_the_text(
     assert kept.read_text().endswith("mine\n") and temp in kept.parents
     with psycopg.connect(pg_url) as conn:
         assert not decide(conn, team, "apply", reviewer="dave").won
+
+
+def test_forged_edits_are_refused_by_the_workspace(
+    pg_url: str, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from redline.teamqueue import edits
+
+    init(capfd, pg_url)
+    ws = tmp_path / "ws"
+    local = two_hunks(ws)
+    follow_once(capfd, ws, pg_url)
+    team = team_id(workspace_id(ws), local)
+    cap = len(NEW) + 10
+    monkeypatch.setattr(edits, "MAX_EDIT_CHARS", cap)
+
+    def forge(path: str | None, text: str | None) -> dict[str, object]:
+        with psycopg.connect(pg_url) as conn:  # straight into the row: no client-side check
+            conn.execute(
+                "UPDATE redline_actions SET state = 'decided', decision = 'edit',"
+                " decision_hash = patch_hash, decided_by = 'mallory', decided_at = now(),"
+                " edit_path = %s, edit_text = %s WHERE team_id = %s",
+                (path, text, team),
+            )
+        follow_once(capfd, ws, pg_url)
+        return row(pg_url, team)
+
+    for path, text, why in (
+        ("b.txt", "x\n", "the edit cannot be used"),  # a file the action does not change
+        ("a.txt", "y" * (cap + 1), f"longer than {cap} characters"),
+        ("a.txt", None, "without the edited file and text"),
+        ("a.txt", NEW, "leaves a.txt as proposed"),
+    ):
+        got = forge(path, text)
+        assert got["state"] == "refused" and why in str(got["result_text"]), got["result_text"]
+    assert (ws / "a.txt").read_text() == OLD
+    with WorkspaceQueue(ws) as queue:
+        assert [r.id for r in queue.list()] == [local]  # the proposal stays as it was

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from redline.workspace.queue import QueueRecord, WorkspaceQueue
 
 
+#: The longest edited text a follower takes from the team queue (characters).
+MAX_EDIT_CHARS = 10_000_000
+
+
 def edit_record(
     queue: WorkspaceQueue, record: QueueRecord, workspace: str, path: str, text: str
 ) -> tuple[str, str]:
@@ -23,6 +27,8 @@ def edit_record(
     from redline.workspace.hunks import HunkError, Origin, edit_file
     from redline.workspace.queue import ActionDraft, QueueError
 
+    if len(text) > MAX_EDIT_CHARS:
+        return "refused", f"the edited text of {path} is longer than {MAX_EDIT_CHARS} characters"
     try:
         with queue.claim(record.id) as claim:
             current = claim.record

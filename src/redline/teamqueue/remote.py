@@ -191,6 +191,10 @@ def decide(
         raise TeamQueueError("an edit decision carries the edited file and text, nothing else")
     if only is not None and not only:
         raise TeamQueueError("--only: name at least one PATH or PATH#N")
+    from redline.teamqueue.edits import MAX_EDIT_CHARS
+
+    if edit is not None and len(edit[1]) > MAX_EDIT_CHARS:
+        raise BadDecision(f"{edit[0]}: the edited text is longer than {MAX_EDIT_CHARS} characters")
     if edit is not None and pg_text(edit[1]) != edit[1]:
         raise TeamQueueError(
             f"{edit[0]}: the edited text holds a NUL or an unpaired surrogate, which the "
