@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 
 from redline.tui.team.app import TeamApp
 from redline.tui.team.status import TeamStatus
+from redline.tui.widgets.reason_input import ReasonInput
 
 SIZE = (130, 30)
 DIFF = (
@@ -140,6 +141,13 @@ async def test_y_applies_the_selected_with_the_reason_and_j_moves() -> None:
     app = TeamApp(queue, reviewer="alice")  # type: ignore[arg-type]
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.detail.team_id == ROWS[0]["id"])
+        await pilot.press("enter")  # Enter on the list decides nothing
+        assert queue.decided == []
+        # Tab from the list reaches the reason field, never the Apply button.
+        await pilot.press("tab")
+        assert isinstance(app.focused, ReasonInput)
+        await pilot.press("escape")
+        assert app.action_list.has_focus
         await pilot.press("j")
         await wait_until(pilot, lambda: app.detail.team_id == ROWS[1]["id"])
         await pilot.press("r", *"ok", "escape", "y")
