@@ -52,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     dashboard.configure(parser)
     from redline.commands.queue import add_queue_option
 
-    add_queue_option(parser)
+    add_queue_option(
+        parser, extra="; with no command, opens the team dashboard over that queue instead"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in SUBCOMMANDS:
         command = importlib.import_module(f"redline.commands.{module}")

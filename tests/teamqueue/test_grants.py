@@ -69,3 +69,34 @@ def test_the_documented_grants(pg_server: PgServer, pg_url: str, tmp_path: Path)
     assert outcome.state == "applied"
     assert row == ("applied", f"alice_{suffix}", f"alice_{suffix}")
     assert (ws / "a.txt").read_text() == "one\nmore\n"
+
+
+def test_a_reviewer_role_may_pick_hunks_and_edit(
+    pg_server: PgServer, pg_url: str, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        migrate(conn)
+        conn.execute(_grants_sql(suffix).encode())
+        for role in ("alice", "build01"):
+            conn.execute(f"ALTER ROLE {role}_{suffix} PASSWORD 'pw-{suffix}'".encode())
+    database = pg_url.rsplit("/", 1)[1]
+    agent_url = pg_server.url(database, user=f"build01_{suffix}", password=f"pw-{suffix}")
+    reviewer_url = pg_server.url(database, user=f"alice_{suffix}", password=f"pw-{suffix}")
+    ws = make_workspace(tmp_path / "ws")
+    first = propose(ws)
+    (ws / "b.txt").write_text("b\n")
+    second = propose(ws, name="b.txt")
+    ident = workspace_id(ws)
+    follower = TeamFollower(ws, agent_url, ident)
+    with psycopg.connect(agent_url, autocommit=True) as conn:
+        assert sorted(follower.step(conn).mirrored) == sorted([first.id, second.id])
+    with psycopg.connect(reviewer_url) as conn:
+        assert decide(conn, team_id(ident, first.id), "apply", reviewer=None, only=["a.txt#1"]).won
+        assert decide(
+            conn, team_id(ident, second.id), "edit", reviewer=None, edit=("b.txt", "b\nB\n")
+        ).won
+    with psycopg.connect(agent_url, autocommit=True) as conn:
+        states = {o.team_id: o.state for o in follower.step(conn).outcomes}
+    assert states == {team_id(ident, first.id): "applied", team_id(ident, second.id): "gone"}
+    assert (ws / "a.txt").read_text() == "one\nmore\n"

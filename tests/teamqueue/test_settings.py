@@ -101,14 +101,28 @@ def test_options_that_need_the_team_queue(
     ws = make_workspace(tmp_path / "ws")
     code, _out, err = cli(capfd, "pending", "-C", str(ws), "list", "--workspace", "g1")
     assert code == 2 and "--workspace needs --queue URL" in err
+    code, _out, err = cli(capfd, "pending", "edit", "pa-1", "--queue", DOWN)
+    assert code == 2 and "is not a team id" in err
     code, _out, err = cli(capfd, "pending", "edit", "pa-1@g1", "--queue", DOWN)
-    assert code == 2 and "edit works on the local queue only" in err
+    assert code == 1 and "cannot connect to the team queue" in err and SECRET not in err
+    code, _out, err = cli(
+        capfd, "pending", "apply", "pa-1@g1", "pa-2@g1", "--only", "a", "--queue", DOWN
+    )
+    assert code == 2 and "--only picks parts of one action: give exactly one ID" in err
+    code, _out, err = cli(capfd, "pending", "apply", "pa-1@g1", "--only", "a,,b", "--queue", DOWN)
+    assert code == 2 and "an empty PATH or PATH#N" in err
     code, _out, err = cli(capfd, "pending", "follow", "-C", str(ws))
     assert code == 2 and "no team queue" in err
     code, _out, err = cli(capfd, "--queue", DOWN, "pending", "import", "x")
     assert code == 2 and "--queue does not apply to `redline pending import`" in err
+    # The team dashboard checks the database before it opens a screen: one clear line.
     code, _out, err = cli(capfd, "-C", str(ws), "--queue", DOWN)
-    assert code == 2 and "no dashboard yet" in err and SECRET not in err
+    assert code == 1 and "cannot connect to the team queue" in err and SECRET not in err
+    assert "Traceback" not in err
+    code, _out, err = cli(capfd, "--queue", DOWN, "--model", "scripted:x.json")
+    assert code == 2 and "--model do not apply to the team dashboard" in err
+    code, _out, err = cli(capfd, "--queue", "http://example.invalid/x")
+    assert code == 2 and "is not a PostgreSQL URL" in err
 
 
 def test_a_queue_given_twice_is_refused_without_either_password(

@@ -44,12 +44,12 @@ def row(url: str, team: str) -> dict[str, object]:
 def test_init_is_versioned_and_idempotent(pg_url: str, capfd: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli(capfd, "queue", "init", "--queue", pg_url)
     assert code == 0, err
-    assert f"schema version {LATEST}" in out and "applied: [1]" in out
+    assert f"schema version {LATEST}" in out and "applied: [1, 2]" in out
     assert PASSWORD not in out + err and "***@127.0.0.1" in out
     code, out, err = cli(capfd, "--queue", pg_url, "queue", "init")  # the option at any level
     assert code == 0 and "is up to date" in out
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT version FROM redline_schema").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM redline_schema").fetchall() == [(1,), (2,)]
 
 
 def test_concurrent_inits_apply_each_migration_once(pg_url: str) -> None:
@@ -68,7 +68,7 @@ def test_concurrent_inits_apply_each_migration_once(pg_url: str) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(results) == [[], [], [1]]
+    assert sorted(results) == [[], [], [1, 2]]
 
 
 def test_status_names_the_workspace_and_hides_the_password(

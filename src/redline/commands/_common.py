@@ -141,3 +141,16 @@ def not_ready(name: str) -> int:
 
     print(f"redline {name}: not available in this build yet", file=sys.stderr)
     return 2
+
+
+def split_only(values: list[str] | None) -> list[str] | None:
+    """``--only`` values, comma-separated lists split (a value is never empty)."""
+    if values is None:
+        return None
+    out: list[str] = []
+    for value in values:
+        parts = [part.strip() for part in value.split(",")]
+        if not all(parts):
+            raise ValueError(f"--only {value!r}: an empty PATH or PATH#N in the list")
+        out.extend(parts)
+    return out

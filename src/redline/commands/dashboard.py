@@ -75,21 +75,75 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
     return launch(cast(Any, session), prompt=args.prompt)
 
 
+def run_team(args: argparse.Namespace) -> int:
+    """``redline --queue URL``: the team dashboard (no workspace needed)."""
+    import sys
+    from urllib.parse import urlsplit
+
+    from redline.teamqueue.settings import (
+        TeamQueueError,
+        check_url,
+        queue_settings,
+        reviewer_name,
+    )
+
+    extra = [
+        flag
+        for flag, value in (
+            ("--model", args.model),
+            ("--agent", args.agent),
+            ("--prompt", args.prompt),
+        )
+        if value
+    ]
+    if extra:
+        print(
+            f"redline: {', '.join(extra)} do not apply to the team dashboard (--queue URL): "
+            "it reviews the team queue and runs no agent",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        url = check_url(args.queue.strip(), "--queue")
+        reviewer = reviewer_name(queue_settings(None).reviewer)
+    except TeamQueueError as exc:
+        print(f"redline: {exc}", file=sys.stderr)
+        return 2
+    from redline.teamqueue.client import TeamClient
+
+    client = TeamClient(url, reviewer)
+    try:
+        client.check()  # before the screen opens: a wrong URL is one clear line
+    except TeamQueueError as exc:
+        client.close()
+        print(f"redline: {exc}", file=sys.stderr)
+        return 1
+    from redline.tui.team.app import TeamApp
+
+    shown = reviewer
+    if shown is None:
+        try:
+            role = urlsplit(url).username
+        except ValueError:
+            role = None
+        shown = f"{role or 'your database role'} (database role)"
+    try:
+        code = TeamApp(client, reviewer=shown).run()
+    finally:
+        client.close()
+    return int(code or 0)
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    if getattr(args, "queue", None) is not None:
+        return run_team(args)
     root = workspace_root(args)
     if not root.is_dir():
         print(f"redline: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
     root = root.resolve()
-    if getattr(args, "queue", None) is not None:
-        print(
-            "redline: the team queue has no dashboard yet; review it with "
-            "`redline pending list --queue URL` (docs/team-queue.md)",
-            file=sys.stderr,
-        )
-        return 2
     from redline.teamqueue.background import following
 
     # With a team queue configured, the dashboard follows its workspace while it runs; what

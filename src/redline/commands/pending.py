@@ -364,19 +364,6 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
     return EXIT_OK
 
 
-def _split_only(values: list[str] | None) -> list[str] | None:
-    """``--only`` values, comma-separated lists split (a value is never empty)."""
-    if values is None:
-        return None
-    out: list[str] = []
-    for value in values:
-        parts = [part.strip() for part in value.split(",")]
-        if not all(parts):
-            raise ValueError(f"--only {value!r}: an empty PATH or PATH#N in the list")
-        out.extend(parts)
-    return out
-
-
 def _resolve(
     queue: WorkspaceQueue,
     action_ids: list[str],
@@ -388,6 +375,7 @@ def _resolve(
     """Apply or discard each id in turn; one line per id (refusals on stderr)."""
     import asyncio
 
+    from redline.commands._common import split_only
     from redline.review.batch import BatchError, check_batch, resolve_queued_many
     from redline.workspace.hunks import HunkError, parse_selection
     from redline.workspace.queue import QueueError, check_id
@@ -395,7 +383,7 @@ def _resolve(
     try:
         for action_id in action_ids:
             check_id(action_id)
-        selection = _split_only(only)
+        selection = split_only(only)
         check_batch(action_ids, selection)
     except (QueueError, ValueError, BatchError) as exc:
         _out(f"redline pending: {exc}", err=True)

@@ -31,25 +31,29 @@ def _out(text: str, *, err: bool = False) -> None:
 
 def run_remote(args: argparse.Namespace) -> int:
     """``pending list|show|apply|discard --queue URL`` across the team's workspaces."""
+    from redline.commands._common import split_only
     from redline.teamqueue.db import require_schema, session
-    from redline.teamqueue.settings import TeamQueueError, check_url, check_workspace_id
+    from redline.teamqueue.settings import (
+        TeamQueueError,
+        check_url,
+        check_workspace_id,
+        split_team_id,
+    )
 
     command = args.pending_command
-    if command == "edit":
-        _out(
-            "redline pending: edit works on the local queue only: run it in the action's "
-            "workspace (`redline pending edit LOCAL_ID -C PATH`)",
-            err=True,
-        )
-        return EXIT_BAD_INPUT
+    only: list[str] | None = None
     try:
         url = check_url(args.queue.strip(), "--queue")
         wanted = getattr(args, "workspace", None)
         if wanted is not None:
             check_workspace_id(wanted, "--workspace")
-        if command in ("apply", "discard") and getattr(args, "only", None):
-            raise TeamQueueError("--only works on the local queue only (in the workspace)")
-    except TeamQueueError as exc:
+        if command in ("apply", "discard"):
+            only = split_only(args.only)
+            if only is not None and len(args.ids) != 1:
+                raise TeamQueueError("--only picks parts of one action: give exactly one ID")
+        if command == "edit":
+            split_team_id(args.id)
+    except (TeamQueueError, ValueError) as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_BAD_INPUT
     try:
@@ -59,7 +63,9 @@ def run_remote(args: argparse.Namespace) -> int:
                 return _list(conn, wanted, args.json)
             if command == "show":
                 return _show(conn, args.id, args.json)
-            return _decide(conn, args.ids, command, args.reason)
+            if command == "edit":
+                return _edit(conn, args.id, args.file)
+            return _decide(conn, args.ids, command, args.reason, only)
     except TeamQueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
@@ -126,6 +132,10 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
         lines.append(f"  reason:  {data['reason']}")
     if data["result"]:
         lines.append(f"  result:  {data['result']}")
+    if len(data["hunks"]) > 1:
+        lines.append(f"  hunks:   {', '.join(data['hunks'])} (select with --only PATH#N)")
+    if data["editable"]:
+        lines.append(f"  editable: {', '.join(data['editable'])} (`redline pending edit`)")
     _out("\n".join(lines))
     if data["diff"]:
         _out("")
@@ -133,8 +143,47 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
     return EXIT_OK
 
 
-def _decide(conn: Any, ids: list[str], verb: str, reason: str) -> int:
-    from redline.teamqueue.remote import decide
+def _edit(conn: Any, team_id: str, path: str | None) -> int:
+    """Edit a file's proposed text in $VISUAL/$EDITOR; the decision carries the text to
+    the workspace, which replaces its proposal with the edited one (hash-checked)."""
+    from redline.commands._editor import EditorError, editor_session
+    from redline.teamqueue.remote import decide, proposed_text
+    from redline.teamqueue.settings import TeamQueueError, queue_settings, reviewer_name
+
+    try:
+        path, text = proposed_text(conn, team_id, path)
+    except TeamQueueError as exc:
+        _out(f"redline pending: {exc}", err=True)
+        return EXIT_FAILED
+    reviewer = reviewer_name(queue_settings(None).reviewer)
+    with editor_session(text, name=path.rsplit("/", 1)[-1]) as edit:
+        try:
+            edited = edit.run()
+        except EditorError as exc:
+            _out(f"redline pending: {exc}", err=True)
+            return EXIT_FAILED
+        if edited is None:
+            _out(f"Editor cancelled; {team_id} is unchanged.")
+            return EXIT_OK
+        if edited == text:
+            _out(f"{path} is unchanged; {team_id} stays as it was.")
+            return EXIT_OK
+        try:
+            decided = decide(conn, team_id, "edit", reviewer=reviewer, edit=(path, edited))
+        except TeamQueueError as exc:
+            _out(f"redline pending: {exc}; {edit.keep()}", err=True)
+            return EXIT_FAILED
+        if not decided.won:
+            _out(f"redline pending: {decided.text}; {edit.keep()}", err=True)
+            return EXIT_FAILED
+    _out(decided.text)
+    return EXIT_OK
+
+
+def _decide(
+    conn: Any, ids: list[str], verb: str, reason: str, only: list[str] | None = None
+) -> int:
+    from redline.teamqueue.remote import BadDecision, decide
     from redline.teamqueue.settings import TeamQueueError, reviewer_name, split_team_id
 
     try:
@@ -149,7 +198,10 @@ def _decide(conn: Any, ids: list[str], verb: str, reason: str) -> int:
     failed = False
     for team_id in ids:
         try:
-            decided = decide(conn, team_id, verb, reviewer=reviewer, reason=reason)
+            decided = decide(conn, team_id, verb, reviewer=reviewer, reason=reason, only=only)
+        except BadDecision as exc:
+            _out(f"redline pending: {exc}", err=True)
+            return EXIT_BAD_INPUT
         except TeamQueueError as exc:
             _out(f"redline pending: {exc}", err=True)
             failed = True

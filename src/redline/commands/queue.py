@@ -17,8 +17,8 @@ QUEUE_HELP = (
 )
 
 
-def add_queue_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--queue", metavar="URL", default=None, help=QUEUE_HELP)
+def add_queue_option(parser: argparse.ArgumentParser, *, extra: str = "") -> None:
+    parser.add_argument("--queue", metavar="URL", default=None, help=QUEUE_HELP + extra)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

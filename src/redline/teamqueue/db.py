@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 #: The channel decisions are announced on; the payload is ``WORKSPACE TEAM_ID``.
 DECISIONS_CHANNEL = "redline_decisions"
+#: The channel a row's other changes are announced on (a proposal mirrored, closed, or its
+#: result written back), for the team dashboard; the payload is the workspace id.
+CHANGES_CHANNEL = "redline_changes"
 CONNECT_TIMEOUT_SECONDS = 5
 
 #: (version, SQL). Append only: a released migration never changes.
@@ -59,6 +62,22 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             UNIQUE (workspace, local_id)
         );
         CREATE INDEX redline_actions_by_state ON redline_actions (workspace, state);
+        """,
+    ),
+    (
+        2,
+        # What a remote reviewer needs to pick hunks (``--only``) and to edit: the hunks'
+        # addresses and each editable file's proposed text; the decision's parts and edit.
+        """
+        ALTER TABLE redline_actions
+            ADD COLUMN hunks jsonb NOT NULL DEFAULT '[]'::jsonb,
+            ADD COLUMN proposed jsonb NOT NULL DEFAULT '{}'::jsonb,
+            ADD COLUMN only_parts jsonb,
+            ADD COLUMN edit_path text,
+            ADD COLUMN edit_text text;
+        ALTER TABLE redline_actions DROP CONSTRAINT redline_actions_decision_check;
+        ALTER TABLE redline_actions ADD CONSTRAINT redline_actions_decision_check
+            CHECK (decision IN ('apply', 'discard', 'edit'));
         """,
     ),
 )

@@ -31,7 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from redline.teamqueue.db import DECISIONS_CHANNEL, connect, failure, require_schema
+from redline.teamqueue.db import (
+    CHANGES_CHANNEL,
+    DECISIONS_CHANNEL,
+    connect,
+    failure,
+    require_schema,
+)
 from redline.teamqueue.hashes import patch_hash
 from redline.teamqueue.mirror import mirror, pg_text
 from redline.teamqueue.settings import TeamQueueError, split_team_id, team_id
@@ -55,6 +61,28 @@ class Outcome:
     team_id: str
     state: str
     text: str
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A decision's ``--only`` parts (JSON from the row) and an edit's file and text."""
+
+    only_parts: object
+    edit_path: object
+    edit_text: object
+
+    def only(self) -> list[str] | str | None:
+        """The parts (None: the whole action), or why the row's value is unusable."""
+        value = self.only_parts
+        if value is None:
+            return None
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(item, str) and item for item in value)
+        ):
+            return "its --only parts are not a list of PATH or PATH#N"
+        return list(value)
 
 
 @dataclass
@@ -120,16 +148,18 @@ class TeamFollower:
     ) -> Outcome | None:
         with conn.transaction():
             row = conn.execute(
-                "SELECT team_id, local_id, decision, decision_hash, decided_by, reason"
+                "SELECT team_id, local_id, decision, decision_hash, decided_by, reason,"
+                " only_parts, edit_path, edit_text"
                 " FROM redline_actions WHERE workspace = %s AND state = 'decided'"
                 " ORDER BY decided_at, team_id LIMIT 1 FOR UPDATE SKIP LOCKED",
                 (self.workspace,),
             ).fetchone()
             if row is None:
                 return None
-            team, local_id, verb, hash_, by, reason = (str(v or "") for v in row)
+            team, local_id, verb, hash_, by, reason = (str(v or "") for v in row[:6])
+            extra = Extra(row[6], row[7], row[8])
             try:
-                state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason)
+                state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason, extra)
             except Exception as exc:  # one bad decision must not stop the others
                 state, text = "failed", f"could not be carried out: {type(exc).__name__}: {exc}"
                 self.log(f"{team}: failed: {text}")
@@ -139,6 +169,7 @@ class TeamFollower:
                 " WHERE team_id = %s",
                 (state, pg_text(text), team),
             )
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, self.workspace))
         return Outcome(team, state, text)
 
     def _carry_out(
@@ -150,6 +181,7 @@ class TeamFollower:
         decision_hash: str,
         by: str,
         reason: str,
+        extra: Extra | None = None,
     ) -> tuple[str, str]:
         from redline.review.queued import resolve_queued
         from redline.workspace.queue import QueueError
@@ -160,8 +192,18 @@ class TeamFollower:
             named_local, named_workspace = "", ""
         if named_workspace != self.workspace or named_local != local_id:
             return self._refuse(team, f"it names another workspace or action ({team})")
-        if verb not in ("apply", "discard"):
+        if verb not in ("apply", "discard", "edit"):
             return self._refuse(team, f"unknown decision {verb!r}")
+        extra = extra or Extra(None, None, None)
+        only = extra.only()
+        if isinstance(only, str):
+            return self._refuse(team, only)
+        if verb == "edit" and (
+            not isinstance(extra.edit_path, str)
+            or not extra.edit_path
+            or not isinstance(extra.edit_text, str)
+        ):
+            return self._refuse(team, "an edit decision without the edited file and text")
         try:
             record = queue.get(local_id)
         except QueueError as exc:
@@ -174,16 +216,46 @@ class TeamFollower:
                 f"its patch hash does not match the proposal {local_id} this workspace made "
                 "(a forged decision, or one made on another patch)",
             )
-        if verb == "apply":
+        if verb in ("apply", "edit"):
             stale = self._stale(queue, record)
+            if stale and verb == "edit":
+                return "conflict", (
+                    f"not edited: the files changed since the proposal ({'; '.join(stale)}); "
+                    f"the edit was made on text that is no longer there. {record.id} stays "
+                    "pending in its workspace unchanged"
+                )
             if stale:
                 return self._conflict(queue, record, team, stale)
         note = f"decided by {by} on the team queue"
+        if verb == "edit":
+            from redline.teamqueue.edits import edit_record
+
+            state, text = edit_record(
+                queue, record, self.workspace, str(extra.edit_path), str(extra.edit_text)
+            )
+            if state == "gone":
+                self.rebased = True  # the edited action is mirrored at the end of this pass
+                return state, f"{text} ({note})"
+            return self._refuse(team, text)
+        if only is not None:
+            from redline.workspace.hunks import SelectionError, parse_selection
+
+            preview = queue.preview(record)
+            try:
+                if preview is None:
+                    raise SelectionError("this action has no file preview to pick parts of")
+                parse_selection(preview, only)
+            except SelectionError as exc:
+                return self._refuse(team, f"--only: {exc}")
         result = asyncio.run(
-            resolve_queued(queue, local_id, verb, f"{reason} ({note})" if reason else note)
+            resolve_queued(
+                queue, local_id, verb, f"{reason} ({note})" if reason else note, only=only
+            )
         )
         if result.is_error:
             return "failed", result.text
+        if only is not None:
+            self.rebased = True  # the parts left wait under a new id: mirrored now
         return ("applied" if verb == "apply" else "discarded"), result.text
 
     def _conflict(

@@ -7,6 +7,7 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redline.teamqueue.db import CHANGES_CHANNEL
 from redline.teamqueue.hashes import base_hash, patch_hash
 from redline.teamqueue.settings import team_id
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 #: A diff longer than this is cut in the database (the reviewer sees that it was).
 MAX_DIFF_CHARS = 1_000_000
+#: The proposed texts of one action mirrored for remote edits, at most (else none are).
+MAX_PROPOSED_CHARS = 1_000_000
 #: States a reviewer may still decide (a refused, conflicting or failed decision left the
 #: action pending in its workspace).
 OPEN_STATES = ("pending", "conflict", "failed", "refused")
@@ -44,17 +47,42 @@ def register(conn: psycopg.Connection[tuple[object, ...]], workspace: str, root:
     )
 
 
-def _diff(queue: WorkspaceQueue, record: QueueRecord) -> str:
+@dataclass
+class Shown:
+    """What a reviewer anywhere sees of a proposal: its diff, its hunks' addresses
+    (``PATH#N``, for ``--only``) and the proposed text of each file it may edit."""
+
+    diff: str
+    hunks: list[str]
+    proposed: dict[str, str]
+
+
+def _shown(queue: WorkspaceQueue, record: QueueRecord) -> Shown:
+    from redline.workspace.hunks import hunk_units
+    from redline.workspace.preview import FileCreate, FileModify
     from redline.workspace.queue import QueueError
 
     try:
         preview = queue.preview(record)
     except QueueError as exc:
-        return f"(the preview cannot be read: {exc})"
-    text = preview.diff() if preview is not None else ""
+        return Shown(f"(the preview cannot be read: {exc})", [], {})
+    if preview is None:
+        return Shown("", [], {})
+    text = preview.diff()
     if len(text) > MAX_DIFF_CHARS:
         text = text[:MAX_DIFF_CHARS] + "\n… (cut: see `redline pending show` in the workspace)\n"
-    return text
+    hunks = [pg_text(unit.address) for unit in hunk_units(preview)]
+    proposed: dict[str, str] = {}
+    if record.applied_by == "preview":  # what `redline pending edit` may edit
+        for change in preview.changes:
+            # Only a text PostgreSQL stores unchanged: an edit must start from the real one.
+            if isinstance(change, (FileModify, FileCreate)) and pg_text(change.new_text) == (
+                change.new_text
+            ):
+                proposed[change.path] = change.new_text
+        if sum(len(t) for t in proposed.values()) > MAX_PROPOSED_CHARS:
+            proposed = {}
+    return Shown(text, hunks, proposed)
 
 
 def mirror(
@@ -106,10 +134,12 @@ def mirror(
         for record in records:
             if record.id in seen:
                 continue
+            shown = _shown(queue, record)
             conn.execute(
                 "INSERT INTO redline_actions (team_id, workspace, local_id, label, source,"
-                " applied_by, files, added, removed, diff, base_hash, patch_hash)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " applied_by, files, added, removed, diff, base_hash, patch_hash, hunks,"
+                " proposed)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",
                 (
                     team_id(workspace, record.id),
@@ -121,9 +151,11 @@ def mirror(
                     json.dumps([pg_text(f) for f in record.files]),
                     record.added,
                     record.removed,
-                    pg_text(_diff(queue, record)),
+                    pg_text(shown.diff),
                     base_hash(record),
                     patch_hash(record),
+                    json.dumps(shown.hunks),
+                    json.dumps(shown.proposed),
                 ),
             )
             added.append(record.id)
@@ -149,4 +181,6 @@ def mirror(
             )
             if done.rowcount:
                 closed.append(local_id)
+        if added or closed:  # the team dashboards redraw (sent when this commits)
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, workspace))
     return MirrorResult(added, closed)

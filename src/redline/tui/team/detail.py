@@ -1,0 +1,98 @@
+"""The selected team action: who proposed what where, and its mirrored diff.
+
+The diff is the unified diff the workspace mirrored with its proposal (the team queue
+keeps no file contents), drawn by the workspace dashboard's :class:`DiffView`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from redline.tui.team.source import clean
+from redline.tui.widgets.diff_view import DiffView
+
+
+def diff_lines(text: str) -> list[Content]:
+    """The mirrored diff's lines, coloured as the workspace dashboard colours a diff."""
+    lines: list[Content] = []
+    for raw in text.splitlines():
+        line = clean(raw)
+        if line.startswith(("+++", "---")):
+            style = "bold $text-muted"
+        elif line.startswith("@@"):
+            style = "$accent"
+        elif line.startswith("+"):
+            style = "on $success-muted"
+        elif line.startswith("-"):
+            style = "on $error-muted"
+        else:
+            style = ""
+        lines.append(Content.styled(line, style) if style else Content(line))
+    return lines
+
+
+def header(data: dict[str, Any]) -> Content:
+    files = ", ".join(clean(name) for name in data["files"]) or "(no files)"
+    parts: list[tuple[str, str] | str] = [
+        (clean(data["id"]), "bold"),
+        "  ",
+        (f"‹{clean(data['source'])}›", "$accent"),
+        "  ",
+        clean(data["label"]),
+        "\n",
+        ("workspace ", "$text-muted"),
+        clean(data["workspace"]["id"]),
+        "  ",
+        clean(data["workspace"]["path"]),
+        "\n",
+        ("files ", "$text-muted"),
+        f"{files} (+{data['added']} -{data['removed']})",
+        ("  proposed ", "$text-muted"),
+        clean(data["created_at"] or "?"),
+    ]
+    if data["state"] != "pending":
+        parts += ["\n", (f"state {clean(data['state'])}", "$warning")]
+        if data.get("result"):
+            parts += [": ", clean(data["result"])]
+    return Content.assemble(*parts)
+
+
+class TeamDetail(Vertical):
+    DEFAULT_CSS = """
+    TeamDetail #team-header {
+        height: auto;
+        padding: 0 1;
+        border-bottom: solid $panel-lighten-2;
+    }
+    TeamDetail DiffView {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.team_id: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="team-header")
+        yield DiffView(id="team-diff")
+
+    @property
+    def diff(self) -> DiffView:
+        return self.query_one(DiffView)
+
+    def show_action(self, data: dict[str, Any]) -> None:
+        self.team_id = data["id"]
+        self.query_one("#team-header", Static).update(header(data))
+        text = data.get("diff") or ""
+        self.diff.show_text(diff_lines(text) or [Content("(no diff was mirrored)")])
+
+    def show_note(self, text: str, *, team_id: str | None = None) -> None:
+        self.team_id = team_id
+        self.query_one("#team-header", Static).update(Content(clean(text)))
+        self.diff.show_text([])

@@ -1,0 +1,52 @@
+"""What the team dashboard needs of the team queue (``teamqueue.client.TeamClient``).
+
+Every call blocks; the dashboard makes them from worker threads only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Rows = list[dict[str, Any]]
+
+
+class Decision(Protocol):
+    @property
+    def won(self) -> bool: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class TeamSource(Protocol):
+    url: str
+    reviewer: str | None
+
+    def actions(self) -> Rows: ...
+
+    def show(self, team_id: str) -> dict[str, Any]: ...
+
+    def decide(self, team_id: str, verb: str, reason: str) -> Decision: ...
+
+    def watch(
+        self,
+        stop: threading.Event,
+        on_rows: Callable[[Rows], object],
+        on_status: Callable[[bool, str], object],
+    ) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def clean(text: object) -> str:
+    """Untrusted text (labels, paths, reviewer names from the database) safe to draw:
+    control characters shown as escapes, never sent to the terminal."""
+    value = str(text)
+    return "".join(
+        ch
+        if ch == "\t" or (ch >= " " and ch != "\x7f" and not 0x80 <= ord(ch) < 0xA0)
+        else f"\\x{ord(ch):02x}"
+        for ch in value
+    )

@@ -1,0 +1,157 @@
+"""The team dashboard's look and its offline state, fed through a small fake of the team
+queue (no PostgreSQL: the behaviour against a real server is tests/teamqueue/
+test_team_dashboard.py). Regenerate the picture with ``--snapshot-update``."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tests.tui.conftest import wait_until
+from textual.pilot import Pilot
+
+from redline.tui.team.app import TeamApp
+from redline.tui.team.status import TeamStatus
+from redline.tui.widgets.reason_input import ReasonInput
+
+SIZE = (130, 30)
+DIFF = (
+    "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n import os\n"
+    "-print('hi')\n+log.info('hi')\n x = 1\n"
+)
+
+
+def action(number: int, ws: str, path: str, label: str, source: str = "exec") -> dict[str, Any]:
+    return {
+        "id": f"pa-{number}@{ws}",
+        "workspace": {"id": ws, "path": path},
+        "local_id": f"pa-{number}",
+        "label": label,
+        "source": source,
+        "applied_by": "safe_apply",
+        "files": ["src/app.py"],
+        "added": 1,
+        "removed": 1,
+        "created_at": "2026-01-02T03:04:05+00:00",
+        "state": "pending",
+        "decision": None,
+        "decided_by": None,
+        "decided_at": None,
+        "reason": "",
+        "result": "",
+        "finished_at": None,
+        "patch_hash": "p",
+        "base_hash": "b",
+    }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    won: bool
+    text: str
+
+
+class FakeTeamQueue:
+    """Rows in memory; ``watch`` reports once, then waits to be stopped. ``online`` False:
+    the watch reports the database unreachable instead."""
+
+    url = "postgresql://***@db.example/team"
+
+    def __init__(self, rows: list[dict[str, Any]], *, online: bool = True) -> None:
+        self.rows = rows
+        self.online = online
+        self.reviewer: str | None = "alice"
+        self.decided: list[tuple[str, str, str]] = []
+
+    def actions(self) -> list[dict[str, Any]]:
+        return list(self.rows)
+
+    def show(self, team_id: str) -> dict[str, Any]:
+        found = next(r for r in self.rows if r["id"] == team_id)
+        return found | {"diff": DIFF}
+
+    def decide(self, team_id: str, verb: str, reason: str) -> Outcome:
+        self.decided.append((team_id, verb, reason))
+        return Outcome(True, f"Decided: {team_id} is to be {verb}ed, by alice")
+
+    def watch(
+        self,
+        stop: threading.Event,
+        on_rows: Callable[[list[dict[str, Any]]], object],
+        on_status: Callable[[bool, str], object],
+    ) -> None:
+        if self.online:
+            on_status(True, "")
+            on_rows(self.actions())
+        else:
+            on_status(False, "cannot connect to the team queue (postgresql://***@db/team)")
+        stop.wait()
+
+    def close(self) -> None:
+        pass
+
+
+ROWS = [
+    action(2, "g1a2b3c4d5e6", "/home/ann/api", "Rename print to log.info", "acp:gemini"),
+    action(1, "g1a2b3c4d5e6", "/home/ann/api", "Edit src/app.py"),
+    action(1, "w9f8e7d6c5b4", "/srv/ci/web", "Fix the build", "mcp:cursor"),
+]
+
+
+def status(app: TeamApp) -> str:
+    return str(app.query_one(TeamStatus).render())
+
+
+def test_the_team_dashboard_look(snap_compare: Any) -> None:
+    app = TeamApp(FakeTeamQueue(ROWS), reviewer="alice")  # type: ignore[arg-type]
+
+    async def shown(pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[0]["id"])
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=shown)
+
+
+async def test_offline_is_said_and_nothing_can_be_decided() -> None:
+    queue = FakeTeamQueue(ROWS, online=False)
+    app = TeamApp(queue, reviewer="alice")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "offline: cannot connect" in status(app))
+        assert "(retrying)" in status(app) and app.action_list.selected_id is None
+        await pilot.press("y")
+        assert "Nothing selected" in status(app) and queue.decided == []
+    assert app.watch_stopped.wait(30), "the watch thread outlived the dashboard"
+
+
+async def test_untrusted_text_from_the_database_is_drawn_escaped() -> None:
+    evil = action(1, "g1", "/tmp/\x1b[2Jws", "Edit \x1b]0;pwned\x07 a.txt")
+    app = TeamApp(FakeTeamQueue([evil]), reviewer="alice")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.detail.team_id == "pa-1@g1")
+        prompt = str(app.action_list.options[0].prompt)
+        assert "\x1b" not in prompt and "\\x1b]0;pwned\\x07" in prompt
+        header = str(app.query_one("#team-header").render())
+        assert "\x1b" not in header and "/tmp/\\x1b[2Jws" in header
+
+
+async def test_y_applies_the_selected_with_the_reason_and_j_moves() -> None:
+    queue = FakeTeamQueue(ROWS)
+    app = TeamApp(queue, reviewer="alice")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[0]["id"])
+        await pilot.press("enter")  # Enter on the list decides nothing
+        assert queue.decided == []
+        # Tab from the list reaches the reason field, never the Apply button.
+        await pilot.press("tab")
+        assert isinstance(app.focused, ReasonInput)
+        await pilot.press("escape")
+        assert app.action_list.has_focus
+        await pilot.press("j")
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[1]["id"])
+        await pilot.press("r", *"ok", "escape", "y")
+        await wait_until(pilot, lambda: "Decided:" in status(app))
+        assert queue.decided == [(ROWS[1]["id"], "apply", "ok")]
+        # The reason went with that decision: the field is empty for the next.
+        assert app.bar.reason == ""
