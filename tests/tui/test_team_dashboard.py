@@ -155,3 +155,28 @@ async def test_y_applies_the_selected_with_the_reason_and_j_moves() -> None:
         assert queue.decided == [(ROWS[1]["id"], "apply", "ok")]
         # The reason went with that decision: the field is empty for the next.
         assert app.bar.reason == ""
+
+
+async def test_a_late_highlight_after_a_lost_race_keeps_saying_who_decided() -> None:
+    """The order a loaded machine produced: the list's highlight message for the action is
+    handled after the lost decision deselected it, then the list empties. The header keeps
+    saying who decided (it said "Nothing is pending" before the fix)."""
+    from textual.widgets import OptionList
+
+    from redline.tui.team.messages import DecisionMade, RowsArrived
+
+    only = [ROWS[0]]
+    app = TeamApp(FakeTeamQueue(only), reviewer="bob")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        team = only[0]["id"]
+        await wait_until(pilot, lambda: app.detail.team_id == team)
+        option = app.action_list.get_option_at_index(0)
+        lost = f"{team} was already decided: apply by alice at 2026-12-05 10:00"
+        app.deciding = team
+        app.post_message(DecisionMade(team, False, lost))
+        app.action_list.post_message(OptionList.OptionHighlighted(app.action_list, option, 0))
+        app.post_message(RowsArrived([]))
+        await wait_until(pilot, lambda: app.rows_seen >= 2)
+        await pilot.pause()
+        assert app.action_list.selected_id is None
+        assert "already decided: apply by alice" in str(app.query_one("#team-header").render())

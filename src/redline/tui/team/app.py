@@ -287,8 +287,12 @@ class TeamApp(App[int]):
 
     @on(OptionList.OptionHighlighted, "#team-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option.id is not None:
-            self._hold = False
+        # A highlight message can arrive after the list moved on (a racing decision
+        # selected nothing meanwhile): only one that is still the list's selection is the
+        # person picking an action again.
+        if event.option.id is None or event.option.id != self.action_list.selected_id:
+            return
+        self._hold = False
         self._selection_changed()
 
     # -- keys ------------------------------------------------------------------------------
