@@ -89,3 +89,49 @@ def test_the_dashboard_runs_the_follower_while_open(
     plan.write_text(json.dumps({"name": "t", "steps": [{"say": "hello"}]}))
     assert main(["-C", str(ws), "--model", f"scripted:{plan}"]) == 0
     assert seen.get("mirrored") is True, record
+
+
+def test_a_hook_call_follows_the_team_queue_while_it_waits(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`redline hook claude` with a team queue: its proposal is mirrored while it waits, a
+    reviewer's apply from anywhere reaches it, and the agent is told to write the file."""
+    import threading
+    from concurrent.futures import Future
+
+    from tests.drivers.hooks.test_claude_mapping import recorded
+
+    from redline.commands import hook as hook_command
+    from redline.drivers.hooks.answers import Rendered
+    from redline.teamqueue.remote import decide
+
+    with psycopg.connect(pg_url) as conn:
+        migrate(conn)
+    ws = make_workspace(tmp_path / "ws")
+    monkeypatch.setenv("REDLINE_QUEUE_URL", pg_url)
+    done: Future[Rendered] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(hook_command.handle("claude", recorded("pre-write.json", ws)))
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    team = team_id(workspace_id(ws), "pa-1")
+    deadline = time.monotonic() + 60
+    while "Write new.txt" not in _labels(pg_url):  # awaiting a condition
+        assert not done.done(), done.result().stdout
+        assert time.monotonic() < deadline, "the hook never mirrored its proposal"  # hang guard
+        time.sleep(0.05)
+    with psycopg.connect(pg_url) as conn:
+        assert decide(conn, team, "apply", reviewer="alice").won
+    rendered = done.result(60)
+    assert rendered.code == 0, rendered.stderr
+    answer = json.loads(rendered.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "allow", answer
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute(
+            "SELECT state, decided_by FROM redline_actions WHERE team_id = %s", (team,)
+        ).fetchone()
+    assert row == ("applied", "alice")

@@ -9,9 +9,13 @@ call needs, so a hook call starts fast (``bench/hooks.py`` measures it).
 from __future__ import annotations
 
 import argparse
+import os
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from redline.drivers.hooks.answers import Rendered
 
 AGENT_CHOICES = ("claude", "codex", "gemini")
@@ -89,12 +93,13 @@ def handle(agent: str, raw: bytes) -> Rendered:
     target = activity.target_of(payload)
     activity.record(root, payload, "asked", target=target)
     try:
-        if agent == "codex":
-            from redline.drivers.hooks.codex import review_patch
+        with _team_queue(root):
+            if agent == "codex":
+                from redline.drivers.hooks.codex import review_patch
 
-            answer = asyncio.run(review_patch(root, payload, settings))
-        else:
-            answer = asyncio.run(HookCall(root, payload, settings).run())
+                answer = asyncio.run(review_patch(root, payload, settings))
+            else:
+                answer = asyncio.run(HookCall(root, payload, settings).run())
     except BaseException as exc:  # the dashboard hears of it too; the caller blocks the call
         cause = str(exc) or type(exc).__name__
         activity.record(root, payload, "answered", target=target, answer="block", reason=cause)
@@ -109,3 +114,29 @@ def handle(agent: str, raw: bytes) -> Rendered:
         action=answer.action_id or None,
     )
     return render(agent, payload.event, answer)
+
+
+def _team_queue(root: Path) -> AbstractContextManager[object]:
+    """The team queue's follower for the length of this call's wait, when one is configured
+    for the workspace (docs/team-queue.md): the proposal is mirrored, a decision made
+    anywhere is carried out here, and the result is written back before the call answers.
+
+    Without a queue nothing is imported: ``$REDLINE_QUEUE_URL`` and a ``[queue]`` table in
+    the user's or the workspace's config are the only ways to set one. A queue problem never
+    blocks the call; the local queue and the dashboard keep working.
+    """
+    from redline.config import ConfigError, read_user_config, read_workspace_config
+
+    wanted = bool(os.environ.get("REDLINE_QUEUE_URL", "").strip())
+    try:
+        wanted = wanted or "queue" in read_user_config()[0]
+        wanted = wanted or "queue" in read_workspace_config(root)[0]
+    except ConfigError:
+        wanted = False  # the call's own settings already read these files without error
+    if not wanted:
+        return nullcontext()
+    import logging
+
+    from redline.teamqueue.background import following
+
+    return following(root, log=logging.getLogger("redline.hook.team_queue").info)

@@ -322,3 +322,30 @@ def test_without_a_rules_file_a_reviewed_call_does_not_load_the_rules_engine(
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
     assert "redline.review.session" in imported
     assert not {"redline.rules", "pydantic"} & imported
+
+
+def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> None:
+    """No queue configured: the reviewed call never imports the team queue (or psycopg)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.drivers.hooks.test_claude_mapping import recorded
+
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "REDLINE_QUEUE_URL"}
+    env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
+        input=recorded("pre-write.json", ws),
+        capture_output=True,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert "redline.review.session" in imported
+    assert not {"psycopg", "redline.teamqueue.settings"} & imported
