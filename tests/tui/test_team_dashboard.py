@@ -180,3 +180,31 @@ async def test_a_late_highlight_after_a_lost_race_keeps_saying_who_decided() -> 
         await pilot.pause()
         assert app.action_list.selected_id is None
         assert "already decided: apply by alice" in str(app.query_one("#team-header").render())
+
+
+async def test_enter_in_the_reason_field_discards_and_the_next_key_is_a_key_again() -> None:
+    """After Enter discards, the list has the focus: a y applies the next action rather than
+    going into the reason field (it did: the field kept the focus)."""
+    queue = FakeTeamQueue(ROWS)
+    app = TeamApp(queue, reviewer="alice")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[0]["id"])
+        await pilot.press("r", *"not now", "enter")
+        await wait_until(pilot, lambda: "Decided:" in status(app))
+        assert queue.decided == [(ROWS[0]["id"], "discard", "not now")]
+        assert app.action_list.has_focus
+        await wait_until(pilot, lambda: app.deciding is None)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(queue.decided) == 2)
+        assert queue.decided[1][1] == "apply" and app.bar.reason == ""
+
+
+async def test_a_narrow_terminal_stacks_the_list_above_the_diff() -> None:
+    app = TeamApp(FakeTeamQueue(ROWS), reviewer="alice")  # type: ignore[arg-type]
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[0]["id"])
+        await pilot.pause()
+        listed_at, detail_at = app.action_list.region, app.detail.region
+        assert detail_at.y >= listed_at.bottom and detail_at.width >= 50
+        await pilot.resize_terminal(120, 30)
+        await wait_until(pilot, lambda: app.detail.region.x >= app.action_list.region.right)

@@ -21,7 +21,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, OptionList
+from textual.widgets import OptionList
 
 from redline.teamqueue.settings import TeamQueueError
 from redline.tui.team.action_list import TeamActionList
@@ -35,6 +35,7 @@ from redline.tui.team.messages import (
 )
 from redline.tui.team.source import TeamSource, clean
 from redline.tui.team.status import TeamStatus
+from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.tui.widgets.reason_input import ReasonInput
 from redline.tui.widgets.resolve_bar import ResolveBar
 
@@ -45,7 +46,22 @@ EMPTY = "Nothing is pending in the team queue."
 class TeamApp(App[int]):
     TITLE = "redline — team queue"
     AUTO_FOCUS = "#team-list"
+    # Below 80 columns the list and the diff are stacked: side by side the diff would be a
+    # strip too narrow to read.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-wide")]
     DEFAULT_CSS = """
+    Screen.-narrow #team-main {
+        layout: vertical;
+    }
+    Screen.-narrow #team-left {
+        width: 100%;
+        min-width: 0;
+        height: 45%;
+    }
+    Screen.-narrow TeamDetail {
+        width: 100%;
+        height: 1fr;
+    }
     #team-main {
         height: 1fr;
     }
@@ -120,7 +136,8 @@ class TeamApp(App[int]):
                 yield TeamActionList(id="team-list")
                 yield ResolveBar(id="team-resolve")
             yield TeamDetail(id="team-detail")
-        yield Footer()
+        # The keys that decide get the room first on a narrow terminal; none is cut in half.
+        yield FittingFooter(first=("decide('apply')", "decide('discard')", "focus_reason"))
 
     @property
     def action_list(self) -> TeamActionList:
@@ -320,7 +337,10 @@ class TeamApp(App[int]):
 
     @on(ReasonInput.DiscardRequested)
     def _enter_in_reason(self, event: ReasonInput.DiscardRequested) -> None:
+        # As in the workspace dashboard: back to the list, so the next key is a key again
+        # rather than more of the reason.
         event.stop()
+        self.action_list.focus()
         self.action_decide("discard")
 
     @on(ReasonInput.Done)
