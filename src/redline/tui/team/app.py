@@ -48,7 +48,7 @@ class TeamApp(App[int]):
     AUTO_FOCUS = "#team-list"
     # Below 80 columns the list and the diff are stacked: side by side the diff would be a
     # strip too narrow to read.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-wide")]  # noqa: RUF012 (Textual: not a ClassVar)
     DEFAULT_CSS = """
     Screen.-narrow #team-main {
         layout: vertical;
