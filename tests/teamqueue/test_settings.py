@@ -145,3 +145,14 @@ def test_queue_ids_lists_records_without_reading_them(tmp_path: Path) -> None:
         assert sorted(queue.ids()) == [first.id, second.id]
         (queue.path / "actions" / "notes.json").write_text("{}")  # not a record's name
         assert sorted(queue.ids()) == [first.id, second.id]
+
+
+def test_the_team_dashboard_names_a_missing_workspace_given_with_c(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`redline -C PATH --queue URL` opens on PATH's workspace: a PATH that is not a folder
+    is exit 2 naming it, before any connection (never silently ignored)."""
+    gone = tmp_path / "gone"
+    code, out, err = cli(capfd, "-C", str(gone), "--queue", DOWN)
+    assert code == 2, err
+    assert str(gone) in err and "cannot connect" not in err and SECRET not in out + err

@@ -208,3 +208,14 @@ async def test_a_narrow_terminal_stacks_the_list_above_the_diff() -> None:
         assert detail_at.y >= listed_at.bottom and detail_at.width >= 50
         await pilot.resize_terminal(120, 30)
         await wait_until(pilot, lambda: app.detail.region.x >= app.action_list.region.right)
+
+
+async def test_opened_on_one_workspace_it_shows_that_one_until_f() -> None:
+    """`redline -C PATH --queue URL`: the workspace's own actions first; f cycles on."""
+    app = TeamApp(FakeTeamQueue(ROWS), reviewer="alice", workspace="w9f8e7d6c5b4")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[2]["id"])
+        assert [r["id"] for r in app.action_list.rows] == [ROWS[2]["id"]]
+        assert "workspace w9f8e7d6c5b4" in status(app)
+        await pilot.press("f")  # the next workspace by path: /srv/ci/web is the last
+        await wait_until(pilot, lambda: len(app.action_list.rows) == 3)

@@ -106,6 +106,16 @@ def run_team(args: argparse.Namespace) -> int:
     try:
         url = check_url(args.queue.strip(), "--queue")
         reviewer = reviewer_name(queue_settings(None).reviewer)
+        # ``-C PATH`` opens it showing that workspace's actions (f shows the others).
+        only = None
+        if getattr(args, "cwd", None) is not None:
+            from redline.teamqueue.settings import workspace_id
+
+            root = workspace_root(args)
+            if not root.is_dir():
+                print(f"redline: workspace {str(root)!r} is not a folder", file=sys.stderr)
+                return 2
+            only = workspace_id(root.resolve(), queue_settings(root.resolve()).workspace_id)
     except TeamQueueError as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 2
@@ -128,7 +138,7 @@ def run_team(args: argparse.Namespace) -> int:
             role = None
         shown = f"{role or 'your database role'} (database role)"
     try:
-        code = TeamApp(client, reviewer=shown).run()
+        code = TeamApp(client, reviewer=shown, workspace=only).run()
     finally:
         client.close()
     return int(code or 0)

@@ -111,12 +111,13 @@ class TeamApp(App[int]):
         Binding("escape", "focus_list", "List", show=False),
     ]
 
-    def __init__(self, source: TeamSource, *, reviewer: str) -> None:
+    def __init__(self, source: TeamSource, *, reviewer: str, workspace: str | None = None) -> None:
+        """``workspace``: show only that workspace's actions at first (``-C PATH``)."""
         super().__init__()
         self.source = source
         self.reviewer = reviewer
         self.all_rows: list[dict[str, Any]] = []
-        self.filter_workspace: str | None = None
+        self.filter_workspace: str | None = workspace
         # The team id a decision of ours is on its way for (one at a time).
         self.deciding: str | None = None
         # Team ids this reviewer decided: their leaving the list is no news.
@@ -159,6 +160,8 @@ class TeamApp(App[int]):
         self.action_list.border_title = "Team queue"
         self.detail.border_title = "Diff"
         self.status.reviewer = self.reviewer
+        if self.filter_workspace is not None:
+            self.status.filter = f"workspace {clean(self.filter_workspace)}"
         self.status.counts = "…"
         self.status.redraw()
         self.detail.show_note("Reading the team queue…")
