@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 
 from redline import __version__
-from redline.commands._levels import CommandParser, share
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -43,6 +42,9 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; its ``parse_args`` folds options given at several levels."""
+    # Here, not at the top: `redline hook AGENT` (run before each tool call) skips it.
+    from redline.commands._levels import CommandParser, share
+
     parser = CommandParser(
         prog="redline",
         description="A coding agent whose every change waits on a reviewable stack.",
