@@ -24,7 +24,6 @@ small state (follow flags, re-check requests, reported undos).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
@@ -33,21 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from redline.review.events import Notice, PendingResolved, ResolvedBy, Undone
-from redline.review.follower import follow
-from redline.review.resolve import (
-    EditOutcome,
-    ResolveOutcome,
-    edit_pending,
-    resolution_event,
-    resolve_pending,
-)
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 
+# The event classes, the resolution machinery (hunks, rebase, merge3), the queue follower
+# and asyncio are imported where they are used, not here: a process that only proposes and
+# waits (``redline hook``) queues its action before it loads them (see
+# :meth:`ReviewSession.prepare_to_serve`; docs/performance.md, "`redline hook`").
 if TYPE_CHECKING:
-    from redline.review.events import EventStream
+    from redline.review.event_stream import EventStream
+    from redline.review.events import ResolvedBy
     from redline.review.provenance import GitBatch
+    from redline.review.resolve import EditOutcome, ResolveOutcome
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
@@ -76,9 +72,19 @@ class Decision:
     batch: GitBatch | None = None
 
 
-#: What :meth:`ReviewSession.resolve` returns: how the decision ended, and the text the
-#: model reads.
-Resolution = ResolveOutcome
+if TYPE_CHECKING:
+    #: What :meth:`ReviewSession.resolve` returns: how the decision ended, and the text
+    #: the model reads.
+    Resolution = ResolveOutcome
+
+
+def __getattr__(name: str) -> Any:
+    # ``Resolution`` without importing the resolution machinery with this module.
+    if name == "Resolution":
+        from redline.review.resolve import ResolveOutcome
+
+        return ResolveOutcome
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ReviewSession:
@@ -122,6 +128,10 @@ class ReviewSession:
         The one resolution path: emits the resolution's event and, after an apply, marks
         the other actions whose files changed as stale.
         """
+        import asyncio
+
+        from redline.review.resolve import ResolveOutcome, resolution_event, resolve_pending
+
         try:
             outcome = await resolve_pending(
                 self.store,
@@ -186,10 +196,13 @@ class ReviewSession:
 
     async def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
         """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``."""
+        from redline.review.resolve import edit_pending
+
         return await edit_pending(self.store, action_id, path, text)
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; ``on_undone`` is told."""
+        from redline.review.events import Notice
         from redline.review.git_undo import undo
         from redline.workspace.journal import UndoError
 
@@ -213,6 +226,7 @@ class ReviewSession:
     def _rebase_after_undo(self, files: set[str], label: str) -> None:
         """Carry the pending actions over the files the undo restored (the rest of an
         undone partial apply proposes its hunks against the restored text again)."""
+        from redline.review.events import Notice
         from redline.review.rebase import rebase_onto_files
 
         onto = f"the undo of {label or 'the last apply'}"
@@ -226,6 +240,8 @@ class ReviewSession:
     def _undone(
         self, entry_id: str, label: str, files: list[str], text: str, action_id: str | None
     ) -> None:
+        from redline.review.events import Undone
+
         if self.on_undone is not None:
             self.on_undone(entry_id, label, files, text)
         self.events.emit(Undone(entry_id=entry_id, label=label, files=files, action_id=action_id))
@@ -281,6 +297,8 @@ class ReviewSession:
         With ``journal``, undos of this session's applies made by other processes are
         reported too. Stopped by :meth:`close`.
         """
+        from redline.review.follower import follow
+
         queue = self.store.queue
         if queue is None or self._submit is not None or self._closed:
             return
@@ -289,6 +307,17 @@ class ReviewSession:
         self._queue_changed()  # anything that happened before the follow began
         if journal:
             self._follow_journal()
+
+    @staticmethod
+    def prepare_to_serve() -> None:
+        """Import now what deciding an action here will need (the resolution machinery,
+        the event classes, the decisions log). A process that proposes and then waits for a
+        person (``redline hook``) calls it after its action is queued, so the person's
+        decision does not wait for these imports."""
+        import redline.review.events
+        import redline.review.provenance
+        import redline.review.queued
+        import redline.review.resolve  # noqa: F401
 
     def _queue_changed(self) -> None:
         """From the follower's thread: hand one sync at a time to the driver's loop."""
@@ -344,6 +373,8 @@ class ReviewSession:
             # A local resolution holds this lock until the store is updated: wait for it,
             # so it is never mistaken for one made by another process.
             while not lock.acquire(blocking=False):
+                import asyncio
+
                 await asyncio.sleep(0.002)
             try:
                 if self.store.get(action.id) is None:
@@ -374,6 +405,7 @@ class ReviewSession:
 
     def _heard_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
         """Tell the driver (and the event stream) how another process resolved ``action``."""
+        from redline.review.events import Notice, PendingResolved
         from redline.review.queued import resolution_result
 
         if resolution is None or resolution.decision not in ("apply", "discard"):
@@ -413,6 +445,7 @@ class ReviewSession:
         Returns ``(action_id, outcome)`` pairs; the outcome's text is logged as the
         resolution, which the asking process is waiting for.
         """
+        from redline.review.resolve import resolve_pending
         from redline.workspace.queue import ActionGone, QueueError
         from redline.workspace.queue import Resolution as Logged
 

@@ -349,3 +349,80 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
     assert "redline.review.session" in imported
     assert not {"psycopg", "redline.teamqueue.settings"} & imported
+
+
+# What a reviewed call has imported at the moment its action reaches the queue: the agent
+# waits for these, so none of the machinery that only a decision needs belongs here.
+_AT_PUSH = """
+import json, sys
+from redline.review import store
+push = store.PendingActionStore.push
+def spy(self, action):
+    pushed = push(self, action)
+    sys.stderr.write("AT_PUSH " + json.dumps(sorted(sys.modules)) + "\\n")
+    return pushed
+store.PendingActionStore.push = spy
+sys.argv = ["redline", "hook", "claude"]
+from redline.cli import main
+main()
+"""
+
+
+def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_needs(
+    root: Path, isolated_user_config: Path
+) -> None:
+    """The event classes, the resolution machinery (hunks, rebase, merge3), the queue's
+    watcher (watchfiles, whose package imports multiprocessing), the rules engine, pydantic
+    and the full command-line parser are loaded after the action is queued, while a person
+    reviews (docs/performance.md, "`redline hook`"); the call still answers as before."""
+    import os
+    import subprocess
+
+    (isolated_user_config / "config.toml").write_text(
+        "[hooks]\nwait_seconds = 0.01\n", encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_PUSH],
+        input=recorded("pre-write.json", root),
+        capture_output=True,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "still pending review in redline as pa-1" in done.stdout.decode()
+    lines = [line for line in done.stderr.decode().splitlines() if line.startswith("AT_PUSH ")]
+    assert len(lines) == 1, done.stderr.decode()[-2000:]
+    at_push = set(json.loads(lines[0].removeprefix("AT_PUSH ")))
+    assert {"redline.review.session", "redline.workspace.queue"} <= at_push
+    assert (
+        not {
+            "redline.review.events",
+            "redline.review.resolve",
+            "redline.review.rebase",
+            "merge3",
+            "redline.review.follower",
+            "watchfiles",
+            "multiprocessing",
+            "pickle",
+            "redline.rules",
+            "pydantic",
+            "redline.commands._levels",
+        }
+        & at_push
+    )
+
+
+def test_a_hook_process_that_blocks_still_prints_its_reason_and_exits_2(root: Path) -> None:
+    """`redline hook` ends its own process without the interpreter's teardown: what it
+    printed is flushed first, and the blocking exit survives."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "hook", "claude"],
+        input=b"{not json",
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"redline: blocked: hook payload is not JSON" in done.stderr, done.stderr

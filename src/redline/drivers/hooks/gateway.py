@@ -547,7 +547,7 @@ def _rule_files_exist(root: Path) -> bool:
 
 def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
     """The workspace queue and a ReviewSession whose actions are this hook process's."""
-    from redline.review.events import EventStream
+    from redline.review.event_stream import EventStream
     from redline.review.session import ReviewSession
     from redline.review.store import PendingActionStore
     from redline.workspace.queue import Source, WorkspaceQueue
@@ -566,6 +566,7 @@ def follow_queue(session: Any) -> None:
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
     session.follow(submit)
+    session.prepare_to_serve()  # the action is queued: load the rest while a person reviews
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
