@@ -165,3 +165,31 @@ def test_a_running_follower_mirrors_new_proposals_and_local_decisions(
             return row == ("discarded", "local person")
 
         watched.wait("the row closed", closed)
+
+
+def test_a_failure_of_the_local_queue_does_not_stop_the_follower(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workspace's queue failing once (it was being created by another thread) is said
+    and retried; the follower used to die with it and never mirror again."""
+    from redline.teamqueue import follower as follower_module
+    from redline.workspace.queue import QueueUnavailable
+
+    _init(pg_url)
+    ws = make_workspace(tmp_path / "ws")
+    record = propose(ws)
+    real = follower_module.mirror
+    calls: list[int] = []
+
+    def failing_once(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise QueueUnavailable("The review queue folder .redline/queue cannot be opened")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(follower_module, "mirror", failing_once)
+    watched = Watched()
+    follower = TeamFollower(ws, pg_url, workspace_id(ws), log=watched.log, poll_seconds=0.1)
+    with running(follower, watched):
+        watched.wait("mirrored after the failure", lambda: record.id in watched.mirrored)
+    assert any("the workspace's queue failed" in line for line in watched.lines)

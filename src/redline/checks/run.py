@@ -247,7 +247,7 @@ def _cached(path: Path) -> list[Finding] | None:
 def _store(path: Path, findings: Sequence[Finding]) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps({"findings": [f.to_dict() for f in findings]}), "utf-8")
         os.replace(tmp, path)
 

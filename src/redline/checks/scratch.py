@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -128,7 +129,7 @@ class ScratchTree:
             "files": {rel: list(entry) for rel, entry in self.manifest.items()},
             "dirty": sorted(self.dirty),
         }
-        tmp = self.slot / f".{MANIFEST}.{os.getpid()}.tmp"
+        tmp = self.slot / f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
         os.replace(tmp, self.slot / MANIFEST)
 

@@ -318,6 +318,8 @@ class TeamFollower:
         (the local queue keeps working meanwhile), catch up after every connect."""
         import psycopg
 
+        from redline.workspace.queue import QueueError
+
         failures = 0
         while not stop.is_set():
             try:
@@ -357,6 +359,12 @@ class TeamFollower:
                 if self.online:
                     self.log(f"offline: {failure('lost the team queue', exc, self.url)}")
                 self.online = False
+                stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                failures += 1
+            except (QueueError, OSError) as exc:
+                # The workspace's own queue failed (being created by another process, a
+                # full disk): say so and try again, rather than stop following for good.
+                self.log(f"the workspace's queue failed: {exc}; retrying")
                 stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
                 failures += 1
             finally:

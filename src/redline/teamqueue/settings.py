@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,7 +157,7 @@ def _stored_id(real: str) -> str:
     new = "w" + secrets.token_hex(6)[:11]
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = folder / f".{key}.{os.getpid()}.tmp"
+        temporary = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
         temporary.write_text(new + "\n", encoding="ascii")
         try:
             os.link(temporary, path)  # first writer wins; a racing one reads the winner's

@@ -142,7 +142,10 @@ def _ensure_gitignore(dir_fd: int) -> None:
         return
     except FileNotFoundError:
         pass
-    tmp = f".gitignore.{os.getpid()}.tmp"
+    # One temporary name per thread: two threads of one process (a follower and the agent
+    # it follows) opening a new workspace at once wrote and moved the same file, and the
+    # second move failed as "cannot be opened: No such file or directory".
+    tmp = f".gitignore.{os.getpid()}.{threading.get_ident()}.tmp"
     fd = os.open(
         tmp,
         os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
