@@ -6,7 +6,6 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 
 class QueueWatcher:
@@ -26,16 +25,37 @@ class QueueWatcher:
         self._ready.wait(5.0)
 
     def _run(self) -> None:
-        import watchfiles
+        try:
+            from watchfiles._rust_notify import RustNotify
+        except ImportError:  # a watchfiles that moved it: watch without knowing when it is set
+            self._run_unsure()
+            return
+        try:
+            # Watching starts when RustNotify is made: only then is start() released, so a
+            # change right after start() returns is never missed (it was, now and then: an
+            # owner request written in that gap went unanswered until the asker gave up).
+            notify = RustNotify([str(self.path)], False, False, 300, True, False)
+        except Exception:
+            self._ready.set()
+            raise
+        with notify:
+            self._ready.set()
+            while not self._stop.is_set():
+                raw = notify.watch(50, 10, 200, self._stop)
+                if isinstance(raw, str):  # "timeout", or "stop" / "signal": the end
+                    if raw == "timeout":
+                        continue
+                    return
+                if any(self._interesting(path) for _change, path in raw):
+                    self._changed()
 
-        def interesting(_change: Any, path: str) -> bool:
-            name = os.path.basename(path)
-            return name.endswith(self.suffix) and not name.startswith(".")
+    def _run_unsure(self) -> None:
+        import watchfiles
 
         self._ready.set()
         for _changes in watchfiles.watch(
             self.path,
-            watch_filter=interesting,
+            watch_filter=lambda _change, path: self._interesting(path),
             stop_event=self._stop,
             debounce=50,
             step=10,
@@ -43,15 +63,22 @@ class QueueWatcher:
             yield_on_timeout=False,
             raise_interrupt=False,
         ):
-            try:
-                self.callback()
-            except Exception:  # a listener's failure never stops the watcher
-                import logging
+            self._changed()
 
-                # The logger's name from before the watcher had a module of its own.
-                logging.getLogger("redline.workspace.queue.core").exception(
-                    "queue watch callback failed"
-                )
+    def _interesting(self, path: str) -> bool:
+        name = os.path.basename(path)
+        return name.endswith(self.suffix) and not name.startswith(".")
+
+    def _changed(self) -> None:
+        try:
+            self.callback()
+        except Exception:  # a listener's failure never stops the watcher
+            import logging
+
+            # The logger's name from before the watcher had a module of its own.
+            logging.getLogger("redline.workspace.queue.core").exception(
+                "queue watch callback failed"
+            )
 
     def stop(self) -> None:
         self._stop.set()
