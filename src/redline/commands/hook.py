@@ -83,8 +83,6 @@ def handle(agent: str, raw: bytes) -> Rendered:
         from redline.drivers.hooks.gateway import post_tool
 
         return render_post(agent, payload.event, post_tool(root, payload))
-    import asyncio
-
     from redline.drivers.hooks import activity
     from redline.drivers.hooks.gateway import HookCall, HookSettings
 
@@ -95,11 +93,21 @@ def handle(agent: str, raw: bytes) -> Rendered:
     try:
         with _team_queue(root):
             if agent == "codex":
+                import asyncio
+
                 from redline.drivers.hooks.codex import review_patch
 
                 answer = asyncio.run(review_patch(root, payload, settings))
             else:
-                answer = asyncio.run(HookCall(root, payload, settings).run())
+                call = HookCall(root, payload, settings)
+                # Queued before asyncio is imported: the agent waits for this part.
+                early = call.prepare()
+                if early is not None:
+                    answer = early
+                else:
+                    import asyncio
+
+                    answer = asyncio.run(call.run())
     except BaseException as exc:  # the dashboard hears of it too; the caller blocks the call
         cause = str(exc) or type(exc).__name__
         activity.record(root, payload, "answered", target=target, answer="block", reason=cause)

@@ -23,7 +23,6 @@ as approved is then staged or committed as ``[git] on_apply`` says, like any app
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -31,11 +30,14 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -101,21 +103,47 @@ class HookCall:
         self._session: Any = None
         self._queue: Any = None
         self._action_id = ""
+        self._proposed: Any = None
 
     # -- entry --------------------------------------------------------------------
-    async def run(self) -> Answer:
+    def prepare(self) -> Answer | None:
+        """Map the call and queue its action, before any event loop exists (the agent waits
+        for this part: asyncio is not even imported yet); an Answer when there is nothing
+        to review. :meth:`run` then waits for the decision."""
         payload = self.payload
         try:
             change = map_call(self.root, payload)
         except MappingError as exc:
             return Answer("deny", str(exc))
         if change is None:
-            if self.settings.review_shell and payload.tool_name in SHELL_TOOLS[payload.agent]:
-                return await self._review(None)
-            return Answer("pass")
-        if change.old_text == change.new_text:
+            if not (self.settings.review_shell and payload.tool_name in SHELL_TOOLS[payload.agent]):
+                return Answer("pass")
+        elif change.old_text == change.new_text:
             return Answer("allow", f"redline: {change.rel} is unchanged by this call.")
-        return await self.review_change(change)
+        queue, session = open_session(self.root, payload)
+        session.on_remote = self.heard
+        session.on_removed_elsewhere = self.heard
+        try:
+            self._propose(session, queue, change)
+        except BaseException:
+            session.close()
+            queue.close()
+            raise
+        return None
+
+    async def run(self) -> Answer:
+        if self._session is None:
+            early = self.prepare()
+            if early is not None:
+                return early
+        session, queue = self._session, self._queue
+        try:
+            if not await self._started(session):
+                follow_queue(session)
+            return await self.finish()
+        finally:
+            session.close()
+            queue.close()
 
     async def review_change(self, change: FileChange) -> Answer:
         """Propose ``change`` and answer with its decision (one file of a Codex patch)."""
@@ -196,14 +224,23 @@ class HookCall:
     async def start(self, session: Any, queue: Any, change: FileChange | None) -> bool:
         """Propose ``change`` in ``session`` (several calls may share one: a Codex patch);
         True when a rule decided it already."""
-        self._loop = asyncio.get_running_loop()
-        self._decided = self._loop.create_future()
+        self._propose(session, queue, change)
+        return await self._started(session)
+
+    def _propose(self, session: Any, queue: Any, change: FileChange | None) -> None:
         self._change = change
         self._session, self._queue = session, queue
-        action = session.propose(self._action(change))
-        self._action_id = action.id
-        self._note("waiting", action=action.id)
-        ruled = await self._rules(session, action)
+        self._proposed = session.propose(self._action(change))
+        self._action_id = self._proposed.id
+        self._note("waiting", action=self._proposed.id)
+
+    async def _started(self, session: Any) -> bool:
+        """The loop's side of a proposal: where decisions land; True when a rule decided."""
+        import asyncio
+
+        self._loop = asyncio.get_running_loop()
+        self._decided = self._loop.create_future()
+        ruled = await self._rules(session, self._proposed)
         return ruled is not None
 
     def _note(self, event: str, **fields: Any) -> None:
@@ -384,6 +421,8 @@ class HookCall:
         return True
 
     async def _wait(self, session: Any, queue: Any, deadline: float) -> tuple[str, str, str | None]:
+        import asyncio
+
         assert self._decided is not None
         try:
             return await asyncio.wait_for(
@@ -469,6 +508,8 @@ class HookCall:
 
     async def _follow(self, queue: Any, action_id: str) -> Answer:
         """Follow a replacement (a person's edit, the rest of a partial decision)."""
+        import asyncio
+
         from redline.review.follower import follow
 
         loop = asyncio.get_running_loop()
@@ -560,6 +601,8 @@ def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
 
 def follow_queue(session: Any) -> None:
     """Follow the queue on the running loop: decisions made elsewhere reach the session."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
 
     def submit(coro: Coroutine[Any, Any, None]) -> object:
@@ -570,6 +613,8 @@ def follow_queue(session: Any) -> None:
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    import asyncio
+
     try:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
