@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # An agent's hook call: no parser of every subcommand, it must start fast.
         from redline.commands.hook import run_agent
 
-        code = run_agent(given[1])
+        code = run_agent(given[1], exiting=argv is None)
         if argv is None:
             _exit_now(code)
         return code

@@ -29,15 +29,18 @@ def run(args: argparse.Namespace) -> int:
     return run_agent(str(args.agent))
 
 
-def run_agent(agent: str) -> int:
-    """Answer one hook call of ``agent`` (stdin → stdout/stderr); the exit status."""
+def run_agent(agent: str, *, exiting: bool = False) -> int:
+    """Answer one hook call of ``agent`` (stdin → stdout/stderr); the exit status.
+
+    ``exiting``: the process ends right after (the agent's hook command), so what only a
+    clean shutdown needs is skipped."""
     import sys
 
     from redline.drivers.hooks.answers import blocked
 
     try:
         raw = sys.stdin.buffer.read()
-        rendered = handle(agent, raw)
+        rendered = handle(agent, raw, exiting=exiting)
     except BaseException as exc:  # fail closed, whatever happened
         if isinstance(exc, KeyboardInterrupt):
             rendered = blocked("interrupted while waiting for review")
@@ -56,7 +59,7 @@ def run_agent(agent: str) -> int:
     return rendered.code
 
 
-def handle(agent: str, raw: bytes) -> Rendered:
+def handle(agent: str, raw: bytes, *, exiting: bool = False) -> Rendered:
     """The rendered answer to one hook call (exceptions are the caller's: they block)."""
     from redline.drivers.hooks.answers import Answer, blocked, render, render_post
     from redline.drivers.hooks.payload import AGENTS, PayloadError, parse_payload
@@ -80,7 +83,7 @@ def handle(agent: str, raw: bytes) -> Rendered:
     if payload.is_pre and reviewed == "shell" and not hook_settings(root).review_shell:
         return render(agent, payload.event, Answer("pass"))
     if payload.is_post:
-        from redline.drivers.hooks.gateway import post_tool
+        from redline.drivers.hooks.post_tool import post_tool
 
         return render_post(agent, payload.event, post_tool(root, payload))
     from redline.drivers.hooks import activity
@@ -100,6 +103,7 @@ def handle(agent: str, raw: bytes) -> Rendered:
                 answer = asyncio.run(review_patch(root, payload, settings))
             else:
                 call = HookCall(root, payload, settings)
+                call.exiting = exiting
                 # Queued before asyncio is imported: the agent waits for this part.
                 early = call.prepare()
                 if early is not None:

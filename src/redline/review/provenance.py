@@ -153,11 +153,31 @@ def index_changes(root: Path, repo_prefix: str, written: Preview) -> list[IndexC
     return changes
 
 
+#: How long a reviewer found for a workspace is reused without asking git again.
+REVIEWER_KEPT_SECONDS = 60.0
+_reviewers: dict[Path, tuple[float, str]] = {}
+
+
+def remember_reviewer(root: Path) -> None:
+    """Find ``root``'s reviewer now and keep it a while: a process that waits for a
+    decision (a hook call) does it while the person reads, not after they decided (two git
+    processes, about 10 ms)."""
+    import time
+
+    _reviewers[root] = (time.monotonic(), reviewer_of(root))
+
+
 def reviewer_of(root: Path, repo: GitRepo | None = None) -> str:
     """git's user (``Name <email>``), else the login name, else "" (``repo``: the
     repository of ``root`` when already known)."""
     from redline.workspace.git import GitError, ident, repo_of
 
+    kept = _reviewers.get(root)
+    if kept is not None and repo is None:
+        import time
+
+        if time.monotonic() - kept[0] < REVIEWER_KEPT_SECONDS:
+            return kept[1]
     if repo is None:
         repo = repo_of(root)
     if repo is not None:

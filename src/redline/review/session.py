@@ -308,16 +308,17 @@ class ReviewSession:
         if journal:
             self._follow_journal()
 
-    @staticmethod
-    def prepare_to_serve() -> None:
+    def prepare_to_serve(self) -> None:
         """Import now what deciding an action here will need (the resolution machinery,
-        the event classes, the decisions log). A process that proposes and then waits for a
-        person (``redline hook``) calls it after its action is queued, so the person's
-        decision does not wait for these imports."""
+        the event classes, the decisions log) and find who the decisions log will name. A
+        process that proposes and then waits for a person (``redline hook``) calls it after
+        its action is queued, so the person's decision does not wait for these."""
         import redline.review.events
-        import redline.review.provenance
         import redline.review.queued
         import redline.review.resolve  # noqa: F401
+        from redline.review.provenance import remember_reviewer
+
+        remember_reviewer(self.root)
 
     def _queue_changed(self) -> None:
         """From the follower's thread: hand one sync at a time to the driver's loop."""

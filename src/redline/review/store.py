@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import inspect
 import logging
 import threading
 import time
@@ -437,6 +436,8 @@ class PendingActionStore:
         apply, reject = action.apply, action.reject
 
         async def run(decision: str, callback: Any, reason: str) -> object:
+            import inspect  # here, not at import: a hook call queues its action first
+
             from redline.review.result import coerce_result
             from redline.workspace.queue import Resolution
 

@@ -10,7 +10,6 @@ import fnmatch
 import os
 import posixpath
 import stat
-import subprocess
 import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
@@ -208,6 +207,8 @@ def relative_to_root(root: Path, path: Path) -> str:
 
 def _git_listing(root: Path, under: str) -> list[str] | None:
     """Tracked and untracked, not ignored files under ``under`` per git, or None outside git."""
+    import subprocess  # here: most users of this module never list files (a hook call)
+
     try:
         proc = subprocess.run(
             ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z", "--", under],
