@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 from redline.teamqueue.db import (
     CHANGES_CHANNEL,
     DECISIONS_CHANNEL,
+    RETRY_SECONDS,
+    STOP_CHECK_SECONDS,
     connect,
     failure,
     require_schema,
+    retry_wait,
 )
 from redline.teamqueue.settings import TeamQueueError
 
@@ -28,11 +31,8 @@ if TYPE_CHECKING:
 
     from redline.teamqueue.remote import Decided
 
-#: How often a wait for notifications stops to see whether the watch was told to stop.
-STOP_CHECK_SECONDS = 0.25
 #: A full re-read this often even when nothing was announced (a belt to LISTEN's braces).
 POLL_SECONDS = 30.0
-RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 Rows = list[dict[str, Any]]
 
@@ -134,7 +134,7 @@ class TeamClient:
                 if online is not False:
                     on_status(False, str(exc))
                 online = False
-                stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                stop.wait(retry_wait(failures))
                 failures += 1
                 continue
             try:
@@ -159,7 +159,7 @@ class TeamClient:
             except psycopg.Error as exc:
                 on_status(False, str(failure("lost the team queue", exc, self.url)))
                 online = False
-                stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                stop.wait(retry_wait(failures))
                 failures += 1
             except TeamQueueError as exc:  # the schema is missing or too new
                 on_status(False, str(exc))

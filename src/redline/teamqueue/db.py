@@ -22,6 +22,16 @@ DECISIONS_CHANNEL = "redline_decisions"
 #: result written back), for the team dashboard; the payload is the workspace id.
 CHANGES_CHANNEL = "redline_changes"
 CONNECT_TIMEOUT_SECONDS = 5
+#: The waits between attempts to reach the database again (the last one repeats).
+RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+#: How often a wait for notifications stops to see whether it was told to stop.
+STOP_CHECK_SECONDS = 0.25
+
+
+def retry_wait(failures: int) -> float:
+    """How long to wait before the next attempt after ``failures`` failed ones."""
+    return RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
+
 
 #: (version, SQL). Append only: a released migration never changes.
 MIGRATIONS: tuple[tuple[int, str], ...] = (

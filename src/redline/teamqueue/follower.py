@@ -34,9 +34,11 @@ from typing import TYPE_CHECKING
 from redline.teamqueue.db import (
     CHANGES_CHANNEL,
     DECISIONS_CHANNEL,
+    STOP_CHECK_SECONDS,
     connect,
     failure,
     require_schema,
+    retry_wait,
 )
 from redline.teamqueue.hashes import patch_hash
 from redline.teamqueue.mirror import mirror, pg_text
@@ -51,9 +53,6 @@ if TYPE_CHECKING:
 
 #: How long the follower waits for a notification before looking at the local queue again.
 POLL_SECONDS = 0.5
-#: How often a wait for notifications stops to see whether the follower was told to stop.
-STOP_CHECK_SECONDS = 0.25
-RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 
 @dataclass
@@ -328,7 +327,7 @@ class TeamFollower:
                 if self.online or failures == 0:
                     self.log(f"offline: {exc}; the local queue keeps working, retrying")
                 self.online = False
-                stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                stop.wait(retry_wait(failures))
                 failures += 1
                 continue
             try:
@@ -359,13 +358,13 @@ class TeamFollower:
                 if self.online:
                     self.log(f"offline: {failure('lost the team queue', exc, self.url)}")
                 self.online = False
-                stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                stop.wait(retry_wait(failures))
                 failures += 1
             except (QueueError, OSError) as exc:
                 # The workspace's own queue failed (being created by another process, a
                 # full disk): say so and try again, rather than stop following for good.
                 self.log(f"the workspace's queue failed: {exc}; retrying")
-                stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                stop.wait(retry_wait(failures))
                 failures += 1
             finally:
                 conn.close()
