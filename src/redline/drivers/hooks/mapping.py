@@ -46,26 +46,31 @@ class FileChange:
 
 
 def inside(root: Path, path_text: str, cwd: str) -> tuple[Path, str]:
-    """The absolute path and workspace-relative name of ``path_text``; outside → error."""
+    """The absolute path and workspace-relative name of ``path_text``, confined as every
+    other way in confines a path (``workspace.paths.resolve_inside``: ``.git``/``.redline``
+    at any depth and in any case or spelling, nested repositories' ``.git``, symlinked
+    folders resolved); anything else is a MappingError the agent reads as a denial."""
+    from redline.workspace.paths import ConfinementError, relative_to_root, resolve_inside
+
     if "\x00" in path_text or not path_text:
         raise MappingError(f"Blocked by redline: invalid file path {path_text!r}.")
     raw = Path(path_text)
     if not raw.is_absolute():
         raw = Path(cwd or root) / raw
-    resolved = Path(os.path.realpath(raw))
     real_root = Path(os.path.realpath(root))
     try:
-        rel = resolved.relative_to(real_root)
-    except ValueError:
-        raise MappingError(
-            f"Blocked by redline: {path_text} is outside the workspace {real_root}; redline "
-            "reviews changes inside the workspace only."
-        ) from None
-    if not rel.parts:
+        absolute = resolve_inside(real_root, Path(os.path.normpath(raw)))
+    except ConfinementError as exc:
+        if not Path(os.path.realpath(raw)).is_relative_to(real_root):
+            raise MappingError(
+                f"Blocked by redline: {path_text} is outside the workspace {real_root}; redline "
+                "reviews changes inside the workspace only."
+            ) from None
+        raise MappingError(f"Blocked by redline: {exc}.") from None
+    rel = relative_to_root(real_root, absolute)
+    if rel == ".":
         raise MappingError(f"Blocked by redline: {path_text} is the workspace folder itself.")
-    if rel.parts[0] in (".redline", ".git"):
-        raise MappingError(f"Blocked by redline: {rel.parts[0]}/ is not the agent's to change.")
-    return resolved, rel.as_posix()
+    return absolute, rel
 
 
 def read_text(path: Path, rel: str) -> str | None:

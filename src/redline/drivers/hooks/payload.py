@@ -57,6 +57,27 @@ def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str:
     return value
 
 
+def _folder(data: dict[str, Any]) -> str:
+    """The payload's ``cwd``: an absolute path to an existing folder, else a PayloadError.
+
+    The workspace is found from it, so an empty or relative one would be read against the
+    hook's own folder (and a queue made there); nothing is created for a refused call."""
+    import os
+
+    cwd = _string(data, "cwd")
+    if not cwd:
+        raise PayloadError("hook payload: `cwd` is empty: expected the agent's absolute folder")
+    if "\x00" in cwd:
+        raise PayloadError("hook payload: `cwd` holds a NUL byte")
+    if not os.path.isabs(cwd):
+        raise PayloadError(
+            f"hook payload: `cwd` {cwd!r} is a relative path: expected the agent's absolute folder"
+        )
+    if not os.path.isdir(cwd):
+        raise PayloadError(f"hook payload: `cwd` {cwd!r} is not an existing folder")
+    return cwd
+
+
 def parse_payload(agent: str, raw: bytes) -> HookPayload:
     """Parse ``raw`` (the agent's stdin) as ``agent``'s hook payload."""
     if agent not in AGENTS:
@@ -90,7 +111,7 @@ def parse_payload(agent: str, raw: bytes) -> HookPayload:
         tool_name=tool_name,
         tool_input=tool_input,
         session_id=_string(data, "session_id"),
-        cwd=_string(data, "cwd"),
+        cwd=_folder(data),
         tool_use_id=_string(data, "tool_use_id", required=False),
         permission_mode=_string(data, "permission_mode", required=False),
         tool_response=data.get("tool_response"),
