@@ -11,7 +11,7 @@ like any proposal:
 * **patch** (a file or ``-``: a unified diff or ``git format-patch`` output): each file's
   part is applied to the local file with ``git apply`` in a scratch folder.
 
-A binary file, a change that conflicts with the local file and a path redline may not
+A symbolic link (added, changed, or a file turned into one), a binary file, a change that conflicts with the local file and a path redline may not
 touch are refused one by one with a message naming the file; the rest is imported.
 """
 
@@ -35,6 +35,8 @@ from redline.workspace.preview import (
 )
 
 KINDS = ("patch", "worktree", "branch")
+#: git's file mode of a symbolic link.
+LINK_MODE = "120000"
 MAX_PATCH_BYTES = 64 * 1024 * 1024
 
 
@@ -51,6 +53,9 @@ class Imported:
     base: bytes | None = None  # the source's text before (None: created)
     theirs: bytes | None = None  # the source's text after (None: deleted)
     binary: bool = False
+    #: A symbolic link on either side (added, changed, turned into or from a link): its
+    #: "text" is the link's target, so it is refused, never queued as a regular file.
+    link: bool = False
     #: Why the source's change cannot be made to the local file ("" when it can).
     failed: str = ""
 
@@ -130,10 +135,13 @@ def _tree_diff(repo: GitRepo, old: str, new: str) -> list[Imported]:
         raise GitError(f"git diff-tree failed: {out.stderr.decode('utf-8', 'replace').strip()}")
     parts = out.stdout.split(b"\0")
     rows: list[tuple[str, str, str, str, str]] = []  # status, old sha, new sha, path, old
+    linked: set[str] = set()
     at = 0
     while at < len(parts) and parts[at]:
         meta = parts[at].decode("ascii").lstrip(":").split(" ")
         status = meta[4][0]
+        if LINK_MODE in (meta[0], meta[1]):
+            linked.add(os.fsdecode(parts[at + 2 if status in "RC" else at + 1]))
         if status in "RC":
             rows.append(
                 (status, meta[2], meta[3], os.fsdecode(parts[at + 2]), os.fsdecode(parts[at + 1]))
@@ -155,6 +163,7 @@ def _tree_diff(repo: GitRepo, old: str, new: str) -> list[Imported]:
                 base=before,
                 theirs=after,
                 binary=_binary(before) or _binary(after),
+                link=path in linked,
             )
         )
     return files
@@ -170,7 +179,7 @@ def worktree_files(folder: Path) -> list[Imported]:
         raise ImportError_(f"git status in {folder} failed")
     parts = out.stdout.split(b"\0")
     has_head = run_git(repo.top, "rev-parse", "-q", "--verify", "HEAD").returncode == 0
-    files: list[Imported] = []
+    entries: list[tuple[str, str, str]] = []  # status code, path, old path
     at = 0
     while at < len(parts) and parts[at]:
         entry = os.fsdecode(parts[at])
@@ -180,6 +189,13 @@ def worktree_files(folder: Path) -> list[Imported]:
             old_path = os.fsdecode(parts[at + 1])
             at += 1
         at += 1
+        entries.append((code, path, old_path))
+    head_links = _head_links(repo, [old or path for _c, path, old in entries]) if has_head else ()
+    files: list[Imported] = []
+    for code, path, old_path in entries:
+        if (repo.top / path).is_symlink() or (old_path or path) in head_links:
+            files.append(Imported(path, old_path, link=True))
+            continue
         base = _head_blob(repo, old_path or path) if has_head and code != "??" else None
         try:
             theirs: bytes | None = (repo.top / path).read_bytes()
@@ -191,6 +207,19 @@ def worktree_files(folder: Path) -> list[Imported]:
             Imported(path, old_path, base, theirs, binary=_binary(base) or _binary(theirs))
         )
     return files
+
+
+def _head_links(repo: GitRepo, paths: list[str]) -> set[str]:
+    """Which of ``paths`` are symbolic links in HEAD (one ``git ls-tree`` for all)."""
+    if not paths:
+        return set()
+    out = run_git(repo.top, "ls-tree", "-z", "--full-tree", "HEAD", "--", *paths)
+    found: set[str] = set()
+    for item in out.stdout.split(b"\0"):
+        meta, _tab, name = item.partition(b"\t")
+        if meta.startswith(LINK_MODE.encode()):
+            found.add(os.fsdecode(name))
+    return found
 
 
 def _head_blob(repo: GitRepo, path: str) -> bytes | None:
@@ -221,7 +250,13 @@ def patch_files(root: Path, text: bytes) -> tuple[list[Imported], str]:
             ]
             if not entries:
                 raise ImportError_("the patch changes no file")
-            files = [_apply_one(root, work, patch, *entry) for entry in entries]
+            linked = _patch_links(text)
+            files = [
+                Imported(entry[0], entry[1], link=True)
+                if linked.intersection(entry[:2])
+                else _apply_one(root, work, patch, *entry)
+                for entry in entries
+            ]
         finally:
             patch.unlink(missing_ok=True)
     return files, _patch_author(text)
@@ -246,6 +281,38 @@ def _renames(text: bytes) -> dict[str, str]:
         elif line.startswith(b"rename to ") and source:
             found[_unquote(line[len(b"rename to ") :])] = source
             source = ""
+    return found
+
+
+def _patch_links(text: bytes) -> set[str]:
+    """The paths of a git patch's parts that make, change or remove a symbolic link (mode
+    120000 on an ``index``, ``old mode``, ``new mode``, ``new file mode`` or ``deleted file
+    mode`` line of their header)."""
+    found: set[str] = set()
+    names: set[str] = set()
+    link = False
+
+    def close() -> None:
+        if link:
+            found.update(names)
+
+    for line in text.splitlines():
+        if line.startswith(b"diff --git "):
+            close()
+            names, link = set(), False
+            rest = line[len(b"diff --git ") :]
+            half = (len(rest) - 1) // 2
+            if rest[:2] == b"a/" and rest[half + 1 : half + 3] == b"b/":
+                names.update({_unquote(rest[2:half]), _unquote(rest[half + 3 :])})
+        elif line.startswith((b"--- a/", b"+++ b/")):
+            names.add(_unquote(line[6:].rstrip(b"\t")))
+        elif line.startswith((b"rename from ", b"rename to ")):
+            names.add(_unquote(line.split(b" ", 2)[2]))
+        elif line.startswith(
+            (b"index ", b"old mode ", b"new mode ", b"new file mode ", b"deleted file mode ")
+        ) and line.rstrip().endswith(LINK_MODE.encode()):
+            link = True
+    close()
     return found
 
 
@@ -330,7 +397,9 @@ def plan_import(root: Path, name: str, kind: str, files: list[Imported], author:
         shown = f"{item.old_path} → {item.path}" if item.old_path else item.path
         why = ""
         preview: Preview | None = None
-        if item.binary:
+        if item.link:
+            why = "symbolic link; redline imports regular files only, never a link"
+        elif item.binary:
             why = "binary file; redline reviews text files only"
         else:
             try:
@@ -358,6 +427,8 @@ def change_digest(item: Imported) -> str:
     digest = hashlib.sha256()
     for part in (item.old_path.encode(), item.base, item.theirs, item.failed.encode()):
         digest.update(b"-" if part is None else b"+%d:" % len(part) + part)
+    if item.link:
+        digest.update(b"link")
     return digest.hexdigest()
 
 
