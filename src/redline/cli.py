@@ -11,6 +11,10 @@ from redline import __version__
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+#: Commands whose output is a protocol or a screen of their own, never the text filter's:
+#: ``hook`` (the agent reads its JSON), ``mcp`` (JSON-RPC on stdio) and the dashboard
+#: (Textual draws it, through the same function for every untrusted string).
+OWN_STREAMS = frozenset({"hook", "mcp", "dashboard"})
 
 # (subcommand, module under redline.commands, one-line help)
 SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
@@ -99,16 +103,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    for stream in (sys.stdout, sys.stderr):
+        # File names that are not UTF-8 print as \udcXX instead of crashing (docs/safety.md).
+        if getattr(stream, "errors", "") == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    if args._module in OWN_STREAMS:
+        return _run(args)
+    from redline.termtext import terminal_streams
+
+    # Every text-mode command writes through the one filter of terminal text: agents'
+    # labels, paths, reasons and diffs never reach the terminal (or a pager) raw.
+    with terminal_streams(json_stdout=bool(getattr(args, "json", False))):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     problem = _check_workspace(args)
     if problem:
         print(f"{args._leaf}: error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _find_workspace(args)
     command = importlib.import_module(f"redline.commands.{args._module}")
-    for stream in (sys.stdout, sys.stderr):
-        # File names that are not UTF-8 print as \udcXX instead of crashing (docs/safety.md).
-        if getattr(stream, "errors", "") == "strict" and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
     try:
         return int(command.run(args))
     except KeyboardInterrupt:

@@ -96,7 +96,11 @@ def desktop_kind(setting: str, environ: Mapping[str, str]) -> str | None:
 
 def clean(text: str, limit: int = MAX_NOTICE_CHARS) -> str:
     """``text`` on one line without control characters, at most ``limit`` characters."""
-    flat = " ".join(_CONTROL.sub(" ", text).split())
+    from redline.termtext import visible
+
+    # Controls become spaces (inside an escape sequence); bidi and invisible format
+    # characters are shown, as everywhere else (redline.termtext).
+    flat = visible(" ".join(_CONTROL.sub(" ", text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -108,10 +108,12 @@ def _markdown(records: list[DecisionRecord]) -> str:
 def _text(records: list[DecisionRecord]) -> str:
     import datetime
 
+    from redline.termtext import one_line
+
     lines = []
     for record in records:
         when = datetime.datetime.fromtimestamp(record.time).strftime("%Y-%m-%d %H:%M")
-        line = f"{when}  {record.id:<7} {record.decision:<9} {record.label}"
+        line = f"{when}  {record.id:<7} {record.decision:<9} {one_line(record.label)}"
         facts = [record.source] if record.source else []
         if record.edited:
             facts.append("edited")
@@ -120,9 +122,9 @@ def _text(records: list[DecisionRecord]) -> str:
         if record.commit:
             facts.append(f"commit {record.commit[:12]}")
         if facts:
-            line += f"  ({', '.join(facts)})"
+            line += f"  ({one_line(', '.join(facts))})"
         if record.reason:
-            line += f"\n        reason: {record.reason}"
+            line += f"\n        reason: {one_line(record.reason)}"
         lines.append(line)
     return "\n".join(lines)
 

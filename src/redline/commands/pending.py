@@ -213,6 +213,7 @@ def _dump(data: Any) -> str:
 
 
 def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
+    from redline.termtext import one_line
     from redline.workspace.preview import via_lines
     from redline.workspace.queue import ORPHANED_REASON
 
@@ -258,13 +259,15 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
             notes.append(f"its agent {ended}")
         notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
         source = record.source.name or record.source.kind
+        # Each cell on one line: a label or name holding a newline or an escape cannot
+        # print rows of its own (redline.termtext).
         rows.append(
             (
-                record.id,
-                source,
+                one_line(record.id),
+                one_line(source),
                 f"+{record.added} -{record.removed}",
-                record.label,
-                "; ".join(notes),
+                one_line(record.label),
+                one_line("; ".join(notes)),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -276,7 +279,8 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
 
 
 def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
-    from redline.workspace.preview import shown_path
+    from redline.termtext import one_line
+    from redline.workspace.preview import display_diff, shown_path
     from redline.workspace.queue import QueueError, QueueRecord, QueueRecordError, check_id
 
     try:
@@ -295,9 +299,12 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         data = action_json(queue, record, pending=resolution is None)
         hunks: list[dict[str, Any]] = []
         described: list[str] = []
+        shown_diff, hidden = "", 0
         try:
             preview = queue.preview(record)
             diff = preview.diff() if preview is not None else ""
+            if preview is not None and not as_json:
+                shown_diff, hidden = display_diff(preview)
             if preview is not None:
                 from redline.workspace.hunks import hunk_units
 
@@ -319,48 +326,54 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
     if as_json:
         _out(_dump(data))
         return EXIT_OK
-    source = data["source"]
+    source = {key: one_line(value) for key, value in data["source"].items()}
+    files = ", ".join(one_line(shown_path(f, record.via)) for f in record.files)
     lines = [
-        f"{record.id}: {record.label}",
+        f"{one_line(record.id)}: {one_line(record.label)}",
         f"  source:  {source['name']} ({source['kind']}"
         + (f", session {source['session_id']}" if source["session_id"] else "")
-        + f"), tool {record.source_tool_name}",
+        + f"), tool {one_line(record.source_tool_name)}",
         f"  created: {data['created_at']}",
-        f"  applied by: {record.applied_by}",
-        f"  files:   {', '.join(shown_path(f, record.via) for f in record.files) or '(none)'} "
-        f"(+{record.added} -{record.removed})",
+        f"  applied by: {one_line(record.applied_by)}",
+        f"  files:   {files or '(none)'} (+{record.added} -{record.removed})",
     ]
     if record.edited:
         lines.append("  edited:  yes (the diff is against the reviewer's text)")
     if hunks:
         lines.append(f"  hunks:   {len(hunks)} (select with --only PATH#N)")
         lines.extend(
-            f"    {item['address']}  {text}" for item, text in zip(hunks, described, strict=True)
+            f"    {one_line(item['address'])}  {one_line(text)}"
+            for item, text in zip(hunks, described, strict=True)
+        )
+    if hidden:
+        lines.append(
+            f"  hidden:  {hidden} diff line{'s hold' if hidden != 1 else ' holds'} control or "
+            "invisible characters, shown as \\xNN or <U+XXXX> (read them before applying)"
         )
     if data["stale"]:
         reasons = record.stale_reason or "; ".join(queue.stale_reasons(record))
-        lines.append(f"  stale:   {reasons}")
+        lines.append(f"  stale:   {one_line(reasons)}")
     if data["orphaned"]:
         lines.append("  orphaned: its tool's process has ended; it can only be discarded")
     ended = _agent_ended(record)
     if ended:
-        lines.append(f"  agent:   {ended}")
+        lines.append(f"  agent:   {one_line(ended)}")
     if resolution is not None:
         res = resolution.public()
-        by = res["resolved_by"] + (f" {res['rule']}" if res["rule"] else "")
-        lines.append(f"  resolved: {res['decision']} by {by} at {res['time']}")
+        by = one_line(res["resolved_by"] + (f" {res['rule']}" if res["rule"] else ""))
+        lines.append(f"  resolved: {one_line(res['decision'])} by {by} at {res['time']}")
         if res["reason"]:
-            lines.append(f"  reason:  {res['reason']}")
+            lines.append(f"  reason:  {one_line(res['reason'])}")
         if res["replaced_by"]:
-            lines.append(f"  replaced by: {res['replaced_by']}")
+            lines.append(f"  replaced by: {one_line(res['replaced_by'])}")
         if res["result_text"]:
-            lines.append(f"  result:  {res['result_text']}")
+            lines.append(f"  result:  {one_line(res['result_text'])}")
     if record.details not in (None, "", {}):
         lines.append(f"  details: {_dump(record.details)}")
     _out("\n".join(lines))
-    if diff:
+    if shown_diff:
         _out("")
-        _out(diff.rstrip("\n"))
+        _out(shown_diff.rstrip("\n"))
     return EXIT_OK
 
 

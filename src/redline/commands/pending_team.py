@@ -75,6 +75,7 @@ def _list(conn: Any, workspace: str | None, as_json: bool) -> int:
     import json
 
     from redline.teamqueue.remote import list_actions
+    from redline.termtext import one_line
 
     actions = list_actions(conn, workspace)
     if as_json:
@@ -88,11 +89,11 @@ def _list(conn: Any, workspace: str | None, as_json: bool) -> int:
         note = "" if item["state"] == "pending" else f" [{item['state']}]"
         rows.append(
             (
-                item["id"],
-                item["source"],
+                one_line(item["id"]),
+                one_line(item["source"]),
                 f"+{item['added']} -{item['removed']}",
-                item["label"] + note,
-                item["workspace"]["path"],
+                one_line(item["label"]) + note,
+                one_line(item["workspace"]["path"]),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -107,6 +108,7 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
 
     from redline.teamqueue.remote import show_action
     from redline.teamqueue.settings import TeamQueueError
+    from redline.termtext import one_line
 
     try:
         data = show_action(conn, team_id)
@@ -117,7 +119,7 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
         _out(json.dumps(data))
         return EXIT_OK
     lines = [
-        f"{data['id']}: {data['label']}",
+        f"{one_line(data['id'])}: {one_line(data['label'])}",
         f"  workspace: {data['workspace']['id']}  {data['workspace']['path']}",
         f"  source:  {data['source']}",
         f"  created: {data['created_at']}",
@@ -129,7 +131,7 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
             f"  decided: {data['decision']} by {data['decided_by']} at {data['decided_at']}"
         )
     if data["reason"]:
-        lines.append(f"  reason:  {data['reason']}")
+        lines.append(f"  reason:  {one_line(data['reason'])}")
     if data["result"]:
         lines.append(f"  result:  {data['result']}")
     if len(data["hunks"]) > 1:

@@ -40,6 +40,7 @@ from redline.review.events import (
     ToolUpdate,
     Undone,
 )
+from redline.termtext import one_line
 from redline.workspace.preview import via_text
 
 
@@ -119,8 +120,8 @@ class EventPrinter:
                 self._line(f"{mark} {name}: {_short(describe.first_line(result))}")
             case PendingPushed():
                 self._line(
-                    f"[pending] {event.action_id} {event.label} "
-                    f"[{event.source_tool_name}]{describe.preview_stats(event.preview)}"
+                    f"[pending] {event.action_id} {one_line(event.label)} "
+                    f"[{one_line(event.source_tool_name)}]{describe.preview_stats(event.preview)}"
                 )
                 files = event.preview["files"] if event.preview is not None else []
                 for file in files:
@@ -134,18 +135,20 @@ class EventPrinter:
                 verb = describe.verdict(event.action).lower()
                 who = describe.resolver(event.by, event.rule)
                 self._line(
-                    f"[{verb}] {event.action_id} {event.label} "
-                    f"[{event.source_tool_name}] by {who}: {event.reason}"
+                    f"[{verb}] {event.action_id} {one_line(event.label)} "
+                    f"[{one_line(event.source_tool_name)}] by {who}: {one_line(event.reason)}"
                 )
             case PendingStale(action_id=action_id, label=label, reason=reason):
-                self._line(f"[stale] {action_id} {label}: {reason}")
+                self._line(f"[stale] {action_id} {one_line(label)}: {one_line(reason)}")
             case PendingRebased():
                 self._line(f"[rebased] {event.text}")
             case PendingReplaced(old_action_id=old, action_id=new, label=label):
-                self._line(f"[replaced] {old} -> {new} {label}")
+                self._line(f"[replaced] {old} -> {new} {one_line(label)}")
             case Undone(entry_id=entry_id, label=label, files=files, action_id=action_id):
                 origin = f" ({action_id})" if action_id else ""
-                self._line(f"[undone] {entry_id}{origin} {label}: {', '.join(files)}")
+                self._line(
+                    f"[undone] {entry_id}{origin} {one_line(label)}: {one_line(', '.join(files))}"
+                )
             case PluginFailed(message=message) | ErrorEvent(message=message):
                 self._line(f"error: {message}")
             case PluginOutput(path=path, stream=stream, text=text):

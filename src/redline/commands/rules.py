@@ -89,6 +89,8 @@ def _common_json(snapshot: RulesSnapshot) -> dict[str, Any]:
 
 
 def _list(snapshot: RulesSnapshot, as_json: bool) -> int:
+    from redline.termtext import one_line
+
     if as_json:
         _out(_dump({"rules": [r.summary() for r in snapshot.rules], **_common_json(snapshot)}))
         return EXIT_OK
@@ -100,7 +102,7 @@ def _list(snapshot: RulesSnapshot, as_json: bool) -> int:
             _out(f"{index:>3}. {rule.name}  {rule.decision}  ({rule.origin}: {rule.where})")
             _out(f"     {_conditions(rule)}")
             if rule.reason:
-                _out(f"     reason: {rule.reason}")
+                _out(f"     reason: {one_line(rule.reason)}")
     if snapshot.ignored_workspace_file is not None:
         _out(snapshot.notes[-1])
     return EXIT_OK
@@ -148,6 +150,8 @@ def _check(root: Path, snapshot: RulesSnapshot, as_json: bool) -> int:
                 **decision.to_dict(),
             }
         )
+    from redline.termtext import one_line
+
     if as_json:
         _out(_dump({"actions": items, **_common_json(snapshot)}))
         return EXIT_OK
@@ -157,8 +161,8 @@ def _check(root: Path, snapshot: RulesSnapshot, as_json: bool) -> int:
         _out("No pending actions.")
     for item in items:
         rule = f" by rule {item['rule']}" if item["rule"] else ""
-        _out(f"{item['id']}  {item['label']}  [{item['source_tool_name']}]")
-        _out(f"     {item['decision']}{rule}: {item['why']}")
+        _out(f"{item['id']}  {one_line(item['label'])}  [{one_line(item['source_tool_name'])}]")
+        _out(f"     {item['decision']}{rule}: {one_line(item['why'])}")
     if snapshot.ignored_workspace_file is not None:
         _out(snapshot.notes[-1])
     return EXIT_OK

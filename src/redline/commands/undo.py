@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
 def _list(root: object) -> int:
     from pathlib import Path
 
+    from redline.termtext import one_line
     from redline.workspace import journal
     from redline.workspace.preview import shown_path
 
@@ -103,9 +104,9 @@ def _list(root: object) -> int:
         when = item.time.strftime("%Y-%m-%d %H:%M") if item.time else "-"
         # The pending action the change came from (pa-7), so the two ids can be matched up.
         origin = f"{item.action_id}  " if item.action_id else ""
-        line = f"{item.entry_id}  {item.status:<8}  {when}  {origin}{item.label}"
+        line = f"{item.entry_id}  {item.status:<8}  {when}  {origin}{one_line(item.label)}"
         if item.files:
-            line += f"  ({', '.join(shown_path(f, item.via) for f in item.files)})"
+            line += f"  ({one_line(', '.join(shown_path(f, item.via) for f in item.files))})"
         if item.why_not:
             line += f"\n        {item.why_not}"
         print(_shown(line))

@@ -172,6 +172,40 @@ def new_lines(change: FileChange) -> list[str]:
     return []
 
 
+def crlf_endings(change: FileChange) -> bool:
+    """Every line of the change's text, before and after, ends with ``\r\n`` (a Windows
+    file): a diff then says ``CRLF line endings`` once, in the file's header, instead of
+    showing a ``\r`` on each line (``redline.termtext``)."""
+    from redline.termtext import crlf
+
+    texts = ["".join(lines) for lines in (old_lines(change), new_lines(change)) if lines]
+    return bool(texts) and all(crlf(text) for text in texts)
+
+
+def display_diff(preview: Preview, context: int = 3) -> tuple[str, int]:
+    """The preview's unified diff as a terminal shows it, and how many of its lines hold
+    characters ``redline.termtext`` shows (controls, bidi and invisible format characters).
+
+    A CRLF file's ``+++`` line ends with a tab and ``(CRLF line endings)`` and its lines
+    lose that ``\r``; every other character is left for the terminal writer to show."""
+    from redline.termtext import hides
+
+    parts: list[str] = []
+    hidden = 0
+    for change in preview.changes:
+        text = preview.file_diff(change, context)
+        lines = text.split("\n")
+        head = 2 if text.startswith("--- ") else 0  # the ``---``/``+++`` lines
+        body = lines[head:]
+        if head and crlf_endings(change):
+            lines[1] += "\t(CRLF line endings)"
+            body = [line[:-1] if line.endswith("\r") else line for line in body]
+            lines[head:] = body
+        hidden += sum(1 for line in body if line[:1] in (" ", "+", "-") and hides(line))
+        parts.append("\n".join(lines))
+    return "".join(parts), hidden
+
+
 def change_title(change: FileChange) -> str:
     """How a person reads the change in a file list: ``M path``, ``R old -> new``..."""
     if isinstance(change, FileRename):
