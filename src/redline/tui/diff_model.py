@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from redline.review.texts import counted
+from redline.termtext import diff_line, hides
 from redline.workspace.diffing import grouped_opcodes, opcodes
 from redline.workspace.preview import (
     FileChange,
     FileCreate,
     FileDelete,
     FileRename,
+    crlf_endings,
     line_stats,
     new_lines,
     old_lines,
@@ -35,6 +37,9 @@ class DiffRow:
     text: str = ""
     # The change block this row belongs to (1-based, as ``PATH#N`` numbers them), or None.
     hunk: int | None = None
+    # The line held control or invisible characters (now shown as ``\x1b``/``<U+202E>``):
+    # the gutter marks it so a reviewer knows to look.
+    hidden: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +51,21 @@ class SplitRow:
     kind: RowKind = "context"
 
 
-def _clean(line: str) -> str:
-    return line.rstrip("\r\n").expandtabs(4)
+def _row(
+    kind: RowKind,
+    old_no: int | None,
+    new_no: int | None,
+    line: str,
+    crlf: bool,
+    hunk: int | None = None,
+) -> DiffRow:
+    """One body line as the dashboard draws it: shown by ``redline.termtext`` (a CRLF
+    file's ``\r`` dropped, said once in the header), tabs expanded, marked when it held
+    something a terminal would hide."""
+    body = line[:-1] if line.endswith("\n") else line
+    if crlf and body.endswith("\r"):
+        body = body[:-1]
+    return DiffRow(kind, old_no, new_no, diff_line(body).expandtabs(4), hunk, hides(body))
 
 
 def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
@@ -62,10 +80,13 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
     old = old_lines(change)
     new = new_lines(change)
     rows: list[DiffRow] = []
+    crlf = crlf_endings(change)
     if isinstance(change, FileCreate):
         rows.append(DiffRow("meta", text=f"new file, {counted(len(new), 'line')}"))
     elif isinstance(change, FileDelete):
         rows.append(DiffRow("meta", text=f"deleted file, {counted(len(old), 'line')}"))
+    if crlf:
+        rows.append(DiffRow("meta", text="CRLF line endings"))
     if not old and not new:
         rows.append(DiffRow("meta", text="(empty file)"))
         return rows
@@ -85,19 +106,16 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 rows.extend(
-                    DiffRow("context", i + 1, j1 + (i - i1) + 1, _clean(old[i]))
-                    for i in range(i1, i2)
+                    _row("context", i + 1, j1 + (i - i1) + 1, old[i], crlf) for i in range(i1, i2)
                 )
                 continue
             number += 1
             if tag in ("replace", "delete"):
                 rows.extend(
-                    DiffRow("delete", i + 1, None, _clean(old[i]), number) for i in range(i1, i2)
+                    _row("delete", i + 1, None, old[i], crlf, number) for i in range(i1, i2)
                 )
             if tag in ("replace", "insert"):
-                rows.extend(
-                    DiffRow("add", None, j + 1, _clean(new[j]), number) for j in range(j1, j2)
-                )
+                rows.extend(_row("add", None, j + 1, new[j], crlf, number) for j in range(j1, j2))
     return rows
 
 

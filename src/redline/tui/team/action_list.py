@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from redline.tui.team.source import clean
+from redline.termtext import one_line as clean
 
 # A row's state other than plain pending, as the list marks it.
 STATE_NOTE = {

@@ -24,6 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList
 
 from redline.teamqueue.settings import TeamQueueError
+from redline.termtext import one_line as clean
 from redline.tui.team.action_list import TeamActionList
 from redline.tui.team.detail import TeamDetail
 from redline.tui.team.messages import (
@@ -33,7 +34,7 @@ from redline.tui.team.messages import (
     LinkChanged,
     RowsArrived,
 )
-from redline.tui.team.source import TeamSource, clean
+from redline.tui.team.source import TeamSource
 from redline.tui.team.status import TeamStatus
 from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.tui.widgets.reason_input import ReasonInput

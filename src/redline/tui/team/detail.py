@@ -13,22 +13,43 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from redline.tui.team.source import clean
+from redline.termtext import diff_line, hides
+from redline.termtext import one_line as clean
 from redline.tui.widgets.diff_view import DiffView
 
 
 def diff_lines(text: str) -> list[Content]:
-    """The mirrored diff's lines, coloured as the workspace dashboard colours a diff."""
+    """The mirrored diff's lines, coloured as the workspace dashboard colours a diff.
+
+    Shown by ``redline.termtext`` as the workspace dashboard shows them: a CRLF file's
+    ``\r`` said once on its ``+++`` line, every other control or invisible character
+    shown, and a ``⚠`` in a gutter (there only when some line needs it) marking them."""
+    raws = text.split("\n")
+    if raws and raws[-1] == "":
+        raws.pop()
+    ends = [
+        raw
+        for at, raw in enumerate(raws)
+        if raw[:1] in (" ", "+", "-")
+        and not raw.startswith(("+++ ", "--- "))
+        and not (at + 1 < len(raws) and raws[at + 1].startswith("\\"))
+    ]
+    crlf_file = bool(ends) and all(raw.endswith("\r") for raw in ends)
+    hidden = [hides(raw[:-1] if crlf_file and raw.endswith("\r") else raw) for raw in raws]
     lines: list[Content] = []
-    for raw in text.splitlines():
-        line = clean(raw)
-        if line.startswith(("+++", "---")):
+    for raw, marked in zip(raws, hidden, strict=True):
+        line = diff_line(raw, crlf_file=crlf_file)
+        if crlf_file and raw.startswith("+++ "):
+            line += "  (CRLF line endings)"
+        if any(hidden):
+            line = ("⚠ " if marked else "  ") + line
+        if raw.startswith(("+++", "---")):
             style = "bold $text-muted"
-        elif line.startswith("@@"):
+        elif raw.startswith("@@"):
             style = "$accent"
-        elif line.startswith("+"):
+        elif raw.startswith("+"):
             style = "on $success-muted"
-        elif line.startswith("-"):
+        elif raw.startswith("-"):
             style = "on $error-muted"
         else:
             style = ""

@@ -38,15 +38,3 @@ class TeamSource(Protocol):
     ) -> None: ...
 
     def close(self) -> None: ...
-
-
-def clean(text: object) -> str:
-    """Untrusted text (labels, paths, reviewer names from the database) safe to draw:
-    control characters shown as escapes, never sent to the terminal."""
-    value = str(text)
-    return "".join(
-        ch
-        if ch == "\t" or (ch >= " " and ch != "\x7f" and not 0x80 <= ord(ch) < 0xA0)
-        else f"\\x{ord(ch):02x}"
-        for ch in value
-    )

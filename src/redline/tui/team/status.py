@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from redline.tui.team.source import clean
+from redline.termtext import one_line as clean
 
 
 class TeamStatus(Static):

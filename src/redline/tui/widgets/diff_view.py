@@ -115,6 +115,8 @@ class DiffView(ScrollView, can_focus=True):
             self.scroll_to(y=first, animate=False, immediate=True)
 
     def _mark(self, row: DiffRow) -> str:
+        if row.hidden:
+            return "⚠"  # the line held control or invisible characters, now shown
         if row.hunk is None:
             return " "
         if row.hunk in self.marked:
