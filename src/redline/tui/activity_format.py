@@ -42,6 +42,7 @@ from redline.review.events import (
 )
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
+from redline.termtext import one_line
 from redline.workspace.queue import Resolution
 
 LABEL_WIDTH = 72
@@ -49,7 +50,7 @@ ARGS_WIDTH = 100
 
 
 def _short(text: str, width: int) -> str:
-    text = " ".join(text.split())
+    text = one_line(" ".join(text.split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -20,7 +20,7 @@ from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
 from textual import events, on, work
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.reactive import reactive
@@ -70,6 +70,7 @@ from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.inbox import InboxScreen
 from redline.tui.screens.quit import QuitScreen
 from redline.tui.screens.trust import TrustScreen
+from redline.tui.shown import ShownApp
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.pending_stack import PendingStack
 from redline.tui.widgets.preview_panel import PreviewPanel
@@ -108,7 +109,7 @@ def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) 
     return watcher
 
 
-class RedlineApp(App[int]):
+class RedlineApp(ShownApp[int]):
     """The review dashboard for one session."""
 
     TITLE = "redline"

@@ -7,8 +7,11 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
+
+from redline.termtext import visible
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -28,7 +31,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         # Scrolls when the terminal is too short for it; the question wraps at word boundaries.
         with VerticalScroll(id="dialog"):
-            yield Label(self.question, id="question")
+            # Content, not markup: the question may quote labels and paths (shown).
+            yield Label(Content(visible(self.question)), id="question")
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes} (y)", variant="error", id="yes", compact=True)
                 yield Button(f"{self.no} (n)", variant="primary", id="no", compact=True)

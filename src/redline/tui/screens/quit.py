@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from redline.review.store import PendingAction
+from redline.termtext import one_line
 from redline.tui.screens.confirm import ConfirmScreen
 
 
@@ -22,7 +23,7 @@ def quit_question(actions: Iterable[PendingAction]) -> str:
         )
     if owner:
         lines.append("These actions end with this process (their tool runs here):")
-        lines.extend(f"  {action.id} {action.label}" for action in owner)
+        lines.extend(f"  {action.id} {one_line(action.label)}" for action in owner)
     lines.append("Quit anyway?")
     return "\n".join(lines)
 

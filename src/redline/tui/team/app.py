@@ -18,13 +18,14 @@ import threading
 from typing import Any, ClassVar
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList
 
 from redline.teamqueue.settings import TeamQueueError
 from redline.termtext import one_line as clean
+from redline.tui.shown import ShownApp
 from redline.tui.team.action_list import TeamActionList
 from redline.tui.team.detail import TeamDetail
 from redline.tui.team.messages import (
@@ -44,7 +45,7 @@ NOTHING_SELECTED = "Nothing selected: pick an action with j / k."
 EMPTY = "Nothing is pending in the team queue."
 
 
-class TeamApp(App[int]):
+class TeamApp(ShownApp[int]):
     TITLE = "redline — team queue"
     AUTO_FOCUS = "#team-list"
     # Below 80 columns the list and the diff are stacked: side by side the diff would be a

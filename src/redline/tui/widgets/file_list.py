@@ -6,6 +6,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from redline.termtext import one_line
 from redline.tui.diff_model import change_stats
 from redline.workspace.preview import FileChange, change_title
 
@@ -34,7 +35,7 @@ class FileList(OptionList):
             mark,
             (letter, f"bold {KIND_STYLE.get(letter, '')}"),
             " ",
-            rest,
+            one_line(rest),
             "  ",
             (f"+{added}", "$redline-text-success"),
             " ",

@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from redline.review.store import PendingAction
+from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
 from redline.tui.render import content_strip, fit
 
@@ -390,13 +391,13 @@ class PendingStack(ScrollView, can_focus=True):
                 )
             # A long label gives way first, so the STALE badge stays in sight.
             room = max(width - head.cell_length - tail.cell_length, 1)
-            label = Content.styled(row.label, "bold").truncate(room, ellipsis=True)
+            label = Content.styled(one_line(row.label), "bold").truncate(room, ellipsis=True)
             return Content.assemble(head, label, tail).truncate(width, ellipsis=True)
-        files = ", ".join(row.files) if row.files else "no file changes"
+        files = one_line(", ".join(row.files)) if row.files else "no file changes"
         count = f"{len(row.files)} file{'s' if len(row.files) != 1 else ''}: " if row.files else ""
         return Content.assemble(
             "      ",
-            (f"[{row.source}]", "$text-secondary"),
+            (f"[{one_line(row.source)}]", "$text-secondary"),
             " ",
             (f"+{row.added}", "$redline-text-success"),
             " ",

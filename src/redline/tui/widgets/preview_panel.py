@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 
 from redline.review.store import PendingAction
+from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
 from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
@@ -137,18 +138,18 @@ class PreviewPanel(Vertical):
             header.update("")
             return
         parts: list[tuple[str, str] | str | Content] = [
-            (action.id, "$text-muted"),
+            (one_line(action.id), "$text-muted"),
             "  ",
-            (action.label, "bold"),
+            (one_line(action.label), "bold"),
             "  ",
-            (f"[{action.source_tool_name}]", "$text-secondary"),
+            (f"[{one_line(action.source_tool_name)}]", "$text-secondary"),
             "  ",
             source_badge(action_source(action)),
         ]
         # A path reached through a symlinked folder: say where it really writes.
         for line in via_lines(action.preview.via if action.preview is not None else {}):
             parts.extend(["\n", (" SYMLINK ", "bold $redline-text-warning on $warning-muted")])
-            parts.extend([" ", (line, "$redline-text-warning")])
+            parts.extend([" ", (one_line(line), "$redline-text-warning")])
         ended = ended_note(action.details)
         if ended is not None:
             parts.extend(
@@ -156,7 +157,7 @@ class PreviewPanel(Vertical):
                     "\n",
                     (" AGENT ENDED ", "bold $redline-text-warning on $warning-muted"),
                     " ",
-                    (f"the agent {ended}", "$redline-text-warning"),
+                    (f"the agent {one_line(ended)}", "$redline-text-warning"),
                     ("  — it will not hear the outcome", "$text-muted"),
                 ]
             )
@@ -166,7 +167,10 @@ class PreviewPanel(Vertical):
                     "\n",
                     (" STALE ", "bold $text-error on $error-muted"),
                     " ",
-                    (action.stale_reason or "the files changed since the preview", "$text-error"),
+                    (
+                        one_line(action.stale_reason or "the files changed since the preview"),
+                        "$text-error",
+                    ),
                     ("  — re-preview (p) or discard (n)", "$text-muted"),
                 ]
             )
