@@ -162,3 +162,37 @@ def test_json_output_means_the_same_and_carries_nothing_raw(
     assert_nothing_raw(out)
     assert HIDING_LINE in json.loads(out)["diff"]
     assert BIDI_LINE in json.loads(out)["diff"]
+
+
+def test_a_plugins_error_and_a_models_words_are_shown(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    plugin = tmp_path / "plug.py"
+    plugin.write_text(
+        'raise RuntimeError("\\x1b]52;c;ZXZpbA==\\x07 [bold]boom[/bold] \\u202eevil\\rover")\n'
+    )
+    env = {
+        **os.environ,
+        "REDLINE_CONFIG_DIR": str(tmp_path / "config"),
+        "REDLINE_SCRIPTED_WAIT_SCALE": "0",
+    }
+    out = on_pty("tools", "-C", str(root), "--tools", str(plugin), env=env)
+    assert_nothing_raw(out)
+    assert (
+        "RuntimeError: \\x1b]52;c;ZXZpbA==\\x07 [bold]boom[/bold] <U+202E>evil\\x0dover"
+        in out.decode()
+    )
+    plan = tmp_path / "plan.json"
+    steps = [
+        {"say": "hi \x1b[2K\x1b[1Ghidden \u202eevil\x07"},
+        {"call": [{"tool": "write", "args": {"path": "x\x1b[1A.py", "content": HIDING_LINE}}]},
+        {"resolve": "discard", "reason": "no \x1b[31mway\x1b[0m"},
+        {"say": "done"},
+    ]
+    plan.write_text(json.dumps({"name": "hostile", "steps": steps}))
+    out = on_pty("exec", "-C", str(root), "--model", f"scripted:{plan}", "--prompt", "go", env=env)
+    assert_nothing_raw(out)
+    text = out.decode()
+    assert "assistant: hi \\x1b[2K\\x1b[1Ghidden <U+202E>evil\\x07" in text
+    assert "[pending] pa-1 Write: x\\x1b[1A.py [write]" in text
+    assert "by agent: no \\x1b[31mway\\x1b[0m" in text
