@@ -38,7 +38,7 @@ from redline.workspace.queue import Source
         ("agent_ended", None),
         (None, None),
         (["agent_ended"], None),
-        ({"agent_ended": "was\nkilled\x1b[31m by\tSIGKILL"}, "was killed [31m by SIGKILL"),
+        ({"agent_ended": "was\nkilled\x1b[31m by\tSIGKILL"}, "was killed\\x1b[31m by SIGKILL"),
     ],
 )
 def test_ended_note_reads_untrusted_details(details: Any, expected: str | None) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from textual.content import Content
 
+from redline.termtext import one_line
 from redline.tui.activity_format import error_lines
 
 # The longest note shown; a longer one is cut (the full text stays in the queue record).
@@ -21,8 +22,9 @@ ENDED_FIELD = "agent_ended"
 
 
 def _printable(text: str) -> str:
-    """``text`` on one line without control characters (escape sequences, newlines)."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    """``text`` on one line, whitespace runs as one space, every other control or
+    invisible character shown (``redline.termtext``: ``\x1b``, ``<U+202E>``)."""
+    return one_line(" ".join(text.split()))
 
 
 def ended_note(details: Any) -> str | None:

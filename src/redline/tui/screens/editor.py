@@ -24,6 +24,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
+from redline.termtext import one_line
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.workspace.hunks import python_warning
 
@@ -82,7 +83,7 @@ class EditorScreen(Screen[str | None]):
             yield Static(
                 Content.assemble(
                     ("Editing ", "bold"),
-                    (self.path, "bold $redline-text-accent"),
+                    (one_line(self.path), "bold $redline-text-accent"),
                     (f" of {self.action_id}", "$text-muted"),
                     ("  — ctrl+s saves as an edited action, escape cancels", "$text-muted"),
                 ),

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from redline.extensibility.custom_tools.loader import plugin_files
+from redline.termtext import one_line
 
 MAX_LISTED = 12
 
@@ -21,7 +22,7 @@ def _listing(plugin_dir: Path) -> Content:
     files = plugin_files(plugin_dir)
     if not files:
         return Content.styled("(no plugin files found right now)", "$text-muted")
-    names = [f"  • {path.name}" for path in files[:MAX_LISTED]]
+    names = [f"  • {one_line(path.name)}" for path in files[:MAX_LISTED]]
     if len(files) > MAX_LISTED:
         names.append(f"  … and {len(files) - MAX_LISTED} more")
     return Content("\n".join(names))
