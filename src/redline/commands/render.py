@@ -129,7 +129,9 @@ class EventPrinter:
                         via = via_text(str(file["path"]), str(file["via"]))
                         self._line(f"    writes {file['path']} ({via})")
                 for item in event.diffs or ():
-                    for line in item.get("diff", "").splitlines():
+                    # Split on newlines only: a \r or \x1c inside a line is shown in it.
+                    diff = item.get("diff", "").rstrip("\n")
+                    for line in diff.split("\n") if diff else ():
                         self._line(f"    {line}")
             case PendingResolved():
                 verb = describe.verdict(event.action).lower()
