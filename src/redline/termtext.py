@@ -75,15 +75,34 @@ _CONTROL_RANGES: tuple[tuple[int, int], ...] = ((0x00, 0x1F), (0x7F, 0x9F))
 
 
 def _class(ranges: tuple[tuple[int, int], ...], keep: str = "") -> str:
+    """A regex character class body for ``ranges`` without the characters in ``keep``."""
+    kept = {ord(char) for char in keep}
     parts: list[str] = []
     for low, high in ranges:
-        chars = [chr(c) for c in range(low, high + 1) if chr(c) not in keep]
-        parts.extend(re.escape(c) for c in chars)
+        start = low
+        for code in range(low, high + 2):
+            if code > high or code in kept:
+                if start < code:
+                    last = code - 1
+                    parts.append(
+                        f"\\U{start:08x}" if start == last else f"\\U{start:08x}-\\U{last:08x}"
+                    )
+                start = code + 1
     return "".join(parts)
 
 
+#: The astral format characters (tags and the like): the patterns match any astral
+#: character, which is fast, and :func:`_hidden` keeps the others (emoji) as they are.
+_ASTRAL = frozenset(
+    code for low, high in _FORMAT_RANGES if low > 0xFFFF for code in range(low, high + 1)
+)
+_BMP_FORMAT = tuple(item for item in _FORMAT_RANGES if item[1] <= 0xFFFF)
+
+
 def _pattern(keep: str) -> re.Pattern[str]:
-    return re.compile(f"[{_class(_CONTROL_RANGES, keep)}{_class(_FORMAT_RANGES)}]")
+    return re.compile(
+        f"[{_class(_CONTROL_RANGES, keep)}{_class(_BMP_FORMAT)}\\U00010000-\\U0010ffff]"
+    )
 
 
 # Text (newline and tab kept), one line (nothing kept), a diff body line (tab kept).
@@ -92,33 +111,43 @@ _LINE = _pattern("")
 _BODY = _pattern("\t")
 
 
+def _hidden(char: str) -> bool:
+    code = ord(char)
+    return code <= 0xFFFF or code in _ASTRAL
+
+
 def _shown(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    char = match.group()
+    code = ord(char)
     if code <= 0x9F:
         return f"\\x{code:02x}"
+    if code > 0xFFFF and code not in _ASTRAL:
+        return char
     return f"<U+{code:04X}>"
+
+
+def _apply(pattern: re.Pattern[str], value: str) -> str:
+    return pattern.sub(_shown, value) if pattern.search(value) else value
 
 
 def visible(text: object) -> str:
     """``text`` with every control and invisible format character shown (newline and tab
     kept as they are)."""
-    value = str(text)
-    return _TEXT.sub(_shown, value) if _TEXT.search(value) else value
+    return _apply(_TEXT, str(text))
 
 
 def one_line(text: object, *, tab: bool = False) -> str:
     """``text`` for a one-line field (a label, a path, a reason, a name): like
     :func:`visible`, and a newline is shown too, so it cannot print several lines; a tab
     as well unless ``tab``."""
-    value = str(text)
-    pattern = _BODY if tab else _LINE
-    return pattern.sub(_shown, value) if pattern.search(value) else value
+    return _apply(_BODY if tab else _LINE, str(text))
 
 
 def hides(text: str, *, tab: bool = True) -> bool:
     """True when ``text`` holds a character :func:`visible` would show (``tab``: a tab is
     fine) — a diff line marks it so a reviewer knows to look."""
-    return bool((_BODY if tab else _LINE).search(text.rstrip("\n")))
+    pattern = _BODY if tab else _LINE
+    return any(_hidden(m.group()) for m in pattern.finditer(text.rstrip("\n")))
 
 
 def crlf(text: str) -> bool:
@@ -136,7 +165,7 @@ def diff_line(line: str, *, crlf_file: bool = False) -> str:
     body = line[:-1] if line.endswith("\n") else line
     if crlf_file and body.endswith("\r"):
         body = body[:-1]
-    return _BODY.sub(_shown, body) if _BODY.search(body) else body
+    return _apply(_BODY, body)
 
 
 # -- the streams --------------------------------------------------------------------
@@ -188,6 +217,8 @@ _JSON_UNSAFE = _pattern("\n\t")
 
 def _json_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if not _hidden(match.group()):
+        return match.group()
     if code <= 0xFFFF:
         return f"\\u{code:04x}"
     code -= 0x10000
