@@ -100,3 +100,17 @@ def test_terminal_streams_are_put_back(capsys: pytest.CaptureFixture[str]) -> No
     assert (sys.stdout, sys.stderr) == before
     out, err = capsys.readouterr()
     assert (out, err) == ("\\x1b[31mred\n", "\\x07\n")
+
+
+def test_display_diff_says_crlf_once_and_counts_hidden_lines() -> None:
+    from redline.workspace.preview import FileModify, Preview, display_diff, sha256_bytes
+
+    def modify(old: str, new: str) -> Preview:
+        return Preview([FileModify("w.txt", sha256_bytes(old.encode()), old, new)])
+
+    shown, hidden = display_diff(modify("x\r\ny\r\n", "x\r\nz\x1b[8m\r\n"))
+    assert shown.split("\n")[:2] == ["--- a/w.txt", "+++ b/w.txt\t(CRLF line endings)"]
+    assert "\r" not in shown and "+z\x1b[8m" in shown and hidden == 1
+    # Only some lines end with \r\n: no header note, every \r left to be shown.
+    shown, hidden = display_diff(modify("x\ny\n", "x\ny\r\n"))
+    assert "CRLF" not in shown and "+y\r" in shown and hidden == 1

@@ -161,7 +161,11 @@ def run_exec(args: argparse.Namespace) -> int:
     finally:
         log.close()
     if status == "awaiting_review" and not args.json and not reader_gone:
+        from redline.termtext import one_line
+        from redline.workspace.preview import display_diff
+
         for action in run.store.snapshot():
             if action.preview is not None:
-                print(f"\n{action.id} {action.label}\n{action.preview.diff()}", end="")
+                diff = display_diff(action.preview)[0]
+                print(f"\n{action.id} {one_line(action.label)}\n{diff}", end="")
     return EXIT_STATUS.get(status, 1)

@@ -130,9 +130,12 @@ def to_json(report: AstEditReport) -> dict[str, Any]:
 
 
 def cli_file_text(result: FileResult, rewrite: bool) -> str:
-    """One file's part of the CLI output: its diff, or one line per match."""
+    """One file's part of the CLI output: its diff (as a terminal shows it: a CRLF file
+    said once, ``redline.termtext``), or one line per match."""
     if rewrite:
-        return file_diff(result).rstrip("\n")
+        from redline.workspace.preview import Preview, display_diff
+
+        return display_diff(Preview([_change(result)]))[0].rstrip("\n")
     return "\n".join(
         f"{result.path}:{m.start_line}:{m.start_column + 1}: {_one_line(m.text)}"
         for m in result.matches
