@@ -117,3 +117,22 @@ def test_the_team_dashboard_draws_a_mirrored_diff_the_same_way() -> None:
         "-y",
         "+z",
     ]
+
+
+def test_the_dashboards_diff_says_crlf_once_and_shows_a_stray_carriage_return() -> None:
+    from redline.tui.diff_model import unified_rows
+    from redline.workspace.preview import FileModify, sha256_bytes
+
+    def rows(old: str, new: str) -> list[tuple[str, str, bool]]:
+        change = FileModify("w.txt", sha256_bytes(old.encode()), old, new)
+        return [(row.kind, row.text, row.hidden) for row in unified_rows(change)]
+
+    assert rows("x\r\ny\r\n", "x\r\nz\r\n") == [
+        ("meta", "CRLF line endings", False),
+        ("hunk", "@@ -1,2 +1,2 @@", False),
+        ("context", "x", False),
+        ("delete", "y", False),
+        ("add", "z", False),
+    ]
+    assert ("add", "y\\x0d", True) in rows("x\ny\n", "x\ny\r\n")
+    assert ("add", "\tb\\x1b[8m".expandtabs(4), True) in rows("a\n", "a\n\tb\x1b[8m\n")
