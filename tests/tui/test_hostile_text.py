@@ -136,3 +136,39 @@ def test_the_dashboards_diff_says_crlf_once_and_shows_a_stray_carriage_return() 
     ]
     assert ("add", "y\\x0d", True) in rows("x\ny\n", "x\ny\r\n")
     assert ("add", "\tb\\x1b[8m".expandtabs(4), True) in rows("a\n", "a\n\tb\x1b[8m\n")
+
+
+async def test_a_reason_given_in_another_process_is_shown_in_the_activity(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("a = 1\n")
+    session, queue = queued_session(tmp_path)
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    reason = "\x1b[31mLGTM\x1b[0m\r\x1b[1A[bold]ok[/bold]\u202e\x07"
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            pushed = subprocess.run(
+                [sys.executable, "-c", PUSH, str(tmp_path), "Edit app.py", HIDING, BIDI],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=True,
+            ).stdout.strip()
+            await wait_until(pilot, lambda: app.stack.top_id == pushed)
+            discard = ["pending", "-C", str(tmp_path), "discard", pushed, "--reason", reason]
+            done = subprocess.run(
+                [sys.executable, "-m", "redline", *discard],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, done.stderr
+            await wait_until(pilot, lambda: app.stack.rows == [])
+            shown = "\\x1b[31mLGTM\\x1b[0m\\x0d\\x1b[1A[bold]ok[/bold]<U+202E>\\x07"
+            await wait_until(pilot, lambda: shown in app.activity.plain)
+            await pilot.pause()
+            log = drawn(app.activity)
+            assert_nothing_raw(log)
+            assert shown in log
+    finally:
+        queue.close()

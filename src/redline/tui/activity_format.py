@@ -86,11 +86,12 @@ def resolution_block(
     if by:
         head.append((f"  by {by}", "$text-muted"))
     lines = [Content.assemble(*head)]
-    lines.append(Content.assemble(("   reason: ", "$text-muted"), describe.reason_text(reason)))
+    shown_reason = one_line(describe.reason_text(reason))
+    lines.append(Content.assemble(("   reason: ", "$text-muted"), shown_reason))
     text = result_text.strip()
     if failed and text:
         for line in text.splitlines()[:6]:
-            lines.append(Content.styled(f"   {line}", "$redline-text-error"))
+            lines.append(Content.styled(f"   {one_line(line)}", "$redline-text-error"))
     elif text:
         first = _without_reason(text.splitlines()[0], reason)
         if first:
