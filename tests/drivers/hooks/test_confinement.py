@@ -119,3 +119,24 @@ def test_a_cwd_that_is_no_folder_is_refused(root: Path, tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "is not an existing folder" in proc.stderr
     assert not (root / "gone").exists()
+
+
+def test_a_symlinked_folder_inside_the_workspace_names_the_real_path(root: Path) -> None:
+    from tests.drivers.hooks.test_gateway import answer_of, decide, pending, start_hook
+
+    from redline.workspace.queue import WorkspaceQueue
+
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("a = 1\n")
+    (root / "tests").symlink_to("src")
+    queue = WorkspaceQueue(root)
+    try:
+        future = start_hook(payload("claude", root, "tests/app.py"))
+        (record,) = pending(queue)
+        # Queued like an ACP or MCP proposal: the real path, and the path asked beside it.
+        assert record.files == ["src/app.py"]
+        assert record.via == {"src/app.py": "tests/app.py"}
+        decide(queue, record.id, "discard", "no")
+        assert answer_of(future.result(timeout=60))["permissionDecision"] == "deny"
+    finally:
+        queue.close()
