@@ -119,9 +119,7 @@ def run_check(queue: WorkspaceQueue, args: argparse.Namespace) -> int:
     return _print(action_id, results, stale, args.json)
 
 
-def _print(
-    action_id: str, results: list[CheckResult], stale: dict[str, str], as_json: bool
-) -> int:
+def _print(action_id: str, results: list[CheckResult], stale: dict[str, str], as_json: bool) -> int:
     from redline.checks import result_json
     from redline.checks.results import out_of_date_text
     from redline.workspace.names import json_dumps
