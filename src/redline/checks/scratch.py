@@ -47,7 +47,7 @@ _POLL = 0.05
 # (source size, source mtime_ns, mode, sha256, copy size, copy mtime_ns, copy ctime_ns,
 #  copy inode)
 Entry = tuple[int, int, int, str, int, int, int, int]
-_ENTRY_LEN = 8
+_ENTRY_TYPES = [int, int, int, str, int, int, int, int]
 
 
 class ScratchError(OSError):
@@ -104,9 +104,10 @@ def source_files(root: Path) -> list[str]:
 def _sources(root: Path) -> dict[str, os.stat_result]:
     """The regular files of :func:`source_files` with their ``lstat``."""
     found = {}
+    prefix = str(root).rstrip("/") + "/"
     for rel in source_files(root):
         try:
-            info = os.lstat(os.path.join(root, rel))
+            info = os.lstat(prefix + rel)
         except OSError:
             continue
         if stat.S_ISREG(info.st_mode):
@@ -174,6 +175,7 @@ class ScratchTree:
         self.manifest: dict[str, Entry] = {}
         self.copied = 0
         self.removed = 0
+        self._changed = True  # the manifest file differs from ``manifest`` (unknown yet)
         self._load()
 
     # -- manifest ------------------------------------------------------------------
@@ -188,19 +190,15 @@ class ScratchTree:
         if not isinstance(files, dict):
             return
         for rel, entry in files.items():
+            # Shapes checked cheaply: the manifest is read before every run.
             if (
-                isinstance(rel, str)
+                type(entry) is list
+                and list(map(type, entry)) == _ENTRY_TYPES
+                and type(rel) is str
                 and _safe_rel(rel)
-                and isinstance(entry, list)
-                and len(entry) == _ENTRY_LEN
-                and isinstance(entry[3], str)
-                and all(
-                    isinstance(v, int) and not isinstance(v, bool)
-                    for i, v in enumerate(entry)
-                    if i != 3
-                )
             ):
                 self.manifest[rel] = tuple(entry)
+        self._changed = len(self.manifest) != len(files)
 
     def _save(self) -> None:
         data = {
@@ -210,6 +208,7 @@ class ScratchTree:
         tmp = self.slot / f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
         os.replace(tmp, self.slot / MANIFEST)
+        self._changed = False
 
     # -- copying -------------------------------------------------------------------
     def _target(self, rel: str) -> str:
@@ -292,10 +291,12 @@ class ScratchTree:
             copy.st_ino,
         )
         self.copied += 1
+        self._changed = True
 
     def _drop(self, rel: str) -> None:
         self._remove_path(rel)
-        self.manifest.pop(rel, None)
+        if self.manifest.pop(rel, None) is not None:
+            self._changed = True
 
     def _scan(self, keep: set[str]) -> dict[str, os.stat_result]:
         """Walk the copy: remove whatever is not a regular file listed in ``keep`` (or a
@@ -351,7 +352,8 @@ class ScratchTree:
         if sources is not None:
             for rel in [r for r in self.manifest if r not in sources]:
                 del self.manifest[rel]
-        for rel in sorted(wanted):
+                self._changed = True
+        for rel in wanted:
             entry = self.manifest.get(rel)
             source = sources.get(rel) if sources is not None else None
             if (
@@ -364,7 +366,8 @@ class ScratchTree:
             ):
                 continue
             self._copy(rel, source)
-        self._save()
+        if self._changed:
+            self._save()
 
     def sync(self) -> None:
         """Make the tree equal the workspace as listed now, and nothing else (see the
