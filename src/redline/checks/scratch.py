@@ -320,7 +320,10 @@ class ScratchTree:
             entries = list(os.scandir(path))
             for entry in entries:
                 rel = f"{prefix}{entry.name}"
-                info = entry.stat(follow_symlinks=False)
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # gone meanwhile
                 if stat.S_ISDIR(info.st_mode) and rel in folders:
                     if info.st_mode & 0o700 != 0o700:
                         os.chmod(entry.path, 0o755)
@@ -331,7 +334,8 @@ class ScratchTree:
                     _force_rmtree(entry.path)
                     self.removed += 1
                 else:
-                    os.unlink(entry.path)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.path)
                     self.removed += 1
         return found
 
