@@ -156,13 +156,10 @@ def _force_rmtree(path: str) -> None:
 def hash_entries(entries: Mapping[str, tuple[str, int]]) -> str:
     """The tree hash of ``path → (sha256, mode)``: every path, its content and its mode
     bits (a check may run a file because it is executable)."""
-    digest = hashlib.sha256(b"redline scratch tree 2\n")
-    for rel in sorted(entries):
-        sha, mode = entries[rel]
-        digest.update(
-            os.fsencode(rel) + b"\0" + sha.encode("ascii") + f"\0{mode & 0o777:o}\n".encode()
-        )
-    return digest.hexdigest()
+    text = "".join(
+        f"{rel}\0{entries[rel][0]}\0{entries[rel][1] & 0o777:o}\n" for rel in sorted(entries)
+    )
+    return hashlib.sha256(b"redline scratch tree 2\n" + os.fsencode(text)).hexdigest()
 
 
 class ScratchTree:
@@ -319,24 +316,26 @@ class ScratchTree:
             path = os.path.join(self.tree, prefix) if prefix else str(self.tree)
             entries = list(os.scandir(path))
             for entry in entries:
-                rel = f"{prefix}{entry.name}"
+                rel = prefix + entry.name
                 try:
-                    info = entry.stat(follow_symlinks=False)
+                    if entry.is_dir(follow_symlinks=False):  # from the listing: no stat
+                        if rel not in folders:
+                            _force_rmtree(entry.path)
+                            self.removed += 1
+                            continue
+                        if entry.stat(follow_symlinks=False).st_mode & 0o700 != 0o700:
+                            os.chmod(entry.path, 0o755)
+                        stack.append(rel + "/")
+                        continue
+                    if rel in keep:
+                        info = entry.stat(follow_symlinks=False)
+                        if stat.S_ISREG(info.st_mode):
+                            found[rel] = info
+                            continue
+                    os.unlink(entry.path)
+                    self.removed += 1
                 except FileNotFoundError:
                     continue  # gone meanwhile
-                if stat.S_ISDIR(info.st_mode) and rel in folders:
-                    if info.st_mode & 0o700 != 0o700:
-                        os.chmod(entry.path, 0o755)
-                    stack.append(rel + "/")
-                elif stat.S_ISREG(info.st_mode) and rel in keep:
-                    found[rel] = info
-                elif stat.S_ISDIR(info.st_mode):
-                    _force_rmtree(entry.path)
-                    self.removed += 1
-                else:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(entry.path)
-                    self.removed += 1
         return found
 
     def _same_copy(self, entry: Entry, copy: os.stat_result | None) -> bool:
