@@ -171,3 +171,29 @@ def test_a_busy_slot_is_waited_for_and_cancel_stops_the_wait(tmp_path: Path) -> 
         cancel.set()
         with pytest.raises(ScratchCancelled), acquire(root, 1, cancel):
             pass
+
+
+def test_a_rewrite_in_the_clock_tick_of_its_copy_is_caught_by_content(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "ws", git=False)
+    with acquire(root, 1) as tree:
+        tree.sync()
+        calc = tree.tree / "pkg" / "calc.py"
+        calc.write_text(calc.read_text().replace("a + b", "a - b"))
+        # As if the write had landed in the very tick of the copy: its stats are the ones
+        # the manifest recorded, and that tick is not older than the seal.
+        info = os.stat(calc)
+        entry = tree.manifest["pkg/calc.py"]
+        tree.manifest["pkg/calc.py"] = (
+            *entry[:4],
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+            info.st_ino,
+        )
+        tree.seal = info.st_ctime_ns
+        tree.restore()
+        assert tree.copied == 1
+        assert calc.read_text() == (root / "pkg" / "calc.py").read_text()
+        # Put back: nothing more to copy.
+        tree.restore()
+        assert tree.copied == 0

@@ -12,8 +12,8 @@ ctime and inode. :meth:`ScratchTree.sync` (before the first run) and
 manifest does not list — what a check or a proposal wrote, a planted ``conftest.py``, a
 ``__pycache__``, a symlink, a folder — and copy again every listed file whose copy is not
 the one redline wrote (a write changes the ctime, which no process can set back; a
-replacement changes the inode; after copying, redline waits for the file clock to tick
-past the newest copy's ctime, so even a write in the same clock tick is told apart). So the tree is the manifest, and :meth:`tree_hash` (the
+replacement changes the inode; a copy made in the last clock tick before a run, whose
+ctime a write in that same tick would not change, has its content compared too). So the tree is the manifest, and :meth:`tree_hash` (the
 base-result cache key) covers the whole tree. A sync also copies what changed in the
 workspace and drops what it no longer has.
 
@@ -174,7 +174,7 @@ class ScratchTree:
         self.copied = 0
         self.removed = 0
         self._changed = True  # the manifest file differs from ``manifest`` (unknown yet)
-        self._newest = 0  # the newest ctime of a copy made by the current sync
+        self.seal = 0  # the file clock just after the last copies (see _seal)
         self._load()
 
     # -- manifest ------------------------------------------------------------------
@@ -186,8 +186,10 @@ class ScratchTree:
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return
         files = data.get("files")
-        if not isinstance(files, dict):
+        seal = data.get("seal")
+        if not isinstance(files, dict) or type(seal) is not int:
             return
+        self.seal = seal
         for rel, entry in files.items():
             # Shapes checked cheaply: the manifest is read before every run.
             if (
@@ -202,6 +204,7 @@ class ScratchTree:
     def _save(self) -> None:
         data = {
             "version": MANIFEST_VERSION,
+            "seal": self.seal,
             "files": {rel: list(entry) for rel, entry in self.manifest.items()},
         }
         tmp = self.slot / f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp"
@@ -291,7 +294,6 @@ class ScratchTree:
         )
         self.copied += 1
         self._changed = True
-        self._newest = max(self._newest, copy.st_ctime_ns)
 
     def _drop(self, rel: str) -> None:
         self._remove_path(rel)
@@ -352,7 +354,7 @@ class ScratchTree:
     def _reconcile(self, sources: Mapping[str, os.stat_result] | None) -> None:
         """Make the copy exactly the manifest: ``sources`` (the workspace's files now) or,
         with None, the files the manifest lists, as they were copied."""
-        self.copied = self.removed = self._newest = 0
+        self.copied = self.removed = 0
         wanted = set(self.manifest) if sources is None else set(sources)
         copies = self._scan(wanted)
         if sources is not None:
@@ -369,29 +371,29 @@ class ScratchTree:
                     or entry[:3] == (source.st_size, source.st_mtime_ns, source.st_mode)
                 )
                 and self._same_copy(entry, copies.get(rel))
+                and (entry[6] < self.seal or self._same_content(rel, entry))
             ):
                 continue
             self._copy(rel, source)
-        if self._changed:
-            self._save()
         if self.copied:
             self._seal()
+        if self._changed:
+            self._save()
 
     def _seal(self) -> None:
-        """Wait until the file clock has moved past the newest copy's ctime, so whatever a
-        check writes later gets a later ctime even where timestamps are coarse (the
-        kernel's clock ticks every few milliseconds): a file rewritten in place with its
-        size and mtime put back is still told apart."""
-        import time
-
+        """Note the file clock's now (a probe's ctime) once the copies are made: a file
+        whose copy's ctime is not older than this may have been rewritten by the next run
+        within the same clock tick (timestamps are coarse: the kernel's clock ticks every
+        few milliseconds), so the next walk compares its content too."""
         probe = self.slot / "clock"
         probe.touch()
-        give_up = time.monotonic() + 1.0  # a clock set back: do not wait for it
-        while time.monotonic() < give_up:
-            os.utime(probe)  # sets its ctime to the file clock's now
-            if os.stat(probe).st_ctime_ns > self._newest:
-                return
-            time.sleep(0.001)
+        os.utime(probe)  # sets its ctime to the file clock's now
+        self.seal = os.stat(probe).st_ctime_ns
+        self._changed = True
+
+    def _same_content(self, rel: str, entry: Entry) -> bool:
+        data = self.read(rel)
+        return data is not None and hashlib.sha256(data).hexdigest() == entry[3]
 
     def sync(self) -> None:
         """Make the tree equal the workspace as listed now, and nothing else (see the
