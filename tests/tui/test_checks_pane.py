@@ -167,3 +167,29 @@ async def test_one_row_while_running_more_with_reasons(
         await wait_until(pilot, lambda: pane.region.height == 2)
         header = str(pane.query_one("#checks-header").render())
         assert "slow error (it crashed)" in header
+
+
+async def test_a_stored_result_of_an_older_config_says_so(
+    tmp_path: Path, isolated_user_config: Path
+) -> None:
+    from redline.workspace.queue.check_results import write_check_results
+
+    (isolated_user_config / "config.toml").write_text(checks_toml())
+    session, queue, action_id = setup(tmp_path)
+    old = {"name": "ruff", "status": "pass", "new": [], "fixed": [], "config": "0" * 16}
+    write_check_results(
+        queue,
+        action_id,
+        {"id": action_id, "pid": 1, "pid_start": 0, "time": 0.0, "checks": [old]},
+    )
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            pane = app.inbox.query_one(ChecksPane)
+            await wait_until(pilot, lambda: pane.display)
+            header = pane.query_one("#checks-header")
+            await wait_until(pilot, lambda: header.display)
+            text = str(header.render())
+            assert "ruff out of date (the check's config changed): c runs it again" in text
+    finally:
+        queue.close()

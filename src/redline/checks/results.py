@@ -152,13 +152,13 @@ def _forget(queue: WorkspaceQueue, action_id: str, previous: Sequence[CheckResul
 
 
 def out_of_date(
-    config: ChecksConfig, results: Sequence[CheckResult], base: Callable[[], str]
+    config: ChecksConfig, results: Sequence[CheckResult], base: Callable[[], str] | None
 ) -> dict[str, str]:
     """Which stored ``results`` no longer describe the action, and why: name →
     :data:`AGE_UNKNOWN` (stored before results recorded their configuration),
     :data:`CONFIG_CHANGED` or :data:`FILES_CHANGED` (the tree without the change is not the
     one it ran on). ``base`` gives the tree's hash now; it is asked at most once, and only
-    when a result's configuration is current."""
+    when a result's configuration is current (None: the files are not compared)."""
     specs = {spec.name: spec for spec in config.checks}
     found: dict[str, str] = {}
     now: list[str] = []
@@ -174,7 +174,7 @@ def out_of_date(
             found[result.name] = AGE_UNKNOWN
         elif result.config != spec.key():
             found[result.name] = CONFIG_CHANGED
-        elif result.base:
+        elif result.base and base is not None:
             if not now:
                 now.append(base())
             if result.base != now[0]:
