@@ -94,3 +94,34 @@ def test_a_planted_conftest_never_reaches_another_actions_run(
     assert again["exit"]["code"] == 1
     # Neither proposal reached the workspace.
     assert snapshot(root) == before
+
+
+LEAVE = (
+    "import os, pathlib, sys\n"
+    "if os.path.exists('planted.txt'):\n"
+    "    sys.exit('planted.txt is here: ' + pathlib.Path('planted.txt').read_text())\n"
+    "pathlib.Path('planted.txt').write_text(sys.argv[1])\n"
+)
+
+
+def test_no_run_sees_what_another_run_wrote(tmp_path: Path) -> None:
+    """The base run's writes are gone before the proposal run; two checks running at once
+    never share a tree; the next action's runs start clean too."""
+    import sys
+
+    from redline.checks.config import CheckSpec
+    from redline.checks.run import check_preview
+    from redline.workspace.preview import FileModify, Preview, sha256_bytes
+
+    root = make_project(tmp_path / "ws", git=False)
+    specs = [CheckSpec(name, (sys.executable, "-c", LEAVE, name), "exit-code") for name in "ab"]
+    old = (root / "pkg" / "calc.py").read_text()
+    for round_ in range(3):
+        new = old + f"# {round_}\n"
+        preview = Preview([FileModify("pkg/calc.py", sha256_bytes(old.encode()), old, new)])
+        results = check_preview(root, preview, specs, jobs=2)
+        assert [(r.name, r.status, r.new) for r in results] == [
+            ("a", "pass", ()),
+            ("b", "pass", ()),
+        ], results
+    assert not (root / "planted.txt").exists()
