@@ -1,14 +1,17 @@
-"""Checks before accept (issue 31): scratch-tree set-up and the overhead of a no-op check.
+"""Checks before accept (issues 31, 39): scratch-tree set-up and the overhead of a no-op check.
 
 Run from the repository root:  uv run python bench/checks.py [--runs 20]
 Targets: a reused scratch tree set up in at most 0.3 s at 5,000 files (cold recorded);
-a no-op check adds at most 0.2 s.
+a no-op check adds at most 0.2 s; since issue 39 (every run starts from a tree walked and
+put back), the reused figures within 1.5x of what they were before.
 
 For 500 and 5,000 files, in a git working tree and a plain folder:
 
 * **cold**: an empty cache → the tree copied (every run starts from a fresh cache folder);
-* **reused**: the slot's manifest is there → a sync that finds nothing to copy (a listing,
-  two ``lstat`` per file, the manifest written back);
+* **reused**: the slot's manifest is there → a sync that finds nothing to copy (the
+  workspace listed, an ``lstat`` per file, the copy walked with one ``stat`` per file);
+* **restore**: putting a reused tree back between two runs of one check (the copy walked,
+  nothing copied: what a check that wrote nothing costs);
 * **no-op check**: ``check_preview`` of a one-file change with one ``exit-code`` check
   that runs ``true``, on a reused tree: the sync, the base texts, the cached base result,
   the proposal's texts and one process start — everything redline adds around a check.
@@ -58,7 +61,10 @@ def main() -> int:
 
     true = shutil.which("true") or "/bin/true"
     spec = CheckSpec("noop", (true, "{files}"), "exit-code", 60.0, "propose")
-    print(f"{'files':>6} {'tree':>5} {'cold s':>8} {'reused s':>9} {'no-op check s':>14}")
+    print(
+        f"{'files':>6} {'tree':>5} {'cold s':>8} {'reused s':>9} {'restore s':>10} "
+        f"{'no-op check s':>14}"
+    )
     with tempfile.TemporaryDirectory(prefix="redline-bench-checks-") as tmp:
         base = Path(tmp)
         for files in (500, 5000):
@@ -81,6 +87,14 @@ def main() -> int:
                         tree.sync()
                     reused.append(time.perf_counter() - start)
                     assert tree.copied == 0
+                restore: list[float] = []
+                with acquire(root, 1) as tree:
+                    tree.sync()
+                    for _ in range(args.runs):
+                        start = time.perf_counter()
+                        tree.restore()
+                        restore.append(time.perf_counter() - start)
+                        assert tree.copied == 0 and tree.removed == 0
                 old = (root / "pkg0" / "mod0.py").read_text()
                 preview = Preview(
                     [FileModify("pkg0/mod0.py", sha256_bytes(old.encode()), old, old + "# x\n")]
@@ -95,7 +109,7 @@ def main() -> int:
                 print(
                     f"{files:>6} {'git' if git else 'plain':>5} "
                     f"{statistics.median(cold):>8.3f} {statistics.median(reused):>9.3f} "
-                    f"{statistics.median(noop):>14.3f}"
+                    f"{statistics.median(restore):>10.3f} {statistics.median(noop):>14.3f}"
                 )
     return 0
 

@@ -78,3 +78,57 @@ def test_without_checks_configured_it_asks(tmp_path: Path, isolated_user_config:
 def test_bad_checks_key(text: str, problem: str) -> None:
     with pytest.raises(RulesFileError, match=problem):
         parse_rules(text.encode(), "rules.toml", "user")
+
+
+def test_rules_list_and_check_show_and_evaluate_the_checks_condition(
+    tmp_path: Path, isolated_user_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from redline.cli import main
+
+    root = make_project(tmp_path / "ws", git=False)
+    (isolated_user_config / "rules.toml").write_text(RULE)
+    assert main(["rules", "-C", str(root), "list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == '     every action · checks = "pass": applies only once every check passes'
+    assert out[3] == "     checks: no checks are configured, so it never applies"
+
+    user_config(isolated_user_config, checks_toml(("ruff", RUFF, "ruff-json", 60)))
+    assert main(["rules", "-C", str(root), "list", "--json"]) == 0
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["checks"] == "pass"
+    assert rule["checks_in_force"] == "waits on checks ruff"
+
+    queue = WorkspaceQueue(root)
+    dirty = push_edit(queue, "pkg/calc.py", CALC.replace("import os\n", "import os\nimport re\n"))
+    # Not run yet: it would wait, and `rules check` runs nothing.
+    assert main(["rules", "-C", str(root), "check"]) == 0
+    out = capsys.readouterr().out
+    assert "ask by rule linted" in out
+    assert f"check ruff has not run on it (`redline pending check {dirty}` runs it)" in out
+    assert main(["pending", "-C", str(root), "check", dirty]) == 1
+    capsys.readouterr()
+    assert main(["rules", "-C", str(root), "check", "--json"]) == 0
+    [item] = json.loads(capsys.readouterr().out)["actions"]
+    assert item["decision"] == "ask" and item["rule"] == "linted"
+    assert item["checks"] == {
+        "passed": False,
+        "why": "check ruff has 1 new finding(s)",
+        "summary": "checks: ruff 1 new",
+    }
+    asyncio.run(queue_resolver(queue)("discard", "no", dirty, decide_nothing()))
+
+    clean = push_edit(queue, "pkg/calc.py", CALC + "\n\ndef sub(a, b):\n    return a - b\n")
+    assert main(["pending", "-C", str(root), "check", clean]) == 0
+    capsys.readouterr()
+    assert main(["rules", "-C", str(root), "check"]) == 0
+    out = capsys.readouterr().out
+    assert "apply by rule linted" in out and "every check passed" in out
+    queue.close()
+
+
+def decide_nothing():  # type: ignore[no-untyped-def]
+    from redline.rules import Decision
+
+    return Decision("discard", rule="test")

@@ -8,18 +8,24 @@ they were skipped and why.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.config import ConfigError, read_user_config, read_workspace_config
 
+if TYPE_CHECKING:
+    import pathspec
+
 FORMATS: tuple[str, ...] = ("ruff-json", "mypy", "pytest", "sarif", "exit-code")
 WHEN: tuple[str, ...] = ("propose", "demand")
-CHECK_KEYS: tuple[str, ...] = ("name", "command", "format", "timeout", "when")
+CHECK_KEYS: tuple[str, ...] = ("name", "command", "format", "timeout", "when", "files")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 24 * 3600.0
 MAX_JOBS = 64
@@ -39,10 +45,32 @@ class CheckSpec:
     timeout: float = DEFAULT_TIMEOUT
     when: str = "propose"
     origin: str = ""
+    #: ``files = [...]``: globs (as a rule's ``paths``) choosing which of an action's
+    #: files the check gets; None: every file.
+    files: tuple[str, ...] | None = None
 
     def key(self) -> str:
-        """What identifies the check's behaviour (the base-result cache keys on it)."""
-        return "\0".join((self.name, self.format, *self.command))
+        """The check's configuration as a short hash: its command, format, ``files`` and
+        timeout (what can change its result). A stored result records it, so a result
+        of an older configuration is shown as out of date."""
+        data = [self.format, list(self.command), self.files, self.timeout]
+        text = json.dumps(data, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def select(self, paths: Iterable[str]) -> list[str]:
+        """The ``paths`` (workspace-relative) this check gets: those its ``files`` globs
+        match, or every one without ``files``."""
+        if self.files is None:
+            return list(paths)
+        spec = _globs(self.files)
+        return [p for p in paths if spec.match_file(p)]
+
+
+@functools.lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 @dataclass(frozen=True)
@@ -110,7 +138,27 @@ def _check(entry: Any, shown: str, index: int) -> CheckSpec:
     when = entry.get("when", "propose")
     if when not in WHEN:
         raise ConfigError(f"{where}: when: expected propose or demand, got {when!r}")
-    return CheckSpec(name.strip(), tuple(command), str(fmt), float(timeout), str(when), shown)
+    files = _files(entry.get("files"), where) if "files" in entry else None
+    return CheckSpec(
+        name.strip(), tuple(command), str(fmt), float(timeout), str(when), shown, files
+    )
+
+
+def _files(value: Any, where: str) -> tuple[str, ...]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(part, str) and part.strip() for part in value)
+    ):
+        raise ConfigError(
+            f'{where}: files: expected a non-empty list of globs, like ["*.py", "*.pyi"]'
+        )
+    patterns = tuple(value)
+    try:
+        _globs(patterns)
+    except ValueError as exc:  # pathspec's GitWildMatchPatternError is a ValueError
+        raise ConfigError(f"{where}: files: not a valid glob: {exc}") from None
+    return patterns
 
 
 def _checks(data: Mapping[str, Any], shown: str) -> list[CheckSpec]:

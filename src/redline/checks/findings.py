@@ -231,11 +231,12 @@ OK_STATUSES: dict[str, tuple[int, ...] | None] = {
 }
 
 
-def exit_code_finding(status: int, output: str) -> list[Finding]:
-    """``exit-code``: a non-zero status is one finding whose message is the output as is."""
+def exit_code_finding(status: int, stdout: str, stderr: str = "") -> list[Finding]:
+    """``exit-code``: a non-zero status is one finding whose message is the output as is
+    (standard output, then standard error; the end of it when it is long)."""
     if status == 0:
         return []
-    text = output.strip()
+    text = "\n".join(part for part in (stdout.strip(), stderr.strip()) if part)
     if len(text) > MAX_EXIT_OUTPUT:
         text = "…" + text[-MAX_EXIT_OUTPUT:]
     return [Finding("", None, f"exit {status}", text)]

@@ -12,12 +12,19 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from redline.checks.config import ChecksConfig, CheckSpec
-from redline.checks.run import Cancelled, CheckResult, check_preview, skipped_results
+from redline.checks.run import (
+    NO_FILES,
+    Cancelled,
+    CheckResult,
+    base_tree_hash,
+    check_preview,
+    skipped_results,
+)
 from redline.workspace.preview import Preview
 from redline.workspace.queue import QueueError, QueueRecordError, WorkspaceQueue
 from redline.workspace.queue.check_results import (
@@ -28,6 +35,9 @@ from redline.workspace.queue.check_results import (
 from redline.workspace.queue.procs import is_alive, process_start_time
 
 RUNNER_ENDED = "the process that was running it ended before it finished"
+AGE_UNKNOWN = "age unknown"
+CONFIG_CHANGED = "the check's config changed"
+FILES_CHANGED = "the files changed since"
 
 
 @dataclass(frozen=True)
@@ -76,7 +86,7 @@ def _write(queue: WorkspaceQueue, action_id: str, results: Sequence[CheckResult]
             "pid": pid,
             "pid_start": process_start_time(pid),
             "time": time.time(),
-            "checks": [r.to_dict() for r in results],
+            "checks": [r.to_dict(stored=True) for r in results],
         },
     )
 
@@ -105,7 +115,7 @@ def run_for_action(
     skipped = skipped_results(config)
     previous = load_results(queue, action_id).results if store else ()
     if store:
-        running = [CheckResult(s.name, "running") for s in chosen]
+        running = [CheckResult(s.name, "running", config=s.key()) for s in chosen]
         _write(queue, action_id, _merge(previous, [*running, *skipped]))
     try:
         results = check_preview(
@@ -141,6 +151,50 @@ def _forget(queue: WorkspaceQueue, action_id: str, previous: Sequence[CheckResul
         pass
 
 
+def out_of_date(
+    config: ChecksConfig, results: Sequence[CheckResult], base: Callable[[], str] | None
+) -> dict[str, str]:
+    """Which stored ``results`` no longer describe the action, and why: name →
+    :data:`AGE_UNKNOWN` (stored before results recorded their configuration),
+    :data:`CONFIG_CHANGED` or :data:`FILES_CHANGED` (the tree without the change is not the
+    one it ran on). ``base`` gives the tree's hash now; it is asked at most once, and only
+    when a result's configuration is current (None: the files are not compared)."""
+    specs = {spec.name: spec for spec in config.checks}
+    found: dict[str, str] = {}
+    now: list[str] = []
+    for result in results:
+        spec = specs.get(result.name)
+        if spec is None or result.status == "running":
+            continue
+        if result.status == "skipped" and result.why != NO_FILES:
+            continue  # a check this workspace may not run: that is decided afresh
+        if result.status == "error" and result.why == RUNNER_ENDED:
+            continue
+        if not result.config:
+            found[result.name] = AGE_UNKNOWN
+        elif result.config != spec.key():
+            found[result.name] = CONFIG_CHANGED
+        elif result.base and base is not None:
+            if not now:
+                now.append(base())
+            if result.base != now[0]:
+                found[result.name] = FILES_CHANGED
+    return found
+
+
+def out_of_date_text(why: str) -> str:
+    """``out of date (…): --again reruns it`` (``age unknown: --again reruns it``)."""
+    head = why if why == AGE_UNKNOWN else f"out of date ({why})"
+    return f"{head}: --again reruns it"
+
+
+def stale_results(
+    queue: WorkspaceQueue, config: ChecksConfig, results: Sequence[CheckResult], preview: Preview
+) -> dict[str, str]:
+    """:func:`out_of_date` for an action of ``queue`` whose Preview is ``preview``."""
+    return out_of_date(config, results, lambda: base_tree_hash(queue.root, preview))
+
+
 def summary(results: Sequence[CheckResult]) -> str:
     """One line: ``checks: ruff 1 new, pytest pass`` ("" without results)."""
     parts = []
@@ -160,15 +214,21 @@ def passed(config: ChecksConfig, results: Sequence[CheckResult]) -> tuple[bool, 
     if not config.checks:
         return False, "no checks are configured"
     by_name = {r.name: r for r in results}
+    looked = False
     for spec in config.checks:
         result = by_name.get(spec.name)
         if result is None:
             return False, f"check {spec.name} has no result"
+        if result.status == "skipped" and result.why == NO_FILES:
+            continue  # none of the action's files is one this check looks at
+        looked = True
         if result.status == "findings":
             return False, f"check {spec.name} has {len(result.new)} new finding(s)"
         if result.status != "pass":
             why = f": {result.why}" if result.why else ""
             return False, f"check {spec.name} {result.status}{why}"
+    if not looked:
+        return False, "no configured check looks at the action's files"
     return True, "every check passed"
 
 

@@ -1,11 +1,16 @@
 """Running checks on one proposal: the base tree, then the proposal, then new vs fixed.
 
-:func:`check_preview` takes a scratch slot, syncs it with the workspace, puts the action's
-base texts in place and runs each check (a cached result when the base tree's content and
-the command are the same as before), then puts the proposal in place, runs each check again
-and compares. The workspace itself is only read. No shell: ``{files}`` as one argument
-becomes one argument per changed path, ``{report}`` the path of a report file the check
-writes (e.g. ``--junitxml={report}``).
+:func:`check_preview` gives each check a scratch slot of its own and syncs it with the
+workspace (the tree is then exactly the workspace: see :mod:`redline.checks.scratch`),
+puts the action's base texts in place and runs the check (a cached result when the whole
+base tree's content and the command are the same as before), puts the tree back, puts the
+proposal in place, runs the check again and compares. The workspace itself is only read.
+
+No shell: ``{files}`` as one argument becomes one ``./PATH`` argument per changed path the
+check's ``files`` globs select, ``{report}`` the path of a report file the check writes
+(e.g. ``--junitxml={report}``). Standard output and standard error are kept apart: a
+parser reads standard output (or the report), standard error is shown when a run fails.
+:func:`launch` is the one place a check's process starts.
 """
 
 from __future__ import annotations
@@ -33,7 +38,13 @@ from redline.checks.findings import (
     FormatError,
     exit_code_finding,
 )
-from redline.checks.scratch import ScratchError, ScratchTree, acquire, workspace_cache_dir
+from redline.checks.scratch import (
+    ScratchCancelled,
+    ScratchError,
+    ScratchTree,
+    acquire,
+    workspace_cache_dir,
+)
 from redline.workspace.preview import (
     FileCreate,
     FileDelete,
@@ -50,15 +61,22 @@ _POLL = 0.05
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check's outcome for one proposal (``why`` for skipped, timeout and error)."""
+    """One check's outcome for one proposal (``why`` for skipped, timeout and error).
+
+    ``config`` (the check's :meth:`~redline.checks.config.CheckSpec.key`) and ``base``
+    (the hash of the tree it ran against, without the change) are stored with the result
+    so a later reader can tell it is out of date; neither is part of the JSON shown.
+    """
 
     name: str
     status: str
     new: tuple[Finding, ...] = ()
     fixed: tuple[Finding, ...] = ()
     why: str = ""
+    config: str = ""
+    base: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, stored: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
             "name": self.name,
             "status": self.status,
@@ -67,6 +85,10 @@ class CheckResult:
         }
         if self.why:
             data["why"] = self.why
+        if stored and self.config:
+            data["config"] = self.config
+        if stored and self.base:
+            data["base"] = self.base
         return data
 
     @classmethod
@@ -85,6 +107,8 @@ class CheckResult:
             tuple(Finding.from_dict(f) for f in new),
             tuple(Finding.from_dict(f) for f in fixed),
             str(data.get("why", "")),
+            str(data.get("config", "")),
+            str(data.get("base", "")),
         )
 
 
@@ -92,22 +116,36 @@ class Cancelled(Exception):
     """The action was resolved (or the run stopped) while its checks ran."""
 
 
-@dataclass
-class Outcome:
-    """What one process run gave: ``state`` is done, timeout or error."""
+@dataclass(frozen=True)
+class Completed:
+    """What one process run gave: ``state`` is done, timeout or error (``why``)."""
 
     state: str
     status: int = 0
-    output: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished run and the report file it wrote (``{report}``), if any."""
+
+    state: str
+    status: int = 0
+    stdout: str = ""
+    stderr: str = ""
     report: str = ""
     why: str = ""
 
 
 def expand(command: Sequence[str], files: Sequence[str], report: str) -> list[str]:
+    """``command`` with ``{files}`` as one ``./PATH`` argument per path (never read as an
+    option, whatever the name) and ``{report}`` replaced."""
     argv: list[str] = []
     for part in command:
         if part == "{files}":
-            argv.extend(files)
+            argv.extend(f"./{path}" for path in files)
         else:
             argv.append(part.replace("{report}", report))
     return argv
@@ -122,29 +160,42 @@ def _read_capped(path: str) -> str:
     return data[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
 
 
-def run_process(
-    argv: Sequence[str], cwd: Path, timeout: float, cancel: threading.Event | None = None
-) -> Outcome:
-    """Run ``argv`` (no shell) in ``cwd`` with its own process group; stdout and stderr go
-    to files (no pipe can fill up). The whole group is killed on timeout or cancel."""
-    with tempfile.TemporaryDirectory(prefix="redline-check-") as scratch:
-        report = os.path.join(scratch, "report")
-        out_path = os.path.join(scratch, "output")
-        argv = [part.replace("{report}", report) for part in argv]
-        with open(out_path, "wb") as out:
+def launch(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+    writable: Sequence[Path] = (),
+) -> Completed:
+    """The one place a check's process starts.
+
+    ``argv`` (no shell) runs in ``cwd`` — the run's scratch tree, the only folder it
+    should write besides ``writable`` (the folder of its ``{report}``) — with ``env``
+    (None: redline's own), its own process group and no standard input. Standard output
+    and error go to separate files (no pipe can fill up) and come back apart. The whole
+    group is killed on timeout or cancel; :class:`Cancelled` is raised for a cancel.
+    """
+    import time
+
+    del writable  # a sandbox binds these writable; without one they are writable anyway
+    with tempfile.TemporaryDirectory(prefix="redline-output-") as folder:
+        out_path = os.path.join(folder, "stdout")
+        err_path = os.path.join(folder, "stderr")
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    list(argv),
                     cwd=cwd,
+                    env=None if env is None else dict(env),
                     stdin=subprocess.DEVNULL,
                     stdout=out,
-                    stderr=subprocess.STDOUT,
+                    stderr=err,
                     start_new_session=True,
                 )
             except OSError as exc:
-                return Outcome("error", why=f"cannot start {argv[0]}: {exc.strerror or exc}")
-            import time
-
+                return Completed("error", why=f"cannot start {argv[0]}: {exc.strerror or exc}")
             deadline = time.monotonic() + timeout
             state = "done"
             while True:
@@ -168,24 +219,57 @@ def run_process(
             os.killpg(proc.pid, signal.SIGKILL)
         if state == "cancelled":
             raise Cancelled()
-        output = _read_capped(out_path)
-        if state == "timeout":
-            return Outcome("timeout", output=output, why=f"did not finish within {timeout:g} s")
-        return Outcome("done", proc.returncode, output, _read_capped(report))
+        stdout, stderr = _read_capped(out_path), _read_capped(err_path)
+    if state == "timeout":
+        return Completed(
+            "timeout", stdout=stdout, stderr=stderr, why=f"did not finish within {timeout:g} s"
+        )
+    return Completed("done", proc.returncode, stdout, stderr)
+
+
+def run_process(
+    command: Sequence[str],
+    files: Sequence[str],
+    cwd: Path,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> Outcome:
+    """Run ``command`` with ``files`` (see :func:`expand`) in ``cwd`` (:func:`launch`);
+    ``{report}`` becomes a file in a private folder, read back afterwards."""
+    with tempfile.TemporaryDirectory(prefix="redline-check-") as folder:
+        report = os.path.join(folder, "report")
+        argv = expand(command, files, report)
+        done = launch(argv, cwd, timeout=timeout, cancel=cancel, writable=(Path(folder),))
+        text = _read_capped(report) if done.state == "done" else ""
+    return Outcome(done.state, done.status, done.stdout, done.stderr, text, done.why)
+
+
+def _tail(text: str, lines: int = 3) -> str:
+    shown = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
+    return " / ".join(shown)
 
 
 def findings_of(spec: CheckSpec, outcome: Outcome, tree: Path) -> list[Finding]:
-    """The findings of a finished run; FormatError when its output cannot be used."""
+    """The findings of a finished run; FormatError when its output cannot be used.
+
+    Parsers read standard output (or the ``{report}`` file); standard error is what a
+    tool says besides (ruff's "No Python files found"), shown only when the run fails."""
     if spec.format == "exit-code":
-        return exit_code_finding(outcome.status, outcome.output)
+        return exit_code_finding(outcome.status, outcome.stdout, outcome.stderr)
     allowed = OK_STATUSES.get(spec.format)
     if allowed is not None and outcome.status not in allowed:
-        tail = outcome.output.strip().splitlines()[-3:]
-        detail = f": {' / '.join(tail)}" if tail else ""
+        tail = _tail(outcome.stderr) or _tail(outcome.stdout)
+        detail = f": {tail}" if tail else ""
         raise FormatError(f"exited with status {outcome.status}{detail}")
     uses_report = any("{report}" in part for part in spec.command)
-    text = outcome.report if uses_report else outcome.output
-    return PARSERS[spec.format](text, tree)
+    text = outcome.report if uses_report else outcome.stdout
+    try:
+        return PARSERS[spec.format](text, tree)
+    except FormatError as exc:
+        tail = _tail(outcome.stderr)
+        if not tail:
+            raise
+        raise FormatError(f"{exc}; standard error: {tail}") from None
 
 
 # -- the proposal in the tree ---------------------------------------------------------
@@ -202,7 +286,14 @@ class Layout:
         return sorted(rel for rel, data in side.items() if data is not None)
 
 
-def layout(preview: Preview, tree: ScratchTree) -> Layout:
+def changed_paths(preview: Preview) -> list[str]:
+    """Every path the action touches (both names of a rename)."""
+    return list(dict.fromkeys(p for change in preview for p in change.paths))
+
+
+def layout(preview: Preview, read: Callable[[str], bytes | None]) -> Layout:
+    """The action's layout; ``read`` gives a workspace file's bytes (for a delete
+    without its old text, and a rename)."""
     out = Layout()
     for change in preview:
         if isinstance(change, FileModify):
@@ -216,12 +307,12 @@ def layout(preview: Preview, tree: ScratchTree) -> Layout:
             old = (
                 change.old_text.encode("utf-8")
                 if change.old_text is not None
-                else tree.read(change.path)
+                else read(change.path)
             )
             out.base[change.path] = old
             out.proposal[change.path] = None
         elif isinstance(change, FileRename):
-            data = tree.read(change.old_path)
+            data = read(change.old_path)
             out.base[change.old_path] = data
             out.base.setdefault(change.new_path, None)
             out.proposal[change.old_path] = None
@@ -230,9 +321,25 @@ def layout(preview: Preview, tree: ScratchTree) -> Layout:
     return out
 
 
+def base_tree_hash(root: Path, preview: Preview) -> str:
+    """The hash of the workspace without the change as a check run now would see it
+    (what a stored result's ``base`` is compared with), computed without a slot."""
+    from redline.checks.scratch import current_tree_hash
+
+    resolved = Path(root).resolve()
+
+    def read(rel: str) -> bytes | None:
+        try:
+            return (resolved / rel).read_bytes()
+        except OSError:
+            return None
+
+    return current_tree_hash(resolved, layout(preview, read).base)
+
+
 # -- the base-result cache ------------------------------------------------------------
 def _cache_path(root: Path, tree_hash: str, spec: CheckSpec, argv: Sequence[str]) -> Path:
-    key = hashlib.sha256("\0".join((tree_hash, spec.format, *argv)).encode()).hexdigest()
+    key = hashlib.sha256("\0".join(("2", tree_hash, spec.format, *argv)).encode()).hexdigest()
     return workspace_cache_dir(root) / "base" / f"{key}.json"
 
 
@@ -252,48 +359,74 @@ def _store(path: Path, findings: Sequence[Finding]) -> None:
         os.replace(tmp, path)
 
 
-# -- one state of the tree, every check ---------------------------------------------
-Side = dict[str, list[Finding] | CheckResult]
+# -- one check, both sides ------------------------------------------------------------
+def _run(
+    spec: CheckSpec, tree: ScratchTree, files: list[str], cancel: threading.Event | None
+) -> list[Finding] | CheckResult:
+    """The check's findings in the tree as it is now, or a CheckResult saying why not."""
+    outcome = run_process(spec.command, files, tree.tree, spec.timeout, cancel)
+    if outcome.state in ("timeout", "error"):
+        tail = _tail(outcome.stderr)
+        why = f"{outcome.why}; standard error: {tail}" if tail else outcome.why
+        return CheckResult(spec.name, outcome.state, why=why)
+    try:
+        return findings_of(spec, outcome, tree.tree)
+    except FormatError as exc:
+        return CheckResult(spec.name, "error", why=str(exc))
 
 
-def _run_side(
-    specs: Sequence[CheckSpec],
-    tree: ScratchTree,
-    files: list[str],
+def _check_one(
+    root: Path,
+    preview: Preview,
+    spec: CheckSpec,
+    slots: int,
     cancel: threading.Event | None,
-    jobs: int,
-    cache: Callable[[CheckSpec, list[str]], Path] | None,
-) -> Side:
-    """Each check's findings in the tree's current state, or a CheckResult saying why not."""
+) -> CheckResult:
+    """Run one check on the base, then on the proposal, each from a fresh tree.
 
-    def one(spec: CheckSpec) -> list[Finding] | CheckResult:
-        uses_files = "{files}" in spec.command
-        if uses_files and not files:
-            return []  # nothing of the change exists on this side: nothing to find
-        argv = expand(spec.command, files, "{report}")
-        path = cache(spec, argv) if cache is not None else None
-        if path is not None:
+    The check has a slot of its own (checks running at once never share a tree). The
+    slot is synced (the tree is then exactly the workspace), the base texts go in, the
+    check runs (unless its result for this tree and command is cached), the tree is put
+    back (:meth:`ScratchTree.restore`) and the proposal goes in for the second run.
+    """
+    key = spec.key()
+    with acquire(root, slots, cancel) as tree:
+        tree.sync()
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        plan = layout(preview, tree.read)
+        base_hash = tree.tree_hash(plan.base)
+        base_files = spec.select(plan.files(plan.base))
+        before: list[Finding] | CheckResult
+        if "{files}" in spec.command and not base_files:
+            before = []  # nothing of the change exists on this side: nothing to find
+        else:
+            path = _cache_path(root, base_hash, spec, expand(spec.command, base_files, "{report}"))
             hit = _cached(path)
             if hit is not None:
-                return hit
-        outcome = run_process(argv, tree.tree, spec.timeout, cancel)
-        if outcome.state == "timeout":
-            return CheckResult(spec.name, "timeout", why=outcome.why)
-        if outcome.state == "error":
-            return CheckResult(spec.name, "error", why=outcome.why)
-        try:
-            found = findings_of(spec, outcome, tree.tree)
-        except FormatError as exc:
-            return CheckResult(spec.name, "error", why=str(exc))
-        if path is not None:
-            _store(path, found)
-        return found
+                before = hit
+            else:
+                tree.overlay(plan.base)
+                before = _run(spec, tree, base_files, cancel)
+                if not isinstance(before, CheckResult):
+                    _store(path, before)
+                tree.restore()
+        if isinstance(before, CheckResult):
+            why = f"on the workspace without the change: {before.status}: {before.why}"
+            return CheckResult(spec.name, before.status, why=why, config=key, base=base_hash)
+        # The proposal's texts replace every path the base texts were written to.
+        tree.overlay(plan.proposal)
+        files = spec.select(plan.files(plan.proposal))
+        nothing = "{files}" in spec.command and not files  # a delete: nothing to look at
+        after = [] if nothing else _run(spec, tree, files, cancel)
+    if isinstance(after, CheckResult):
+        return CheckResult(spec.name, after.status, why=after.why, config=key, base=base_hash)
+    new, fixed = compare(before, after, spec.format, plan.maps, plan.renames)
+    status = "findings" if new else "pass"
+    return CheckResult(spec.name, status, tuple(new), tuple(fixed), config=key, base=base_hash)
 
-    if not specs:
-        return {}
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(specs)))) as pool:
-        futures = {spec.name: pool.submit(one, spec) for spec in specs}
-        return {name: future.result() for name, future in futures.items()}
+
+NO_FILES = "no files for this check"
 
 
 def check_preview(
@@ -307,57 +440,37 @@ def check_preview(
 ) -> list[CheckResult]:
     """Run ``specs`` on ``preview`` against the workspace ``root``; one result per spec.
 
-    Raises :class:`Cancelled` when ``cancel`` is set meanwhile. A scratch tree that cannot
-    be set up makes every check an ``error`` naming the cause.
+    Up to ``jobs`` checks run at once, each in a slot of its own (at most ``slots``,
+    default ``jobs``, shared with other actions and processes). A check whose ``files``
+    match none of the action's paths is ``skipped`` (:data:`NO_FILES`). Raises
+    :class:`Cancelled` when ``cancel`` is set meanwhile. A scratch tree that cannot be
+    set up makes the check an ``error`` naming the cause.
     """
-    if not specs:
-        return []
-    try:
-        with acquire(root, slots if slots is not None else jobs) as tree:
-            return _check_in(tree, root, preview, specs, jobs, cancel)
-    except ScratchError as exc:
-        return [CheckResult(s.name, "error", why=str(exc)) for s in specs]
-
-
-def _check_in(
-    tree: ScratchTree,
-    root: Path,
-    preview: Preview,
-    specs: Sequence[CheckSpec],
-    jobs: int,
-    cancel: threading.Event | None,
-) -> list[CheckResult]:
-    tree.sync()
-    plan = layout(preview, tree)
-    if cancel is not None and cancel.is_set():
-        raise Cancelled()
-    tree.overlay(plan.base)
-    base_hash = tree.tree_hash(plan.base)
-    base = _run_side(
-        specs,
-        tree,
-        plan.files(plan.base),
-        cancel,
-        jobs,
-        lambda spec, argv: _cache_path(root, base_hash, spec, argv),
-    )
-    tree.overlay(plan.proposal)
-    proposal = _run_side(specs, tree, plan.files(plan.proposal), cancel, jobs, None)
-    results = []
+    paths = changed_paths(preview)
+    results: dict[str, CheckResult] = {}
+    todo = []
     for spec in specs:
-        before, after = base[spec.name], proposal[spec.name]
-        if isinstance(after, CheckResult):
-            results.append(after)
-            continue
-        if isinstance(before, CheckResult):
-            why = f"on the workspace without the change: {before.status}: {before.why}"
-            results.append(CheckResult(spec.name, before.status, why=why))
-            continue
-        new, fixed = compare(before, after, spec.format, plan.maps, plan.renames)
-        results.append(
-            CheckResult(spec.name, "findings" if new else "pass", tuple(new), tuple(fixed))
-        )
-    return results
+        if spec.files is not None and not spec.select(paths):
+            results[spec.name] = CheckResult(spec.name, "skipped", why=NO_FILES, config=spec.key())
+        else:
+            todo.append(spec)
+
+    def one(spec: CheckSpec) -> CheckResult:
+        try:
+            return _check_one(root, preview, spec, slots if slots is not None else jobs, cancel)
+        except ScratchCancelled:
+            raise Cancelled() from None
+        except ScratchError as exc:
+            return CheckResult(spec.name, "error", why=str(exc), config=spec.key())
+
+    if len(todo) == 1:
+        results[todo[0].name] = one(todo[0])
+    elif todo:
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo)))) as pool:
+            futures = {spec.name: pool.submit(one, spec) for spec in todo}
+            for name, future in futures.items():
+                results[name] = future.result()
+    return [results[spec.name] for spec in specs]
 
 
 def skipped_results(config: ChecksConfig) -> list[CheckResult]:

@@ -1,10 +1,13 @@
 """``redline pending check ID``: run the configured checks on one action, or show them.
 
-Stored results (by any process) are shown as they are; checks without a result yet, or
-every check with ``--again``, run now in the foreground (a scratch copy; the workspace is
-only read). ``--only`` checks the chosen hunks alone (that result is printed, not stored).
-Exit status: 0 when every check passed (or was skipped), 1 when any has new findings,
-timed out, failed or is still running elsewhere, 2 for bad input.
+Stored results (by any process) are shown as they are, and a stored result that no longer
+describes the action says so (``out of date (the check's config changed): --again reruns
+it``, or ``the files changed since``; ``age unknown`` for one stored before results
+recorded that). Checks without a result yet, or every check with ``--again``, run now in
+the foreground (a scratch copy; the workspace is only read). ``--only`` checks the chosen
+hunks alone (that result is printed, not stored). Exit status: 0 when every check passed
+(or was skipped) and every result shown is current, 1 when any has new findings, timed
+out, failed, is still running elsewhere or is out of date, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def _out(text: str, *, err: bool = False) -> None:
 
 def run_check(queue: WorkspaceQueue, args: argparse.Namespace) -> int:
     from redline.checks import Cancelled, load_checks, load_results, run_for_action
+    from redline.checks.results import stale_results
     from redline.config import ConfigError
     from redline.workspace.hunks import HunkError, parse_selection, split_for_apply
     from redline.workspace.queue import QueueError, check_id
@@ -94,6 +98,7 @@ def run_check(queue: WorkspaceQueue, args: argparse.Namespace) -> int:
         todo = list(config.checks)
     else:
         todo = [spec for spec in config.checks if spec.name not in have]
+    stale: dict[str, str] = {}
     if todo:
         try:
             results = run_for_action(queue, action_id, preview, config, specs=todo, store=store)
@@ -107,16 +112,25 @@ def run_check(queue: WorkspaceQueue, args: argparse.Namespace) -> int:
         from redline.checks.run import skipped_results
 
         results = [have[spec.name] for spec in config.checks] + skipped_results(config)
-    return _print(action_id, results, args.json)
+    ran = {spec.name for spec in todo}
+    shown = [r for r in results if r.name not in ran]
+    if shown:
+        stale = stale_results(queue, config, shown, preview)
+    return _print(action_id, results, stale, args.json)
 
 
-def _print(action_id: str, results: list[CheckResult], as_json: bool) -> int:
+def _print(action_id: str, results: list[CheckResult], stale: dict[str, str], as_json: bool) -> int:
     from redline.checks import result_json
+    from redline.checks.results import out_of_date_text
     from redline.workspace.names import json_dumps
 
-    ok = all(r.status in ("pass", "skipped") for r in results)
+    ok = all(r.status in ("pass", "skipped") for r in results) and not stale
     if as_json:
-        _out(json_dumps(result_json(action_id, results)))
+        data = result_json(action_id, results)
+        for entry in data["checks"]:
+            if entry["name"] in stale:
+                entry["out_of_date"] = stale[entry["name"]]
+        _out(json_dumps(data))
         return EXIT_OK if ok else EXIT_FAILED
     lines = [f"{action_id}: checks"]
     for r in results:
@@ -128,6 +142,8 @@ def _print(action_id: str, results: list[CheckResult], as_json: bool) -> int:
         if r.why:
             head += f" — {r.why}"
         lines.append(head)
+        if r.name in stale:
+            lines.append(f"    {out_of_date_text(stale[r.name])}")
         for label, items in (("new", r.new), ("fixed", r.fixed)):
             for f in items:
                 where = f"{f.path}:{f.line}" if f.line else f.path

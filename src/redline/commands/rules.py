@@ -3,6 +3,9 @@
 ``redline rules list`` shows every rule in evaluation order and where it came from (and
 says so when an untrusted workspace's rules file is ignored); ``redline rules check``
 shows, for each pending action of the workspace queue, which rule would decide and why.
+A rule's ``checks = "pass"`` is shown with its conditions and evaluated: ``list`` says
+which checks it waits on (or why it can never apply), ``check`` reads the action's stored
+results — it runs nothing — and says ``ask`` unless every check has a current pass.
 A malformed rules file is reported (file, line, key) and the command exits 1; the rules of
 the other file are still listed and used.
 """
@@ -17,7 +20,8 @@ from redline.commands._common import add_workspace_option
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from redline.rules import ActionFacts, Rule, RulesSnapshot
+    from redline.checks.gate import GateAnswer
+    from redline.rules import ActionFacts, Decision, Rule, RulesSnapshot
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -52,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     snapshot = RuleSet(root.resolve()).snapshot()
     if args.rules_command == "list":
-        code = _list(snapshot, args.json)
+        code = _list(root.resolve(), snapshot, args.json)
     else:
         code = _check(root.resolve(), snapshot, args.json)
     if not args.json:
@@ -77,7 +81,27 @@ def _conditions(rule: Rule) -> str:
         parts.append("kinds " + ", ".join(rule.kinds))
     if rule.max_changed_lines is not None:
         parts.append(f"at most {rule.max_changed_lines} changed lines")
-    return " · ".join(parts) if parts else "every action"
+    conditions = " · ".join(parts) if parts else "every action"
+    if rule.checks == "pass":
+        conditions += ' · checks = "pass": applies only once every check passes'
+    return conditions
+
+
+def _checks_in_force(root: Path, trusted: bool) -> str:
+    """What a ``checks = "pass"`` rule waits on in ``root``, in words."""
+    from redline.checks import load_checks
+    from redline.config import ConfigError
+
+    try:
+        config = load_checks(root, trusted=trusted)
+    except ConfigError as exc:
+        return f"the checks cannot be read ({exc}), so it never applies"
+    if config.skipped:
+        names = ", ".join(s.name for s in config.skipped)
+        return f"check(s) {names} cannot run ({config.skipped[0].why}), so it never applies"
+    if not config.checks:
+        return "no checks are configured, so it never applies"
+    return "waits on checks " + ", ".join(c.name for c in config.checks)
 
 
 def _common_json(snapshot: RulesSnapshot) -> dict[str, Any]:
@@ -88,11 +112,20 @@ def _common_json(snapshot: RulesSnapshot) -> dict[str, Any]:
     }
 
 
-def _list(snapshot: RulesSnapshot, as_json: bool) -> int:
+def _list(root: Path, snapshot: RulesSnapshot, as_json: bool) -> int:
     from redline.termtext import one_line
 
+    waits = ""
+    if any(rule.checks == "pass" for rule in snapshot.rules):
+        waits = _checks_in_force(root, snapshot.workspace_trusted)
     if as_json:
-        _out(_dump({"rules": [r.summary() for r in snapshot.rules], **_common_json(snapshot)}))
+        rules = []
+        for rule in snapshot.rules:
+            summary = rule.summary()
+            if rule.checks == "pass":
+                summary["checks_in_force"] = waits
+            rules.append(summary)
+        _out(_dump({"rules": rules, **_common_json(snapshot)}))
         return EXIT_OK
     if not snapshot.rules:
         _out("No review rules: a person reviews every action.")
@@ -101,6 +134,8 @@ def _list(snapshot: RulesSnapshot, as_json: bool) -> int:
         for index, rule in enumerate(snapshot.rules, start=1):
             _out(f"{index:>3}. {rule.name}  {rule.decision}  ({rule.origin}: {rule.where})")
             _out(f"     {_conditions(rule)}")
+            if rule.checks == "pass":
+                _out(f"     checks: {waits}")
             if rule.reason:
                 _out(f"     reason: {one_line(rule.reason)}")
     if snapshot.ignored_workspace_file is not None:
@@ -142,12 +177,22 @@ def _check(root: Path, snapshot: RulesSnapshot, as_json: bool) -> int:
     items = []
     for action_id, facts in pending or []:
         decision = snapshot.decide(facts)
+        extra: dict[str, Any] = {}
+        if decision.decision == "apply" and decision.checks == "pass":
+            answer = _stored_checks(root, action_id, snapshot.workspace_trusted)
+            decision = _with_checks(decision, answer)
+            extra["checks"] = {
+                "passed": answer.passed,
+                "why": answer.why,
+                "summary": answer.summary,
+            }
         items.append(
             {
                 "id": action_id,
                 "label": facts.label,
                 "source_tool_name": facts.source_tool_name,
                 **decision.to_dict(),
+                **extra,
             }
         )
     from redline.termtext import one_line
@@ -166,3 +211,31 @@ def _check(root: Path, snapshot: RulesSnapshot, as_json: bool) -> int:
     if snapshot.ignored_workspace_file is not None:
         _out(snapshot.notes[-1])
     return EXIT_OK
+
+
+def _stored_checks(root: Path, action_id: str, trusted: bool) -> GateAnswer:
+    """A ``checks = "pass"`` rule's condition for a queued action, from its stored
+    results (nothing runs)."""
+    from redline.checks.gate import GateAnswer, checks_gate
+    from redline.workspace.queue import QueueError, WorkspaceQueue
+
+    try:
+        queue = WorkspaceQueue(root, reconcile=False)
+        try:
+            record = queue.get(action_id)
+            preview = queue.preview(record) if record is not None else None
+        finally:
+            queue.close()
+    except QueueError as exc:
+        return GateAnswer(False, f"{action_id} cannot be read: {exc}")
+    return checks_gate(root, action_id, preview, trusted=trusted, run=False)
+
+
+def _with_checks(decision: Decision, answer: GateAnswer) -> Decision:
+    """The decision once the rule's checks are counted (``ask`` unless they all pass)."""
+    from dataclasses import replace
+
+    if answer.passed:
+        return replace(decision, why=f"{decision.why}; every check passed")
+    line = f" ({answer.summary})" if answer.summary else ""
+    return replace(decision, decision="ask", why=f"{decision.why}; but {answer.why}{line}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from redline.checks import findings_text, summary
 from redline.checks.background import BackgroundChecks
+from redline.checks.results import AGE_UNKNOWN, out_of_date
 from redline.review.store import PendingAction
 from redline.tui.diff_model import FULL_CONTEXT
 from redline.tui.pending import session_queue
@@ -51,8 +52,15 @@ class DashboardChecks:
             self.pane.display = False
             return
         self.pane.display = True
-        note = self.runner.config_error
-        self.pane.show(self.runner.results(action.id), note)
+        results = self.runner.results(action.id)
+        notes = [self.runner.config_error] if self.runner.config_error else []
+        config = self.runner.config
+        if config is not None and not self.runner.running(action.id):
+            # The configuration only: hashing the workspace is too slow for a redraw.
+            for name, why in out_of_date(config, results, None).items():
+                state = why if why == AGE_UNKNOWN else f"out of date ({why})"
+                notes.append(f"{name} {state}: c runs it again")
+        self.pane.show(results, "; ".join(notes))
 
     def run_selected(self) -> bool:
         """Run every check (``demand`` ones too) on the shown action again."""

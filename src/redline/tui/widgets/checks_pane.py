@@ -1,8 +1,10 @@
 """Under the diff: what the configured checks say about the shown action.
 
-A one-line header (each check's status) and, below it, the new findings first, then the
-fixed ones; choosing a finding (Enter or a click) shows its file in the diff at its line.
-Hidden when no checks are configured.
+Each check's status sits in the pane's top border, so when every check passed or is still
+running the pane takes one row and the diff keeps the rest. Below it: a line with the
+reasons when a check was skipped, timed out or failed (or the configuration cannot be
+read), then the new findings first and the fixed ones; choosing a finding (Enter or a
+click) shows its file in the diff at its line. Hidden when no checks are configured.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class ChecksPane(Vertical):
         max-height: 10;
         border-top: solid $panel;
     }
-    ChecksPane > #checks-header { height: auto; }
+    ChecksPane > #checks-header { height: auto; display: none; }
     ChecksPane > OptionList { height: auto; max-height: 8; border: none; padding: 0; }
     """
 
@@ -97,15 +99,25 @@ class ChecksPane(Vertical):
             self._waiting = (results, note)
             return
         self._waiting = None
-        parts: list[str | tuple[str, str]] = [("Checks ", "bold")]
+        statuses: list[str | tuple[str, str]] = [("Checks", "bold")]
         for r in results:
             word = f"{len(r.new)} new" if r.status == "findings" else r.status
-            parts += [" ", (r.name, "bold"), " ", (word, STATUS_STYLE.get(r.status, ""))]
+            statuses += [" ", (r.name, "bold"), " ", (word, STATUS_STYLE.get(r.status, ""))]
+        self.border_title = Content.assemble(*statuses)
+        reasons: list[str | tuple[str, str]] = []
+        for r in results:
             if r.why:
-                parts.append((f" ({r.why})", "$text-muted"))
+                reasons += [
+                    " " if reasons else "",
+                    (r.name, "bold"),
+                    " ",
+                    (r.status, STATUS_STYLE.get(r.status, "")),
+                    (f" ({r.why})", "$text-muted"),
+                ]
         if note:
-            parts += ["  ", (note, "$redline-text-warning")]
-        header.update(Content.assemble(*parts))
+            reasons += ["  " if reasons else "", (note, "$redline-text-warning")]
+        header.update(Content.assemble(*reasons))
+        header.display = bool(reasons)
         targets: list[tuple[Finding, bool]] = []
         options: list[Option] = []
         for r in results:
