@@ -78,7 +78,9 @@ class BackgroundChecks:
             self._seen.update(fresh)
             gone = [a for a in self._running if a not in listed]
             for action_id in gone:
-                self._running.pop(action_id).set()
+                # Cancelled, but still running until its thread has killed the run and put
+                # its stored results back (the thread removes itself from ``_running``).
+                self._running[action_id].set()
             for action_id in list(self._memory):
                 if action_id not in listed:
                     del self._memory[action_id]
