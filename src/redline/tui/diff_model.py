@@ -11,6 +11,7 @@ from typing import Literal
 
 from redline.review.texts import counted
 from redline.workspace.diffing import grouped_opcodes, opcodes
+from redline.workspace.hunks import unit_numbers
 from redline.workspace.preview import (
     FileChange,
     FileCreate,
@@ -33,8 +34,11 @@ class DiffRow:
     old_no: int | None = None
     new_no: int | None = None
     text: str = ""
-    # The change block this row belongs to (1-based, as ``PATH#N`` numbers them), or None.
+    # The hunk this row belongs to (1-based, as ``PATH#N`` numbers them: the ``@@`` blocks
+    # at 3 lines of context, whatever context is shown), or None.
     hunk: int | None = None
+    # On the first changed row of each hunk: its number, for the gutter's ``#N`` label.
+    label: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +77,8 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
     if not groups:
         rows.append(DiffRow("meta", text="(no textual change)"))
         return rows
-    number = 0
+    numbers = unit_numbers(old, new)
+    labelled: set[int] = set()
     for group in groups:
         first, last = group[0], group[-1]
         rows.append(
@@ -89,7 +94,8 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
                     for i in range(i1, i2)
                 )
                 continue
-            number += 1
+            number = numbers.get((i1, j1))
+            start = len(rows)
             if tag in ("replace", "delete"):
                 rows.extend(
                     DiffRow("delete", i + 1, None, _clean(old[i]), number) for i in range(i1, i2)
@@ -98,6 +104,10 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
                 rows.extend(
                     DiffRow("add", None, j + 1, _clean(new[j]), number) for j in range(j1, j2)
                 )
+            if number is not None and number not in labelled and start < len(rows):
+                labelled.add(number)
+                row = rows[start]
+                rows[start] = DiffRow(row.kind, row.old_no, row.new_no, row.text, number, number)
     return rows
 
 
