@@ -63,4 +63,13 @@ def own_change(
     return None
 
 
-__all__ = ["Change", "own_change"]
+def action_of(root: Path, entry_id: str) -> str | None:
+    """The pending action (``pa-7``) the journaled apply ``entry_id`` came from, if known."""
+    try:
+        found = next((e for e in _entries(root) if e.id == entry_id), None)
+    except OSError:
+        return None
+    return found.action_id if found is not None else None
+
+
+__all__ = ["Change", "action_of", "own_change"]
