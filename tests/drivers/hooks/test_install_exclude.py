@@ -7,11 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.workspace.gitrepo import git, init_repo, isolate_git
 
 from redline.cli import main
 from redline.drivers.hooks.install import install
-
-from tests.workspace.gitrepo import git, init_repo, isolate_git
 
 BASE = "/opt/redline/bin/redline"
 
@@ -55,9 +54,7 @@ def test_a_workspace_below_the_top_and_a_linked_worktree(repo: Path) -> None:
     assert status(other) == ""
 
 
-def test_an_ignored_file_or_a_folder_outside_git_is_left_alone(
-    repo: Path, tmp_path: Path
-) -> None:
+def test_an_ignored_file_or_a_folder_outside_git_is_left_alone(repo: Path, tmp_path: Path) -> None:
     (repo / ".gitignore").write_text(".claude/\n")
     done = install("claude", repo, user=False, wait_seconds=600, base=BASE)
     assert done.excluded == ""
