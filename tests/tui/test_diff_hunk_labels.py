@@ -73,6 +73,10 @@ async def test_wider_context_labels_each_hunk_in_the_gutter() -> None:
         second = next(line for line in lines if "line 20" in line)
         assert first.lstrip().startswith("#1 ") and second.lstrip().startswith("#2 ")
         assert sum(line.lstrip().startswith("#") for line in lines) == 2
+        view.show_change(change, context=25, split=True)
+        await pilot.pause()
+        halves = [line for line in view.plain_lines() if "#1 " in line or "#2 " in line]
+        assert len(halves) == 2 and "line 5" in halves[0] and "line 20" in halves[1]
 
 
 async def test_an_ellipsis_only_on_lines_that_are_really_cut() -> None:

@@ -267,12 +267,9 @@ class DiffView(ScrollView, can_focus=True):
             return Content.assemble(pad, (row.text, style)), True
         old = f"{row.old_no:>{self._gutter}}" if row.old_no else " " * self._gutter
         new = f"{row.new_no:>{self._gutter}}" if row.new_no else " " * self._gutter
-        label = ""
-        if self._label_width:
-            label = f"{f'#{row.label}' if row.label else '':>{self._label_width - 1}} "
         code, complete = self._code(row)
         line = Content.assemble(
-            (label, "bold $redline-text-accent"),
+            (self._label(row), "bold $redline-text-accent"),
             (f"{old} {new} ", "$text-muted"),
             (SIGN[row.kind] + self._mark(row), "bold"),
             code,
@@ -280,6 +277,12 @@ class DiffView(ScrollView, can_focus=True):
         if style:
             line = line.extend_right(self._max_width - len(row.text)).stylize_before(style)
         return line, complete
+
+    def _label(self, row: DiffRow) -> str:
+        """The ``#N`` column (shown context wider than the hunks'): a hunk's first row."""
+        if not self._label_width:
+            return ""
+        return f"{f'#{row.label}' if row.label else '':>{self._label_width - 1}} "
 
     def _half(self, row: DiffRow | None, width: int, new_side: bool) -> tuple[Content, bool]:
         if row is None:
@@ -291,6 +294,7 @@ class DiffView(ScrollView, can_focus=True):
         number = row.new_no if new_side else row.old_no
         code, complete = self._code(row)
         line = Content.assemble(
+            (self._label(row), "bold $redline-text-accent"),
             (f"{number or '':>{self._gutter}} ", "$text-muted"),
             (SIGN[row.kind] + self._mark(row), "bold"),
             code,
