@@ -36,7 +36,9 @@ CONFTEST = "from tests.conftest import pytest_runtest_makereport  # noqa: F401\n
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeconftest(CONFTEST)
-    pytester.makeini("[pytest]\nmarkers =\n    e2e: end to end\n")
+    pytester.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\nmarkers =\n    e2e: end to end\n"
+    )
     pytester.makepyfile(test_gated=GATED_TEST, test_plain=PLAIN_TEST)
     return pytester
 

@@ -56,3 +56,34 @@ def test_read_report_reads_what_the_runtime_writes() -> None:
         ("applied", "pa-1", "Edit: a (b).py", "fine"),
         ("discarded", "pa-2", "Write: c", ""),
     ]
+
+
+def test_the_answer_names_an_undone_action_by_its_id_and_the_missing_reason_once(
+    tmp_path: Path,
+) -> None:
+    workspace = prepare_workspace(str(tmp_path / "copy"))
+    provider = DemoProvider(demo_plan_path(), wait_scale=0.0)
+    session = create_agent_session(
+        workspace,
+        provider,
+        resolver="human",
+        tool_paths=[example_tools_dir() / "batch_rename_preview.py"],
+    )
+    said: list[str] = []
+    with session:
+        session.subscribe(lambda e: said.append(e.text) if isinstance(e, MessageEnd) else None)
+        assert session.prompt(DEMO_PROMPT) == "awaiting_review"
+        pending = [action.id for action in session.store.snapshot()]
+        said.clear()
+        for action_id in pending:  # no reasons given at all
+            verb = "discard" if action_id == "pa-4" else "apply"
+            assert not session.resolve(verb, "", action_id=action_id).is_error
+        undone = session.undo()
+        assert not undone.is_error, undone.text
+        assert session.resume() == "done"
+    reply = " ".join(text for text in said if text)
+    undone_id = [a for a in pending if a != "pa-4"][-1]  # the last one applied
+    assert f"{undone_id} was undone: " in reply
+    assert reply.lower().count("no reason given") == 1
+    said_in_order = ", ".join(pending[:-1]) + " and " + pending[-1]
+    assert f"(For {said_in_order}, no reason given.)" in reply

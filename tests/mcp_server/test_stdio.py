@@ -125,7 +125,7 @@ async def test_edit_reviewed_from_another_process(workspace: Path) -> None:
         assert [a["id"] for a in listed] == [action_id]
         item = listed[0]
         assert item["source"]["kind"] == "mcp"
-        assert item["source"]["name"] == "claude-code via MCP"
+        assert item["source"]["name"] == "claude-code"  # clientInfo.name: mcp:claude-code
         assert item["source_tool_name"] == "mcp:propose_edit"
         assert item["applied_by"] == "preview"
 
@@ -258,8 +258,21 @@ async def test_two_clients_on_one_workspace(workspace: Path) -> None:
         theirs = text(await call(second, "review_status", {}))
         assert id_b in theirs and id_a not in theirs
         names = {a["id"]: a["source"]["name"] for a in pending(workspace)}
-        assert names == {id_a: "one via MCP", id_b: "two via MCP"}
+        assert names == {id_a: "one", id_b: "two"}
         done = redline(workspace, "pending", "apply", id_b, "--reason", "ok")
         assert done.returncode == 0, done.stderr
         seen = text(await call(first, "await_review", {"id": id_b, "timeout_s": 5}))
         assert seen.startswith(f"{id_b} applied: Write: b.txt. Reason: ok")
+
+
+async def test_a_rule_for_mcp_name_matches_that_client(workspace: Path) -> None:
+    # docs/rules.md's example: sources = ["mcp:cursor"] is the client named "cursor".
+    config = Path(os.environ["REDLINE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "rules.toml").write_text(
+        '[[rule]]\nname = "cursor"\ndecision = "apply"\nsources = ["mcp:cursor"]\n'
+    )
+    async with connect(workspace, name="cursor") as client:
+        result = await call(client, "propose_write", {"path": "c.txt", "content": "c\n"})
+    assert text(result).startswith("Applied by rule cursor: Write: c.txt."), text(result)
+    assert (workspace / "c.txt").read_text() == "c\n"

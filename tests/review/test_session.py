@@ -23,7 +23,8 @@ from redline.workspace.preview import FileCreate, FileModify, Preview, sha256_by
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 from redline.workspace.queue import Resolution as QueueResolution
 
-BASE = "".join(f"line {i}\n" for i in range(1, 13))
+# Lines 2, 14 and 26 are far enough apart to be hunks (@@ blocks) of their own.
+BASE = "".join(f"line {i}\n" for i in range(1, 37))
 HANG_GUARD = 30.0  # seconds; only ever reached when something is broken
 
 
@@ -178,7 +179,7 @@ async def test_an_edited_apply_writes_the_persons_text(ws: Path, review: ReviewS
 async def test_applying_one_hunk_keeps_the_rest_pending_under_a_new_id(
     ws: Path, review: ReviewSession
 ) -> None:
-    action = review.propose(edit(ws, changed(2, 6, 10)))
+    action = review.propose(edit(ws, changed(2, 14, 26)))
     outcome = await review.resolve(action.id, Decision("apply", "just one", only=("a.txt#1",)))
     assert outcome.kind == "applied" and outcome.remaining_id == "pa-2"
     assert outcome.text.splitlines()[0] == "Applied 1 of 3 hunks: Edit a.txt. Reason: just one"
@@ -190,7 +191,7 @@ async def test_applying_one_hunk_keeps_the_rest_pending_under_a_new_id(
     assert queued_ids(ws) == ["pa-2"]
 
     final = await review.resolve(None, Decision("apply", "the rest"))
-    assert final.kind == "applied" and (ws / "a.txt").read_text() == changed(2, 6, 10)
+    assert final.kind == "applied" and (ws / "a.txt").read_text() == changed(2, 14, 26)
 
 
 async def test_a_stale_action_is_refused_and_nothing_is_written(

@@ -24,7 +24,10 @@ def test_needs_postgres(server):
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeconftest("from tests.conftest import pytest_runtest_makereport  # noqa: F401\n")
-    pytester.makeini("[pytest]\nmarkers =\n    postgres: a real PostgreSQL\n")
+    pytester.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+        "markers =\n    postgres: a real PostgreSQL\n"
+    )
     pytester.makepyfile(test_gated=GATED)
     return pytester
 

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from redline.teamqueue.settings import team_id, workspace_id
+from redline.workspace.hunks import HUNK_NUMBERING
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
@@ -100,7 +101,8 @@ def test_only_one_hunk_from_anywhere(
     code, out, err = cli(capfd, "pending", "apply", team, "--only", "a.txt#2", "--queue", pg_url)
     assert code == 0 and "only a.txt#2" in out, err
     got = row(pg_url, team)
-    assert got["decision"] == "apply" and got["only_parts"] == ["a.txt#2"]
+    assert got["decision"] == "apply"
+    assert got["only_parts"] == {"numbering": HUNK_NUMBERING, "parts": ["a.txt#2"]}
     assert (ws / "a.txt").read_text() == OLD  # the follower writes, not the reviewer
     follow_once(capfd, ws, pg_url)
     assert (ws / "a.txt").read_text() == OLD.replace("line 11\n", "line ELEVEN\n")
@@ -125,12 +127,42 @@ def test_a_forged_selection_is_refused_by_the_workspace(
             "UPDATE redline_actions SET state = 'decided', decision = 'apply',"
             " decision_hash = patch_hash, decided_by = 'mallory', decided_at = now(),"
             " only_parts = %s WHERE team_id = %s",
-            (json.dumps(["a.txt#7"]), team),
+            (json.dumps({"numbering": HUNK_NUMBERING, "parts": ["a.txt#7"]}), team),
         )
     err = follow_once(capfd, ws, pg_url)
     got = row(pg_url, team)
     assert got["state"] == "refused" and "--only" in str(got["result_text"])
     assert "refused" in err and (ws / "a.txt").read_text() == OLD
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [["a.txt#1"], {"numbering": 1, "parts": ["a.txt#1"]}, {"parts": ["a.txt#1"]}],
+    ids=["bare-list", "numbering-1", "no-numbering"],
+)
+def test_parts_numbered_by_another_redline_version_are_refused(
+    pg_url: str, tmp_path: Path, capfd: pytest.CaptureFixture[str], parts: object
+) -> None:
+    init(capfd, pg_url)
+    ws = tmp_path / "ws"
+    local = two_hunks(ws)
+    team = team_id(workspace_id(ws), local)
+    follow_once(capfd, ws, pg_url)
+    with psycopg.connect(pg_url) as conn:  # as an older redline decides: a bare list
+        conn.execute(
+            "UPDATE redline_actions SET state = 'decided', decision = 'apply',"
+            " decision_hash = patch_hash, decided_by = 'old', decided_at = now(),"
+            " only_parts = %s WHERE team_id = %s",
+            (json.dumps(parts), team),
+        )
+    err = follow_once(capfd, ws, pg_url)
+    got = row(pg_url, team)
+    assert got["state"] == "refused"
+    assert "refused: hunk numbers from another redline version; decide again" in err
+    assert str(got["result_text"]).endswith(
+        "hunk numbers from another redline version; decide again"
+    )
+    assert (ws / "a.txt").read_text() == OLD
 
 
 def test_edit_from_anywhere_then_apply_the_edited_action(

@@ -13,7 +13,8 @@ from redline.workspace.hunks import hunk_units
 from redline.workspace.journal import undo_last
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 
-BASE = "".join(f"line {i}\n" for i in range(1, 13))
+# Lines 2, 14 and 26 are far enough apart to be hunks (@@ blocks) of their own.
+BASE = "".join(f"line {i}\n" for i in range(1, 37))
 
 
 def run(coro: Any) -> Any:
@@ -43,16 +44,16 @@ def changed(*lines: int, text: str = BASE, mark: str = "X") -> str:
 def test_partial_apply_then_undo_restores_bytes(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(BASE.encode())
     store = PendingActionStore()
-    action = store.push(edit_action(tmp_path, changed(2, 6, 10)))
+    action = store.push(edit_action(tmp_path, changed(2, 14, 26)))
     outcome = run(
         resolve_pending(store, "apply", "ok", action_id=action.id, only=["a.txt#1", "a.txt#3"])
     )
     assert outcome.kind == "applied" and outcome.remaining_id == "pa-2"
     assert outcome.text == (
         "Applied 2 of 3 hunks: Edit a.txt. Reason: ok\n"
-        "Still pending as pa-2: a.txt hunk 1 (lines 6\u20136)"
+        "Still pending as pa-2: a.txt hunk 1 (lines 11\u201317)"
     )
-    assert (tmp_path / "a.txt").read_text() == changed(2, 10)
+    assert (tmp_path / "a.txt").read_text() == changed(2, 26)
     remaining = store.peek()
     assert remaining is not None and remaining.id == "pa-2"
     assert remaining.label == "Edit a.txt (remaining: 1 of 3 hunks)"
@@ -63,7 +64,7 @@ def test_partial_apply_then_undo_restores_bytes(tmp_path: Path) -> None:
 def test_partial_apply_of_the_remainder_completes_the_proposal(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(BASE.encode())
     store = PendingActionStore()
-    action = store.push(edit_action(tmp_path, changed(2, 6, 10)))
+    action = store.push(edit_action(tmp_path, changed(2, 14, 26)))
     run(resolve_pending(store, "apply", "first", action_id=action.id, only=["a.txt#2"]))
     rest = store.peek()
     assert rest is not None
@@ -73,20 +74,20 @@ def test_partial_apply_of_the_remainder_completes_the_proposal(tmp_path: Path) -
     assert last is not None and last.label == "Edit a.txt (remaining: 1 of 3 hunks)"
     outcome = run(resolve_pending(store, "apply", "rest", action_id=last.id))
     assert outcome.kind == "applied" and store.count == 0
-    assert (tmp_path / "a.txt").read_text() == changed(2, 6, 10)
+    assert (tmp_path / "a.txt").read_text() == changed(2, 14, 26)
 
 
 def test_partial_discard_and_bad_selections(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(BASE.encode())
     store = PendingActionStore()
-    action = store.push(edit_action(tmp_path, changed(2, 6, 10)))
+    action = store.push(edit_action(tmp_path, changed(2, 14, 26)))
     bad = run(resolve_pending(store, "apply", "r", action_id=action.id, only=["a.txt#7"]))
     assert bad.kind == "invalid" and "a.txt" in bad.text and store.peek() is action
     outcome = run(resolve_pending(store, "discard", "no", action_id=action.id, only=["a.txt#2"]))
     assert outcome.kind == "discarded"
     assert (
         outcome.text
-        == "Discarded 1 of 3 hunks: Edit a.txt. Reason: no\na.txt hunk 2 (lines 6\u20136)"
+        == "Discarded 1 of 3 hunks: Edit a.txt. Reason: no\na.txt hunk 2 (lines 11\u201317)"
     )
     assert (tmp_path / "a.txt").read_text() == BASE
     rest = store.peek()
@@ -169,7 +170,11 @@ def test_take_340_of_349_ast_edit_replacements(tmp_path: Path) -> None:
 
     counts = [23] * 14 + [27]
     for index, count in enumerate(counts):
-        body = "".join(f"a{j} = old_name({j})\nb{j} = {j}\n" for j in range(count))
+        # Seven lines between replacements: each is a hunk (@@ block) of its own.
+        body = "".join(
+            f"a{j} = old_name({j})\n" + "".join(f"b{j}_{k} = {k}\n" for k in range(7))
+            for j in range(count)
+        )
         (tmp_path / f"m{index:02d}.py").write_text(body)
     params = AstEditParams.model_validate({"ops": [{"pat": "old_name($X)", "out": "new_name($X)"}]})
     store = PendingActionStore()

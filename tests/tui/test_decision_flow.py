@@ -241,11 +241,12 @@ async def test_a_blocked_undo_gives_a_hint() -> None:
 class _Rules:
     """The part of the session's rule set the dashboard uses."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: tuple[object, ...] = ()) -> None:
         self.added: list[object] = []
+        self.rules = rules
 
     def snapshot(self) -> object:
-        return type("Snapshot", (), {"notes": ()})()
+        return type("Snapshot", (), {"notes": (), "rules": self.rules})()
 
     def add_session_rule(self, rule: object) -> object:
         self.added.append(rule)
@@ -265,8 +266,39 @@ async def test_the_session_rule_dialog_says_what_it_matches_and_where_it_is_kept
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         question = app.screen.question  # type: ignore[attr-defined]
         assert "every change the edit tool proposes to files under src/**" in question
-        assert "It would also apply pa-1 now." in question and "pa-2" not in question
+        # The rules decide from the top and stop at pa-2 (docs: a person decides it), so
+        # pa-1 is not applied now although the new rule matches it.
+        assert "It applies pa-3 now." in question
+        assert "pa-1" not in question and "pa-2" not in question
         assert "for this session only and saved nowhere" in question
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         assert session.rules.added == []  # type: ignore[attr-defined]
+
+
+async def test_the_session_rule_dialog_claims_only_what_the_rules_reach() -> None:
+    from redline.rules.parse import parse_rules
+
+    session = FakeSession()
+    session.push(make_action("docs", path="docs/readme.md"))
+    session.push(make_action("other file", path="src/util.py"))
+    session.push(make_action("secret", path="src/secret.py"))
+    session.push(make_action("edit app", path="src/app.py"))
+    # A session rule already in force discards src/secret.py first: the new rule (added
+    # after it) does not apply it; the rules go on below it, and stop at docs (pa-1).
+    first = parse_rules(
+        b'[[rule]]\nname = "no secrets"\ndecision = "discard"\npaths = ["src/secret.py"]\n'
+        b'reason = "never"\n',
+        "session",
+        "session",
+    )
+    session.rules = _Rules(tuple(first))  # type: ignore[attr-defined]
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.stack.selected_id == "pa-4")
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = app.screen.question  # type: ignore[attr-defined]
+        assert "It applies pa-4, pa-2 now." in question
+        assert "pa-3" not in question and "pa-1" not in question
+        await pilot.press("n")

@@ -208,3 +208,18 @@ async def test_long_lines_never_cost_a_diff_row(size: tuple[int, int], lines: in
         assert diff.render_line(3).text != first
         await pilot.press("left", "left", "left")
         await wait_until(pilot, lambda: diff.scroll_x == 0)
+
+
+async def test_a_label_keeps_twenty_columns_beside_a_long_source_badge() -> None:
+    from redline.workspace.queue import Source
+
+    session = FakeSession()
+    action = make_action("Fix the pager's off-by-one error in page counts", path="src/app.py")
+    action.source = Source("mcp", "an-mcp-client-with-a-very-long-name-indeed")
+    session.push(action)
+    app = _app(session)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_until(pilot, lambda: app.stack.row_height == 1 and app.stack.rows)
+        row = app.stack.render_line(0).text
+        assert "Fix the pager's off…" in row  # 20 columns of the label
+        assert "‹mcp:an-mcp" in row and row.rstrip().endswith("…")  # the badge gives way

@@ -145,3 +145,34 @@ async def test_a_sessions_own_applies_join_the_batch(
     assert commit_count(repo) == 2
     assert sorted(trailers(repo, "Redline-Action")) == sorted(ids)
     session.close()
+
+
+async def test_undoing_one_marked_action_keeps_the_other_committed(
+    repo: Path, isolated_user_config: Path
+) -> None:
+    from redline.cli import main
+    from redline.workspace.journal import undo_history
+
+    write_config(isolated_user_config, '[git]\non_apply = "commit"\n')
+    first = push_elsewhere(repo, "a.txt", "A\n")  # queued by a hook in another process
+    second = push_elsewhere(repo, "b.txt", "B\n")
+    queue = WorkspaceQueue(repo)
+    session = FakeSession(cwd=repo)
+    session.store = PendingActionStore(clock=lambda: 0.0, queue=queue)
+    session.queue = queue  # type: ignore[attr-defined]
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+            await pilot.press("space", "j", "space", "y")
+            await wait_until(pilot, lambda: "git: committed" in app.activity.plain)
+    finally:
+        queue.close()
+    made = git(repo, "rev-parse", "HEAD").strip()
+    entry = next(i.entry_id for i in undo_history(repo) if i.action_id == first)
+    assert main(["undo", "-C", str(repo), entry]) == 0
+    assert commit_count(repo) == 2 and git(repo, "rev-parse", "HEAD").strip() != made
+    assert trailers(repo, "Redline-Action") == [second]
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["b.txt"]
+    assert (repo / "a.txt").read_text() == "a\n" and (repo / "b.txt").read_text() == "B\n"
+    assert git(repo, "status", "--porcelain") == ""

@@ -193,8 +193,8 @@ def test_pending_show_reads_old_records_and_resolutions(
     code, out, err = run(capsys, "pending", "-C", str(v0), "show", multi)
     assert code == 0 and err == ""
     assert out.startswith(f"{multi}: Write: calc.py\n")
-    assert "    calc.py#1  calc.py hunk 1 (lines 1–1)\n" in out
-    assert "    calc.py#2  calc.py hunk 2 (lines 16–17)\n" in out
+    assert "    calc.py#1  calc.py hunk 1 (lines 1–4)\n" in out
+    assert "    calc.py#2  calc.py hunk 2 (lines 14–17)\n" in out
     assert '-"""Small arithmetic helpers."""\n+"""Small arithmetic helpers (typed)."""\n' in out
     assert '+    if b == 0:\n+        raise ZeroDivisionError("b is 0")\n' in out
 
@@ -266,7 +266,7 @@ def test_part_of_an_old_multi_hunk_action(v0: Path, capsys: pytest.CaptureFixtur
     assert (code, err) == (0, "")
     assert out == (
         "Applied 1 of 2 hunks: Write: calc.py. Reason: half\n"
-        "Still pending as pa-6: calc.py hunk 1 (lines 1–1)\n"
+        "Still pending as pa-6: calc.py hunk 1 (lines 1–4)\n"
     )
     calc = read(v0, "calc.py")
     assert calc.startswith('"""Small arithmetic helpers."""\n')

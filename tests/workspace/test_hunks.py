@@ -32,9 +32,21 @@ from redline.workspace.safe_apply import apply_preview, check_preview
 
 from .helpers import create, delete, modify, rename, snapshot, write
 
-OLD = "".join(f"line {n}\n" for n in range(1, 13))
-# Four change blocks: replace 2, insert after 4, delete 7-8, replace 11-12.
-NEW = "line 1\nLINE 2\nline 3\nline 4\nadded\nline 5\nline 6\nline 9\nline 10\nL11\nL12\n"
+OLD = "".join(f"line {n}\n" for n in range(1, 37))
+
+
+def _new() -> str:
+    lines = OLD.splitlines(keepends=True)
+    lines[32:34] = ["L33\n", "L34\n"]
+    del lines[19:21]
+    lines.insert(12, "added\n")
+    lines[1] = "LINE 2\n"
+    return "".join(lines)
+
+
+# Four hunks (@@ blocks at 3 lines of context): replace 2, insert after 12, delete 20-21,
+# replace 33-34.
+NEW = _new()
 
 
 def texts(root: Path) -> dict[str, str]:
@@ -67,10 +79,10 @@ def test_units_are_change_blocks_numbered_per_file(ws: Path) -> None:
         "same.txt",
     ]
     assert [unit.describe() for unit in units] == [
-        "a.py hunk 1 (lines 2–2)",
-        "a.py hunk 2 (lines 4–5)",  # an insertion: between lines 4 and 5
-        "a.py hunk 3 (lines 7–8)",
-        "a.py hunk 4 (lines 11–12)",
+        "a.py hunk 1 (lines 1–5)",  # the @@ block's lines, context included
+        "a.py hunk 2 (lines 10–15)",
+        "a.py hunk 3 (lines 17–24)",
+        "a.py hunk 4 (lines 30–36)",
         "new.txt (new file)",
         "gone.txt (file deletion)",
         "moved.txt (rename from old.txt)",
@@ -88,7 +100,7 @@ def test_unit_to_dict(ws: Path) -> None:
         "path": "a.py",
         "hunk": 1,
         "kind": "hunk",
-        "lines": "2–2",
+        "lines": "1–5",
         "old_path": None,
         "removed": 1,
         "added": 1,
@@ -97,13 +109,28 @@ def test_unit_to_dict(ws: Path) -> None:
     assert moved.to_dict()["old_path"] == "old.txt" and moved.to_dict()["lines"] is None
 
 
-def test_insertions_at_the_edges_name_the_lines_around_them() -> None:
-    old = "a\nb\n"
-    preview = Preview([FileModify("f", sha256_bytes(old.encode()), old, "top\na\nb\nend\n")])
+def test_insertions_at_the_edges_name_the_lines_of_their_block() -> None:
+    old = "".join(f"{n}\n" for n in range(1, 21))
+    new = "top\n" + old + "end\n"
+    preview = Preview([FileModify("f", sha256_bytes(old.encode()), old, new)])
     assert [unit.describe() for unit in hunk_units(preview)] == [
-        "f hunk 1 (lines 0–1)",
-        "f hunk 2 (lines 2–3)",
+        "f hunk 1 (lines 1–3)",  # @@ -1,3 +1,4 @@, not "lines 0–1"
+        "f hunk 2 (lines 18–20)",
     ]
+    small = Preview([FileModify("f", sha256_bytes(b"a\nb\n"), "a\nb\n", "top\na\nb\nend\n")])
+    assert [unit.describe() for unit in hunk_units(small)] == ["f hunk 1 (lines 1–2)"]
+    empty = Preview([FileModify("f", sha256_bytes(b""), "", "one\ntwo\n")])
+    assert [unit.describe() for unit in hunk_units(empty)] == ["f hunk 1 (lines 1–2)"]
+
+
+def test_one_at_at_block_is_one_hunk_whatever_its_change_blocks() -> None:
+    old = "".join(f"{n}\n" for n in range(1, 12))
+    new = old.replace("5\n", "five\n").replace("7\n", "7\nseven\nand more\n")
+    preview = Preview([FileModify("f", sha256_bytes(old.encode()), old, new)])
+    assert "@@ -2,9 +2,11 @@" in preview.diff()
+    (unit,) = hunk_units(preview)
+    assert unit.address == "f#1" and unit.describe() == "f hunk 1 (lines 2–10)"
+    assert split_for_apply(preview, [unit]).covers_all
 
 
 # -- selections ---------------------------------------------------------------
@@ -190,19 +217,19 @@ def test_partial_apply_then_undo_restores_bytes(ws: Path) -> None:
     assert not split.covers_all
     apply_preview(ws, split.selected, label="part")
     after = texts(ws)
-    assert after["a.py"] == OLD.replace("line 2\n", "LINE 2\n").replace("line 7\nline 8\n", "")
+    assert after["a.py"] == OLD.replace("line 2\n", "LINE 2\n").replace("line 20\nline 21\n", "")
     assert after["b.py"] == OLD and after["c.py"] == "c\n"
     assert check_preview(ws, split.remaining) == []
     # The remaining action is based on the disk as it is now.
     remaining = split.remaining.changes[0]
     assert isinstance(remaining, FileModify) and remaining.old_text == after["a.py"]
     assert [unit.describe() for unit in split.remaining_units] == [
-        "a.py hunk 1 (lines 4–5)",
-        "a.py hunk 2 (lines 9–10)",
-        "b.py hunk 1 (lines 2–2)",
-        "b.py hunk 2 (lines 4–5)",
-        "b.py hunk 3 (lines 7–8)",
-        "b.py hunk 4 (lines 11–12)",
+        "a.py hunk 1 (lines 10–15)",
+        "a.py hunk 2 (lines 28–34)",
+        "b.py hunk 1 (lines 1–5)",
+        "b.py hunk 2 (lines 10–15)",
+        "b.py hunk 3 (lines 17–24)",
+        "b.py hunk 4 (lines 30–36)",
     ]
     undo_last(ws)
     assert snapshot(ws) == before
@@ -212,28 +239,31 @@ def test_partial_apply_then_undo_restores_bytes(ws: Path) -> None:
     assert texts(ws) == {"a.py": NEW, "b.py": NEW, "c.py": "c\n"}
 
 
+_MID = ["two", "three", "four", "4b", "4c", "4d", "4e", "4f"]
+
+
+def _case(
+    first: str, last: str, sep: str, encoding: str, upper: tuple[str, str, str]
+) -> tuple[bytes, str, str, str]:
+    """Change the first and last lines (two hunks) and add one (utf-8-sig adds a BOM)."""
+    old = sep.join([first, *_MID, last]) + sep
+    new = sep.join([upper[0], *_MID, upper[1], upper[2]]) + sep
+    return (old.encode(encoding), encoding, old, new)
+
+
 @pytest.mark.parametrize(
     ("data", "encoding", "old", "new"),
     [
         pytest.param(
-            b"one\r\ntwo\r\nthree\r\nfour\r\nfive\r\n",
-            "utf-8",
-            "one\r\ntwo\r\nthree\r\nfour\r\nfive\r\n",
-            "ONE\r\ntwo\r\nthree\r\nfour\r\nFIVE\r\nsix\r\n",
+            *_case("one", "five", "\r\n", "utf-8", ("ONE", "FIVE", "six")),
             id="crlf",
         ),
         pytest.param(
-            b"\xef\xbb\xbfone\ntwo\nthree\nfour\nfive\n",
-            "utf-8-sig",
-            "one\ntwo\nthree\nfour\nfive\n",
-            "ONE\ntwo\nthree\nfour\nFIVE\nsix\n",
+            *_case("one", "five", "\n", "utf-8-sig", ("ONE", "FIVE", "six")),
             id="bom",
         ),
         pytest.param(
-            "caf\xe9\r\ntwo\r\nthree\r\nfour\r\nna\xefve\r\n".encode("latin-1"),
-            "latin-1",
-            "caf\xe9\r\ntwo\r\nthree\r\nfour\r\nna\xefve\r\n",
-            "CAF\xc9\r\ntwo\r\nthree\r\nfour\r\nNA\xcfVE\r\nsix\xb0\r\n",
+            *_case("caf\xe9", "na\xefve", "\r\n", "latin-1", ("CAF\xc9", "NA\xcfVE", "six\xb0")),
             id="latin-1-crlf",
         ),
     ],
@@ -250,7 +280,9 @@ def test_partial_apply_keeps_encoding_and_line_endings(
     apply_preview(ws, split.selected)
     on_disk = (ws / "f.txt").read_bytes()
     lines = old.splitlines(keepends=True)
-    expected = "".join(lines[:4]) + "".join(new.splitlines(keepends=True)[4:])
+    expected = "".join(lines[: len(_MID) + 1]) + "".join(
+        new.splitlines(keepends=True)[len(_MID) + 1 :]
+    )
     assert on_disk == expected.encode(encoding)
     assert on_disk.startswith(b"\xef\xbb\xbf") == (encoding == "utf-8-sig")
     assert on_disk.count(b"\r\n") == data.count(b"\r\n") + 1 * (b"\r\n" in data)
@@ -309,7 +341,10 @@ def test_a_unit_from_another_preview_is_refused() -> None:
 
 def test_a_partial_text_the_encoding_cannot_hold_is_an_error() -> None:
     # Only a broken preview can get here (new text its own encoding cannot write).
-    preview = Preview([FileModify("f", "0" * 64, "a\nb\nc\n", "\u20ac\nb\nC\n", "latin-1")])
+    middle = "".join(f"{n}\n" for n in range(10))
+    preview = Preview(
+        [FileModify("f", "0" * 64, f"a\n{middle}c\n", f"\u20ac\n{middle}C\n", "latin-1")]
+    )
     with pytest.raises(HunkError, match="f: the text cannot be encoded as latin-1"):
         split_for_apply(preview, [hunk_units(preview)[0]])
 
@@ -386,8 +421,8 @@ def test_exact_texts(ws: Path) -> None:
         split.remaining_units,
     ) == (
         "Applied 2 of 4 hunks: Rename foo to bar. Reason: looks right\n"
-        "Still pending as pa-9: src/app.py hunk 1 (lines 4–5)\n"
-        "Still pending as pa-9: src/app.py hunk 2 (lines 7–8)"
+        "Still pending as pa-9: src/app.py hunk 1 (lines 10–15)\n"
+        "Still pending as pa-9: src/app.py hunk 2 (lines 17–24)"
     )
     assert partial_apply_text(split, origin.label, "looks right", "pa-9") == applied_partial_text(
         origin.label,
@@ -405,23 +440,23 @@ def test_exact_texts(ws: Path) -> None:
         origin.label, "not these", dropped.discarded_units, dropped.total
     ) == (
         "Discarded 2 of 4 hunks: Rename foo to bar. Reason: not these\n"
-        "src/app.py hunk 2 (lines 4–5)\n"
-        "src/app.py hunk 3 (lines 7–8)"
+        "src/app.py hunk 2 (lines 10–15)\n"
+        "src/app.py hunk 3 (lines 17–24)"
     )
     edited = edit_file(preview, "src/app.py", NEW.replace("added\n", "better\n"))
     assert applied_edited_text(origin.label, "ok", preview, edited.preview) == (
         "Applied with your proposal edited by the reviewer: Rename foo to bar. Reason: ok\n"
         "--- proposed/src/app.py\n"
         "+++ written/src/app.py\n"
-        "@@ -2,7 +2,7 @@\n"
-        " LINE 2\n"
-        " line 3\n"
-        " line 4\n"
+        "@@ -10,7 +10,7 @@\n"
+        " line 10\n"
+        " line 11\n"
+        " line 12\n"
         "-added\n"
         "+better\n"
-        " line 5\n"
-        " line 6\n"
-        " line 9\n"
+        " line 13\n"
+        " line 14\n"
+        " line 15\n"
     )
 
 
@@ -479,13 +514,14 @@ def test_labels_stay_flat_over_repeated_partial_applies(ws: Path) -> None:
 
 
 def test_a_last_line_without_newline(ws: Path) -> None:
-    write(ws, "a.txt", "one\ntwo\nthree")
-    preview = Preview([modify(ws, "a.txt", "ONE\ntwo\nthree\nfour")])
+    middle = "".join(f"{n}\n" for n in range(8))
+    write(ws, "a.txt", f"one\n{middle}three")
+    preview = Preview([modify(ws, "a.txt", f"ONE\n{middle}three\nfour")])
     _, last = hunk_units(preview)
-    assert last.describe() == "a.txt hunk 2 (lines 3–3)"
+    assert last.describe() == "a.txt hunk 2 (lines 7–10)"
     split = split_for_apply(preview, [last])
     apply_preview(ws, split.selected)
-    assert (ws / "a.txt").read_bytes() == b"one\ntwo\nthree\nfour"
-    assert [unit.describe() for unit in split.remaining_units] == ["a.txt hunk 1 (lines 1–1)"]
+    assert (ws / "a.txt").read_bytes() == f"one\n{middle}three\nfour".encode()
+    assert [unit.describe() for unit in split.remaining_units] == ["a.txt hunk 1 (lines 1–4)"]
     apply_preview(ws, split.remaining)
-    assert (ws / "a.txt").read_bytes() == b"ONE\ntwo\nthree\nfour"
+    assert (ws / "a.txt").read_bytes() == f"ONE\n{middle}three\nfour".encode()

@@ -36,8 +36,8 @@ def test_disjoint_hunks_rebase_and_apply_after_the_other_action(ws: Path) -> Non
     assert result.status == "rebased" and result.conflicts == ()
     assert check_preview(ws, result.preview) == []
     assert [unit.describe() for unit in hunk_units(result.preview)] == [
-        "a.py hunk 1 (lines 3–3)",
-        "a.py hunk 2 (lines 18–18)",
+        "a.py hunk 1 (lines 1–6)",
+        "a.py hunk 2 (lines 15–20)",
     ]
     apply_preview(ws, result.preview)
     assert (ws / "a.py").read_text() == edit(
@@ -47,15 +47,15 @@ def test_disjoint_hunks_rebase_and_apply_after_the_other_action(ws: Path) -> Non
 
 def test_overlapping_hunks_conflict_and_name_them(ws: Path) -> None:
     write(ws, "a.py", BASE)
-    lower = Preview([modify(ws, "a.py", edit(BASE, l3="LOWER 3\n", l10="LOWER 10\n"))])
-    upper = Preview([modify(ws, "a.py", edit(BASE, l10="UPPER 10\n"))])
+    lower = Preview([modify(ws, "a.py", edit(BASE, l2="LOWER 2\n", l12="LOWER 12\n"))])
+    upper = Preview([modify(ws, "a.py", edit(BASE, l12="UPPER 12\n"))])
     result = rebase_preview(lower, upper, onto="pa-6")
     assert result.status == "conflict" and result.preview == lower
     (conflict,) = result.conflicts
     assert [unit.address for unit in conflict.hunks] == ["a.py#2"]
     assert conflict_reason(result) == (
         "conflicts with a change applied out of order: "
-        "a.py hunk 2 (lines 10–10): overlaps what pa-6 wrote to a.py"
+        "a.py hunk 2 (lines 9–15): overlaps what pa-6 wrote to a.py"
     )
 
 

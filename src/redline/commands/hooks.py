@@ -79,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"redline's {args.agent} hook is already installed in {done.path}.")
             if done.trust_recorded:
                 print(f"Recorded Codex's trust of the hook in {_codex_config()}.")
+            if done.excluded:
+                print(
+                    f"Added {done.path} to git's exclude file {done.excluded} (it holds a "
+                    "local path, so git leaves it out)."
+                )
             if done.advice:
                 print(done.advice)
             print(

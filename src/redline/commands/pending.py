@@ -258,7 +258,7 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
         if ended:
             notes.append(f"its agent {ended}")
         notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
-        source = record.source.name or record.source.kind
+        source = record.source.canonical  # one spelling everywhere: mcp:cursor, hook:claude
         # Each cell on one line: a label or name holding a newline or an escape cannot
         # print rows of its own (redline.termtext).
         rows.append(
@@ -330,11 +330,11 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
     files = ", ".join(one_line(shown_path(f, record.via)) for f in record.files)
     lines = [
         f"{one_line(record.id)}: {one_line(record.label)}",
-        f"  source:  {source['name']} ({source['kind']}"
-        + (f", session {source['session_id']}" if source["session_id"] else "")
-        + f"), tool {one_line(record.source_tool_name)}",
+        f"  source:  {one_line(record.source.canonical)}"
+        + (f" (session {source['session_id']})" if source["session_id"] else "")
+        + f", tool {one_line(record.source_tool_name)}",
         f"  created: {data['created_at']}",
-        f"  applied by: {one_line(record.applied_by)}",
+        f"  applied by: {one_line(APPLIED_BY.get(record.applied_by, record.applied_by))}",
         f"  files:   {files or '(none)'} (+{record.added} -{record.removed})",
     ]
     if record.edited:
@@ -369,12 +369,45 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         if res["result_text"]:
             lines.append(f"  result:  {one_line(res['result_text'])}")
     if record.details not in (None, "", {}):
-        lines.append(f"  details: {_dump(record.details)}")
+        lines.append("  details:")
+        lines.extend(details_text(record.details, "    "))
     _out("\n".join(lines))
     if shown_diff:
         _out("")
         _out(shown_diff.rstrip("\n"))
     return EXIT_OK
+
+
+#: ``applied_by`` as ``pending show`` says it.
+APPLIED_BY = {
+    "preview": "redline (safe apply)",
+    "owner": "the process that proposed it",
+}
+
+
+def details_text(value: object, indent: str) -> list[str]:
+    """An action's details as lines of text (``key: value``), not JSON."""
+
+    def one(item: object) -> str:
+        if item is None:
+            return "-"
+        if isinstance(item, bool):
+            return "yes" if item else "no"
+        if isinstance(item, (str, int, float)):
+            return str(item)
+        if isinstance(item, list):
+            return ", ".join(one(i) for i in item) or "(none)"
+        if isinstance(item, dict):
+            return ", ".join(f"{k}: {one(v)}" for k, v in item.items()) or "(none)"
+        return repr(item)
+
+    if not isinstance(value, dict):
+        return [indent + one(value).replace("\n", "\n" + indent)]
+    lines = []
+    for key, item in value.items():
+        text = one(item).replace("\n", "\n" + indent + "  ")
+        lines.append(f"{indent}{str(key).replace('_', ' ')}: {text}")
+    return lines
 
 
 def _resolve(

@@ -57,12 +57,27 @@ def run(args: argparse.Namespace) -> int:
     snapshot = RuleSet(root.resolve()).snapshot()
     if args.rules_command == "list":
         code = _list(root.resolve(), snapshot, args.json)
+        _warn_old_spellings(snapshot)
     else:
         code = _check(root.resolve(), snapshot, args.json)
     if not args.json:
         for error in snapshot.errors:
             _out(f"redline rules: {error}", err=True)
     return EXIT_FAILED if snapshot.errors and code == EXIT_OK else code
+
+
+def _warn_old_spellings(snapshot: RulesSnapshot) -> None:
+    """One line on stderr for each source a rule spells the old way (still matched)."""
+    from redline.rules.model import old_spellings
+
+    for rule in snapshot.rules:
+        where = f" ({rule.file}:{rule.line})" if rule.file else ""
+        for old, new in old_spellings(rule):
+            _out(
+                f"redline rules: rule {rule.name!r}{where}: source {old!r} is the old spelling "
+                f"of {new!r}; it still matches in this release, write {new!r}",
+                err=True,
+            )
 
 
 def _dump(data: Any) -> str:

@@ -57,7 +57,7 @@ def answer(decisions: list[Decision]) -> str:
         return "I see the review changed; nothing for me to act on yet."
     parts = ["Thanks for the review."]
     for item in decisions:
-        why = f" ({item.reason})" if item.reason else " (no reason given)"
+        why = f" ({item.reason})" if item.reason else ""
         if item.verb == "applied":
             parts.append(f"{item.action_id} is applied: {item.label}{why}.")
         elif item.verb == "discarded":
@@ -67,6 +67,9 @@ def answer(decisions: list[Decision]) -> str:
             )
         else:
             parts.append(f"{item.action_id} was undone: {item.label}.")
+    silent = [i.action_id for i in decisions if i.verb != "undid" and not i.reason]
+    if silent:
+        parts.append(f"(For {_listed(silent)}, no reason given.)")
     if any(item.verb == "applied" and "models.py" in item.label for item in decisions):
         parts.append(
             "Next: run the project's tests (pytest) to confirm the price fix; then tell me "
@@ -75,6 +78,10 @@ def answer(decisions: list[Decision]) -> str:
     else:
         parts.append("Next: tell me in the prompt box what to change next.")
     return " ".join(parts)
+
+
+def _listed(ids: list[str]) -> str:
+    return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + " and " + ids[-1]
 
 
 class DemoProvider(ScriptedProvider):

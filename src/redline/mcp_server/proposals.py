@@ -168,7 +168,7 @@ class Proposals:
 
     async def _push(self, action: PendingAction, tool: str, client: str, session: str) -> Outcome:
         assert action.preview is not None
-        source = Source.current("mcp", name=client or "MCP client", session_id=session)
+        source = Source.current("mcp", name=client, session_id=session)
         draft = ActionDraft(
             label=action.label,
             source=source,

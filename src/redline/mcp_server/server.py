@@ -38,8 +38,8 @@ def _client_name(ctx: "Context[Any, Any]") -> str:
         params = None
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", "") if info is not None else ""
-    name = str(name).strip()[:100]
-    return f"{name} via MCP" if name else "MCP client"
+    # The source is ``mcp:NAME``: NAME exactly as the client names itself in ``initialize``.
+    return str(name).strip()[:100]
 
 
 def _connection(ctx: "Context[Any, Any]") -> str:

@@ -11,32 +11,24 @@ log names it), git has to follow:
   working tree gets the reverted text through safe apply. When later commits changed the
   same lines the undo is refused, naming those commits, and nothing changes.
 
+A commit that holds other actions too (``--batch``, marked applies) keeps them:
+:mod:`redline.review.git_undo_batch` takes only this action's changes out.
+
 An apply without a commit (or outside git) is undone by the journal alone, as before.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from redline.review.git_revert import GitUndo, revert_parts, write_tree
 from redline.workspace import journal
-from redline.workspace.journal import UndoError, UndoReceipt
+from redline.workspace.journal import UndoError
 
 if TYPE_CHECKING:
+    from redline.workspace.decisions import DecisionRecord
     from redline.workspace.git import GitRepo, TreeChange
-
-
-@dataclass(frozen=True)
-class GitUndo:
-    """A journal undo, and what was done in git (``notes``: lines to show)."""
-
-    receipt: UndoReceipt
-    notes: tuple[str, ...] = ()
-
-    @property
-    def message(self) -> str:
-        return "\n".join([self.receipt.message, *self.notes])
 
 
 def _target(root: Path, entry_id: str | None) -> journal.HistoryItem | None:
@@ -84,6 +76,16 @@ def undo(root: Path, entry_id: str | None) -> GitUndo:
         ) from None
 
 
+def _mates(root: Path, action_id: str, commit: str) -> list[DecisionRecord]:
+    """The other actions that live in ``commit`` (a batch or marked-apply commit)."""
+    from redline.workspace.decisions import DecisionsError, living_in
+
+    try:
+        return [r for r in living_in(root, commit) if r.id != action_id]
+    except DecisionsError:
+        return []
+
+
 def _undo_commit(root: Path, repo: GitRepo, item: journal.HistoryItem, commit: str) -> GitUndo:
     from redline.review.provenance import undo_note
     from redline.workspace.git import (
@@ -97,6 +99,11 @@ def _undo_commit(root: Path, repo: GitRepo, item: journal.HistoryItem, commit: s
     )
 
     assert item.action_id is not None
+    mates = _mates(root, item.action_id, commit)
+    if mates:
+        from redline.review.git_undo_batch import undo_one_of
+
+        return undo_one_of(root, repo, item, commit, mates)
     changes = commit_changes_of(repo, commit)
     paths = [c.path for c in changes]
     outside = [p for p in paths if repo.workspace_path(p) is None]
@@ -114,7 +121,16 @@ def _undo_commit(root: Path, repo: GitRepo, item: journal.HistoryItem, commit: s
         and untouched
         and not on_remote_branch(repo, commit)
     ):
-        receipt = journal.undo_entry(root, item.entry_id)
+        # The journal's undo; or, when an undo of another action of the same commit wrote
+        # its files since, the parent's text over the committed one.
+        parts = _parts(repo, changes)
+        receipt = write_tree(
+            root,
+            repo,
+            item,
+            {path: committed for path, (_old, committed) in parts.items()},
+            {path: old for path, (old, _committed) in parts.items()},
+        )
         move_head(repo, parent, commit, f"redline undo {item.action_id}")
         set_index_entries(repo, {c.path: c.before for c in changes})
         undo_note(root, item.action_id, item.label, None)
@@ -122,157 +138,24 @@ def _undo_commit(root: Path, repo: GitRepo, item: journal.HistoryItem, commit: s
     return _revert(root, repo, item, commit, changes)
 
 
+def _parts(repo: GitRepo, typed: list[TreeChange]) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """Each path's text before and after the commit (None: absent)."""
+    from redline.workspace.git import read_blobs
+
+    blobs = read_blobs(repo, [e[1] for c in typed for e in (c.before, c.after) if e])
+    return {
+        c.path: (
+            blobs[c.before[1]] if c.before else None,
+            blobs[c.after[1]] if c.after else None,
+        )
+        for c in typed
+    }
+
+
 def _revert(
     root: Path, repo: GitRepo, item: journal.HistoryItem, commit: str, typed: list[TreeChange]
 ) -> GitUndo:
-    from redline.review.provenance import revert_message, reviewer_of, undo_note
-    from redline.workspace.git import (
-        IndexChange,
-        commit_changes,
-        commits_touching,
-        read_blobs,
-        tree_entries,
-    )
-    from redline.workspace.git import merge_bytes as merge
-
-    assert item.action_id is not None
-    paths = [c.path for c in typed]
-    at_head = tree_entries(repo, "HEAD", paths)
-    shas = [e[1] for c in typed for e in (c.before, c.after) if e] + [
-        e[1] for e in at_head.values()
-    ]
-    blobs = read_blobs(repo, shas)
-    wanted: dict[str, bytes | None] = {}
-    conflicts: list[str] = []
-    for change in typed:
-        now = at_head.get(change.path)
-        now_bytes = blobs[now[1]] if now else None
-        mine = blobs[change.after[1]] if change.after else None
-        old = blobs[change.before[1]] if change.before else None
-        if now_bytes == mine:
-            wanted[change.path] = old
-        elif now_bytes is None or mine is None or old is None:
-            conflicts.append(change.path)
-        else:
-            merged = merge(mine, now_bytes, old)
-            if merged is None:
-                conflicts.append(change.path)
-            else:
-                wanted[change.path] = merged
-    if conflicts:
-        later = commits_touching(repo, commit, conflicts)
-        raise UndoError(
-            f"Cannot undo {item.action_id}: later commits changed the same lines of "
-            f"{', '.join(conflicts)}: {', '.join(c[:12] for c in later) or 'HEAD'}. "
-            "Nothing was changed."
-        )
-    receipt = _write_tree(
-        root,
-        repo,
-        item,
-        {c.path: blobs[at_head[c.path][1]] if c.path in at_head else None for c in typed},
-        wanted,
-    )
-    index_changes: list[IndexChange] = []
-    for path, data in wanted.items():
-        before = blobs[at_head[path][1]] if path in at_head else None
-        if data is None:
-            if before is not None:
-                index_changes.append(IndexChange("delete", path))
-        elif before is None:
-            index_changes.append(IndexChange("create", path, None, data))
-        elif before != data:
-            index_changes.append(IndexChange("modify", path, before, data))
-    outcome = commit_changes(
-        repo, index_changes, revert_message(item.action_id, item.label, commit, reviewer_of(root))
-    )
-    notes: list[str] = []
-    if outcome.commit:
-        notes.append(
-            f"git: reverted {commit[:12]} in commit {outcome.commit[:12]} (only its paths)."
-        )
-    elif outcome.hook_failed:
-        notes.append(
-            f"git: the revert commit was refused; the undo is applied and staged: {outcome.hook_failed}"
-        )
-    undo_note(root, item.action_id, item.label, outcome.commit)
-    return GitUndo(receipt, tuple(notes))
+    return revert_parts(root, repo, item, commit, _parts(repo, typed))
 
 
-def _write_tree(
-    root: Path,
-    repo: GitRepo,
-    item: journal.HistoryItem,
-    at_head: dict[str, bytes | None],
-    wanted: dict[str, bytes | None],
-) -> UndoReceipt:
-    """Put ``wanted`` into the working tree: the journal's undo when the files are as the
-    apply left them, else safe apply of the reverted text over HEAD's (never over edits
-    that are not committed)."""
-    from redline.workspace.preview import (
-        DecodeError,
-        FileChange,
-        FileCreate,
-        FileDelete,
-        FileModify,
-        Preview,
-        decode_text,
-        sha256_bytes,
-    )
-    from redline.workspace.safe_apply import ApplyError, apply_preview
-
-    assert item.action_id is not None
-    try:
-        return journal.undo_entry(root, item.entry_id)
-    except UndoError:
-        pass  # its files changed since (later commits): write the revert instead
-    changes: list[FileChange] = []
-    dirty: list[str] = []
-    for path, data in wanted.items():
-        rel = repo.workspace_path(path)
-        assert rel is not None
-        target = Path(root) / rel
-        try:
-            disk: bytes | None = target.read_bytes()
-        except FileNotFoundError:
-            disk = None
-        except OSError as exc:
-            raise UndoError(
-                f"Cannot undo {item.action_id}: {rel}: {exc}. Nothing was changed."
-            ) from None
-        if disk != at_head.get(path):
-            dirty.append(rel)
-            continue
-        try:
-            if data is None and disk is not None:
-                text, _enc = decode_text(disk, rel)
-                changes.append(FileDelete(rel, sha256_bytes(disk), text))
-            elif data is not None and disk is None:
-                text, enc = decode_text(data, rel)
-                changes.append(FileCreate(rel, text, enc))
-            elif data is not None and disk is not None and data != disk:
-                old_text, _enc = decode_text(disk, rel)
-                new_text, enc = decode_text(data, rel)
-                changes.append(FileModify(rel, sha256_bytes(disk), old_text, new_text, enc))
-        except DecodeError as exc:
-            raise UndoError(f"Cannot undo {item.action_id}: {exc}. Nothing was changed.") from None
-    if dirty:
-        raise UndoError(
-            f"Cannot undo {item.action_id}: {', '.join(dirty)} has changes that are not "
-            "committed; commit or set them aside first. Nothing was changed."
-        )
-    try:
-        applied = apply_preview(
-            root, Preview(changes), label=f"Undo {item.action_id}: {item.label}"
-        )
-    except ApplyError as exc:
-        raise UndoError(f"Cannot undo {item.action_id}: {exc}") from None
-    files = list(applied.files)
-    return UndoReceipt(
-        entry_id=item.entry_id,
-        label=item.label,
-        files=files,
-        message=f"Undid: {item.label} ({', '.join(files)}), as a revert of its commit.",
-        undo_entry_id=applied.entry_id,
-        action_id=item.action_id,
-    )
+__all__ = ["GitUndo", "undo"]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from redline.workspace.preview import FileCreate, FileDelete, FileModify, FileRename, Preview
 
 if TYPE_CHECKING:
+    from redline.workspace.decisions import DecisionRecord
     from redline.workspace.git import GitRepo, IndexChange
 
 log = logging.getLogger(__name__)
@@ -98,12 +99,20 @@ def commit_message(items: list[Decided], reviewer: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def revert_message(action_id: str, label: str, commit: str, reviewer: str) -> str:
-    """The message of the commit that takes ``commit`` (``action_id``'s) back."""
+def revert_message(
+    action_id: str, label: str, commit: str, reviewer: str, *, shared: bool = False
+) -> str:
+    """The message of the commit that takes ``commit`` (``action_id``'s) back; ``shared``:
+    only ``action_id``'s changes of a commit that holds other actions too."""
+    what = (
+        f"the changes of {action_id} in commit {commit} (its other actions stay)"
+        if shared
+        else f"the paths of commit {commit} ({action_id})"
+    )
     lines = [
         _one_line(f'Revert "{label}"', 72),
         "",
-        f"This reverts the paths of commit {commit} ({action_id}).",
+        f"This reverts {what}.",
         "",
         f"Redline-Action: {action_id}",
     ]
@@ -408,12 +417,30 @@ def undo_note(root: Path, action_id: str, label: str, commit: str | None) -> Non
         log.warning("could not log the undo of %s", action_id)
 
 
+def moved_note(root: Path, decided: DecisionRecord, commit: str) -> None:
+    """Log that ``decided``'s apply now lives in ``commit`` (its commit was rewritten)."""
+    from dataclasses import replace
+
+    from redline.workspace.decisions import COMMITTED, DecisionsError, append
+
+    try:
+        append(
+            root,
+            replace(
+                decided, decision=COMMITTED, reason="", reviewer="", time=time.time(), commit=commit
+            ),
+        )
+    except DecisionsError:
+        log.warning("could not log where %s now lives", decided.id)
+
+
 __all__ = [
     "Decided",
     "GitBatch",
     "commit_message",
     "finish_batch",
     "index_changes",
+    "moved_note",
     "record",
     "record_agent_write",
     "revert_message",

@@ -238,6 +238,21 @@ def _outside(path: str) -> bool:
     return any(part == ".." for part in path.split("/"))
 
 
+def old_spellings(rule: Rule) -> list[tuple[str, str]]:
+    """``(old, new)`` for each of the rule's sources written as redline before 0.x spelled
+    an MCP client (``mcp:cursor via MCP``, ``mcp:MCP client``): accepted, as ``mcp:cursor``
+    and ``mcp``, for one release; ``redline rules list`` warns."""
+    from redline.workspace.queue.records import legacy_mcp_name
+
+    found: list[tuple[str, str]] = []
+    for pattern in rule.sources or ():
+        kind, colon, name = pattern.partition(":")
+        if kind == "mcp" and colon and legacy_mcp_name(name) != name:
+            new = legacy_mcp_name(name)
+            found.append((pattern, f"mcp:{new}" if new else "mcp"))
+    return found
+
+
 def mismatch(rule: Rule, facts: ActionFacts) -> str | None:
     """Why ``rule`` does not match ``facts`` (None when it matches)."""
     if rule.tools is not None and not any(
@@ -247,7 +262,8 @@ def mismatch(rule: Rule, facts: ActionFacts) -> str | None:
     if rule.sources is not None:
         shown = facts.source or facts.source_kind
         names = (facts.source, facts.source_kind) if facts.source else (facts.source_kind,)
-        if not any(fnmatch.fnmatchcase(n, p) for n in names for p in rule.sources):
+        patterns = [*rule.sources, *(new for _old, new in old_spellings(rule))]
+        if not any(fnmatch.fnmatchcase(n, p) for n in names for p in patterns):
             return f"source {shown} is not in sources"
     if rule.kinds is not None:
         extra = [k for k in facts.kinds if k not in rule.kinds]

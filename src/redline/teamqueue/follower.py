@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 
 #: How long the follower waits for a notification before looking at the local queue again.
 POLL_SECONDS = 0.5
+#: Why a decision's parts numbered under another hunk numbering are not carried out.
+NUMBERING_REFUSED = "hunk numbers from another redline version; decide again"
 
 
 @dataclass
@@ -71,10 +73,20 @@ class Extra:
     edit_text: object
 
     def only(self) -> list[str] | str | None:
-        """The parts (None: the whole action), or why the row's value is unusable."""
+        """The parts (None: the whole action), or why the row's value is unusable.
+
+        Parts come as ``{"numbering": N, "parts": [...]}``: ``PATH#N`` read under another
+        hunk numbering (:data:`~redline.workspace.hunks.HUNK_NUMBERING`) than this
+        redline's, or a bare list (written before hunks had a numbering version), would
+        name other lines here, so they are refused."""
+        from redline.workspace.hunks import HUNK_NUMBERING
+
         value = self.only_parts
         if value is None:
             return None
+        if not isinstance(value, dict) or value.get("numbering") != HUNK_NUMBERING:
+            return NUMBERING_REFUSED
+        value = value.get("parts")
         if (
             not isinstance(value, list)
             or not value

@@ -131,6 +131,14 @@ class BadDecision(TeamQueueError):
     """A decision that names what the action does not have (a hunk, a file): bad input."""
 
 
+def parts_json(only: list[str]) -> dict[str, Any]:
+    """A decision's ``--only`` parts as the row stores them, with the hunk numbering they
+    were read under (a follower refuses another numbering's)."""
+    from redline.workspace.hunks import HUNK_NUMBERING
+
+    return {"numbering": HUNK_NUMBERING, "parts": list(only)}
+
+
 def check_only(only: list[str], files: list[str], hunks: list[str]) -> None:
     """Every ``--only`` item names a file or hunk of the mirrored proposal: ``PATH``,
     ``PATH#N`` or ``PATH#N-M`` (the workspace checks it again against its own preview)."""
@@ -223,7 +231,7 @@ def decide(
                 verb,
                 reviewer,
                 reason,
-                json.dumps(only) if only is not None else None,
+                json.dumps(parts_json(only)) if only is not None else None,
                 edit[0] if edit else None,
                 edit[1] if edit else None,
                 team_id,

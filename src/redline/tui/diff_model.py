@@ -6,12 +6,14 @@ out of the unified diff text, so every row knows its old and new line numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
 from redline.review.texts import counted
 from redline.termtext import diff_line, hides
 from redline.workspace.diffing import grouped_opcodes, opcodes
+from redline.workspace.hunks import unit_numbers
 from redline.workspace.preview import (
     FileChange,
     FileCreate,
@@ -35,11 +37,14 @@ class DiffRow:
     old_no: int | None = None
     new_no: int | None = None
     text: str = ""
-    # The change block this row belongs to (1-based, as ``PATH#N`` numbers them), or None.
+    # The hunk this row belongs to (1-based, as ``PATH#N`` numbers them: the ``@@`` blocks
+    # at 3 lines of context, whatever context is shown), or None.
     hunk: int | None = None
     # The line held control or invisible characters (now shown as ``\x1b``/``<U+202E>``):
     # the gutter marks it so a reviewer knows to look.
     hidden: bool = False
+    # On the first changed row of each hunk: its number, for the gutter's ``#N`` label.
+    label: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +99,8 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
     if not groups:
         rows.append(DiffRow("meta", text="(no textual change)"))
         return rows
-    number = 0
+    numbers = unit_numbers(old, new)
+    labelled: set[int] = set()
     for group in groups:
         first, last = group[0], group[-1]
         rows.append(
@@ -109,13 +115,17 @@ def unified_rows(change: FileChange, context: int = 3) -> list[DiffRow]:
                     _row("context", i + 1, j1 + (i - i1) + 1, old[i], crlf) for i in range(i1, i2)
                 )
                 continue
-            number += 1
+            number = numbers.get((i1, j1))
+            start = len(rows)
             if tag in ("replace", "delete"):
                 rows.extend(
                     _row("delete", i + 1, None, old[i], crlf, number) for i in range(i1, i2)
                 )
             if tag in ("replace", "insert"):
                 rows.extend(_row("add", None, j + 1, new[j], crlf, number) for j in range(j1, j2))
+            if number is not None and number not in labelled and start < len(rows):
+                labelled.add(number)
+                rows[start] = dataclasses.replace(rows[start], label=number)
     return rows
 
 

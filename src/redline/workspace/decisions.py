@@ -6,9 +6,10 @@ in the user's state folder, not in the workspace (whoever can write the workspac
 rewrite it there): ``decisions/<sha256 of the workspace's resolved root>.jsonl``.
 
 A line with ``"decision": "committed"`` is not a decision of its own: it names the commit
-made for an apply some time after it was logged (a hook's allowed call, committed once the
-agent's write was recorded). :func:`read` folds it into that action's newest ``applied``
-line, so ``redline log`` and undo see one decision with its commit.
+an apply lives in since some time after it was logged (a hook's allowed call, committed
+once the agent's write was recorded; an action of a batch commit that an undo of another
+action rewrote). :func:`read` folds it into that action's newest ``applied`` line (the
+newest such line wins), so ``redline log`` and undo see one decision with its commit.
 
 Appends take a ``flock`` on the file, write one line with ``O_APPEND`` and ``fsync`` it,
 so concurrent redline processes never interleave lines. Reading skips (and counts) lines
@@ -169,8 +170,7 @@ def _link_commit(records: list[DecisionRecord], link: DecisionRecord) -> None:
 
     for at in range(len(records) - 1, -1, -1):
         if records[at].id == link.id and records[at].decision == "applied":
-            if records[at].commit is None:
-                records[at] = replace(records[at], commit=link.commit)
+            records[at] = replace(records[at], commit=link.commit)
             return
 
 
@@ -207,3 +207,13 @@ def commit_of(root: Path, action_id: str) -> str | None:
         if record.id == action_id and record.decision == "applied":
             found = record.commit
     return found
+
+
+def living_in(root: Path, commit: str) -> list[DecisionRecord]:
+    """The actions whose newest decision is an apply that lives in ``commit`` (not undone
+    since), oldest first."""
+    newest: dict[str, DecisionRecord] = {}
+    for record in read(root)[0]:
+        newest.pop(record.id, None)  # keeps the order of the newest decisions
+        newest[record.id] = record
+    return [r for r in newest.values() if r.decision == "applied" and r.commit == commit]

@@ -581,8 +581,12 @@ def index_entries(repo: GitRepo, paths: list[str]) -> dict[str, tuple[str, str]]
     return {p: (e.mode, e.sha) for p, e in _entries(repo, paths, None).items()}
 
 
-def set_index_entries(repo: GitRepo, wanted: dict[str, tuple[str, str] | None]) -> None:
-    """Set the repository index's entries of these paths (None: remove the path)."""
+def set_index_entries(
+    repo: GitRepo, wanted: dict[str, tuple[str, str] | None], *, index_file: Path | None = None
+) -> None:
+    """Set the index's entries of these paths (None: remove the path); ``index_file``:
+    another index than the repository's own."""
+    env = {"GIT_INDEX_FILE": str(index_file)} if index_file is not None else None
     removed = [p for p, e in wanted.items() if e is None]
     lines = [_info(e[0], e[1], p) for p, e in wanted.items() if e is not None]
     if removed:
@@ -592,10 +596,40 @@ def set_index_entries(repo: GitRepo, wanted: dict[str, tuple[str, str] | None]) 
             "-z",
             "--force-remove",
             "--stdin",
+            env=env,
             input=b"".join(os.fsencode(p) + b"\0" for p in removed),
         )
     if lines:
-        _checked(repo.top, "update-index", "-z", "--index-info", input=b"".join(lines))
+        _checked(repo.top, "update-index", "-z", "--index-info", env=env, input=b"".join(lines))
+
+
+def rewrite_commit(
+    repo: GitRepo, commit: str, wanted: dict[str, tuple[str, str] | None], message: str
+) -> str:
+    """A new commit with ``commit``'s parent, author and tree except ``wanted``'s entries,
+    and ``message``; no ref moves and no hook runs (the commit's content only shrinks)."""
+    import tempfile
+
+    out = _checked(repo.top, "log", "-1", "--format=%an%x00%ae%x00%ad", "--date=raw", commit)
+    fields = out.decode("utf-8", "surrogateescape").rstrip("\n").split("\0")
+    name, email, date = [*fields, "", ""][:3]
+    with tempfile.TemporaryDirectory(prefix="redline-index-") as folder:
+        index = Path(folder) / "index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        _checked(repo.top, "read-tree", commit, env=env)
+        set_index_entries(repo, wanted, index_file=index)
+        tree = _checked(repo.top, "write-tree", env=env).decode("ascii").strip()
+    parents = ["-p", p] if (p := parent_of(repo, commit)) else []
+    author = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date}
+    made = _checked(
+        repo.top, "commit-tree", tree, *parents, "-F", "-", env=author, input=message.encode()
+    )
+    return made.decode("ascii").strip()
+
+
+def message_of(repo: GitRepo, commit: str) -> str:
+    """``commit``'s whole message."""
+    return _checked(repo.top, "log", "-1", "--format=%B", commit).decode("utf-8", "replace")
 
 
 def on_remote_branch(repo: GitRepo, commit: str) -> bool:

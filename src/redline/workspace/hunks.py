@@ -2,8 +2,10 @@
 
 A preview's *units* are what a person can take or leave on their own:
 
-- every change block of a modify's shared diff (:func:`redline.workspace.diffing.opcodes`,
-  no context lines), numbered per file from 1 in file order and addressed ``PATH#N``;
+- every ``@@`` block of a modify's unified diff at :data:`HUNK_CONTEXT` (3) lines of
+  context (:func:`redline.workspace.diffing.grouped_opcodes`), numbered per file from 1 in
+  file order and addressed ``PATH#N`` — the blocks ``redline pending show`` prints,
+  whatever context the dashboard shows; a block holding several change blocks is one unit;
 - every creation, deletion and rename, and a modify whose lines do not change (only its
   encoding does), as one whole unit addressed ``PATH`` (the new path for a rename).
 
@@ -23,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from redline.workspace.diffing import opcodes
+from redline.workspace.diffing import grouped_opcodes, opcodes
 from redline.workspace.preview import (
     FileChange,
     FileCreate,
@@ -37,6 +39,8 @@ from redline.workspace.preview import (
 from redline.workspace.pyparse import parse_module
 
 __all__ = [
+    "HUNK_CONTEXT",
+    "HUNK_NUMBERING",
     "EditError",
     "EditedPreview",
     "HunkError",
@@ -53,9 +57,17 @@ __all__ = [
     "python_warning",
     "split_for_apply",
     "split_for_discard",
+    "unit_numbers",
 ]
 
 UnitKind = Literal["hunk", "create", "delete", "rename", "file"]
+
+#: Context lines of the unified diff whose ``@@`` blocks are the hunks ``PATH#N`` numbers.
+HUNK_CONTEXT = 3
+#: How hunks are numbered, stored with the team queue's hunks and decisions: a follower
+#: refuses parts numbered another way. 1: every change block without context (redline
+#: before 0.x); 2: the ``@@`` blocks at :data:`HUNK_CONTEXT` lines of context.
+HUNK_NUMBERING = 2
 
 
 class HunkError(ValueError):
@@ -75,7 +87,9 @@ class Unit:
     """One part of a preview a person can take or leave on its own.
 
     ``old_start``/``old_end`` and ``new_start``/``new_end`` are 0-based, end-exclusive
-    line indexes into the change's old and new text (all 0 for whole units).
+    line indexes into the change's old and new text (all 0 for whole units): from the
+    first changed line of the ``@@`` block to its last. ``block`` is the whole ``@@``
+    block with its context, as (old start, old end, new start, new end).
     """
 
     path: str
@@ -87,6 +101,7 @@ class Unit:
     new_start: int = 0
     new_end: int = 0
     old_path: str | None = None
+    block: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     @property
     def address(self) -> str:
@@ -128,16 +143,14 @@ class Unit:
 
 
 def line_range(unit: Unit) -> str:
-    """The unit's lines in the file its preview is based on, as ``a–b`` (U+2013).
-
-    A block with lines on that side reads ``first–last`` (1-based, ``4–4`` for one line).
-    A pure insertion has no lines there; it reads as the two lines around the insertion
-    point, ``k–k+1``: ``4–5`` is "between lines 4 and 5", ``0–1`` the start of the file
-    and ``n–n+1`` the end of an ``n``-line file.
+    """The unit's ``@@`` block in the file its preview is based on, as ``a–b`` (U+2013):
+    the lines of the block's ``-`` side, context included (1-based, ``4–4`` for one line),
+    as its ``@@`` header says. A file that had no lines reads as the new side's lines.
     """
-    if unit.old_end > unit.old_start:
-        return f"{unit.old_start + 1}–{unit.old_end}"
-    return f"{unit.old_start}–{unit.old_start + 1}"
+    old_start, old_end, new_start, new_end = unit.block
+    if old_end > old_start:
+        return f"{old_start + 1}–{old_end}"
+    return f"{new_start + 1}–{max(new_end, new_start + 1)}"
 
 
 def _lines(text: str) -> list[str]:
@@ -152,13 +165,38 @@ def _file_units(index: int, change: FileChange) -> list[Unit]:
     if isinstance(change, FileRename):
         return [Unit(change.new_path, None, "rename", index, old_path=change.old_path)]
     units = []
-    number = 0
-    for tag, i1, i2, j1, j2 in opcodes(_lines(change.old_text), _lines(change.new_text)):
-        if tag == "equal":
-            continue
-        number += 1
-        units.append(Unit(change.path, number, "hunk", index, i1, i2, j1, j2))
+    codes = opcodes(_lines(change.old_text), _lines(change.new_text))
+    for number, group in enumerate(grouped_opcodes(codes, HUNK_CONTEXT), start=1):
+        changed = [code for code in group if code[0] != "equal"]
+        first, last = changed[0], changed[-1]
+        block = (group[0][1], group[-1][2], group[0][3], group[-1][4])
+        units.append(
+            Unit(
+                change.path,
+                number,
+                "hunk",
+                index,
+                first[1],
+                last[2],
+                first[3],
+                last[4],
+                block=block,
+            )
+        )
     return units or [Unit(change.path, None, "file", index)]
+
+
+def unit_numbers(old: Sequence[str], new: Sequence[str]) -> dict[tuple[int, int], int]:
+    """Each change block of ``opcodes(old, new)``, by its (old start, new start), with
+    the number of the hunk (``PATH#N``) it belongs to: views that show more context than
+    :data:`HUNK_CONTEXT` label their rows with these."""
+    codes = opcodes(list(old), list(new))
+    numbers: dict[tuple[int, int], int] = {}
+    for number, group in enumerate(grouped_opcodes(codes, HUNK_CONTEXT), start=1):
+        for tag, i1, _i2, j1, _j2 in group:
+            if tag != "equal":
+                numbers[(i1, j1)] = number
+    return numbers
 
 
 def hunk_units(preview: Preview) -> tuple[Unit, ...]:

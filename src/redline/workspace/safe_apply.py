@@ -368,8 +368,13 @@ def apply_preview(
     label: str = "",
     source_tool_name: str = "",
     action_id: str | None = None,
+    undoes: str | None = None,
 ) -> ApplyReceipt:
     """Write ``preview`` to the workspace, all files or none; journaled for undo.
+
+    ``undoes``: the preview takes the apply of that journal entry back (an undo written as
+    a merge, e.g. a revert over later commits): it is journaled as that entry's undo, so
+    the apply counts as undone and the write itself is not offered for undo.
 
     Raises :class:`StaleError`, :class:`ConfinementError`, :class:`LockError` or
     :class:`WriteError` (all :class:`ApplyError`) with a message naming every file.
@@ -387,6 +392,8 @@ def apply_preview(
         _raise_for(checks)
         plan.source_tool_name = source_tool_name
         plan.action_id = action_id
+        if undoes is not None:
+            plan.kind, plan.undoes = "undo", undoes
         entry = transaction.run(resolved, plan)
         journal.prune(resolved)
     return ApplyReceipt(entry_id=entry.id, files=list(plan.files), label=label, recovered=recovered)

@@ -11,7 +11,8 @@ from redline.review.file_action import file_action
 from redline.workspace.journal import undo_last
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 
-BASE = "".join(f"line {i}\n" for i in range(1, 13))
+# Lines 2, 14 and 26 are far enough apart to be hunks (@@ blocks) of their own.
+BASE = "".join(f"line {i}\n" for i in range(1, 37))
 
 
 def changed(*lines: int) -> str:
@@ -33,8 +34,8 @@ def test_session_partial_apply_rebase_edit_and_undo(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(BASE.encode())
     session, events = make_session(tmp_path, ProgrammableProvider([]), resolver="human")
     with session:
-        lower = session.store.push(action(tmp_path, changed(2, 4), "Lower"))  # type: ignore[arg-type]
-        upper = session.store.push(action(tmp_path, changed(10), "Upper"))  # type: ignore[arg-type]
+        lower = session.store.push(action(tmp_path, changed(2, 12), "Lower"))  # type: ignore[arg-type]
+        upper = session.store.push(action(tmp_path, changed(24), "Upper"))  # type: ignore[arg-type]
         outcome = session.resolve("apply", "half", action_id=lower.id, only=["a.txt#1"])
         assert outcome.kind == "applied"
         assert outcome.text.startswith("Applied 1 of 2 hunks: Lower. Reason: half\n")
@@ -44,13 +45,13 @@ def test_session_partial_apply_rebase_edit_and_undo(tmp_path: Path) -> None:
         assert any(isinstance(e, PendingReplaced) and e.old_action_id == upper.id for e in events)
         top = session.store.peek()
         assert top is not None and top.id == rebased[0].action_id
-        edit = session.edit(top.id, "a.txt", changed(2, 11))
+        edit = session.edit(top.id, "a.txt", changed(2, 25))
         assert edit.kind == "edited" and not edit.warnings
         result = session.resolve("apply", "edited", action_id=edit.new_action_id)
         assert result.text.startswith(
             "Applied with your proposal edited by the reviewer: Upper. Reason: edited\n"
         )
-        assert (tmp_path / "a.txt").read_text() == changed(2, 11)
+        assert (tmp_path / "a.txt").read_text() == changed(2, 25)
         undo_last(tmp_path)
         undo_last(tmp_path)
         assert (tmp_path / "a.txt").read_bytes() == BASE.encode()

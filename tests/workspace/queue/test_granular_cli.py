@@ -15,7 +15,8 @@ from redline.workspace.queue import WorkspaceQueue
 
 from .helpers import edit_draft
 
-BASE = "".join(f"line {i}\n" for i in range(1, 13))
+# Lines 2, 14 and 26 are far enough apart to be @@ blocks (hunks) of their own.
+BASE = "".join(f"line {i}\n" for i in range(1, 37))
 
 
 def changed(*lines: int, mark: str = "X") -> str:
@@ -38,25 +39,25 @@ def ws12(ws: Path) -> Path:
 
 
 def test_show_lists_hunk_addresses(ws12: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 6)))
+    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 14)))
     code, out, _ = run(capfd, "-C", str(ws12), "show", "pa-1")
-    assert code == 0 and "a.txt#1  a.txt hunk 1 (lines 2\u20132)" in out and "a.txt#2" in out
+    assert code == 0 and "a.txt#1  a.txt hunk 1 (lines 1\u20135)" in out and "a.txt#2" in out
     code, out, _ = run(capfd, "-C", str(ws12), "show", "pa-1", "--json")
     hunks = json.loads(out)["hunks"]
     assert [h["address"] for h in hunks] == ["a.txt#1", "a.txt#2"]
 
 
 def test_partial_apply_then_undo(ws12: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 6, 10)))
+    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 14, 26)))
     code, out, err = run(
         capfd, "-C", str(ws12), "apply", "pa-1", "--only", "a.txt#1,a.txt#3", "--reason", "ok"
     )
     assert code == 0, err
     assert out.strip() == (
         "Applied 2 of 3 hunks: Edit a.txt. Reason: ok\n"
-        "Still pending as pa-2: a.txt hunk 1 (lines 6\u20136)"
+        "Still pending as pa-2: a.txt hunk 1 (lines 11\u201317)"
     )
-    assert (ws12 / "a.txt").read_text() == changed(2, 10)
+    assert (ws12 / "a.txt").read_text() == changed(2, 26)
     code, out, _ = run(capfd, "-C", str(ws12), "list", "--json")
     (item,) = json.loads(out)["actions"]
     assert item["id"] == "pa-2" and item["label"] == "Edit a.txt (remaining: 1 of 3 hunks)"
@@ -67,15 +68,16 @@ def test_partial_apply_then_undo(ws12: Path, capfd: pytest.CaptureFixture[str]) 
 
 
 def test_partial_discard(ws12: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 6, 10)))
+    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 14, 26)))
     code, out, _ = run(capfd, "-C", str(ws12), "discard", "pa-1", "--only", "a.txt#2")
     assert code == 0
     assert (
-        out.strip() == "Discarded 1 of 3 hunks: Edit a.txt. Reason: \na.txt hunk 2 (lines 6\u20136)"
+        out.strip()
+        == "Discarded 1 of 3 hunks: Edit a.txt. Reason: \na.txt hunk 2 (lines 11\u201317)"
     )
     assert (ws12 / "a.txt").read_text() == BASE
     code, out, _ = run(capfd, "-C", str(ws12), "apply", "pa-2")
-    assert code == 0 and (ws12 / "a.txt").read_text() == changed(2, 10)
+    assert code == 0 and (ws12 / "a.txt").read_text() == changed(2, 26)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +87,7 @@ def test_partial_discard(ws12: Path, capfd: pytest.CaptureFixture[str]) -> None:
 def test_bad_only_is_exit_2(
     ws12: Path, capfd: pytest.CaptureFixture[str], value: str, cause: str
 ) -> None:
-    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 6)))
+    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 14)))
     code, out, err = run(capfd, "-C", str(ws12), "apply", "pa-1", "--only", value)
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.startswith("redline pending:") and cause in err
@@ -97,13 +99,13 @@ def test_lower_first_rebases_the_upper_in_the_queue(
 ) -> None:
     queue = WorkspaceQueue(ws12)
     queue.push(edit_draft(ws12, new=changed(2), label="Lower"))
-    queue.push(edit_draft(ws12, new=changed(10), label="Upper"))
+    queue.push(edit_draft(ws12, new=changed(26), label="Upper"))
     code, out, err = run(capfd, "-C", str(ws12), "apply", "pa-1")
     assert code == 0, err
     assert "rebased pa-2 as pa-3 onto pa-1" in out
     code, out, err = run(capfd, "-C", str(ws12), "apply", "pa-3")
     assert code == 0, err
-    assert (ws12 / "a.txt").read_text() == changed(2, 10)
+    assert (ws12 / "a.txt").read_text() == changed(2, 26)
 
 
 def test_overlap_in_the_queue_goes_stale(ws12: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -160,10 +162,10 @@ def test_edit_with_editor_then_apply(
 def test_selecting_every_hunk_is_the_whole_apply(
     ws12: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 6)))
+    WorkspaceQueue(ws12).push(edit_draft(ws12, new=changed(2, 14)))
     code, out, err = run(capfd, "-C", str(ws12), "apply", "pa-1", "--only", "a.txt")
     assert code == 0, err
     assert out.strip() == "Applied: Edit a.txt."
-    assert (ws12 / "a.txt").read_text() == changed(2, 6)
+    assert (ws12 / "a.txt").read_text() == changed(2, 14)
     code, out, _ = run(capfd, "-C", str(ws12), "list", "--json")
     assert json.loads(out)["actions"] == []

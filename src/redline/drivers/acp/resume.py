@@ -129,8 +129,10 @@ def load_acp_history(root: Path, path: Path, queue: WorkspaceQueue | None) -> Ac
                         action_id,
                     )
                 )
-            case Undone(entry_id=entry_id, label=label):
-                heard.append(Resolution(label or "the last apply", "undone", "", entry_id))
+            case Undone(entry_id=entry_id, label=label, action_id=undone):
+                heard.append(
+                    Resolution(label or "the last apply", "undone", "", undone or entry_id)
+                )
             case _:
                 pass
     for action_id in open_ids:

@@ -224,8 +224,11 @@ class AcpSession:
         return self.agent.review.undo()
 
     def _heard_undo(self, entry_id: str, label: str, files: list[str], text: str) -> None:
+        from redline.workspace.journal_states import action_of
+
+        action_id = action_of(self.agent.root, entry_id) or entry_id
         with self.agent._lock:
-            self.agent._unreported.append(Resolution(label, "undone", "", entry_id))
+            self.agent._unreported.append(Resolution(label, "undone", "", action_id))
 
     def repreview(self, action_id: str) -> ToolResult:
         return ToolResult.error(

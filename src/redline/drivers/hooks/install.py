@@ -187,6 +187,42 @@ class Installed:
     trust_step: str = ""
     trust_recorded: bool = False
     advice: str = ""
+    #: The git exclude file the settings file was added to ('' when nothing was added).
+    excluded: str = ""
+
+
+def exclude_from_git(root: Path, path: Path) -> str:
+    """Add ``path`` (a workspace file holding a local path: Claude Code's
+    ``settings.local.json``) to the file ``git rev-parse --git-path info/exclude`` names,
+    unless git already ignores it; that file, or '' when nothing was added (not in git,
+    already ignored, git missing or failing: the install itself stands)."""
+    from redline.workspace.git import GitError, run_git
+
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+        ignored = run_git(root, "check-ignore", "-q", "--no-index", "--", rel)
+        if ignored.returncode != 1:  # 0: ignored already; 128: not a git working tree
+            return ""
+        found = run_git(root, "rev-parse", "--show-prefix", "--git-path", "info/exclude")
+        if found.returncode != 0:
+            return ""
+        prefix, exclude_name = [*os.fsdecode(found.stdout).split("\n"), "", ""][:2]
+        exclude = Path(exclude_name)
+        if not exclude.is_absolute():
+            exclude = root / exclude
+        line = "/" + prefix + rel
+        try:
+            text = exclude.read_text(encoding="utf-8", errors="surrogateescape")
+        except FileNotFoundError:
+            text = ""
+        if line in text.splitlines():
+            return ""
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(("" if not text or text.endswith("\n") else "\n") + line + "\n")
+    except (GitError, OSError, ValueError):
+        return ""
+    return str(exclude)
 
 
 def install(
@@ -231,6 +267,7 @@ def install(
     changed = json.dumps(data) != before
     if changed:
         write_json(path, data)
+    excluded = exclude_from_git(root, path) if agent == "claude" and not user else ""
     advice = ""
     if agent == "gemini" and not user:
         advice = (
@@ -239,7 +276,7 @@ def install(
             "gemini --user` is not bypassed that way."
         )
     if agent != "codex":
-        return Installed(path, changed, advice=advice)
+        return Installed(path, changed, advice=advice, excluded=excluded)
     from redline.drivers.hooks import codex_trust
 
     ours = codex_trust.trust_entries(path.resolve(), data, _codex_ours)

@@ -111,9 +111,9 @@ def load_history(path: Path, queue: WorkspaceQueue | None) -> History:
                     heard.append(
                         Resolution(done, action_id, event.label, event.reason, event.result.text)
                     )
-            case Undone(entry_id=entry_id, label=label, files=files):
+            case Undone(entry_id=entry_id, label=label, files=files, action_id=undone):
                 text = f"Undid {label or 'the last apply'} ({', '.join(files)})."
-                heard.append(Resolution("undid", entry_id, label, "", text))
+                heard.append(Resolution("undid", undone or entry_id, label, "", text))
             case _:
                 pass
     flush()

@@ -337,8 +337,12 @@ class AgentSession(TurnLoop):
         return self.review.undo()
 
     def _heard_undo(self, entry_id: str, label: str, files: list[str], text: str) -> None:
+        from redline.workspace.journal_states import action_of
+
+        # The model knows actions by their pa-N; the journal's entry id is only a fallback.
+        action_id = action_of(self.cwd, entry_id) or entry_id
         with self._state_lock:
-            self._unreported.append(Resolution("undid", entry_id, label, "", text))
+            self._unreported.append(Resolution("undid", action_id, label, "", text))
 
     def _heard_remote(self, action: PendingAction, resolution: QueueResolution | None) -> None:
         assert resolution is not None

@@ -605,7 +605,7 @@ class InboxScreen(InboxChecks, InboxSearch):
         rules = getattr(self.session, "rules", None)
         if action is None or rules is None:
             return
-        offer = offer_for(self.session, action)
+        offer = offer_for(self.session, action, rules.snapshot().rules)
         if offer is None:
             self.notify("Only changes to files can get a session rule.", title="Always apply")
             return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.content import Content
 from textual.geometry import Size
@@ -17,6 +18,7 @@ from textual.strip import Strip
 from redline.tui.diff_model import DiffRow, SplitRow, split_rows, unified_rows
 from redline.tui.render import content_strip, fit
 from redline.tui.syntax import highlight_line, lexer_for
+from redline.workspace.hunks import HUNK_CONTEXT
 from redline.workspace.preview import FileChange
 
 ROW_STYLE = {
@@ -43,6 +45,8 @@ class DiffView(ScrollView, can_focus=True):
         self._split = False
         self._context_lines = 3
         self._gutter = 1
+        # Shown context wider than the hunks' own: a ``#N`` column labels each hunk's start.
+        self._label_width = 0
         self._lexer_path = ""
         self._highlighted: dict[HighlightKey, Content] = {}
         self._wanted: dict[HighlightKey, str] = {}
@@ -135,6 +139,8 @@ class DiffView(ScrollView, can_focus=True):
         self._text_lines = []
         largest = max((max(row.old_no or 0, row.new_no or 0) for row in self._rows), default=0)
         self._gutter = len(str(largest))
+        hunks = max((row.hunk or 0 for row in self._rows), default=0)
+        self._label_width = len(f"#{hunks} ") if hunks and context > HUNK_CONTEXT else 0
         self._max_width = max((len(row.text) for row in self._rows), default=0)
         self._lexer_path = change.path
         self._reset()
@@ -165,7 +171,7 @@ class DiffView(ScrollView, can_focus=True):
         if self._change is not None and self._split:
             width = self.scrollable_content_region.width
         elif self._change is not None:
-            width = self._gutter * 2 + 4 + self._max_width
+            width = self._label_width + self._gutter * 2 + 4 + self._max_width
         else:
             width = self._max_width
         self.virtual_size = Size(width, self.row_count)
@@ -204,7 +210,7 @@ class DiffView(ScrollView, can_focus=True):
                 self._strips[index] = strip
         scroll_x = 0 if self._split else int(self.scroll_x)
         fitted = fit(strip, scroll_x, width, base)
-        if strip.cell_length > scroll_x + width and width > 1:
+        if self._text_width(index, strip) > scroll_x + width and width > 1:
             # Cut at the edge: say so (the rest is a → away, styles/preview.tcss).
             more = self.app.stylesheet.parse_style("$text-muted")
             fitted = Strip.join(
@@ -213,6 +219,16 @@ class DiffView(ScrollView, can_focus=True):
         if index == self.search_hit:
             fitted = fitted.apply_style(self.app.stylesheet.parse_style("reverse").rich_style)
         return fitted
+
+    def _text_width(self, index: int, strip: Strip) -> int:
+        """The cells of row ``index`` that hold text: a changed row is padded to the widest
+        line for its colour, and that padding is never "cut"."""
+        if self._change is None or self._split or index >= len(self._rows):
+            return strip.cell_length
+        row = self._rows[index]
+        if row.kind in ("hunk", "meta"):
+            return strip.cell_length
+        return self._label_width + self._gutter * 2 + 4 + cell_len(row.text)
 
     # -- search (``/``) -------------------------------------------------------------
     def search_rows(self) -> list[str]:
@@ -249,12 +265,13 @@ class DiffView(ScrollView, can_focus=True):
     def _unified_line(self, row: DiffRow) -> tuple[Content, bool]:
         style = ROW_STYLE[row.kind]
         if row.kind in ("hunk", "meta"):
-            pad = " " * (self._gutter * 2 + 2)
+            pad = " " * (self._label_width + self._gutter * 2 + 2)
             return Content.assemble(pad, (row.text, style)), True
         old = f"{row.old_no:>{self._gutter}}" if row.old_no else " " * self._gutter
         new = f"{row.new_no:>{self._gutter}}" if row.new_no else " " * self._gutter
         code, complete = self._code(row)
         line = Content.assemble(
+            (self._label(row), "bold $redline-text-accent"),
             (f"{old} {new} ", "$text-muted"),
             (SIGN[row.kind] + self._mark(row), "bold"),
             code,
@@ -262,6 +279,12 @@ class DiffView(ScrollView, can_focus=True):
         if style:
             line = line.extend_right(self._max_width - len(row.text)).stylize_before(style)
         return line, complete
+
+    def _label(self, row: DiffRow) -> str:
+        """The ``#N`` column (shown context wider than the hunks'): a hunk's first row."""
+        if not self._label_width:
+            return ""
+        return f"{f'#{row.label}' if row.label else '':>{self._label_width - 1}} "
 
     def _half(self, row: DiffRow | None, width: int, new_side: bool) -> tuple[Content, bool]:
         if row is None:
@@ -273,6 +296,7 @@ class DiffView(ScrollView, can_focus=True):
         number = row.new_no if new_side else row.old_no
         code, complete = self._code(row)
         line = Content.assemble(
+            (self._label(row), "bold $redline-text-accent"),
             (f"{number or '':>{self._gutter}} ", "$text-muted"),
             (SIGN[row.kind] + self._mark(row), "bold"),
             code,

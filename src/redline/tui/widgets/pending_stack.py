@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -27,6 +28,8 @@ from redline.tui.render import content_strip, fit
 ROW_HEIGHT = 2
 # Below this terminal height every action takes one line (the stack must stay in sight).
 COMPACT_BELOW = 32
+# Columns a label keeps beside the badges (a long source badge is cut first).
+LABEL_MIN = 20
 # A badge's colour by the source's kind (the part of ``kind:name`` before the colon).
 SOURCE_STYLE = {
     "agent": "$text-secondary",
@@ -371,25 +374,30 @@ class PendingStack(ScrollView, can_focus=True):
                 head = Content.assemble(head, ("● ", "bold $redline-text-accent"))
             badge = Content.assemble("  ", (" STALE ", "bold $text-error on $error-muted"))
             ended = Content.assemble(" ", ("agent ended", "bold $redline-text-warning"))
-            tail = Content.assemble(
-                " ",
-                self._badge(row),
+            rest = Content.assemble(
                 ended if row.ended else "",
                 Content.assemble(" ", checks)
                 if (checks := self.check_badges.get(row.action_id))
                 else "",
                 badge if row.stale else "",
             )
+            size = Content("")
             if self.row_height == 1:
                 # One line per action: the size follows the label too.
-                tail = Content.assemble(
+                size = Content.assemble(
                     " ",
                     (f"+{row.added}", "$redline-text-success"),
                     ("/", "$text-muted"),
                     (f"-{row.removed}", "$text-error"),
-                    tail,
                 )
-            # A long label gives way first, so the STALE badge stays in sight.
+            # A long label gives way first, so the STALE badge stays in sight; but it keeps
+            # LABEL_MIN columns: a long source badge is cut before the label is.
+            source = self._badge(row)
+            keep = min(cell_len(row.label), LABEL_MIN)
+            fits = width - head.cell_length - keep - size.cell_length - rest.cell_length - 1
+            if source.cell_length > fits:
+                source = source.truncate(max(fits, 2), ellipsis=True)
+            tail = Content.assemble(size, " ", source, rest)
             room = max(width - head.cell_length - tail.cell_length, 1)
             label = Content.styled(one_line(row.label), "bold").truncate(room, ellipsis=True)
             return Content.assemble(head, label, tail).truncate(width, ellipsis=True)

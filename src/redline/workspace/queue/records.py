@@ -71,6 +71,21 @@ def canonical(data: Any) -> bytes:
     )
 
 
+#: How redline before 0.x named an MCP client's actions: ``NAME via MCP``, or this when the
+#: client sent no name. Records queued then still read as ``mcp:NAME`` (or ``mcp``).
+LEGACY_MCP_SUFFIX = " via MCP"
+LEGACY_MCP_UNNAMED = "MCP client"
+
+
+def legacy_mcp_name(name: str) -> str:
+    """An MCP client's name as sources spell it now (``cursor via MCP`` → ``cursor``)."""
+    if name == LEGACY_MCP_UNNAMED:
+        return ""
+    return (
+        name.removesuffix(LEGACY_MCP_SUFFIX).strip() if name.endswith(LEGACY_MCP_SUFFIX) else name
+    )
+
+
 def iso_utc(timestamp: float) -> str:
     """``2026-12-01T05:26:11.123456+00:00`` style ISO-8601 in UTC."""
     return datetime.fromtimestamp(timestamp, UTC).isoformat()
@@ -112,6 +127,8 @@ class Source:
         """The one string badges, filters, rules and logs use: ``kind:name`` (``acp:gemini``,
         ``mcp:cursor``), or the kind alone when the name adds nothing (``exec``, ``sdk``)."""
         name = self.name.strip()
+        if self.kind == "mcp":
+            name = legacy_mcp_name(name)
         return self.kind if not name or name == self.kind else f"{self.kind}:{name}"
 
     def to_dict(self) -> dict[str, Any]:
