@@ -33,6 +33,7 @@ from redline.checks.findings import (
     FormatError,
     exit_code_finding,
 )
+from redline.checks.sandbox import Sandbox, launch, unavailable_why
 from redline.checks.scratch import ScratchError, ScratchTree, acquire, workspace_cache_dir
 from redline.workspace.preview import (
     FileCreate,
@@ -123,19 +124,27 @@ def _read_capped(path: str) -> str:
 
 
 def run_process(
-    argv: Sequence[str], cwd: Path, timeout: float, cancel: threading.Event | None = None
+    argv: Sequence[str],
+    cwd: Path,
+    timeout: float,
+    cancel: threading.Event | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Outcome:
-    """Run ``argv`` (no shell) in ``cwd`` with its own process group; stdout and stderr go
-    to files (no pipe can fill up). The whole group is killed on timeout or cancel."""
+    """Run ``argv`` (no shell) in ``cwd`` with its own process group, in ``sandbox``
+    (checks/sandbox.py); stdout and stderr go to files (no pipe can fill up). The whole
+    group is killed on timeout or cancel."""
     with tempfile.TemporaryDirectory(prefix="redline-check-") as scratch:
         report = os.path.join(scratch, "report")
         out_path = os.path.join(scratch, "output")
         argv = [part.replace("{report}", report) for part in argv]
+        wrapped = launch(sandbox, argv, cwd, scratch)
         with open(out_path, "wb") as out:
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    wrapped.argv,
                     cwd=cwd,
+                    env=wrapped.env,
+                    pass_fds=wrapped.fds,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -168,6 +177,8 @@ def run_process(
             os.killpg(proc.pid, signal.SIGKILL)
         if state == "cancelled":
             raise Cancelled()
+        if state == "done" and (failed := wrapped.failure()):
+            return Outcome("error", why=failed)
         output = _read_capped(out_path)
         if state == "timeout":
             return Outcome("timeout", output=output, why=f"did not finish within {timeout:g} s")
@@ -276,7 +287,7 @@ def _run_side(
             hit = _cached(path)
             if hit is not None:
                 return hit
-        outcome = run_process(argv, tree.tree, spec.timeout, cancel)
+        outcome = run_process(argv, tree.tree, spec.timeout, cancel, spec.sandbox)
         if outcome.state == "timeout":
             return CheckResult(spec.name, "timeout", why=outcome.why)
         if outcome.state == "error":
@@ -312,6 +323,8 @@ def check_preview(
     """
     if not specs:
         return []
+    if why := unavailable_why(s.sandbox for s in specs):
+        return [CheckResult(s.name, "error", why=why) for s in specs]
     try:
         with acquire(root, slots if slots is not None else jobs) as tree:
             return _check_in(tree, root, preview, specs, jobs, cancel)
