@@ -17,6 +17,7 @@ with what to do); :func:`launch` wraps one check's command. Standard library onl
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -135,11 +136,14 @@ _WORKS: set[str] = set()
 _WORKS_LOCK = threading.Lock()
 
 
-def unavailable() -> str:
+def unavailable(*, fresh: bool = False) -> str:
     """Why no sandbox can be made here (``<cause> — <what to do>``), or "" when one can.
 
-    A working sandbox is remembered for the process; a missing one is asked again each
-    time (the person may install bubblewrap while the dashboard runs).
+    A working bwrap is remembered for the process, and across processes until the next
+    boot or another bwrap binary (a marker in redline's cache folder: a fresh ``redline
+    pending check`` need not start one more sandbox to know). A missing one is asked again
+    each time (the person may install bubblewrap while the dashboard runs). ``fresh``
+    forgets both (a sandbox that failed to start after all).
     """
     which = kind()
     if which == "sandbox-exec":
@@ -154,15 +158,47 @@ def unavailable() -> str:
             "bwrap is not installed — install the bubblewrap package "
             f"(apt install bubblewrap, dnf install bubblewrap), or {OFF_HINT}"
         )
-    with _WORKS_LOCK:
-        if path in _WORKS:
+    marker = _works_marker(path)
+    if fresh:
+        with _WORKS_LOCK:
+            _WORKS.discard(path)
+        if marker is not None:
+            with contextlib.suppress(OSError):
+                marker.unlink()
+    else:
+        with _WORKS_LOCK:
+            if path in _WORKS:
+                return ""
+        if marker is not None and marker.exists():
+            with _WORKS_LOCK:
+                _WORKS.add(path)
             return ""
     failure = _try_bwrap(path)
-    if not failure:
-        with _WORKS_LOCK:
-            _WORKS.add(path)
-        return ""
-    return diagnose(failure, host_facts())
+    if failure:
+        return diagnose(failure, host_facts())
+    with _WORKS_LOCK:
+        _WORKS.add(path)
+    if marker is not None:
+        with contextlib.suppress(OSError):
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+    return ""
+
+
+def _works_marker(path: str) -> Path | None:
+    """The marker of "this bwrap worked since this boot", or None when none can be named."""
+    from redline.paths import UserDirError, user_cache_dir
+
+    try:
+        info = os.stat(path)
+        folder = user_cache_dir() / "sandbox"
+    except (OSError, UserDirError):
+        return None
+    boot = _read("/proc/sys/kernel/random/boot_id")
+    if not boot:
+        return None
+    key = f"{path}\0{info.st_ino}\0{info.st_mtime_ns}\0{boot}\0{os.getuid()}"
+    return folder / f"bwrap-works-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
 
 
 def _try_bwrap(path: str) -> str:
@@ -441,7 +477,7 @@ class Launch:
                 started = started or "child-pid" in json.loads(line)
         if started:
             return ""
-        return UNAVAILABLE + (unavailable() or "bwrap could not set up the sandbox")
+        return UNAVAILABLE + (unavailable(fresh=True) or "bwrap could not set up the sandbox")
 
 
 def launch(sandbox: Sandbox | None, argv: Sequence[str], cwd: Path, private_tmp: str) -> Launch:
