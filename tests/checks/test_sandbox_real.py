@@ -153,3 +153,37 @@ def _push_new_file(queue: WorkspaceQueue, path: str, text: str) -> str:
         )
     )
     return record.id
+
+
+def test_a_program_the_sandbox_does_not_show_is_an_error_not_a_pass(
+    tmp_path: Path,
+    fake_home: Path,
+    isolated_user_config: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """An exit-code check failing alike on both sides would pass: a program the sandbox
+    cannot start must be an error instead, naming what to do."""
+    root = make_project(tmp_path / "ws", git=False)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    tool = tools / "lint"
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    sandboxed_config(isolated_user_config, ("lint", [str(tool)], "exit-code", 30))
+    queue = WorkspaceQueue(root)
+    action = _push_new_file(queue, "pkg/new.py", "x = 1\n")
+    code = main(["pending", "-C", str(root), "check", action, "--json"])
+    out, _ = capfd.readouterr()
+    queue.close()
+    assert code == 1
+    [entry] = json.loads(out)["checks"]
+    assert entry["status"] == "error"
+    assert f"cannot start {tool} in the sandbox" in entry["why"]
+    assert "[check_runner] read" in entry["why"]
+    # Once its folder may be read, it runs.
+    text = checks_toml(("lint", [str(tool)], "exit-code", 30))
+    text += f'\n[check_runner]\nread = ["{tools}"]\n'
+    user_config(isolated_user_config, text, sandbox_off=False)
+    code = main(["pending", "-C", str(root), "check", action, "--again", "--json"])
+    out, _ = capfd.readouterr()
+    assert code == 0, out

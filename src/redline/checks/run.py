@@ -243,7 +243,8 @@ def layout(preview: Preview, tree: ScratchTree) -> Layout:
 
 # -- the base-result cache ------------------------------------------------------------
 def _cache_path(root: Path, tree_hash: str, spec: CheckSpec, argv: Sequence[str]) -> Path:
-    key = hashlib.sha256("\0".join((tree_hash, spec.format, *argv)).encode()).hexdigest()
+    boxed = "sandboxed" if spec.sandbox.enabled else "unsandboxed"
+    key = hashlib.sha256("\0".join((tree_hash, spec.format, boxed, *argv)).encode()).hexdigest()
     return workspace_cache_dir(root) / "base" / f"{key}.json"
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -460,9 +459,11 @@ class Launch:
     fds: tuple[int, ...] = ()
     status: IO[bytes] | None = None
     refused: str = ""
+    program: str = ""
 
     def failure(self) -> str:
-        """Why the sandbox did not start the check (``sandbox unavailable: …``), or ""."""
+        """Why the check did not run in its sandbox, or "": the sandbox could not be made
+        (``sandbox unavailable: …``), or the program could not be started inside it."""
         if self.refused:
             return self.refused
         if self.status is None:
@@ -471,13 +472,18 @@ class Launch:
             self.status.seek(0)
             text = self.status.read().decode("utf-8", "replace")
         self.status = None
-        started = False
-        for line in text.splitlines():
-            with contextlib.suppress(ValueError):
-                started = started or "child-pid" in json.loads(line)
-        if started:
-            return ""
-        return UNAVAILABLE + (unavailable(fresh=True) or "bwrap could not set up the sandbox")
+        # bwrap writes {"child-pid": N} once the sandbox is made, {"exit-code": N} once the
+        # program it started has ended; a program it could not start has no exit code.
+        if '"child-pid"' not in text:
+            return UNAVAILABLE + (unavailable(fresh=True) or "bwrap could not set up the sandbox")
+        if '"exit-code"' not in text:
+            return (
+                f"cannot start {self.program} in the sandbox: it is not installed, or it (or "
+                "its interpreter) lives in a folder a check may not read — a tool chain "
+                "outside /usr, /opt, $HOME and the workspace needs [check_runner] read in "
+                "your config.toml (docs/checks.md)"
+            )
+        return ""
 
 
 def launch(sandbox: Sandbox | None, argv: Sequence[str], cwd: Path, private_tmp: str) -> Launch:
@@ -499,7 +505,7 @@ def launch(sandbox: Sandbox | None, argv: Sequence[str], cwd: Path, private_tmp:
     status = tempfile.TemporaryFile()  # noqa: SIM115
     fd = status.fileno()
     command = bwrap_argv(bwrap, sandbox, argv, str(cwd), private_tmp, fd)
-    return Launch(command, {}, (fd,), status)
+    return Launch(command, {}, (fd,), status, program=argv[0] if argv else "")
 
 
 def unavailable_why(sandboxes: Iterable[Sandbox | None]) -> str:

@@ -68,6 +68,7 @@ class DashboardChecks:
                 title="Checks need a sandbox",
                 severity="warning",
                 timeout=30,
+                markup=False,  # the cause names [check_runner]
             )
 
     def show(self, action: PendingAction | None) -> None:
