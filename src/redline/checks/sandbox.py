@@ -74,6 +74,8 @@ KEPT_ENV: tuple[str, ...] = ("PATH", "HOME", "LANG", "TZ")
 BWRAP_DIRS = "/usr/bin:/bin:/usr/local/bin:/run/current-system/sw/bin"
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: How every "no sandbox here" reason of a check begins (then ``<cause> — <what to do>``).
+UNAVAILABLE = "sandbox unavailable: "
 OFF_HINT = 'set [check_runner] sandbox = "off" in your own config.toml to run checks unsandboxed'
 
 
@@ -91,10 +93,6 @@ class Sandbox:
     hide: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
-
-
-class SandboxError(Exception):
-    """No sandbox can be made here; the message is ``<cause> — <what to do>``."""
 
 
 # -- which sandbox, and whether it works --------------------------------------------------
@@ -515,9 +513,6 @@ def unavailable_why(sandboxes: Iterable[Sandbox | None]) -> str:
         return ""
     why = unavailable()
     return f"{UNAVAILABLE}{why}" if why else ""
-
-
-UNAVAILABLE = "sandbox unavailable: "
 
 
 def is_unavailable(why: str) -> bool:
