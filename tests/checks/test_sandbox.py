@@ -325,3 +325,30 @@ def test_the_probes_see_an_escape(
     # What the probes wrote is gone again.
     assert not [p for p in ws.iterdir() if p.name.startswith(".redline-probe")]
     assert not [p for p in fake_home.iterdir() if p.name.startswith(".redline-probe")]
+
+
+def test_redline_sandbox_off_or_unavailable_is_exit_1(
+    tmp_path: Path,
+    isolated_user_config: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".redline").mkdir(parents=True)
+    (ws / ".redline" / "config.toml").write_text('[check_runner]\nsandbox = "off"\n')
+    monkeypatch.setattr(sandbox, "kind", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    code = main(["sandbox", "-C", str(ws), "--json"])
+    out, err = capfd.readouterr()
+    assert code == 1
+    data = json.loads(out)
+    assert data["sandbox"] == "bwrap (missing)" and data["probes"] == []
+    assert data["error"].startswith("sandbox unavailable: bwrap is not installed")
+    assert "check_runner.sandbox ignored" in err  # the workspace's "off" does not count
+
+    (isolated_user_config / "config.toml").write_text('[check_runner]\nsandbox = "off"\n')
+    code = main(["sandbox", "-C", str(ws)])
+    out, _ = capfd.readouterr()
+    assert code == 1
+    assert out.splitlines()[0] == "sandbox: off"
+    assert "checks run unsandboxed, with your rights" in out

@@ -138,3 +138,30 @@ async def test_the_propose_time_run_is_sandboxed(
     assert snapshot(root) == before
     assert list(home.iterdir()) == []
     assert sorted(p.name for p in outside.iterdir()) == ["agent.sock"]
+
+
+async def test_the_pane_says_a_workspace_cannot_turn_the_sandbox_off(
+    tmp_path: Path, isolated_user_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from redline.tui.widgets.checks_pane import ChecksPane
+
+    monkeypatch.setattr(sandbox, "kind", lambda: "bwrap")
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    command = [sys.executable, "-c", "pass"]
+    (isolated_user_config / "config.toml").write_text(check_toml("t", command, "exit-code"))
+    root = make_project(tmp_path / "ws", git=False)
+    (root / ".redline").mkdir(exist_ok=True)
+    (root / ".redline" / "config.toml").write_text('[check_runner]\nsandbox = "off"\n')
+    action = push_from_elsewhere(root, "a.py", "x = 1\n")
+    app, queue = open_app(root)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(
+                pilot, lambda: app.stack.check_badges.get(action, "").plain == "✗ error"
+            )
+            pane = app.inbox.query_one(ChecksPane)
+            await wait_until(pilot, lambda: pane.display)
+            header = str(pane.query_one("#checks-header").render())
+            assert "check_runner.sandbox ignored: only your own config.toml" in header
+    finally:
+        queue.close()
