@@ -460,8 +460,10 @@ class Launch:
     program: str = ""
 
     def failure(self) -> str:
-        """Why the check did not run in its sandbox, or "": the sandbox could not be made
-        (``sandbox unavailable: …``), or the program could not be started inside it."""
+        """Once the check has ended: why it did not run in its sandbox, or "" — the sandbox
+        could not be made (``sandbox unavailable: …``), or the program could not be
+        started inside it. On Linux it first waits until the sandbox's PID namespace is
+        gone, so that nothing the check started is still running when it returns."""
         if self.refused:
             return self.refused
         if self.status is None:
@@ -470,6 +472,9 @@ class Launch:
             self.status.seek(0)
             text = self.status.read().decode("utf-8", "replace")
         self.status = None
+        found = re.search(r'"child-pid"\s*:\s*(\d+)', text)
+        if found:
+            _wait_for_namespace(int(found.group(1)))
         # bwrap writes {"child-pid": N} once the sandbox is made, {"exit-code": N} once the
         # program it started has ended; a program it could not start has no exit code.
         if '"child-pid"' not in text:
@@ -482,6 +487,29 @@ class Launch:
                 "your config.toml (docs/checks.md)"
             )
         return ""
+
+
+NAMESPACE_WAIT = 10.0
+
+
+def _wait_for_namespace(pid: int) -> None:
+    """Wait until bwrap's process ``pid`` (the PID namespace's first process) is a zombie
+    or gone. bwrap returns the check's status as soon as the check ends; the namespace's
+    first process dies right after (``--die-with-parent``), and the kernel kills and reaps
+    every other process in the namespace before that one can become a zombie."""
+    import time
+
+    deadline = time.monotonic() + NAMESPACE_WAIT
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
+        except OSError:
+            return  # gone (reaped)
+        name, _, rest = stat.partition(") ")
+        if not name.endswith("(bwrap") or rest[:1] in ("Z", "X"):
+            return  # a zombie, or the number is another process's now
+        time.sleep(0.002)
 
 
 def launch(sandbox: Sandbox | None, argv: Sequence[str], cwd: Path, private_tmp: str) -> Launch:
