@@ -17,11 +17,22 @@ For 500 and 5,000 files, in a git working tree and a plain folder:
   the proposal's texts and one process start — everything redline adds around a check.
 
 Each figure is the median of ``--runs`` runs (the cold ones too).
+
+The sandbox (issue 41; targets: at most 30 ms more per check run, at most 1.2 times the
+``pending check`` of a one-file action):
+
+* **per run**: one ``python -c pass`` started as a check is (``run_process``), without
+  and with the sandbox (bubblewrap), and the difference;
+* **pending check**: ``redline pending check ID --again`` of a one-file action with one
+  ``python -c pass`` check (in-process, the base result cached), without and with it.
+
+The load average is printed with them (the machine is shared).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -56,11 +67,14 @@ def main() -> int:
 
     from redline.checks.config import CheckSpec
     from redline.checks.run import check_preview
+    from redline.checks.sandbox import Sandbox
     from redline.checks.scratch import acquire
     from redline.workspace.preview import FileModify, Preview, sha256_bytes
 
     true = shutil.which("true") or "/bin/true"
-    spec = CheckSpec("noop", (true, "{files}"), "exit-code", 60.0, "propose")
+    # The issue-31 rows stay as they were measured: no sandbox (its own rows follow).
+    off = Sandbox(enabled=False)
+    spec = CheckSpec("noop", (true, "{files}"), "exit-code", 60.0, "propose", sandbox=off)
     print(
         f"{'files':>6} {'tree':>5} {'cold s':>8} {'reused s':>9} {'restore s':>10} "
         f"{'no-op check s':>14}"
@@ -111,7 +125,94 @@ def main() -> int:
                     f"{statistics.median(cold):>8.3f} {statistics.median(reused):>9.3f} "
                     f"{statistics.median(restore):>10.3f} {statistics.median(noop):>14.3f}"
                 )
+    sandbox_rows(args.runs)
     return 0
+
+
+def forget_probe() -> None:
+    from redline.checks import sandbox
+
+    sandbox._WORKS.clear()
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def sandbox_rows(runs: int) -> None:
+    """Per check run and per ``pending check``: without and with the sandbox."""
+    from redline.checks.run import run_process
+    from redline.checks.sandbox import Sandbox, describe, unavailable
+    from redline.cli import main as redline
+    from redline.workspace.preview import FileModify, Preview, sha256_bytes
+    from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
+
+    why = unavailable()
+    if why:
+        print(f"sandbox: none here ({why}); its rows are left out")
+        return
+    python = os.path.realpath(sys.executable)
+    reads = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}))
+    print(f"\nsandbox: {describe()}; load average before: {_load()}")
+    with tempfile.TemporaryDirectory(prefix="redline-bench-sandbox-") as tmp:
+        base = Path(tmp)
+        tree = base / "tree"
+        tree.mkdir()
+        per_run: dict[bool, list[float]] = {False: [], True: []}
+        for _ in range(runs):
+            for sandboxed in (False, True):
+                box = Sandbox(enabled=sandboxed, workspace=str(tree), read=reads)
+                start = time.perf_counter()
+                outcome = run_process([python, "-c", "pass"], tree, 60, None, box)
+                per_run[sandboxed].append(time.perf_counter() - start)
+                assert outcome.state == "done" and outcome.status == 0, outcome
+        plain, boxed = (statistics.median(per_run[k]) for k in (False, True))
+        print(
+            f"per check run (python -c pass): {plain * 1000:.1f} ms without, "
+            f"{boxed * 1000:.1f} ms with: +{(boxed - plain) * 1000:.1f} ms"
+        )
+        config_dir = base / "config"
+        config_dir.mkdir()
+        os.environ["REDLINE_CONFIG_DIR"] = str(config_dir)
+        os.environ["XDG_STATE_HOME"] = str(base / "state")
+        os.environ["XDG_CACHE_HOME"] = str(base / "cache")
+        read_list = "[" + ", ".join(f'"{p}"' for p in reads) + "]"
+        print(f"{'files':>6} {'without s':>10} {'with s':>8} {'ratio':>6}")
+        for files in (500, 5000):
+            root = base / f"ws-{files}"
+            root.mkdir()
+            make_project(root, files, True)
+            old = (root / "pkg0" / "mod0.py").read_text()
+            preview = Preview(
+                [FileModify("pkg0/mod0.py", sha256_bytes(old.encode()), old, old + "# x\n")]
+            )
+            with WorkspaceQueue(root) as queue:
+                action = queue.push(
+                    ActionDraft(
+                        "Edit pkg0/mod0.py",
+                        Source.current("exec", "bench", "s1"),
+                        source_tool_name="edit",
+                        preview=preview,
+                    )
+                ).id
+            times: dict[bool, list[float]] = {False: [], True: []}
+            argv = ["pending", "-C", str(root), "check", action, "--again", "--json"]
+            for _ in range(runs + 1):
+                for sandboxed in (False, True):
+                    (config_dir / "config.toml").write_text(
+                        f'[[checks]]\nname = "pass"\ncommand = ["{python}", "-c", "pass"]\n'
+                        f'format = "exit-code"\n[check_runner]\nread = {read_list}\n'
+                        f'sandbox = "{"on" if sandboxed else "off"}"\n'
+                    )
+                    forget_probe()  # as in a fresh `redline pending check` process
+                    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+                        start = time.perf_counter()
+                        code = redline(argv)
+                        times[sandboxed].append(time.perf_counter() - start)
+                    assert code == 0, code
+            without, with_ = (statistics.median(times[k][1:]) for k in (False, True))
+            print(f"{files:>6} {without:>10.3f} {with_:>8.3f} {with_ / without:>6.2f}")
+    print(f"load average after: {_load()}")
 
 
 if __name__ == "__main__":

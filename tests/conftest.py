@@ -24,11 +24,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Markers of the groups that need a tool from outside the project (a browser, a real agent
-#: from npm, a PostgreSQL server). The default run leaves them out (``addopts`` in
-#: pyproject.toml); ``uv run pytest -m e2e`` runs them. Locally a missing tool skips such a
+#: from npm, a PostgreSQL server, a working bubblewrap sandbox). The default run leaves them
+#: out (``addopts`` in pyproject.toml); ``uv run pytest -m e2e`` runs them. Locally a missing tool skips such a
 #: test with a reason; under CI (``CI=true``) that skip is a failure, so CI can never pass
 #: while silently testing nothing.
-GATED_MARKERS = ("e2e", "postgres")
+GATED_MARKERS = ("e2e", "postgres", "sandbox")
 
 
 def ci_requires_everything() -> bool:

@@ -39,6 +39,11 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("log", "log", "the workspace's decisions (applied, edited, discarded), e.g. for a PR"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
+    (
+        "sandbox",
+        "sandbox",
+        "the sandbox checks run in here, proven: what a check may not write or reach",
+    ),
     ("hooks", "hooks", "install, remove or show redline's hooks in Claude Code (and others)"),
     ("hook", "hook", "answer an agent's tool-call hook (run by the agent; reads stdin)"),
 )

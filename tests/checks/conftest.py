@@ -96,7 +96,16 @@ def make_project(root: Path, *, git: bool) -> Path:
     return root
 
 
-def user_config(config_dir: Path, text: str) -> None:
+#: The default test run needs no working user namespaces: the checks here run unsandboxed
+#: (tests/checks/test_sandbox_real.py, marker ``sandbox``, runs them in the real sandbox).
+SANDBOX_OFF = '[check_runner]\nsandbox = "off"\n'
+
+
+def user_config(config_dir: Path, text: str, *, sandbox_off: bool = True) -> None:
+    if sandbox_off and "[check_runner]" in text:
+        text = text.replace("[check_runner]\n", SANDBOX_OFF, 1)
+    elif sandbox_off:
+        text = f"{text}\n{SANDBOX_OFF}"
     (config_dir / "config.toml").write_text(text)
 
 

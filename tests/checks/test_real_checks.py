@@ -117,6 +117,7 @@ def test_an_untrusted_workspace_checks_do_not_run(
     from .conftest import checks_toml
 
     root = make_project(tmp_path / "ws", git=False)
+    user_config(isolated_user_config, "")  # unsandboxed: its marker is written outside
     marker = tmp_path / "ran"
     (root / ".redline").mkdir()
     (root / ".redline" / "config.toml").write_text(

@@ -127,6 +127,18 @@ def _patch_mcp(mp: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
     mp.setattr(server, "serve_stdio", serve_stdio)
 
 
+def _patch_sandbox(mp: pytest.MonkeyPatch, seen: dict[str, Any]) -> None:
+    """The probes would need user namespaces: record which workspace they would prove."""
+    from redline.checks import sandbox, sandbox_probes
+
+    def run_probes(box: Any, root: Path, **_kw: Any) -> list[Any]:
+        seen["root"], seen["workspace"] = root, box.workspace
+        return [sandbox_probes.Probe("write-workspace", sandbox_probes.BLOCKED)]
+
+    mp.setattr(sandbox, "unavailable", lambda: "")
+    mp.setattr(sandbox_probes, "run_probes", run_probes)
+
+
 def _claude_settings(root: Path) -> Path:
     return root / ".claude" / "settings.local.json"
 
@@ -384,6 +396,20 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "redline pending follow": Scenario(
         ["pending", "follow"], ["--once"], _used_target_queue, setup=_team_queue_config
+    ),
+    "redline sandbox": Scenario(
+        ["sandbox"],
+        ["--json"],
+        lambda r: (
+            _check_ok(r),
+            (
+                r.seen["root"] == r.target.resolve()
+                and r.seen["workspace"] == str(r.target.resolve())
+                and json.loads(r.out)["probes"][0]["result"] == "blocked"
+            )
+            or _fail(r),
+        ),
+        patch=_patch_sandbox,
     ),
     "redline rules check": Scenario(
         ["rules", "check"],

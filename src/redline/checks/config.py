@@ -14,10 +14,11 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from redline.checks.sandbox import Sandbox, valid_env_name
 from redline.config import ConfigError, read_user_config, read_workspace_config
 
 if TYPE_CHECKING:
@@ -25,10 +26,15 @@ if TYPE_CHECKING:
 
 FORMATS: tuple[str, ...] = ("ruff-json", "mypy", "pytest", "sarif", "exit-code")
 WHEN: tuple[str, ...] = ("propose", "demand")
-CHECK_KEYS: tuple[str, ...] = ("name", "command", "format", "timeout", "when", "files")
+CHECK_KEYS: tuple[str, ...] = ("name", "command", "format", "timeout", "when", "files", "env")
+RUNNER_KEYS: tuple[str, ...] = ("jobs", "sandbox", "hide", "read")
+SANDBOX_VALUES: tuple[str, ...] = ("on", "off")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 24 * 3600.0
 MAX_JOBS = 64
+WORKSPACE_LOOSENS = (
+    "{file}: check_runner.{key} ignored: only your own config.toml ({user}) can {what}"
+)
 UNTRUSTED_WHY = (
     "declared in {file}, and this workspace is not trusted: a repository does not choose "
     "what runs on your machine (`redline trust` allows it)"
@@ -48,12 +54,16 @@ class CheckSpec:
     #: ``files = [...]``: globs (as a rule's ``paths``) choosing which of an action's
     #: files the check gets; None: every file.
     files: tuple[str, ...] | None = None
+    #: The names of the environment variables the check keeps in its sandbox.
+    env: tuple[str, ...] = ()
+    #: How it runs (load_checks sets the configured sandbox; sandboxed by default).
+    sandbox: Sandbox = field(default_factory=Sandbox, compare=False)
 
     def key(self) -> str:
-        """The check's configuration as a short hash: its command, format, ``files`` and
-        timeout (what can change its result). A stored result records it, so a result
+        """The check's configuration as a short hash: its command, format, ``files``,
+        timeout and ``env`` (what can change its result). A stored result records it, so a result
         of an older configuration is shown as out of date."""
-        data = [self.format, list(self.command), self.files, self.timeout]
+        data = [self.format, list(self.command), self.files, self.timeout, list(self.env)]
         text = json.dumps(data, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -87,6 +97,9 @@ class ChecksConfig:
     skipped: tuple[SkippedCheck, ...] = ()
     jobs: int = 1
     workspace_trusted: bool = False
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    #: Lines to show the person: settings a workspace may not make (ignored).
+    notes: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -139,8 +152,21 @@ def _check(entry: Any, shown: str, index: int) -> CheckSpec:
     if when not in WHEN:
         raise ConfigError(f"{where}: when: expected propose or demand, got {when!r}")
     files = _files(entry.get("files"), where) if "files" in entry else None
+    env = entry.get("env", [])
+    if not isinstance(env, list) or not all(valid_env_name(n) for n in env):
+        raise ConfigError(
+            f"{where}: env: expected a list of environment variable names "
+            f'(e.g. ["VIRTUAL_ENV"]), got {env!r}'
+        )
     return CheckSpec(
-        name.strip(), tuple(command), str(fmt), float(timeout), str(when), shown, files
+        name.strip(),
+        tuple(command),
+        str(fmt),
+        float(timeout),
+        str(when),
+        shown,
+        files,
+        tuple(env),
     )
 
 
@@ -175,53 +201,99 @@ def _checks(data: Mapping[str, Any], shown: str) -> list[CheckSpec]:
     return found
 
 
-def _jobs(data: Mapping[str, Any], shown: str) -> int | None:
+def _runner(data: Mapping[str, Any], shown: str) -> dict[str, Any]:
+    """``[check_runner]``, checked: jobs, sandbox, hide, read (only the keys given)."""
     table = data.get("check_runner")
     if table is None:
-        return None
+        return {}
     if not isinstance(table, dict):
         raise ConfigError(f"{shown}: check_runner: expected a [check_runner] table")
     for key in table:
-        if key != "jobs":
-            raise ConfigError(f"{shown}: check_runner.{key}: unknown key (expected jobs)")
+        if key not in RUNNER_KEYS:
+            raise ConfigError(
+                f"{shown}: check_runner.{key}: unknown key (expected one of "
+                f"{', '.join(RUNNER_KEYS)})"
+            )
+    found: dict[str, Any] = {}
     jobs = table.get("jobs")
-    if jobs is None:
-        return None
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
-        raise ConfigError(
-            f"{shown}: check_runner.jobs: expected a whole number from 1 to {MAX_JOBS}, "
-            f"got {jobs!r}"
-        )
-    return jobs
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+            raise ConfigError(
+                f"{shown}: check_runner.jobs: expected a whole number from 1 to {MAX_JOBS}, "
+                f"got {jobs!r}"
+            )
+        found["jobs"] = jobs
+    if "sandbox" in table:
+        value = table["sandbox"]
+        if value not in SANDBOX_VALUES:
+            raise ConfigError(
+                f'{shown}: check_runner.sandbox: expected "on" or "off", got {value!r}'
+            )
+        found["sandbox"] = value
+    for key in ("hide", "read"):
+        if key not in table:
+            continue
+        paths = table[key]
+        if not isinstance(paths, list) or not all(
+            isinstance(p, str) and os.path.isabs(os.path.expanduser(p)) for p in paths
+        ):
+            raise ConfigError(
+                f"{shown}: check_runner.{key}: expected a list of absolute paths "
+                f"(~ allowed), got {paths!r}"
+            )
+        found[key] = tuple(os.path.expanduser(p) for p in paths)
+    return found
 
 
 def load_checks(root: Path | None, *, trusted: bool | None = None) -> ChecksConfig:
     """The checks in force for ``root``: the user's, then the trusted workspace's (a
     workspace check with a user check's name replaces it). ``trusted`` None asks the trust
-    store. Raises :class:`~redline.config.ConfigError` naming the file and key."""
+    store. Raises :class:`~redline.config.ConfigError` naming the file and key.
+
+    The sandbox: on unless the user's own config says ``sandbox = "off"`` (a workspace's
+    ``sandbox`` and ``read`` are ignored with a note: they would loosen it); ``hide`` adds
+    up from both files."""
     data, shown = read_user_config()
     checks = {c.name: c for c in _checks(data, shown)}
-    jobs = _jobs(data, shown)
+    runner = _runner(data, shown)
+    jobs: int | None = runner.get("jobs")
+    hide: tuple[str, ...] = runner.get("hide", ())
     skipped: list[SkippedCheck] = []
+    notes: list[str] = []
     workspace_trusted = False
     if root is not None:
         wdata, wshown = read_workspace_config(root)
         declared = _checks(wdata, wshown)
-        wjobs = _jobs(wdata, wshown)
-        if trusted is None and (declared or wjobs is not None):
+        wrunner = _runner(wdata, wshown)
+        for key, what in (
+            ("sandbox", "turn the checks' sandbox off"),
+            ("read", "show the checks more of your files"),
+        ):
+            if key in wrunner:
+                notes.append(WORKSPACE_LOOSENS.format(file=wshown, key=key, user=shown, what=what))
+        hide += wrunner.get("hide", ())
+        if trusted is None and (declared or "jobs" in wrunner):
             from redline.trust import is_trusted
 
             trusted = is_trusted(root)
         workspace_trusted = bool(trusted)
         if workspace_trusted:
             checks.update((c.name, c) for c in declared)
-            jobs = wjobs if wjobs is not None else jobs
+            jobs = wrunner.get("jobs", jobs)
         else:
             why = UNTRUSTED_WHY.format(file=wshown)
             skipped = [SkippedCheck(c.name, why) for c in declared if c.name not in checks]
+    sandbox = Sandbox(
+        enabled=runner.get("sandbox", "on") == "on",
+        workspace=str(root) if root is not None else "",
+        hide=hide,
+        read=runner.get("read", ()),
+    )
     return ChecksConfig(
-        checks=tuple(checks.values()),
+        checks=tuple(replace(c, sandbox=replace(sandbox, env=c.env)) for c in checks.values()),
         skipped=tuple(skipped),
         jobs=jobs if jobs is not None else default_jobs(),
         workspace_trusted=workspace_trusted,
+        sandbox=sandbox,
+        notes=tuple(notes),
     )

@@ -38,6 +38,8 @@ from redline.checks.findings import (
     FormatError,
     exit_code_finding,
 )
+from redline.checks.sandbox import Sandbox, unavailable_why
+from redline.checks.sandbox import launch as sandbox_launch
 from redline.checks.scratch import (
     ScratchCancelled,
     ScratchError,
@@ -168,27 +170,35 @@ def launch(
     timeout: float,
     cancel: threading.Event | None = None,
     writable: Sequence[Path] = (),
+    sandbox: Sandbox | None = None,
 ) -> Completed:
     """The one place a check's process starts.
 
     ``argv`` (no shell) runs in ``cwd`` — the run's scratch tree, the only folder it
-    should write besides ``writable`` (the folder of its ``{report}``) — with ``env``
-    (None: redline's own), its own process group and no standard input. Standard output
-    and error go to separate files (no pipe can fill up) and come back apart. The whole
-    group is killed on timeout or cancel; :class:`Cancelled` is raised for a cancel.
+    should write besides ``writable`` (the folder of its ``{report}``, the sandbox's
+    private ``/tmp``) — in ``sandbox`` (checks/sandbox.py; None: as it is) with ``env``
+    (None: redline's own; a sandbox sets its own), its own process group and no standard
+    input. Standard output and error go to separate files (no pipe can fill up) and come
+    back apart. The whole group is killed on timeout or cancel; :class:`Cancelled` is
+    raised for a cancel. A sandbox that could not be made, or could not start the
+    program, is an ``error`` naming the cause.
     """
     import time
 
-    del writable  # a sandbox binds these writable; without one they are writable anyway
     with tempfile.TemporaryDirectory(prefix="redline-output-") as folder:
+        private_tmp = str(writable[0]) if writable else folder
+        wrapped = sandbox_launch(sandbox, argv, cwd, private_tmp)
         out_path = os.path.join(folder, "stdout")
         err_path = os.path.join(folder, "stderr")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 proc = subprocess.Popen(
-                    list(argv),
+                    wrapped.argv,
                     cwd=cwd,
-                    env=None if env is None else dict(env),
+                    env=wrapped.env
+                    if wrapped.env is not None
+                    else (None if env is None else dict(env)),
+                    pass_fds=wrapped.fds,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,
@@ -219,6 +229,8 @@ def launch(
             os.killpg(proc.pid, signal.SIGKILL)
         if state == "cancelled":
             raise Cancelled()
+        if state == "done" and (failed := wrapped.failure()):
+            return Completed("error", why=failed)
         stdout, stderr = _read_capped(out_path), _read_capped(err_path)
     if state == "timeout":
         return Completed(
@@ -233,13 +245,16 @@ def run_process(
     cwd: Path,
     timeout: float,
     cancel: threading.Event | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Outcome:
-    """Run ``command`` with ``files`` (see :func:`expand`) in ``cwd`` (:func:`launch`);
-    ``{report}`` becomes a file in a private folder, read back afterwards."""
+    """Run ``command`` with ``files`` (see :func:`expand`) in ``cwd`` (:func:`launch`),
+    in ``sandbox``; ``{report}`` becomes a file in a private folder, read back afterwards."""
     with tempfile.TemporaryDirectory(prefix="redline-check-") as folder:
         report = os.path.join(folder, "report")
         argv = expand(command, files, report)
-        done = launch(argv, cwd, timeout=timeout, cancel=cancel, writable=(Path(folder),))
+        done = launch(
+            argv, cwd, timeout=timeout, cancel=cancel, writable=(Path(folder),), sandbox=sandbox
+        )
         text = _read_capped(report) if done.state == "done" else ""
     return Outcome(done.state, done.status, done.stdout, done.stderr, text, done.why)
 
@@ -339,7 +354,10 @@ def base_tree_hash(root: Path, preview: Preview) -> str:
 
 # -- the base-result cache ------------------------------------------------------------
 def _cache_path(root: Path, tree_hash: str, spec: CheckSpec, argv: Sequence[str]) -> Path:
-    key = hashlib.sha256("\0".join(("2", tree_hash, spec.format, *argv)).encode()).hexdigest()
+    boxed = "sandboxed" if spec.sandbox.enabled else "unsandboxed"
+    key = hashlib.sha256(
+        "\0".join(("2", tree_hash, spec.format, boxed, *argv)).encode()
+    ).hexdigest()
     return workspace_cache_dir(root) / "base" / f"{key}.json"
 
 
@@ -364,7 +382,7 @@ def _run(
     spec: CheckSpec, tree: ScratchTree, files: list[str], cancel: threading.Event | None
 ) -> list[Finding] | CheckResult:
     """The check's findings in the tree as it is now, or a CheckResult saying why not."""
-    outcome = run_process(spec.command, files, tree.tree, spec.timeout, cancel)
+    outcome = run_process(spec.command, files, tree.tree, spec.timeout, cancel, spec.sandbox)
     if outcome.state in ("timeout", "error"):
         tail = _tail(outcome.stderr)
         why = f"{outcome.why}; standard error: {tail}" if tail else outcome.why
@@ -446,6 +464,8 @@ def check_preview(
     :class:`Cancelled` when ``cancel`` is set meanwhile. A scratch tree that cannot be
     set up makes the check an ``error`` naming the cause.
     """
+    if why := unavailable_why(s.sandbox for s in specs):
+        return [CheckResult(s.name, "error", why=why, config=s.key()) for s in specs]
     paths = changed_paths(preview)
     results: dict[str, CheckResult] = {}
     todo = []

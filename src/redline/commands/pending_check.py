@@ -72,6 +72,8 @@ def run_check(queue: WorkspaceQueue, args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
+    for note in config.notes:
+        _out(f"redline pending: {note}", err=True)
     if not config.checks and not config.skipped:
         _out(
             "redline pending: no checks are configured; add [[checks]] to your config.toml "

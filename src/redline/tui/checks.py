@@ -8,12 +8,13 @@ to the pane, which asks this object to redraw the badges and the shown action's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from redline.checks import findings_text, summary
+from redline.checks import CheckResult, findings_text, summary
 from redline.checks.background import BackgroundChecks
 from redline.checks.results import AGE_UNKNOWN, out_of_date
+from redline.checks.sandbox import first_notice, is_unavailable
 from redline.review.store import PendingAction
 from redline.tui.diff_model import FULL_CONTEXT
 from redline.tui.pending import session_queue
@@ -30,6 +31,7 @@ class DashboardChecks:
             inbox.session.cwd, session_queue(inbox.session), self._changed
         )
         self._ids: tuple[str, ...] = ()
+        self._noticed = False
 
     def _changed(self, action_id: str) -> None:
         # A run's thread: hand over to Textual's.
@@ -44,8 +46,31 @@ class DashboardChecks:
         if not self.runner.configured:
             self.pane.display = False
             return
-        self.inbox.stack.set_check_badges({i: badge(self.runner.results(i)) for i in self._ids})
+        results = {i: self.runner.results(i) for i in self._ids}
+        self.inbox.stack.set_check_badges({i: badge(r) for i, r in results.items()})
         self.show(self.inbox.selected_action())
+        self._sandbox_notice(results.values())
+
+    def _sandbox_notice(self, listed: Iterable[Sequence[CheckResult]]) -> None:
+        """Once (for this user, ever): checks stopped because no sandbox can be made."""
+        if self._noticed:
+            return
+        why = next(
+            (r.why for results in listed for r in results if is_unavailable(r.why)),
+            "",
+        )
+        if not why:
+            return
+        self._noticed = True
+        if first_notice("sandbox-unavailable"):
+            self.inbox.notify(
+                f"Checks did not run: {why}. `redline sandbox` shows what a check may touch "
+                "(docs/checks.md).",
+                title="Checks need a sandbox",
+                severity="warning",
+                timeout=30,
+                markup=False,  # the cause names [check_runner]
+            )
 
     def show(self, action: PendingAction | None) -> None:
         if not self.runner.configured or action is None or action.preview is None:
@@ -53,8 +78,10 @@ class DashboardChecks:
             return
         self.pane.display = True
         results = self.runner.results(action.id)
-        notes = [self.runner.config_error] if self.runner.config_error else []
         config = self.runner.config
+        notes = [self.runner.config_error] if self.runner.config_error else []
+        if not notes and config is not None and config.notes:
+            notes.append(" ".join(config.notes))
         if config is not None and not self.runner.running(action.id):
             # The configuration only: hashing the workspace is too slow for a redraw.
             for name, why in out_of_date(config, results, None).items():
