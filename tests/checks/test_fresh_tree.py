@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from redline.checks.sandbox import Sandbox
 from redline.cli import main
 
 from .conftest import CALC, PYTEST, checks_toml, make_project, snapshot, user_config
+
+#: Run unsandboxed: the default test run needs no user namespaces (marker ``sandbox``).
+OFF = Sandbox(enabled=False)
 
 PLANT = '''import pathlib
 
@@ -114,7 +118,10 @@ def test_no_run_sees_what_another_run_wrote(tmp_path: Path) -> None:
     from redline.workspace.preview import FileModify, Preview, sha256_bytes
 
     root = make_project(tmp_path / "ws", git=False)
-    specs = [CheckSpec(name, (sys.executable, "-c", LEAVE, name), "exit-code") for name in "ab"]
+    specs = [
+        CheckSpec(name, (sys.executable, "-c", LEAVE, name), "exit-code", sandbox=OFF)
+        for name in "ab"
+    ]
     old = (root / "pkg" / "calc.py").read_text()
     for round_ in range(3):
         new = old + f"# {round_}\n"

@@ -11,12 +11,16 @@ import pytest
 
 from redline.checks.config import CheckSpec, load_checks
 from redline.checks.run import NO_FILES, Outcome, check_preview, expand, findings_of
+from redline.checks.sandbox import Sandbox
 from redline.cli import main
 from redline.config import ConfigError
 from redline.workspace.preview import FileCreate, FileModify, Preview, sha256_bytes
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
 from .conftest import CALC, RUFF, checks_toml, make_project, user_config
+
+#: Run unsandboxed: the default test run needs no user namespaces (marker ``sandbox``).
+OFF = Sandbox(enabled=False)
 
 # The docs' own ruff check (docs/checks.md), with this environment's ruff.
 DOCS_RUFF = [sys.executable, "-m", "ruff", "check", "--output-format=json", "{files}"]
@@ -95,11 +99,11 @@ def test_files_expand_as_dot_slash_paths() -> None:
 
 
 def test_parsers_drop_a_leading_dot_slash(tmp_path: Path) -> None:
-    mypy = CheckSpec("mypy", ("mypy", "{files}"), "mypy")
+    mypy = CheckSpec("mypy", ("mypy", "{files}"), "mypy", sandbox=OFF)
     outcome = Outcome("done", 1, stdout="./pkg/calc.py:3: error: Bad  [misc]\n")
     [finding] = findings_of(mypy, outcome, tmp_path)
     assert (finding.path, finding.line, finding.code) == ("pkg/calc.py", 3, "misc")
-    sarif = CheckSpec("sarif", ("tool", "{files}"), "sarif")
+    sarif = CheckSpec("sarif", ("tool", "{files}"), "sarif", sandbox=OFF)
     document = {
         "runs": [
             {
@@ -120,7 +124,7 @@ def test_parsers_drop_a_leading_dot_slash(tmp_path: Path) -> None:
 
 
 def test_stderr_is_apart_but_shown_when_a_run_fails(tmp_path: Path) -> None:
-    ruff = CheckSpec("ruff", ("ruff", "{files}"), "ruff-json")
+    ruff = CheckSpec("ruff", ("ruff", "{files}"), "ruff-json", sandbox=OFF)
     # Standard error beside a clean JSON output: a pass.
     assert (
         findings_of(ruff, Outcome("done", 0, "[]", "warning: No Python files found"), tmp_path)
@@ -134,7 +138,7 @@ def test_stderr_is_apart_but_shown_when_a_run_fails(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=r"not JSON.*standard error: boom"):
         findings_of(ruff, Outcome("done", 1, "oops", "boom\n"), tmp_path)
     # exit-code: the message keeps both, standard error last.
-    script = CheckSpec("make", ("make",), "exit-code")
+    script = CheckSpec("make", ("make",), "exit-code", sandbox=OFF)
     [finding] = findings_of(
         script, Outcome("done", 2, "building\n", "make: *** [all] Error 1\n"), tmp_path
     )
@@ -148,7 +152,7 @@ SCRIPT = (
 
 def test_an_error_result_shows_the_stderr_tail(tmp_path: Path) -> None:
     root = make_project(tmp_path / "ws", git=False)
-    spec = CheckSpec("crash", (sys.executable, "-c", SCRIPT), "ruff-json")
+    spec = CheckSpec("crash", (sys.executable, "-c", SCRIPT), "ruff-json", sandbox=OFF)
     preview = Preview([modify(root, "pkg/calc.py", UNUSED)])
     [result] = check_preview(root, preview, [spec])
     assert result.status == "error"
@@ -212,6 +216,6 @@ def test_bad_files_key(isolated_user_config: Path, files: str, problem: str) -> 
 
 
 def test_the_glob_rules_are_the_rules_paths() -> None:
-    spec = CheckSpec("x", ("x",), files=("*.py", "src/*.txt"))
+    spec = CheckSpec("x", ("x",), files=("*.py", "src/*.txt"), sandbox=OFF)
     paths = ["a.py", "deep/b.py", "README.md", "src/a.txt", "src/deep/b.txt"]
     assert spec.select(paths) == ["a.py", "deep/b.py", "src/a.txt"]

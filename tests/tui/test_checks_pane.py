@@ -122,6 +122,7 @@ def passing_checks_toml() -> str:
     return (
         f'[[checks]]\nname = "ruff"\ncommand = ["{true}", "{{files}}"]\nformat = "exit-code"\n'
         f'[[checks]]\nname = "tests"\ncommand = ["{true}"]\nformat = "exit-code"\n'
+        '[check_runner]\nsandbox = "off"\n'
     )
 
 
@@ -153,6 +154,7 @@ async def test_one_row_while_running_more_with_reasons(
     command = ", ".join(json.dumps(part) for part in hang)
     (isolated_user_config / "config.toml").write_text(
         f'[[checks]]\nname = "slow"\ncommand = [{command}]\nformat = "exit-code"\n'
+        '[check_runner]\nsandbox = "off"\n'
     )
     session = FakeSession(cwd=tmp_path)
     action = session.push(make_action("Edit: app.py", path="app.py", old="x = 1\n", new="x = 2\n"))
