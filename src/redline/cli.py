@@ -143,7 +143,10 @@ def _find_workspace(args: argparse.Namespace) -> None:
     So running from a subfolder never starts a second journal or queue. ``ast-edit``
     targets typed relative to the current folder keep meaning that folder.
     """
-    if not hasattr(args, "cwd") or args.cwd is not None:
+    if not hasattr(args, "cwd"):
+        return
+    args.cwd_given = args.cwd is not None  # the team dashboard filters only on an explicit -C
+    if args.cwd is not None:
         return
     from pathlib import Path
 
