@@ -245,3 +245,116 @@ def test_a_revoked_reviewer(team: Team, tmp_path: Path) -> None:
     # No privilege is left at all.
     with psycopg.connect(alice_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         decide(conn, mine, "apply")
+
+
+def test_notifications_are_wake_ups_floods_and_forgeries_change_nothing(
+    team: Team, tmp_path: Path
+) -> None:
+    import threading
+
+    from redline.teamqueue.db import DECISIONS_CHANNEL
+    from redline.teamqueue.follower import StepReport
+
+    ws, _first, mine, _host_url, _host = _mirrored(team, tmp_path, "one", "build1")
+    other = make_workspace(tmp_path / "two")
+    propose(other)
+    _intruder, intruder_url = team.host("build2")
+    _alice, alice_url = team.reviewer("alice")
+    # What a decision announces: nothing about which action, or which workspace.
+    with psycopg.connect(alice_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {DECISIONS_CHANNEL}".encode())
+        with psycopg.connect(alice_url) as conn:
+            shown = show_action(conn, mine)
+        with psycopg.connect(alice_url) as conn:
+            assert decide(conn, mine, "discard", view_hash=shown["view_hash"]).won
+        (note,) = list(listener.notifies(timeout=30, stop_after=1))
+    assert note.payload == ""
+    with psycopg.connect(team.owner_url) as conn:  # back to pending, for the flood below
+        conn.execute(
+            "UPDATE redline_actions SET state = 'pending', decision_id = NULL WHERE team_id = %s",
+            (mine,),
+        )
+    steps: list[StepReport] = []
+    seen = threading.Condition()
+
+    def on_step(report: StepReport) -> None:
+        with seen:
+            steps.append(report)
+            seen.notify_all()
+
+    follower = TeamFollower(other, intruder_url, workspace_id(other), poll_seconds=1800)
+    stop = threading.Event()
+    thread = threading.Thread(target=follower.run, args=(stop, on_step), daemon=True)
+    thread.start()
+    try:
+        with seen:
+            assert seen.wait_for(lambda: len(steps) >= 1, timeout=60)  # the catch-up
+        # Anyone may NOTIFY: a flood naming the other workspace's action, in one burst.
+        with psycopg.connect(intruder_url) as conn:
+            for n in range(2000):
+                conn.execute("SELECT pg_notify(%s, %s)", (DECISIONS_CHANNEL, f"{mine} {n}"))
+        with seen:
+            assert seen.wait_for(lambda: len(steps) >= 2, timeout=60)
+        # A real decision on its own action still goes through.
+        with psycopg.connect(alice_url) as conn:
+            theirs = team_id(workspace_id(other), "pa-1")
+            assert decide(conn, theirs, "apply").won
+        with seen:
+            assert seen.wait_for(lambda: any(s.outcomes for s in steps), timeout=60)
+    finally:
+        stop.set()
+        thread.join(60)
+    assert len(steps) < 100  # 2000 notifications: a handful of passes, not one each
+    outcomes = [o for s in steps for o in s.outcomes]
+    assert [(o.team_id, o.state) for o in outcomes] == [(theirs, "applied")]
+    assert (other / "a.txt").read_text() == "one\nmore\n"
+    assert (ws / "a.txt").read_text() == "one\n"  # the flood named it; nothing happened there
+    assert _state(team, mine)[0] == "pending"
+
+
+def test_the_commit_names_the_reviewer_the_server_recorded(
+    team: Team, tmp_path: Path, isolated_user_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    (isolated_user_config / "config.toml").write_text('[git]\non_apply = "commit"\n')
+    _role, url = team.host()
+    ws = make_workspace(tmp_path / "ws", git=True)
+    record = propose(ws)
+    ident = workspace_id(ws)
+    follower = TeamFollower(ws, url, ident)
+    _step(follower, url)
+    _alice, alice_url = team.reviewer("alice", name="Alice A", email="a@x")
+    monkeypatch.setenv("REDLINE_REVIEWER", "mallory")  # says nothing about who decided
+    with psycopg.connect(alice_url) as conn:
+        assert decide(conn, team_id(ident, record.id), "apply").won
+    (outcome,) = _step(follower, url).outcomes
+    assert outcome.state == "applied", outcome.text
+    message = subprocess.run(
+        ["git", "-C", str(ws), "log", "-1", "--format=%B"], capture_output=True, text=True
+    ).stdout
+    assert "Redline-Reviewer: Alice A <a@x>" in message and "mallory" not in message
+    from redline.cli import main
+
+    assert main(["log", "-C", str(ws)]) == 0
+
+
+def test_the_list_is_newest_proposal_first_with_the_proposals_time(
+    team: Team, tmp_path: Path
+) -> None:
+    from datetime import datetime
+
+    from redline.teamqueue.remote import list_actions
+
+    _role, url = team.host()
+    ws = make_workspace(tmp_path / "ws")
+    records = [propose(ws, add=f"{n}\n") for n in range(12)]
+    follower = TeamFollower(ws, url, workspace_id(ws))
+    _step(follower, url)
+    _alice, alice_url = team.reviewer("alice")
+    with psycopg.connect(alice_url) as conn:
+        listed = list_actions(conn)
+    assert [item["local_id"] for item in listed] == [r.id for r in reversed(records)]
+    for item, record in zip(listed, reversed(records), strict=True):
+        proposed = datetime.fromisoformat(item["created_at"]).timestamp()
+        assert abs(proposed - record.created_at) < 1.0  # the proposal's time, to the second
