@@ -16,7 +16,7 @@ import pytest
 from redline.teamqueue.db import MIGRATIONS
 from redline.teamqueue.follower import TeamFollower
 from redline.teamqueue.remote import decide
-from redline.teamqueue.settings import team_id, workspace_id
+from redline.teamqueue.settings import TeamQueueError, team_id, workspace_id
 
 from .conftest import PASSWORD, PgServer, Team
 from .helpers import cli, make_workspace, propose
@@ -238,3 +238,43 @@ def test_the_upgrade_waits_for_no_follower(
             conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)".encode())
             for role in ("redline_agents", "redline_reviewers", owner, alice, build):
                 conn.execute(f"DROP ROLE IF EXISTS {role}".encode())
+
+
+def test_a_newer_schema_stops_the_follower(
+    team: Team, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """What an older redline does with schema 3 — this one with a schema after its own:
+    it refuses, and its follower carries nothing out (fail closed)."""
+    _role, host_url = team.host()
+    ws = make_workspace(tmp_path / "ws")
+    propose(ws)
+    with psycopg.connect(team.owner_url) as conn:
+        conn.execute("INSERT INTO redline_schema (version) VALUES (99)")
+    code, _out, err = cli(capfd, "pending", "follow", "--once", "-C", str(ws), "--queue", host_url)
+    assert code == 1 and "newer than this redline knows" in err and "upgrade redline" in err
+    code, _out, err = cli(capfd, "queue", "init", "--queue", team.owner_url)
+    assert code == 1 and "newer than this redline knows" in err
+
+
+def test_revoke_one_workspace(
+    team: Team, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    build, host_url = team.host()
+    ws = make_workspace(tmp_path / "ws")
+    propose(ws)
+    ident = workspace_id(ws)
+    follower = TeamFollower(ws, host_url, ident)
+    with psycopg.connect(host_url, autocommit=True) as conn:
+        follower.step(conn)
+    code, out, err = cli(
+        capfd, "queue", "revoke", build, "--workspace", ident, "--queue", team.owner_url
+    )
+    assert code == 0 and f"workspace {ident} no longer belongs to {build}" in out, err
+    propose(ws, add="again\n")
+    refused = pytest.raises(TeamQueueError, match="has no owner in the team queue yet")
+    with psycopg.connect(host_url, autocommit=True) as conn, refused:
+        follower.step(conn)
+    code, _out, err = cli(
+        capfd, "queue", "revoke", build, "--workspace", ident, "--queue", team.owner_url
+    )
+    assert code == 2 and f"does not belong to {build}" in err

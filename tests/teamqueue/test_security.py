@@ -269,6 +269,8 @@ def test_notifications_are_wake_ups_floods_and_forgeries_change_nothing(
             assert decide(conn, mine, "discard", view_hash=shown["view_hash"]).won
         (note,) = list(listener.notifies(timeout=30, stop_after=1))
     assert note.payload == ""
+    with psycopg.connect(intruder_url) as conn:  # a host reads no other workspace's decision
+        assert conn.execute("SELECT count(*) FROM redline_decisions").fetchone() == (0,)
     with psycopg.connect(team.owner_url) as conn:  # back to pending, for the flood below
         conn.execute(
             "UPDATE redline_actions SET state = 'pending', decision_id = NULL WHERE team_id = %s",

@@ -38,6 +38,15 @@ def pg_text(text: str) -> str:
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def shown_path(root: Path) -> str:
+    """The workspace's path as reviewers see it: the real path, so every process that
+    follows the workspace (a hook from a symlinked folder, the dashboard) registers the
+    same one and a decision's view hash holds whichever carries it out."""
+    import os
+
+    return pg_text(os.path.realpath(root))
+
+
 def register(conn: psycopg.Connection[tuple[object, ...]], workspace: str, root: Path) -> None:
     """Register the workspace (its first registrant, ``session_user``, owns it) or say
     where it is now. A workspace another role owns is refused, by the server's row-level
@@ -57,7 +66,7 @@ def register(conn: psycopg.Connection[tuple[object, ...]], workspace: str, root:
             f"follower connects as {found[1]}: set [queue] workspace_id to an id of its own, "
             "or have the owner of the redline tables reassign it"
         )
-    path, host = pg_text(str(root)), pg_text(socket.gethostname())
+    path, host = shown_path(root), pg_text(socket.gethostname())
     if found is None:
         conn.execute(
             "INSERT INTO redline_workspaces (id, path, host) VALUES (%s, %s, %s)"
@@ -118,7 +127,7 @@ def record_view(
     return view_of(
         team_id=team_id(workspace, record.id),
         workspace=workspace,
-        path=pg_text(str(root)),
+        path=shown_path(root),
         label=pg_text(record.label),
         source=pg_text(record.source.canonical),
         applied_by=record.applied_by,
