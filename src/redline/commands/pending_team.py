@@ -129,7 +129,7 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
         f"{data['id']}: {data['label']}",
         f"  workspace: {data['workspace']['id']}  {data['workspace']['path']}",
         f"  source:  {data['source']}",
-        f"  created: {data['created_at']}",
+        f"  proposed: {data['created_at']}",
         f"  files:   {', '.join(data['files']) or '(none)'} (+{data['added']} -{data['removed']})",
         f"  state:   {data['state']}",
     ]
@@ -137,6 +137,8 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
         lines.append(
             f"  decided: {data['decision']} by {data['decided_by']} at {data['decided_at']}"
         )
+    elif data.get("closed_by"):
+        lines.append(f"  closed:  by {data['closed_by']} in its workspace")
     if data["reason"]:
         lines.append(f"  reason:  {data['reason']}")
     if data["result"]:

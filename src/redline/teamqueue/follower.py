@@ -156,23 +156,36 @@ class TeamFollower:
         self, conn: psycopg.Connection[tuple[object, ...]], queue: WorkspaceQueue
     ) -> Outcome | None:
         with conn.transaction():
-            row = conn.execute(
-                "SELECT a.team_id, a.local_id, d.decision, d.patch_hash, d.decided_name,"
-                " d.reason, d.only_parts, d.edit_path, d.edit_text, d.view_hash"
-                " FROM redline_actions a JOIN redline_decisions d ON d.id = a.decision_id"
-                " WHERE a.workspace = %s AND a.state = 'decided' AND d.voided IS NULL"
-                " ORDER BY d.decided_at, a.team_id LIMIT 1 FOR UPDATE OF a SKIP LOCKED",
+            # The oldest decision first (decision ids grow with time); the row, then its
+            # decision by its key: two index lookups, whatever the planner knows.
+            claimed = conn.execute(
+                "SELECT team_id, local_id, decision_id FROM redline_actions"
+                " WHERE workspace = %s AND state = 'decided'"
+                " ORDER BY decision_id, team_id LIMIT 1 FOR UPDATE SKIP LOCKED",
                 (self.workspace,),
             ).fetchone()
-            if row is None:
+            if claimed is None:
                 return None
-            team, local_id, verb, hash_, by, reason = (str(v or "") for v in row[:6])
-            extra = Extra(row[6], row[7], row[8], str(row[9] or ""))
-            try:
-                state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason, extra)
-            except Exception as exc:  # one bad decision must not stop the others
-                state, text = "failed", f"could not be carried out: {type(exc).__name__}: {exc}"
-                self.log(f"{team}: failed: {text}")
+            team, local_id = str(claimed[0]), str(claimed[1])
+            row = conn.execute(
+                "SELECT decision, patch_hash, decided_name, reason, only_parts, edit_path,"
+                " edit_text, view_hash FROM redline_decisions"
+                " WHERE id = %s AND team_id = %s AND voided IS NULL",
+                (claimed[2], team),
+            ).fetchone()
+            if row is None:
+                state, text = self._refuse(team, "its decision cannot be found (voided?)")
+            else:
+                verb, hash_, by, reason = (str(v or "") for v in row[:4])
+                extra = Extra(row[4], row[5], row[6], str(row[7] or ""))
+                try:
+                    state, text = self._carry_out(
+                        queue, team, local_id, verb, hash_, by, reason, extra
+                    )
+                except Exception as exc:  # one bad decision must not stop the others
+                    state = "failed"
+                    text = f"could not be carried out: {type(exc).__name__}: {exc}"
+                    self.log(f"{team}: failed: {text}")
             conn.execute(
                 "UPDATE redline_actions SET state = %s, result_text = %s,"
                 " finished_at = clock_timestamp()"

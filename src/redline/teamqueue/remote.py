@@ -21,15 +21,16 @@ from redline.teamqueue.settings import TeamQueueError, split_team_id
 if TYPE_CHECKING:
     import psycopg
 
+# A row's decision is read by its key, in a subquery per row (an index lookup), never
+# through a join the planner could turn into a scan of every decision per row.
+_DECISION = "(SELECT d.{0} FROM redline_decisions d WHERE d.id = a.decision_id)"
 _COLUMNS = (
     "a.team_id, a.workspace, w.path, a.local_id, a.label, a.source, a.applied_by, a.files,"
-    " a.added, a.removed, a.proposed_at, a.state, d.decision, d.decided_name, d.decided_at,"
-    " d.reason, a.result_text, a.finished_at, a.patch_hash, a.base_hash, a.closed_by"
+    " a.added, a.removed, a.proposed_at, a.state, "
+    + ", ".join(_DECISION.format(c) for c in ("decision", "decided_name", "decided_at", "reason"))
+    + ", a.result_text, a.finished_at, a.patch_hash, a.base_hash, a.closed_by"
 )
-_FROM = (
-    " FROM redline_actions a JOIN redline_workspaces w ON w.id = a.workspace"
-    " LEFT JOIN redline_decisions d ON d.id = a.decision_id"
-)
+_FROM = " FROM redline_actions a JOIN redline_workspaces w ON w.id = a.workspace"
 #: What :func:`show_action` reads besides: the rest of what a reviewer is shown.
 _VIEW = ", a.diff, a.hunks, a.hunk_numbering, a.proposed"
 

@@ -113,8 +113,9 @@ CREATE TABLE @S@.redline_decisions (
     voided text
 );
 CREATE INDEX redline_decisions_by_action ON @S@.redline_decisions (team_id);
-CREATE INDEX redline_decisions_by_reviewer ON @S@.redline_decisions (decided_by)
-    WHERE voided IS NULL;
+-- Not partial: a "voided IS NULL" index would tempt the planner away from the primary key
+-- when a follower joins its decided rows to their decisions.
+CREATE INDEX redline_decisions_by_reviewer ON @S@.redline_decisions (decided_by);
 
 ALTER TABLE @S@.redline_actions
     ADD COLUMN view_hash text,
