@@ -315,7 +315,11 @@ def test_notifications_are_wake_ups_floods_and_forgeries_change_nothing(
 
 
 def test_the_commit_names_the_reviewer_the_server_recorded(
-    team: Team, tmp_path: Path, isolated_user_config: Path, monkeypatch: pytest.MonkeyPatch
+    team: Team,
+    tmp_path: Path,
+    isolated_user_config: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     import subprocess
 
@@ -336,9 +340,14 @@ def test_the_commit_names_the_reviewer_the_server_recorded(
         ["git", "-C", str(ws), "log", "-1", "--format=%B"], capture_output=True, text=True
     ).stdout
     assert "Redline-Reviewer: Alice A <a@x>" in message and "mallory" not in message
-    from redline.cli import main
+    import json
 
-    assert main(["log", "-C", str(ws)]) == 0
+    from .helpers import cli
+
+    code, out, err = cli(capfd, "log", "-C", str(ws), "--json")
+    assert code == 0, err
+    logged = json.loads(out)["decisions"]
+    assert [d["reviewer"] for d in logged if d["id"] == record.id] == ["Alice A <a@x>"]
 
 
 def test_the_list_is_newest_proposal_first_with_the_proposals_time(
