@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_queue_option(init)
     status = sub.add_parser(
         "status",
-        help="this workspace's id and path, and the team queue it uses",
+        help="this workspace's id and path, the team queue it uses, and who has which rights",
         description="This workspace's id (what `pending list --queue URL` shows) and path, "
         "the queue URL (password hidden) and where it was set, and the database's state.",
     )
