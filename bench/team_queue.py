@@ -62,7 +62,7 @@ while True:
         continue
     team = rng.choice(rows)[0]
     verb = "apply" if int(team.split("@")[0][3:]) % 3 else "discard"
-    if decide(conn, team, verb, reviewer=name).won:
+    if decide(conn, team, verb).won:
         won += 1
     else:
         lost += 1
@@ -112,7 +112,11 @@ class Server:
 
     @property
     def url(self) -> str:
+        """The superuser's: only to make the roles and the database."""
         return f"postgresql://bench:{PASSWORD}@127.0.0.1:{self.port}/postgres"
+
+    def role_url(self, role: str) -> str:
+        return f"postgresql://{role}:{PASSWORD}@127.0.0.1:{self.port}/redline"
 
     def start(self) -> None:
         options = (
@@ -175,10 +179,18 @@ def _await(what: str, check, limit: float) -> float:  # type: ignore[no-untyped-
     return time.monotonic() - began
 
 
-def _review(url: str, reviewers: int, think: float) -> tuple[int, int]:
+def _review(server: Server, reviewers: int, think: float) -> tuple[int, int]:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", REVIEWER, url, f"reviewer{n}", str(think), str(n)],
+            [
+                sys.executable,
+                "-c",
+                REVIEWER,
+                server.role_url(f"reviewer{n}"),
+                f"reviewer{n}",
+                str(think),
+                str(n),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -199,7 +211,8 @@ def _verify(url: str, roots: dict[str, Path]) -> dict[str, int]:
 
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT workspace, local_id, label, state, decision FROM redline_actions"
+            "SELECT a.workspace, a.local_id, a.label, a.state, d.decision"
+            " FROM redline_actions a JOIN redline_decisions d ON d.id = a.decision_id"
         ).fetchall()
     states: dict[str, int] = {}
     for workspace, _local, label, state, decision in rows:
@@ -227,7 +240,8 @@ def _latency(url: str) -> list[float]:
 
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT extract(epoch FROM finished_at - decided_at) FROM redline_actions"
+            "SELECT extract(epoch FROM a.finished_at - d.decided_at)"
+            " FROM redline_actions a JOIN redline_decisions d ON d.id = a.decision_id"
         ).fetchall()
     return sorted(float(row[0]) * 1000 for row in rows)
 
@@ -255,10 +269,21 @@ def main() -> int:
         import psycopg
 
         from redline.teamqueue.db import migrate
+        from redline.teamqueue.members import grant
         from redline.teamqueue.settings import workspace_id
 
-        with psycopg.connect(server.url) as conn:
+        # As docs/team-queue.md sets it up: tables owned by a role that is not a superuser,
+        # one agent-host role for the followers, one reviewer role per reviewer.
+        with psycopg.connect(server.url, autocommit=True) as conn:
+            for role in ["owner", "host"] + [f"reviewer{n}" for n in range(args.reviewers)]:
+                conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'".encode())
+            conn.execute(b"CREATE DATABASE redline OWNER owner")
+        owner_url = server.role_url("owner")
+        with psycopg.connect(owner_url) as conn:
             migrate(conn)
+            grant(conn, "host", "agent-host")
+            for n in range(args.reviewers):
+                grant(conn, f"reviewer{n}", "reviewer")
         roots: dict[str, Path] = {}
         per = args.actions // args.workspaces
         began = time.monotonic()
@@ -285,20 +310,20 @@ def main() -> int:
                         "-C",
                         str(root),
                         "--queue",
-                        server.url,
+                        server.role_url("host"),
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=(logs / f"{ident}.log").open("w"),
                 )
             )
         total = per * args.workspaces
-        took = _await("mirroring", lambda: _count(server.url) == total, 600)
+        took = _await("mirroring", lambda: _count(owner_url) == total, 600)
         print(f"mirrored {total} in {took:.1f} s")
         began = time.monotonic()
-        won, lost = _review(server.url, args.reviewers, args.think)
+        won, lost = _review(server, args.reviewers, args.think)
         _await(
             "every decision carried out",
-            lambda: _count(server.url, "state IN ('pending', 'decided')") == 0,
+            lambda: _count(owner_url, "state IN ('pending', 'decided')") == 0,
             600,
         )
         print(
@@ -307,8 +332,8 @@ def main() -> int:
         )
         if won != total:
             raise SystemExit(f"FAILED: {won} decisions won for {total} actions")
-        states = _verify(server.url, roots)
-        lat = _latency(server.url)
+        states = _verify(owner_url, roots)
+        lat = _latency(owner_url)
         print(f"verified: {states}; no action lost or carried out twice")
         print(
             f"decision -> applied: p50 {_pct(lat, 50):.0f} ms, p95 {_pct(lat, 95):.0f} ms, "
@@ -323,19 +348,19 @@ def main() -> int:
             server.start()
             more = args.outage_actions * len(roots)
             took = _await(
-                "syncing after the outage", lambda: _count(server.url) == total + more, 600
+                "syncing after the outage", lambda: _count(owner_url) == total + more, 600
             )
             print(
                 f"PostgreSQL down {args.outage:.0f} s while {more} actions were proposed; "
                 f"all mirrored {took:.1f} s after it came back"
             )
-            won, lost = _review(server.url, args.reviewers, 0.0)
+            won, lost = _review(server, args.reviewers, 0.0)
             _await(
                 "decisions after the outage",
-                lambda: _count(server.url, "state IN ('pending', 'decided')") == 0,
+                lambda: _count(owner_url, "state IN ('pending', 'decided')") == 0,
                 600,
             )
-            states = _verify(server.url, roots)
+            states = _verify(owner_url, roots)
             print(f"after the outage: {won} more decisions carried out; verified: {states}")
         return 0
     finally:

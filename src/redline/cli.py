@@ -35,7 +35,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
-    ("queue", "queue", "the team queue on PostgreSQL: init its tables, status of this workspace"),
+    ("queue", "queue", "the team queue on PostgreSQL: init, grant and revoke rights, status"),
     ("log", "log", "the workspace's decisions (applied, edited, discarded), e.g. for a PR"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),
@@ -163,7 +163,10 @@ def _find_workspace(args: argparse.Namespace) -> None:
     So running from a subfolder never starts a second journal or queue. ``ast-edit``
     targets typed relative to the current folder keep meaning that folder.
     """
-    if not hasattr(args, "cwd") or args.cwd is not None:
+    if not hasattr(args, "cwd"):
+        return
+    args.cwd_given = args.cwd is not None  # the team dashboard filters only on an explicit -C
+    if args.cwd is not None:
         return
     from pathlib import Path
 

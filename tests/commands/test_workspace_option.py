@@ -394,6 +394,12 @@ SCENARIOS: dict[str, Scenario] = {
     "redline queue init": Scenario(
         ["queue", "init"], [], _used_target_queue, setup=_team_queue_config
     ),
+    "redline queue grant": Scenario(
+        ["queue", "grant"], ["alice", "--reviewer"], _used_target_queue, setup=_team_queue_config
+    ),
+    "redline queue revoke": Scenario(
+        ["queue", "revoke"], ["alice"], _used_target_queue, setup=_team_queue_config
+    ),
     "redline pending follow": Scenario(
         ["pending", "follow"], ["--once"], _used_target_queue, setup=_team_queue_config
     ),

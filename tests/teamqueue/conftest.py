@@ -153,3 +153,90 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
     except Exception:  # the server may be stopped by a fault test; the session stops it anyway
         pass
+
+
+@dataclass
+class Team:
+    """A team queue whose tables belong to a role that is NOT a superuser, and login roles
+    for hosts and reviewers made the way an administrator makes them (``CREATE ROLE``),
+    given their rights by ``redline queue grant`` (roles are per server: each name gets
+    this queue's suffix)."""
+
+    server: PgServer
+    database: str
+    suffix: str
+    owner: str
+    roles: list[str]
+
+    def url(self, role: str) -> str:
+        return self.server.url(self.database, user=role, password=f"pw-{self.suffix}")
+
+    @property
+    def owner_url(self) -> str:
+        return self.url(self.owner)
+
+    def role(self, name: str) -> str:
+        """A new LOGIN role (no rights in the queue yet); its full name."""
+        full = f"{name}_{self.suffix}"
+        with self.server.admin() as conn:
+            conn.execute(
+                f"CREATE ROLE {full} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD 'pw-{self.suffix}'".encode()
+            )
+        self.roles.append(full)
+        return full
+
+    def init(self) -> None:
+        from redline.teamqueue.db import migrate
+
+        with psycopg_connect(self.owner_url) as conn:
+            migrate(conn)
+
+    def grant(self, role: str, right: str, **kw: object) -> list[str]:
+        from redline.teamqueue.members import grant
+
+        with psycopg_connect(self.owner_url) as conn:
+            return grant(conn, role, right, **kw)  # type: ignore[arg-type]
+
+    def host(self, base: str = "build") -> tuple[str, str]:
+        """A new agent-host role: (role, url)."""
+        role = self.role(base)
+        self.grant(role, "agent-host")
+        return role, self.url(role)
+
+    def reviewer(self, base: str = "alice", **kw: object) -> tuple[str, str]:
+        """A new reviewer role: (role, url)."""
+        role = self.role(base)
+        self.grant(role, "reviewer", **kw)
+        return role, self.url(role)
+
+
+def psycopg_connect(url: str, *, autocommit: bool = False):  # type: ignore[no-untyped-def]
+    import psycopg
+
+    return psycopg.connect(url, autocommit=autocommit)
+
+
+@pytest.fixture
+def team(pg_server: PgServer) -> Iterator[Team]:
+    """A fresh database owned by a non-superuser role, with the schema initialised."""
+    suffix = uuid.uuid4().hex[:8]
+    owner = f"owner_{suffix}"
+    database = f"t_{suffix}"
+    with pg_server.admin() as conn:
+        conn.execute(
+            f"CREATE ROLE {owner} LOGIN NOSUPERUSER NOCREATEROLE NOBYPASSRLS "
+            f"PASSWORD 'pw-{suffix}'".encode()
+        )
+        conn.execute(f"CREATE DATABASE {database} OWNER {owner}".encode())
+    found = Team(pg_server, database, suffix, owner, [])
+    found.init()
+    try:
+        yield found
+    finally:
+        try:
+            with pg_server.admin() as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)".encode())
+                for role in [*found.roles, owner]:
+                    conn.execute(f"DROP ROLE IF EXISTS {role}".encode())
+        except Exception:  # the server may be stopped by a fault test
+            pass

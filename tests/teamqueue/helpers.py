@@ -57,3 +57,60 @@ def cli(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capfd.readouterr()
     return code, out, err
+
+
+def open_queue(url: str, *, name: str | None = None) -> None:
+    """The schema made and the connecting role (the tables' owner) given both rights, as
+    ``redline queue init`` + ``redline queue grant`` do."""
+    import psycopg
+
+    from redline.teamqueue.db import migrate
+    from redline.teamqueue.members import grant
+
+    with psycopg.connect(url) as conn:
+        migrate(conn)
+        role = conn.execute("SELECT session_user::text").fetchone()[0]  # type: ignore[index]
+        conn.commit()
+        grant(conn, role, "reviewer", name=name)
+        grant(conn, role, "agent-host")
+
+
+def forge_decision(
+    url: str,
+    team: str,
+    *,
+    patch_hash: str | None = None,
+    decision: str = "apply",
+    by: str = "mallory",
+    only: list[str] | None = None,
+    edit: tuple[str, str] | None = None,
+) -> None:
+    """A decision written past ``redline_decide`` (by someone with the owner's power): the
+    follower must still check it against its own proposal."""
+    import json
+
+    import psycopg
+
+    from redline.teamqueue.remote import parts_json
+
+    with psycopg.connect(url) as conn:
+        (decision_id,) = conn.execute(  # type: ignore[misc]
+            "INSERT INTO redline_decisions (team_id, workspace, decision, only_parts,"
+            " edit_path, edit_text, view_hash, patch_hash, decided_by, decided_name)"
+            " SELECT team_id, workspace, %s, %s, %s, %s, view_hash, coalesce(%s, patch_hash),"
+            " %s, %s FROM redline_actions WHERE team_id = %s RETURNING id",
+            (
+                decision,
+                json.dumps(parts_json(only)) if only is not None else None,
+                edit[0] if edit else None,
+                edit[1] if edit else None,
+                patch_hash,
+                by,
+                by,
+                team,
+            ),
+        ).fetchone()
+        conn.execute(
+            "UPDATE redline_actions SET state = 'decided', decision_id = %s WHERE team_id = %s",
+            (decision_id, team),
+        )

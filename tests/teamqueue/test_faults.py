@@ -14,13 +14,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from redline.teamqueue.db import migrate
 from redline.teamqueue.follower import TeamFollower
 from redline.teamqueue.remote import decide
 from redline.teamqueue.settings import team_id, workspace_id
 from redline.workspace.queue import WorkspaceQueue
 
-from .helpers import make_workspace, propose
+from .helpers import make_workspace, open_queue, propose
 
 pytestmark = pytest.mark.postgres
 
@@ -59,8 +58,7 @@ def _child_gone(url: str, name: str) -> bool:
 
 @pytest.mark.parametrize("stop_at", range(1, 11))  # every step of an apply (10)
 def test_follower_killed_mid_apply_recovers(pg_url: str, tmp_path: Path, stop_at: int) -> None:
-    with psycopg.connect(pg_url) as conn:
-        migrate(conn)
+    open_queue(pg_url)
     ws = make_workspace(tmp_path / "ws")
     record = propose(ws)
     ident = workspace_id(ws)
@@ -68,7 +66,7 @@ def test_follower_killed_mid_apply_recovers(pg_url: str, tmp_path: Path, stop_at
     with psycopg.connect(pg_url, autocommit=True) as conn:
         follower.step(conn)  # mirrored
         team = team_id(ident, record.id)
-        assert decide(conn, team, "apply", reviewer="alice").won
+        assert decide(conn, team, "apply").won
     name = f"crash-{stop_at}"
     env = dict(os.environ)
     proc = subprocess.Popen(

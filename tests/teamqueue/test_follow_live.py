@@ -11,13 +11,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from redline.teamqueue.db import migrate
 from redline.teamqueue.follower import StepReport, TeamFollower
 from redline.teamqueue.remote import decide
 from redline.teamqueue.settings import team_id, workspace_id
 
 from .conftest import PASSWORD, PgServer
-from .helpers import make_workspace, propose
+from .helpers import make_workspace, open_queue, propose
 
 pytestmark = pytest.mark.postgres
 WAIT = 60.0  # an upper bound for a condition on a loaded machine, never a timing assertion
@@ -64,8 +63,7 @@ def running(follower: TeamFollower, watched: Watched) -> Iterator[None]:
 
 
 def _init(url: str) -> None:
-    with psycopg.connect(url) as conn:
-        migrate(conn)
+    open_queue(url)
 
 
 def test_a_decision_is_heard_at_once_by_notify(pg_url: str, tmp_path: Path) -> None:
@@ -80,7 +78,7 @@ def test_a_decision_is_heard_at_once_by_notify(pg_url: str, tmp_path: Path) -> N
     with running(follower, watched):
         watched.wait("the proposal mirrored", lambda: record.id in watched.mirrored)
         with psycopg.connect(pg_url) as conn:
-            assert decide(conn, team, "apply", reviewer="alice").won
+            assert decide(conn, team, "apply").won
         watched.wait("the decision carried out", lambda: team in watched.outcomes)
     assert watched.outcomes[team] == "applied"
     assert (ws / "a.txt").read_text() == "one\nmore\n"
@@ -99,8 +97,8 @@ def test_decisions_made_while_away_are_caught_up(pg_url: str, tmp_path: Path) ->
         watched.wait("both mirrored", lambda: len(watched.mirrored) == 2)
     # The follower is gone: these notifications reach no one.
     with psycopg.connect(pg_url) as conn:
-        assert decide(conn, team_id(ident, first.id), "apply", reviewer="alice").won
-        assert decide(conn, team_id(ident, second.id), "discard", reviewer="bob").won
+        assert decide(conn, team_id(ident, first.id), "apply").won
+        assert decide(conn, team_id(ident, second.id), "discard").won
     again = Watched()
     follower = TeamFollower(ws, pg_url, ident, log=again.log, poll_seconds=1800)
     with running(follower, again):
@@ -128,8 +126,8 @@ def test_postgresql_restarted_mid_run_nothing_lost(
         pg_server.start()
         watched.wait("the later proposal synced", lambda: later.id in watched.mirrored)
         with psycopg.connect(pg_url) as conn:
-            assert decide(conn, team_id(ident, later.id), "discard", reviewer="alice").won
-            assert decide(conn, team_id(ident, first.id), "apply", reviewer="alice").won
+            assert decide(conn, team_id(ident, later.id), "discard").won
+            assert decide(conn, team_id(ident, first.id), "apply").won
         watched.wait("both carried out", lambda: len(watched.outcomes) == 2)
     assert watched.outcomes == {
         team_id(ident, later.id): "discarded",
@@ -160,7 +158,7 @@ def test_a_running_follower_mirrors_new_proposals_and_local_decisions(
         def closed() -> bool:
             with psycopg.connect(pg_url) as conn:
                 row = conn.execute(
-                    "SELECT state, decided_by FROM redline_actions WHERE team_id = %s", (team,)
+                    "SELECT state, closed_by FROM redline_actions WHERE team_id = %s", (team,)
                 ).fetchone()
             return row == ("discarded", "local person")
 

@@ -18,7 +18,7 @@ from redline.workspace.hunks import HUNK_NUMBERING
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 
-from .helpers import cli, make_workspace
+from .helpers import cli, forge_decision, make_workspace, open_queue
 
 pytestmark = pytest.mark.postgres
 
@@ -29,6 +29,7 @@ NEW = OLD.replace("line 2\n", "line TWO\n").replace("line 11\n", "line ELEVEN\n"
 def init(capfd: pytest.CaptureFixture[str], url: str) -> None:
     code, _out, err = cli(capfd, "queue", "init", "--queue", url)
     assert code == 0, err
+    open_queue(url)
 
 
 def follow_once(capfd: pytest.CaptureFixture[str], ws: Path, url: str) -> str:
@@ -56,7 +57,12 @@ def two_hunks(root: Path) -> str:
 
 def row(url: str, team: str) -> dict[str, object]:
     with psycopg.connect(url) as conn:
-        cur = conn.execute("SELECT * FROM redline_actions WHERE team_id = %s", (team,))
+        cur = conn.execute(
+            "SELECT a.*, d.decision, d.only_parts, d.edit_path, d.edit_text, d.decided_name"
+            " FROM redline_actions a LEFT JOIN redline_decisions d ON d.id = a.decision_id"
+            " WHERE a.team_id = %s",
+            (team,),
+        )
         found = cur.fetchone()
         assert found is not None, f"no row {team}"
         names = [d.name for d in cur.description or []]
@@ -122,13 +128,7 @@ def test_a_forged_selection_is_refused_by_the_workspace(
     local = two_hunks(ws)
     team = team_id(workspace_id(ws), local)
     follow_once(capfd, ws, pg_url)
-    with psycopg.connect(pg_url) as conn:  # straight into the row: no client-side check
-        conn.execute(
-            "UPDATE redline_actions SET state = 'decided', decision = 'apply',"
-            " decision_hash = patch_hash, decided_by = 'mallory', decided_at = now(),"
-            " only_parts = %s WHERE team_id = %s",
-            (json.dumps({"numbering": HUNK_NUMBERING, "parts": ["a.txt#7"]}), team),
-        )
+    forge_decision(pg_url, team, only=["a.txt#7"])  # past redline_decide: no check
     err = follow_once(capfd, ws, pg_url)
     got = row(pg_url, team)
     assert got["state"] == "refused" and "--only" in str(got["result_text"])
@@ -184,11 +184,11 @@ def test_edit_from_anywhere_then_apply_the_edited_action(
     follow_once(capfd, ws, pg_url)
     team = team_id(workspace_id(ws), record.id)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REDLINE_REVIEWER", "bob")
     editor(tmp_path, monkeypatch, 'sed -i "s/more/EDITED/" "$1"')
     code, out, err = cli(capfd, "pending", "edit", team, "--queue", pg_url)
     assert code == 0, err
-    assert "replaced by your edit of a.txt" in out and "by bob" in out
+    assert "replaced by your edit of a.txt" in out
+    assert "by redline_admin (team queue role)" in out
     got = row(pg_url, team)
     assert (got["decision"], got["edit_path"], got["edit_text"]) == (
         "edit",
@@ -250,10 +250,9 @@ def test_an_edit_that_lost_the_race_keeps_the_text(
     script.write_text(
         f"#!{sys.executable}\n"
         "import sys, psycopg\n"
+        "from redline.teamqueue.remote import decide\n"
         f"with psycopg.connect({pg_url!r}) as conn:\n"
-        "    conn.execute(\"UPDATE redline_actions SET state = 'decided', decision = 'discard',"
-        " decided_by = 'carol', decided_at = now() WHERE team_id = %s\","
-        f" ({team!r},))\n"
+        f"    assert decide(conn, {team!r}, 'discard').won\n"
         "with open(sys.argv[1], 'a') as f:\n"
         "    f.write('mine\\n')\n"
     )
@@ -264,12 +263,12 @@ def test_an_edit_that_lost_the_race_keeps_the_text(
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     code, _out, err = cli(capfd, "pending", "edit", team, "--queue", pg_url)
-    assert code == 1 and "already decided: discard by carol" in err, err
+    assert code == 1 and "already decided: discard by redline_admin (team queue role)" in err, err
     assert "your edited text is kept in" in err
     kept = Path(err.split("your edited text is kept in ")[1].split()[0].rstrip(".;"))
     assert kept.read_text().endswith("mine\n") and temp in kept.parents
     with psycopg.connect(pg_url) as conn:
-        assert not decide(conn, team, "apply", reviewer="dave").won
+        assert not decide(conn, team, "apply").won
 
 
 def test_forged_edits_are_refused_by_the_workspace(
@@ -286,13 +285,13 @@ def test_forged_edits_are_refused_by_the_workspace(
     monkeypatch.setattr(edits, "MAX_EDIT_CHARS", cap)
 
     def forge(path: str | None, text: str | None) -> dict[str, object]:
-        with psycopg.connect(pg_url) as conn:  # straight into the row: no client-side check
-            conn.execute(
-                "UPDATE redline_actions SET state = 'decided', decision = 'edit',"
-                " decision_hash = patch_hash, decided_by = 'mallory', decided_at = now(),"
-                " edit_path = %s, edit_text = %s WHERE team_id = %s",
-                (path, text, team),
-            )
+        # Straight into the tables, past redline_decide: no check but the follower's.
+        forge_decision(
+            pg_url,
+            team,
+            decision="edit",
+            edit=(path, text),  # type: ignore[arg-type]
+        )
         follow_once(capfd, ws, pg_url)
         return row(pg_url, team)
 

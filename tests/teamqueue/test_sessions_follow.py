@@ -12,10 +12,9 @@ import psycopg
 import pytest
 
 from redline.cli import main
-from redline.teamqueue.db import migrate
 from redline.teamqueue.settings import team_id, workspace_id
 
-from .helpers import make_workspace, propose
+from .helpers import make_workspace, open_queue, propose
 
 pytestmark = pytest.mark.postgres
 
@@ -28,8 +27,7 @@ def _labels(url: str) -> list[str]:
 def test_exec_mirrors_its_proposals_before_it_exits(
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    with psycopg.connect(pg_url) as conn:
-        migrate(conn)
+    open_queue(pg_url)
     ws = make_workspace(tmp_path / "ws")
     plan = tmp_path / "plan.json"
     steps = [
@@ -65,8 +63,7 @@ def test_exec_mirrors_its_proposals_before_it_exits(
 def test_the_dashboard_runs_the_follower_while_open(
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with psycopg.connect(pg_url) as conn:
-        migrate(conn)
+    open_queue(pg_url)
     ws = make_workspace(tmp_path / "ws")
     record = propose(ws)
     monkeypatch.setenv("REDLINE_QUEUE_URL", pg_url)
@@ -105,8 +102,7 @@ def test_a_hook_call_follows_the_team_queue_while_it_waits(
     from redline.drivers.hooks.answers import Rendered
     from redline.teamqueue.remote import decide
 
-    with psycopg.connect(pg_url) as conn:
-        migrate(conn)
+    open_queue(pg_url)
     ws = make_workspace(tmp_path / "ws")
     monkeypatch.setenv("REDLINE_QUEUE_URL", pg_url)
     done: Future[Rendered] = Future()
@@ -126,13 +122,15 @@ def test_a_hook_call_follows_the_team_queue_while_it_waits(
             raise AssertionError("the hook never mirrored its proposal")
         time.sleep(0.05)
     with psycopg.connect(pg_url) as conn:
-        assert decide(conn, team, "apply", reviewer="alice").won
+        assert decide(conn, team, "apply").won
     rendered = done.result(60)
     assert rendered.code == 0, rendered.stderr
     answer = json.loads(rendered.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "allow", answer
     with psycopg.connect(pg_url) as conn:
         row = conn.execute(
-            "SELECT state, decided_by FROM redline_actions WHERE team_id = %s", (team,)
+            "SELECT a.state, d.decided_name FROM redline_actions a"
+            " JOIN redline_decisions d ON d.id = a.decision_id WHERE a.team_id = %s",
+            (team,),
         ).fetchone()
-    assert row == ("applied", "alice")
+    assert row == ("applied", "redline_admin (team queue role)")

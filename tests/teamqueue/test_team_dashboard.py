@@ -9,6 +9,7 @@ import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -17,21 +18,36 @@ from tests.tui.conftest import wait_until
 from textual.pilot import Pilot
 
 from redline.teamqueue.client import TeamClient
-from redline.teamqueue.db import migrate
 from redline.teamqueue.follower import StepReport, TeamFollower
 from redline.teamqueue.settings import team_id, workspace_id
 from redline.tui.team.app import TeamApp
 from redline.tui.team.status import TeamStatus
 
-from .helpers import make_workspace, propose
+from .conftest import Team
+from .helpers import make_workspace, open_queue, propose
 
 pytestmark = pytest.mark.postgres
 SIZE = (150, 40)
 
 
-def _init(url: str) -> None:
-    with psycopg.connect(url) as conn:
-        migrate(conn)
+@dataclass
+class Queue:
+    """A team queue with one agent-host role (every workspace's follower) and a reviewer
+    role per name, each granted with ``--name NAME`` (so decisions say ``by alice``)."""
+
+    team: Team
+    host_url: str
+    reviewers: dict[str, str] = field(default_factory=dict)
+
+    def url(self, name: str) -> str:
+        if name not in self.reviewers:
+            self.reviewers[name] = self.team.reviewer(name, name=name)[1]
+        return self.reviewers[name]
+
+
+@pytest.fixture
+def q(team: Team) -> Queue:
+    return Queue(team, team.host()[1])
 
 
 def mirrored(ws: Path, url: str) -> None:
@@ -55,9 +71,14 @@ def follow(ws: Path, url: str) -> list[tuple[str, str]]:
         return pool.submit(one_pass).result()
 
 
-def row(url: str, team: str) -> dict[str, object]:
-    with psycopg.connect(url) as conn:
-        cur = conn.execute("SELECT * FROM redline_actions WHERE team_id = %s", (team,))
+def row(q: Queue, team: str) -> dict[str, object]:
+    with psycopg.connect(q.team.owner_url) as conn:
+        cur = conn.execute(
+            "SELECT a.*, d.decision, d.decided_name AS decided_by, d.reason"
+            " FROM redline_actions a LEFT JOIN redline_decisions d ON d.id = a.decision_id"
+            " WHERE a.team_id = %s",
+            (team,),
+        )
         found = cur.fetchone()
         assert found is not None, f"no row {team}"
         names = [d.name for d in cur.description or []]
@@ -73,9 +94,10 @@ def listed(app: TeamApp) -> list[str]:
 
 
 @asynccontextmanager
-async def dashboard(url: str, reviewer: str) -> AsyncIterator[tuple[TeamApp, Pilot[int]]]:
+async def dashboard(q: Queue, reviewer: str) -> AsyncIterator[tuple[TeamApp, Pilot[int]]]:
     # Half an hour between full re-reads: whatever shows up live came by NOTIFY.
-    app = TeamApp(TeamClient(url, reviewer, poll_seconds=1800), reviewer=reviewer)
+    client = TeamClient(q.url(reviewer), poll_seconds=1800)
+    app = TeamApp(client, reviewer=client.whoami())
     async with app.run_test(size=SIZE) as pilot:
         yield app, pilot
     # The watch thread ends with the app (it checks its stop flag between waits).
@@ -83,20 +105,19 @@ async def dashboard(url: str, reviewer: str) -> AsyncIterator[tuple[TeamApp, Pil
 
 
 async def test_lists_two_workspaces_and_applies_through_the_follower(
-    pg_url: str, tmp_path: Path
+    q: Queue, tmp_path: Path
 ) -> None:
-    _init(pg_url)
     ws1 = make_workspace(tmp_path / "one")
     ws2 = make_workspace(tmp_path / "two", text="two\n")
     propose(ws1)
     propose(ws2)
-    mirrored(ws1, pg_url)
-    mirrored(ws2, pg_url)
+    mirrored(ws1, q.host_url)
+    mirrored(ws2, q.host_url)
     team1, team2 = team_id(workspace_id(ws1), "pa-1"), team_id(workspace_id(ws2), "pa-1")
-    async with dashboard(pg_url, "alice") as (app, pilot):
+    async with dashboard(q, "alice") as (app, pilot):
         await wait_until(pilot, lambda: set(listed(app)) == {team1, team2})
         assert "2 pending in 2 workspaces" in status_text(app)
-        assert "reviewer alice" in status_text(app)
+        assert "connected as alice" in status_text(app)
         # The list names each workspace's path and the source badge.
         prompts = [str(option.prompt) for option in app.action_list.options]
         assert any(str(ws1) in p and team1 in p and "‹exec" in p for p in prompts)
@@ -120,27 +141,24 @@ async def test_lists_two_workspaces_and_applies_through_the_follower(
         assert "by alice" in status_text(app)
         # The decision leaves the list live (its row is decided) ...
         await wait_until(pilot, lambda: team1 not in [r["id"] for r in app.all_rows])
-    got = row(pg_url, team1)
+    got = row(q, team1)
     assert got["decision"] == "apply" and got["decided_by"] == "alice"
     assert got["reason"] == "looks right"
     # ... and only the workspace's own follower writes it, once.
     assert (ws1 / "a.txt").read_text() == "one\n"
-    assert follow(ws1, pg_url) == [(team1, "applied")]
+    assert follow(ws1, q.host_url) == [(team1, "applied")]
     assert (ws1 / "a.txt").read_text() == "one\nmore\n"
-    assert follow(ws2, pg_url) == []  # nothing for the other workspace
+    assert follow(ws2, q.host_url) == []  # nothing for the other workspace
     assert (ws2 / "a.txt").read_text() == "two\n"
-    assert follow(ws1, pg_url) == [] and (ws1 / "a.txt").read_text() == "one\nmore\n"
+    assert follow(ws1, q.host_url) == [] and (ws1 / "a.txt").read_text() == "one\nmore\n"
 
 
-async def test_enter_in_the_reason_field_discards_with_the_reason(
-    pg_url: str, tmp_path: Path
-) -> None:
-    _init(pg_url)
+async def test_enter_in_the_reason_field_discards_with_the_reason(q: Queue, tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     propose(ws)
-    mirrored(ws, pg_url)
+    mirrored(ws, q.host_url)
     team = team_id(workspace_id(ws), "pa-1")
-    async with dashboard(pg_url, "carol") as (app, pilot):
+    async with dashboard(q, "carol") as (app, pilot):
         await wait_until(pilot, lambda: app.action_list.selected_id == team)
         # Tab from the reason field never reaches Apply: the buttons take no focus.
         assert not app.query_one("#apply").can_focus
@@ -149,21 +167,20 @@ async def test_enter_in_the_reason_field_discards_with_the_reason(
         await pilot.press("enter")
         await wait_until(pilot, lambda: "Decided:" in status_text(app))
         assert "to be discarded, by carol" in status_text(app)
-    got = row(pg_url, team)
+    got = row(q, team)
     assert (got["decision"], got["decided_by"], got["reason"]) == ("discard", "carol", "not needed")
-    assert follow(ws, pg_url) == [(team, "discarded")]
+    assert follow(ws, q.host_url) == [(team, "discarded")]
     assert (ws / "a.txt").read_text() == "one\n"
 
 
 async def test_two_dashboards_racing_one_wins_the_other_is_told_who(
-    pg_url: str, tmp_path: Path
+    q: Queue, tmp_path: Path
 ) -> None:
-    _init(pg_url)
     ws = make_workspace(tmp_path / "ws")
     propose(ws)
-    mirrored(ws, pg_url)
+    mirrored(ws, q.host_url)
     team = team_id(workspace_id(ws), "pa-1")
-    async with dashboard(pg_url, "alice") as (a, pa), dashboard(pg_url, "bob") as (b, pb):
+    async with dashboard(q, "alice") as (a, pa), dashboard(q, "bob") as (b, pb):
         await wait_until(pa, lambda: a.action_list.selected_id == team)
         await wait_until(pb, lambda: b.action_list.selected_id == team)
         # Both decide before either hears of the other.
@@ -176,7 +193,7 @@ async def test_two_dashboards_racing_one_wins_the_other_is_told_who(
 
         await wait_until(pa, lambda: settled(a))
         await wait_until(pb, lambda: settled(b))
-        got = row(pg_url, team)
+        got = row(q, team)
         winner, loser = (a, b) if got["decided_by"] == "alice" else (b, a)
         assert "Decided:" in status_text(winner)
         how = f"already decided: {got['decision']} by {got['decided_by']} at "
@@ -185,20 +202,21 @@ async def test_two_dashboards_racing_one_wins_the_other_is_told_who(
         assert loser.action_list.selected_id is None
         assert how in str(loser.query_one("#team-header").render())
     assert got["decided_by"] in ("alice", "bob")
-    assert follow(ws, pg_url) == [(team, "applied" if got["decision"] == "apply" else "discarded")]
+    assert follow(ws, q.host_url) == [
+        (team, "applied" if got["decision"] == "apply" else "discarded")
+    ]
 
 
-async def test_a_new_proposal_appears_without_a_key_press(pg_url: str, tmp_path: Path) -> None:
-    _init(pg_url)
+async def test_a_new_proposal_appears_without_a_key_press(q: Queue, tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
-    async with dashboard(pg_url, "alice") as (app, pilot):
+    async with dashboard(q, "alice") as (app, pilot):
         await wait_until(pilot, lambda: app.rows_seen >= 1 and "online" in status_text(app))
         assert listed(app) == [] and "Nothing is pending" in str(
             app.query_one("#team-header").render()
         )
         seen = app.rows_seen
         # The workspace's follower mirrors a new proposal; its NOTIFY redraws the list.
-        done = threading.Thread(target=lambda: (propose(ws), mirrored(ws, pg_url)))
+        done = threading.Thread(target=lambda: (propose(ws), mirrored(ws, q.host_url)))
         done.start()
         await wait_until(pilot, lambda: len(listed(app)) == 1)
         done.join(30)
@@ -207,29 +225,28 @@ async def test_a_new_proposal_appears_without_a_key_press(pg_url: str, tmp_path:
         await wait_until(pilot, lambda: app.detail.team_id == team)  # the top is selected
 
 
-async def test_decided_elsewhere_while_reading_it_says_who(pg_url: str, tmp_path: Path) -> None:
+async def test_decided_elsewhere_while_reading_it_says_who(q: Queue, tmp_path: Path) -> None:
     from redline.teamqueue.remote import decide
 
-    _init(pg_url)
     ws = make_workspace(tmp_path / "ws")
     propose(ws)
     (ws / "b.txt").write_text("b\n")
     propose(ws, name="b.txt")
-    mirrored(ws, pg_url)
+    mirrored(ws, q.host_url)
     ident = workspace_id(ws)
-    async with dashboard(pg_url, "alice") as (app, pilot):
+    async with dashboard(q, "alice") as (app, pilot):
         await wait_until(pilot, lambda: len(listed(app)) == 2)
         selected = app.action_list.selected_id
         assert selected is not None
-        with psycopg.connect(pg_url) as conn:
-            assert decide(conn, selected, "discard", reviewer="dave").won
+        with psycopg.connect(q.url("dave")) as conn:
+            assert decide(conn, selected, "discard").won
         await wait_until(pilot, lambda: "already decided: discard by dave" in status_text(app))
         # Nothing selected: y now does nothing rather than act on the other action.
         assert app.action_list.selected_id is None
         await pilot.press("y")
         assert "Nothing selected" in status_text(app)
         other = ({team_id(ident, "pa-1"), team_id(ident, "pa-2")} - {selected}).pop()
-        assert row(pg_url, other)["state"] == "pending"
+        assert row(q, other)["state"] == "pending"
         await pilot.press("j")
         await wait_until(pilot, lambda: app.detail.team_id == other)
 
@@ -237,7 +254,7 @@ async def test_decided_elsewhere_while_reading_it_says_who(pg_url: str, tmp_path
 def test_the_watch_catches_up_after_losing_its_connection(pg_url: str, tmp_path: Path) -> None:
     """A proposal announced while the dashboard's watch is disconnected (its NOTIFY reaches
     no one) is in the first list after the reconnect."""
-    _init(pg_url)
+    open_queue(pg_url)
     ws = make_workspace(tmp_path / "ws")
     team = team_id(workspace_id(ws), "pa-1")
     lists: list[list[str]] = []
@@ -260,7 +277,7 @@ def test_the_watch_catches_up_after_losing_its_connection(pg_url: str, tmp_path:
             states.append(online)
             changed.notify_all()
 
-    client = TeamClient(pg_url, "alice")
+    client = TeamClient(pg_url)
     # Half an hour between full re-reads: only the reconnect's catch-up can find it in time.
     thread = threading.Thread(
         target=client.watch,
@@ -295,33 +312,40 @@ def test_redline_queue_url_opens_the_team_dashboard_from_any_folder(
     from .conftest import PASSWORD
     from .helpers import cli
 
-    opened: list[tuple[str | None, str]] = []
+    opened: list[tuple[str, str | None]] = []
 
     def run(self: TeamApp) -> int:
-        opened.append((self.source.reviewer, self.reviewer))
+        opened.append((self.reviewer, self.filter_workspace))
         return 0
 
     monkeypatch.setattr(TeamApp, "run", run)
-    monkeypatch.chdir(tmp_path)  # no workspace here
-    monkeypatch.setenv("REDLINE_REVIEWER", "erin")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    monkeypatch.chdir(plain)  # a plain folder: not a workspace anyone mirrored
     code, _out, err = cli(capfd, "--queue", pg_url)
     assert code == 1 and "redline queue init" in err and PASSWORD not in err  # no schema yet
-    _init(pg_url)
+    code, _out, err = cli(capfd, "queue", "init", "--queue", pg_url)
+    assert code == 0, err
     code, _out, err = cli(capfd, "--queue", pg_url)
     assert code == 0, err
-    assert opened == [("erin", "erin")]
-    monkeypatch.delenv("REDLINE_REVIEWER")
+    assert opened == [("redline_admin (not a reviewer here)", None)]  # every workspace
+    open_queue(pg_url, name="Admin A")
+    monkeypatch.setenv("REDLINE_REVIEWER", "erin")  # no longer names who decides
     code, _out, err = cli(capfd, "--queue", pg_url)
-    assert code == 0 and opened[-1] == (None, "redline_admin (database role)")
+    assert code == 0 and opened[-1] == ("Admin A", None)
+    assert "warning: $REDLINE_REVIEWER is ignored" in err
+    # Only an explicit -C filters to that workspace.
+    ws = make_workspace(tmp_path / "ws")
+    code, _out, err = cli(capfd, "-C", str(ws), "--queue", pg_url)
+    assert code == 0 and opened[-1] == ("Admin A", workspace_id(ws.resolve()))
 
 
 async def test_two_reviewers_three_workspaces_each_change_written_once_where_it_was_made(
-    pg_url: str, tmp_path: Path
+    q: Queue, tmp_path: Path
 ) -> None:
     """The issue's done-when: two dashboards as different reviewers, agents in three
     workspaces each followed live; every change is written only in its own workspace,
     exactly once."""
-    _init(pg_url)
     spaces = [make_workspace(tmp_path / name, text=f"{name}\n") for name in ("w1", "w2", "w3")]
     (spaces[2] / "b.txt").write_text("b\n")
     for ws in spaces:
@@ -344,7 +368,7 @@ async def test_two_reviewers_three_workspaces_each_change_written_once_where_it_
     stop = threading.Event()
     followers = [
         threading.Thread(
-            target=TeamFollower(ws, pg_url, ids[ws], poll_seconds=1800).run,
+            target=TeamFollower(ws, q.host_url, ids[ws], poll_seconds=1800).run,
             args=(stop, record),
             daemon=True,
         )
@@ -353,7 +377,7 @@ async def test_two_reviewers_three_workspaces_each_change_written_once_where_it_
     for thread in followers:
         thread.start()
     try:
-        async with dashboard(pg_url, "alice") as (a, pa), dashboard(pg_url, "bob") as (b, pb):
+        async with dashboard(q, "alice") as (a, pa), dashboard(q, "bob") as (b, pb):
             apps = {"alice": (a, pa), "bob": (b, pb)}
             for app, pilot in apps.values():
                 await wait_until(pilot, lambda app=app: set(listed(app)) == set(plan))
@@ -379,6 +403,6 @@ async def test_two_reviewers_three_workspaces_each_change_written_once_where_it_
     assert (spaces[2] / "a.txt").read_text() == "w3\n"  # discarded by alice
     assert (spaces[2] / "b.txt").read_text() == "b\nmore\n"
     for team, (who, _key) in plan.items():
-        assert row(pg_url, team)["decided_by"] == who
+        assert row(q, team)["decided_by"] == who
     for ws in spaces:  # nothing left to carry out anywhere: none is written twice
-        assert follow(ws, pg_url) == []
+        assert follow(ws, q.host_url) == []

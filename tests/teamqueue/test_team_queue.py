@@ -15,8 +15,8 @@ from redline.teamqueue.remote import decide
 from redline.teamqueue.settings import team_id, workspace_id
 from redline.workspace.queue import WorkspaceQueue
 
-from .conftest import PASSWORD
-from .helpers import cli, make_workspace, propose
+from .conftest import PASSWORD, Team
+from .helpers import cli, forge_decision, make_workspace, open_queue, propose
 
 pytestmark = pytest.mark.postgres
 
@@ -24,6 +24,7 @@ pytestmark = pytest.mark.postgres
 def init(capfd: pytest.CaptureFixture[str], url: str) -> None:
     code, _out, err = cli(capfd, "queue", "init", "--queue", url)
     assert code == 0, err
+    open_queue(url)  # the connecting role may review and host (queue grant)
 
 
 def follow_once(capfd: pytest.CaptureFixture[str], ws: Path, url: str) -> tuple[str, str]:
@@ -44,12 +45,12 @@ def row(url: str, team: str) -> dict[str, object]:
 def test_init_is_versioned_and_idempotent(pg_url: str, capfd: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli(capfd, "queue", "init", "--queue", pg_url)
     assert code == 0, err
-    assert f"schema version {LATEST}" in out and "applied: [1, 2]" in out
+    assert f"schema version {LATEST}" in out and "applied: [1, 2, 3]" in out
     assert PASSWORD not in out + err and "***@127.0.0.1" in out
     code, out, err = cli(capfd, "--queue", pg_url, "queue", "init")  # the option at any level
     assert code == 0 and "is up to date" in out
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT version FROM redline_schema").fetchall() == [(1,), (2,)]
+        assert conn.execute("SELECT version FROM redline_schema").fetchall() == [(1,), (2,), (3,)]
 
 
 def test_concurrent_inits_apply_each_migration_once(pg_url: str) -> None:
@@ -68,7 +69,7 @@ def test_concurrent_inits_apply_each_migration_once(pg_url: str) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(results) == [[], [], [1, 2]]
+    assert sorted(results) == [[], [], [1, 2, 3]]
 
 
 def test_status_names_the_workspace_and_hides_the_password(
@@ -110,17 +111,22 @@ def test_mirror_decide_anywhere_apply_locally_then_undo(
     assert item["label"] == "Edit a.txt" and item["files"] == ["a.txt"]
     code, out, err = cli(capfd, "pending", "show", team, "--queue", pg_url)
     assert code == 0 and "+more" in out and str(ws) in out
-    monkeypatch.setenv("REDLINE_REVIEWER", "alice")
+    monkeypatch.setenv("REDLINE_REVIEWER", "alice")  # no longer names who decides
     code, out, err = cli(capfd, "pending", "apply", team, "--queue", pg_url, "--reason", "ok")
     assert code == 0, err
-    assert "by alice" in out
+    assert "by redline_admin (team queue role)" in out
+    assert "warning: $REDLINE_REVIEWER is ignored" in err and err.count("\n") == 1
     assert (ws / "a.txt").read_text() == "one\n"  # only the workspace's follower writes
     _out, err = follow_once(capfd, ws, pg_url)
     assert (ws / "a.txt").read_text() == "one\nmore\n"
     got = row(pg_url, team)
-    assert got["state"] == "applied" and got["decided_by"] == "alice"
-    assert got["decided_role"] == "redline_admin" and got["finished_at"] is not None
-    assert got["decision_hash"] == got["patch_hash"]
+    assert got["state"] == "applied" and got["finished_at"] is not None
+    with psycopg.connect(pg_url) as conn:
+        decided = conn.execute(
+            "SELECT decided_by, decided_name, patch_hash FROM redline_decisions WHERE id = %s",
+            (got["decision_id"],),
+        ).fetchone()
+    assert decided == ("redline_admin", "redline_admin (team queue role)", got["patch_hash"])
     with WorkspaceQueue(ws) as queue:
         assert queue.get(record.id) is None
     code, out, err = cli(capfd, "undo", "-C", str(ws))
@@ -151,20 +157,22 @@ def test_team_ids_are_unique_across_workspaces_and_filter_by_workspace(
 
 
 def test_two_reviewers_racing_exactly_one_wins(
-    pg_url: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    team: Team, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    init(capfd, pg_url)
+    _host, host_url = team.host()
     ws = make_workspace(tmp_path / "ws")
     propose(ws)
-    follow_once(capfd, ws, pg_url)
-    team = team_id(workspace_id(ws), "pa-1")
+    follow_once(capfd, ws, host_url)
+    action = team_id(workspace_id(ws), "pa-1")
+    roles = {"alice": team.reviewer("alice", name="Alice A"), "bob": team.reviewer("bob")}
+    shown = {"alice": "Alice A", "bob": f"{roles['bob'][0]} (team queue role)"}
     results: dict[str, object] = {}
     barrier = threading.Barrier(2)
 
     def reviewer(name: str, verb: str) -> None:
-        with psycopg.connect(pg_url) as conn:
+        with psycopg.connect(roles[name][1]) as conn:
             barrier.wait()
-            results[name] = decide(conn, team, verb, reviewer=name)
+            results[name] = decide(conn, action, verb)
 
     threads = [
         threading.Thread(target=reviewer, args=("alice", "apply")),
@@ -179,10 +187,10 @@ def test_two_reviewers_racing_exactly_one_wins(
     winner = won[0]
     loser = "bob" if winner == "alice" else "alice"
     verb = "apply" if winner == "alice" else "discard"
-    assert f"already decided: {verb} by {winner}" in results[loser].text  # type: ignore[attr-defined]
+    assert f"already decided: {verb} by {shown[winner]}" in results[loser].text  # type: ignore[attr-defined]
     # The CLI's loser exits 1 and is told who decided and how.
-    code, _out, err = cli(capfd, "pending", "discard", team, "--queue", pg_url)
-    assert code == 1 and f"already decided: {verb} by {winner}" in err
+    code, _out, err = cli(capfd, "pending", "discard", action, "--queue", roles[loser][1])
+    assert code == 1 and f"already decided: {verb} by {shown[winner]}" in err
 
 
 def test_conflict_when_the_base_changed(
@@ -214,12 +222,7 @@ def test_conflict_when_the_base_changed(
 
 
 def _forge(url: str, team: str, decision_hash: str) -> None:
-    with psycopg.connect(url) as conn:
-        conn.execute(
-            "UPDATE redline_actions SET state = 'decided', decision = 'apply',"
-            " decision_hash = %s, decided_by = 'mallory', decided_at = now() WHERE team_id = %s",
-            (decision_hash, team),
-        )
+    forge_decision(url, team, patch_hash=decision_hash)
 
 
 def test_forged_replayed_and_foreign_decisions_are_refused_and_logged(
@@ -248,10 +251,12 @@ def test_forged_replayed_and_foreign_decisions_are_refused_and_logged(
     # Foreign: a row in this workspace whose id names another workspace.
     with psycopg.connect(pg_url) as conn:
         conn.execute(
-            "UPDATE redline_actions SET team_id = 'pa-2@other', state = 'decided',"
-            " decision = 'apply', decision_hash = patch_hash WHERE team_id = %s",
+            "UPDATE redline_actions SET state = 'pending', decision_id = NULL WHERE team_id = %s",
             (two,),
         )
+        conn.execute("DELETE FROM redline_decisions WHERE team_id = %s", (two,))
+        conn.execute("UPDATE redline_actions SET team_id = 'pa-2@other' WHERE team_id = %s", (two,))
+    forge_decision(pg_url, "pa-2@other")
     _out, err = follow_once(capfd, ws, pg_url)
     assert "pa-2@other: refused: it names another workspace" in err
     assert (ws / "a.txt").read_text() == "one\n"
@@ -285,7 +290,7 @@ def test_local_decisions_work_offline_and_sync_later(
     follow_once(capfd, ws, pg_url)  # back online: everything syncs
     ident = workspace_id(ws)
     assert row(pg_url, team_id(ident, first.id))["state"] == "discarded"
-    assert row(pg_url, team_id(ident, first.id))["decided_by"] == "local person"
+    assert row(pg_url, team_id(ident, first.id))["closed_by"] == "local person"
     assert row(pg_url, team_id(ident, second.id))["state"] == "pending"
 
 

@@ -62,18 +62,24 @@ class FakeTeamQueue:
     def __init__(self, rows: list[dict[str, Any]], *, online: bool = True) -> None:
         self.rows = rows
         self.online = online
-        self.reviewer: str | None = "alice"
         self.decided: list[tuple[str, str, str]] = []
+        self.view_hashes: list[str] = []
+        self.shows: set[str] | None = None  # None: every action can be shown
 
     def actions(self) -> list[dict[str, Any]]:
         return list(self.rows)
 
     def show(self, team_id: str) -> dict[str, Any]:
-        found = next(r for r in self.rows if r["id"] == team_id)
-        return found | {"diff": DIFF}
+        from redline.teamqueue.settings import TeamQueueError
 
-    def decide(self, team_id: str, verb: str, reason: str) -> Outcome:
+        if self.shows is not None and team_id not in self.shows:
+            raise TeamQueueError(f"cannot read {team_id}")
+        found = next(r for r in self.rows if r["id"] == team_id)
+        return found | {"diff": DIFF, "view_hash": f"view-of-{team_id}"}
+
+    def decide(self, team_id: str, verb: str, reason: str, view_hash: str) -> Outcome:
         self.decided.append((team_id, verb, reason))
+        self.view_hashes.append(view_hash)
         return Outcome(True, f"Decided: {team_id} is to be {verb}ed, by alice")
 
     def watch(
@@ -153,6 +159,8 @@ async def test_y_applies_the_selected_with_the_reason_and_j_moves() -> None:
         await pilot.press("r", *"ok", "escape", "y")
         await wait_until(pilot, lambda: "Decided:" in status(app))
         assert queue.decided == [(ROWS[1]["id"], "apply", "ok")]
+        # The decision carries the hash of the view the person read.
+        assert queue.view_hashes == [f"view-of-{ROWS[1]['id']}"]
         # The reason went with that decision: the field is empty for the next.
         assert app.bar.reason == ""
 
@@ -219,3 +227,24 @@ async def test_opened_on_one_workspace_it_shows_that_one_until_f() -> None:
         assert "workspace w9f8e7d6c5b4" in status(app)
         await pilot.press("f")  # the next workspace by path: /srv/ci/web is the last
         await wait_until(pilot, lambda: len(app.action_list.rows) == 3)
+
+
+async def test_nothing_is_decided_before_it_is_shown() -> None:
+    """A decision binds the view the person read: an action whose diff never reached the
+    screen is not sent."""
+    queue = FakeTeamQueue(ROWS)
+    queue.shows = set()
+    app = TeamApp(queue, reviewer="alice")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            pilot, lambda: "Cannot show" in str(app.query_one("#team-header").render())
+        )
+        await pilot.press("y")
+        assert "is not shown yet" in status(app) and queue.decided == []
+
+
+async def test_the_top_line_says_who_you_are_connected_as() -> None:
+    app = TeamApp(FakeTeamQueue(ROWS), reviewer="Alice A <a@x>")  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.detail.team_id == ROWS[0]["id"])
+        assert "connected as Alice A <a@x>" in status(app)

@@ -78,13 +78,12 @@ def _run_agent(args: argparse.Namespace, root: Path) -> int:
 def run_team(args: argparse.Namespace) -> int:
     """``redline --queue URL``: the team dashboard (no workspace needed)."""
     import sys
-    from urllib.parse import urlsplit
 
     from redline.teamqueue.settings import (
         TeamQueueError,
         check_url,
         queue_settings,
-        reviewer_name,
+        reviewer_warning,
     )
 
     extra = [
@@ -105,10 +104,13 @@ def run_team(args: argparse.Namespace) -> int:
         return 2
     try:
         url = check_url(args.queue.strip(), "--queue")
-        reviewer = reviewer_name(queue_settings(None).reviewer)
-        # ``-C PATH`` opens it showing that workspace's actions (f shows the others).
+        warning = reviewer_warning(queue_settings(None).reviewer)
+        if warning:
+            print(f"redline: {warning}", file=sys.stderr)
+        # Only an explicit ``-C PATH`` opens it showing that workspace's actions (f shows
+        # the others); started anywhere else it shows every workspace.
         only = None
-        if getattr(args, "cwd", None) is not None:
+        if getattr(args, "cwd_given", False) and getattr(args, "cwd", None) is not None:
             from redline.teamqueue.settings import workspace_id
 
             root = workspace_root(args)
@@ -121,22 +123,16 @@ def run_team(args: argparse.Namespace) -> int:
         return 2
     from redline.teamqueue.client import TeamClient
 
-    client = TeamClient(url, reviewer)
+    client = TeamClient(url)
     try:
         client.check()  # before the screen opens: a wrong URL is one clear line
+        shown = client.whoami()  # who the server records as deciding
     except TeamQueueError as exc:
         client.close()
         print(f"redline: {exc}", file=sys.stderr)
         return 1
     from redline.tui.team.app import TeamApp
 
-    shown = reviewer
-    if shown is None:
-        try:
-            role = urlsplit(url).username
-        except ValueError:
-            role = None
-        shown = f"{role or 'your database role'} (database role)"
     try:
         code = TeamApp(client, reviewer=shown, workspace=only).run()
     finally:

@@ -56,6 +56,15 @@ def run_remote(args: argparse.Namespace) -> int:
     except (TeamQueueError, ValueError) as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_BAD_INPUT
+    if command in ("apply", "discard", "edit"):
+        from redline.teamqueue.settings import queue_settings, reviewer_warning
+
+        try:
+            warning = reviewer_warning(queue_settings(None).reviewer)
+        except TeamQueueError:
+            warning = None
+        if warning:
+            _out(f"redline pending: {warning}", err=True)
     try:
         with session(url) as conn:
             require_schema(conn)
@@ -122,7 +131,7 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
         f"{one_line(data['id'])}: {one_line(data['label'])}",
         f"  workspace: {data['workspace']['id']}  {data['workspace']['path']}",
         f"  source:  {data['source']}",
-        f"  created: {data['created_at']}",
+        f"  proposed: {data['created_at']}",
         f"  files:   {', '.join(data['files']) or '(none)'} (+{data['added']} -{data['removed']})",
         f"  state:   {data['state']}",
     ]
@@ -130,6 +139,8 @@ def _show(conn: Any, team_id: str, as_json: bool) -> int:
         lines.append(
             f"  decided: {data['decision']} by {data['decided_by']} at {data['decided_at']}"
         )
+    elif data.get("closed_by"):
+        lines.append(f"  closed:  by {data['closed_by']} in its workspace")
     if data["reason"]:
         lines.append(f"  reason:  {one_line(data['reason'])}")
     if data["result"]:
@@ -149,15 +160,15 @@ def _edit(conn: Any, team_id: str, path: str | None) -> int:
     """Edit a file's proposed text in $VISUAL/$EDITOR; the decision carries the text to
     the workspace, which replaces its proposal with the edited one (hash-checked)."""
     from redline.commands._editor import EditorError, editor_session
-    from redline.teamqueue.remote import decide, proposed_text
-    from redline.teamqueue.settings import TeamQueueError, queue_settings, reviewer_name
+    from redline.teamqueue.remote import decide, proposed_text, show_action
+    from redline.teamqueue.settings import TeamQueueError
 
     try:
+        shown = show_action(conn, team_id)  # the edit binds the view it started from
         path, text = proposed_text(conn, team_id, path)
     except TeamQueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
-    reviewer = reviewer_name(queue_settings(None).reviewer)
     with editor_session(text, name=path.rsplit("/", 1)[-1]) as edit:
         try:
             edited = edit.run()
@@ -171,7 +182,9 @@ def _edit(conn: Any, team_id: str, path: str | None) -> int:
             _out(f"{path} is unchanged; {team_id} stays as it was.")
             return EXIT_OK
         try:
-            decided = decide(conn, team_id, "edit", reviewer=reviewer, edit=(path, edited))
+            decided = decide(
+                conn, team_id, "edit", edit=(path, edited), view_hash=shown["view_hash"]
+            )
         except TeamQueueError as exc:
             _out(f"redline pending: {exc}; {edit.keep()}", err=True)
             return EXIT_FAILED
@@ -186,7 +199,7 @@ def _decide(
     conn: Any, ids: list[str], verb: str, reason: str, only: list[str] | None = None
 ) -> int:
     from redline.teamqueue.remote import BadDecision, decide
-    from redline.teamqueue.settings import TeamQueueError, reviewer_name, split_team_id
+    from redline.teamqueue.settings import TeamQueueError, split_team_id
 
     try:
         for team_id in ids:
@@ -194,13 +207,10 @@ def _decide(
     except TeamQueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_BAD_INPUT
-    from redline.teamqueue.settings import queue_settings
-
-    reviewer = reviewer_name(queue_settings(None).reviewer)
     failed = False
     for team_id in ids:
         try:
-            decided = decide(conn, team_id, verb, reviewer=reviewer, reason=reason, only=only)
+            decided = decide(conn, team_id, verb, reason=reason, only=only)
         except BadDecision as exc:
             _out(f"redline pending: {exc}", err=True)
             return EXIT_BAD_INPUT

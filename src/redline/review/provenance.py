@@ -49,6 +49,9 @@ class Decided:
     resolved_by: str = "person"
     written: Preview | None = None
     co_authors: tuple[str, ...] = ()
+    #: Who decided, when not this machine's user (a team queue reviewer, as its server
+    #: recorded them); None: git's user.
+    reviewer: str | None = None
 
 
 @dataclass
@@ -258,12 +261,16 @@ def _git_step(
             return None
         from redline.workspace.git import ident
 
-        try:
-            reviewer = ident(repo)
-        except GitError:
-            reviewer = ""
-        if found is not None and reviewer:
-            found.reviewer = reviewer
+        named = [i.reviewer for i in items if i.reviewer]
+        if named:
+            reviewer = ", ".join(dict.fromkeys(named))
+        else:
+            try:
+                reviewer = ident(repo)
+            except GitError:
+                reviewer = ""
+            if found is not None and reviewer:
+                found.reviewer = reviewer
         outcome = commit_changes(repo, changes, commit_message(items, reviewer))
     except GitError as exc:
         notes.append(f"git: {exc}; the change is applied but not {_DONE[settings.on_apply]}")
@@ -369,7 +376,7 @@ def _log(
 ) -> None:
     from redline.workspace.decisions import DecisionRecord, DecisionsError, append
 
-    by_person = any(i.resolved_by in ("person", "human") for i in items)
+    by_person = any(i.resolved_by in ("person", "human") and not i.reviewer for i in items)
     reviewer = (found or _Found()).reviewer_for(root) if by_person else ""
     for item in items:
         try:
@@ -383,7 +390,9 @@ def _log(
                     edited=item.edited,
                     reason=item.reason,
                     resolved_by="person" if item.resolved_by == "human" else item.resolved_by,
-                    reviewer=reviewer if item.resolved_by in ("person", "human") else "",
+                    reviewer=(item.reviewer or reviewer)
+                    if item.resolved_by in ("person", "human")
+                    else "",
                     time=time.time(),
                     commit=commit,
                     files=tuple(item.written.paths) if item.written is not None else (),

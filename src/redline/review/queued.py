@@ -67,8 +67,13 @@ async def resolve_queued(
     owner_timeout: float = OWNER_TIMEOUT_SECONDS,
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
+    reviewer: str | None = None,
 ) -> ToolResult:
     """Apply or discard ``action_id``; every failure is an error result naming the cause.
+
+    ``reviewer`` names the person who decided when it is not this machine's user (the team
+    queue's reviewer, as its server recorded them): the decisions log and the commit's
+    ``Redline-Reviewer`` trailer say it instead of git's user.
 
     ``only`` selects ``PATH#N`` / ``PATH`` parts of its Preview: those are written (or
     dropped) and the rest stays queued in the same place under a new id. After any apply,
@@ -94,7 +99,7 @@ async def resolve_queued(
                 )
             else:
                 result, written = await _resolve_here(
-                    queue, claim, decision, reason, resolved_by, rule, only, batch
+                    queue, claim, decision, reason, resolved_by, rule, only, batch, reviewer
                 )
         if result is not None:
             return _with_rebase(queue, result, written, action_id)
@@ -187,6 +192,7 @@ async def _resolve_here(
     rule: str | None,
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
+    reviewer: str | None = None,
 ) -> tuple[ToolResult, Preview | None]:
     """Resolve the claimed record in this process; (result, what was written)."""
     record = claim.record
@@ -249,6 +255,7 @@ async def _resolve_here(
                 resolved_by,
                 store.written,
                 co_authors=_co_authors(record.details),
+                reviewer=reviewer,
             ),
             batch=batch,
         )

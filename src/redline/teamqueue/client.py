@@ -44,11 +44,8 @@ class TeamClient:
     after a failure) under a lock; :meth:`watch` uses a connection of its own.
     """
 
-    def __init__(
-        self, url: str, reviewer: str | None, *, poll_seconds: float = POLL_SECONDS
-    ) -> None:
+    def __init__(self, url: str, *, poll_seconds: float = POLL_SECONDS) -> None:
         self.url = url
-        self.reviewer = reviewer
         self.poll_seconds = poll_seconds
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[tuple[object, ...]] | None = None
@@ -81,6 +78,14 @@ class TeamClient:
         """Reach the database and check its schema (TeamQueueError, redacted, if not)."""
         self._run("cannot read the team queue", lambda _conn: None)
 
+    def whoami(self) -> str:
+        """Who this client decides as, as the server records it: ``Alice A <a@x>``,
+        ``alice (team queue role)``, or ``alice (not a reviewer here)``."""
+        from redline.teamqueue.members import whoami
+
+        shown: str = self._run("cannot read the team queue", whoami)
+        return shown
+
     def actions(self) -> Rows:
         from redline.teamqueue.remote import list_actions
 
@@ -95,13 +100,18 @@ class TeamClient:
         )
         return data
 
-    def decide(self, team_id: str, verb: str, reason: str) -> Decided:
-        from redline.teamqueue.remote import decide
+    def decide(self, team_id: str, verb: str, reason: str, view_hash: str) -> Decided:
+        """Decide ``team_id`` as shown: ``view_hash`` is the hash of the view the reviewer
+        read (``show(team_id)["view_hash"]``); a row changed since is refused."""
+        from redline.teamqueue.remote import Decided, ViewChanged, decide
 
-        decided: Decided = self._run(
-            f"cannot decide {team_id}",
-            lambda conn: decide(conn, team_id, verb, reviewer=self.reviewer, reason=reason),
-        )
+        try:
+            decided: Decided = self._run(
+                f"cannot decide {team_id}",
+                lambda conn: decide(conn, team_id, verb, reason=reason, view_hash=view_hash),
+            )
+        except ViewChanged as exc:
+            return Decided(False, str(exc))
         return decided
 
     def close(self) -> None:

@@ -7,19 +7,21 @@ driver quotes it), so no command prints a password.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from redline.teamqueue.settings import TeamQueueError
 
 if TYPE_CHECKING:
     import psycopg
 
-#: The channel decisions are announced on; the payload is ``WORKSPACE TEAM_ID``.
+#: The channel decisions are announced on (by ``redline_decide`` itself). Any role can
+#: ``NOTIFY`` and every listener hears every payload, so a notification is only a wake-up:
+#: the payload is empty and a listener reads what it may.
 DECISIONS_CHANNEL = "redline_decisions"
 #: The channel a row's other changes are announced on (a proposal mirrored, closed, or its
-#: result written back), for the team dashboard; the payload is the workspace id.
+#: result written back), for the team dashboard; a wake-up too (empty payload).
 CHANGES_CHANNEL = "redline_changes"
 CONNECT_TIMEOUT_SECONDS = 5
 #: The waits between attempts to reach the database again (the last one repeats).
@@ -33,8 +35,22 @@ def retry_wait(failures: int) -> float:
     return RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
 
 
-#: (version, SQL). Append only: a released migration never changes.
-MIGRATIONS: tuple[tuple[int, str], ...] = (
+#: (version, SQL or a step run in the migration's transaction, given a way to say what it
+#: did). Append only: a released migration never changes.
+Step: TypeAlias = (
+    str | Callable[["psycopg.Connection[tuple[object, ...]]", Callable[[str], None]], None]
+)
+
+
+def _to_3(conn: psycopg.Connection[tuple[object, ...]], say: Callable[[str], None]) -> None:
+    from redline.teamqueue.members import convert_old_groups
+    from redline.teamqueue.security import upgrade
+
+    upgrade(conn, say)
+    convert_old_groups(conn, say)
+
+
+MIGRATIONS: tuple[tuple[int, Step], ...] = (
     (
         1,
         """
@@ -90,6 +106,8 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             CHECK (decision IN ('apply', 'discard', 'edit'));
         """,
     ),
+    # Who may decide is the server's to say; a decision binds what was shown (security.py).
+    (3, _to_3),
 )
 LATEST = MIGRATIONS[-1][0]
 
@@ -166,13 +184,23 @@ def require_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
         )
 
 
-def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
-    """Apply the migrations not yet applied, each in its own transaction; the versions
-    applied now ([] when up to date). Safe to run at once from several processes."""
+def migrate(
+    conn: psycopg.Connection[tuple[object, ...]],
+    say: Callable[[str], None] = lambda _line: None,
+) -> list[int]:
+    """Apply the migrations not yet applied, in one transaction; the versions applied now
+    ([] when up to date). Safe to run at once from several processes. Only the owner of the
+    redline tables may (``must be run as the owner of the redline tables``); ``say`` hears
+    what a migration changed (privileges revoked, decisions voided)."""
     applied: list[int] = []
     with conn.transaction():
         # One initialiser at a time; a second one waits, then finds nothing left to do.
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('redline_schema'))")
+        exists = conn.execute("SELECT to_regclass('redline_schema') IS NOT NULL").fetchone()
+        if exists and exists[0]:
+            from redline.teamqueue.members import require_owner
+
+            require_owner(conn)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS redline_schema ("
             " version integer PRIMARY KEY,"
@@ -185,10 +213,13 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
                 f"the team queue's database has schema version {max(done)}, newer than "
                 f"this redline knows ({LATEST}): upgrade redline"
             )
-        for version, sql in MIGRATIONS:
+        for version, step in MIGRATIONS:
             if version in done:
                 continue
-            conn.execute(sql.encode())
+            if isinstance(step, str):
+                conn.execute(step.encode())
+            else:
+                step(conn, say)
             conn.execute("INSERT INTO redline_schema (version) VALUES (%s)", (version,))
             applied.append(version)
     return applied

@@ -10,6 +10,10 @@ A decision is carried out only when all of these hold, else it is refused and lo
 - the row's team id names this workspace and the row's local id;
 - a pending local record of that id exists and its patch hash is the decision's (so a
   decision made on another patch, copied from another action, or forged, does nothing);
+- the view the reviewer was shown (label, source, files, the mirrored diff, the hunks'
+  addresses, the proposed texts, the workspace's path) is the one this workspace's own
+  record gives (its view hash): a row relabelled or rewritten after it was mirrored is
+  refused here, whatever the database let through — this is the security boundary;
 - for an apply, the files are still what the patch was made on (else nothing is written:
   the proposal is carried over the files as they are now, :mod:`redline.teamqueue.rebase`,
   and waits for a new decision under a new id; or, when that merge conflicts, the row is
@@ -40,8 +44,8 @@ from redline.teamqueue.db import (
     require_schema,
     retry_wait,
 )
-from redline.teamqueue.hashes import patch_hash
-from redline.teamqueue.mirror import mirror, pg_text
+from redline.teamqueue.hashes import patch_hash, view_hash
+from redline.teamqueue.mirror import mirror, pg_text, record_view
 from redline.teamqueue.settings import TeamQueueError, split_team_id, team_id
 
 if TYPE_CHECKING:
@@ -55,6 +59,10 @@ if TYPE_CHECKING:
 POLL_SECONDS = 0.5
 #: Why a decision's parts numbered under another hunk numbering are not carried out.
 NUMBERING_REFUSED = "hunk numbers from another redline version; decide again"
+#: The shortest time between two passes a notification starts (a flood makes few passes).
+WAKE_GAP_SECONDS = 0.02
+#: What the follower says when a decision was made on a view its record does not give.
+VIEW_MISMATCH = "the reviewed view does not match this workspace's proposal"
 
 
 @dataclass
@@ -66,11 +74,13 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Extra:
-    """A decision's ``--only`` parts (JSON from the row) and an edit's file and text."""
+    """A decision's ``--only`` parts (JSON from the row), an edit's file and text, and the
+    hash of the view the reviewer decided on (None: not checked, for direct callers)."""
 
     only_parts: object
     edit_path: object
     edit_text: object
+    view_hash: object = None
 
     def only(self) -> list[str] | str | None:
         """The parts (None: the whole action), or why the row's value is unusable.
@@ -158,29 +168,43 @@ class TeamFollower:
         self, conn: psycopg.Connection[tuple[object, ...]], queue: WorkspaceQueue
     ) -> Outcome | None:
         with conn.transaction():
-            row = conn.execute(
-                "SELECT team_id, local_id, decision, decision_hash, decided_by, reason,"
-                " only_parts, edit_path, edit_text"
-                " FROM redline_actions WHERE workspace = %s AND state = 'decided'"
-                " ORDER BY decided_at, team_id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            # The oldest decision first (decision ids grow with time); the row, then its
+            # decision by its key: two index lookups, whatever the planner knows.
+            claimed = conn.execute(
+                "SELECT team_id, local_id, decision_id FROM redline_actions"
+                " WHERE workspace = %s AND state = 'decided'"
+                " ORDER BY decision_id, team_id LIMIT 1 FOR UPDATE SKIP LOCKED",
                 (self.workspace,),
             ).fetchone()
-            if row is None:
+            if claimed is None:
                 return None
-            team, local_id, verb, hash_, by, reason = (str(v or "") for v in row[:6])
-            extra = Extra(row[6], row[7], row[8])
-            try:
-                state, text = self._carry_out(queue, team, local_id, verb, hash_, by, reason, extra)
-            except Exception as exc:  # one bad decision must not stop the others
-                state, text = "failed", f"could not be carried out: {type(exc).__name__}: {exc}"
-                self.log(f"{team}: failed: {text}")
+            team, local_id = str(claimed[0]), str(claimed[1])
+            row = conn.execute(
+                "SELECT decision, patch_hash, decided_name, reason, only_parts, edit_path,"
+                " edit_text, view_hash FROM redline_decisions"
+                " WHERE id = %s AND team_id = %s AND voided IS NULL",
+                (claimed[2], team),
+            ).fetchone()
+            if row is None:
+                state, text = self._refuse(team, "its decision cannot be found (voided?)")
+            else:
+                verb, hash_, by, reason = (str(v or "") for v in row[:4])
+                extra = Extra(row[4], row[5], row[6], str(row[7] or ""))
+                try:
+                    state, text = self._carry_out(
+                        queue, team, local_id, verb, hash_, by, reason, extra
+                    )
+                except Exception as exc:  # one bad decision must not stop the others
+                    state = "failed"
+                    text = f"could not be carried out: {type(exc).__name__}: {exc}"
+                    self.log(f"{team}: failed: {text}")
             conn.execute(
                 "UPDATE redline_actions SET state = %s, result_text = %s,"
                 " finished_at = clock_timestamp()"
                 " WHERE team_id = %s",
                 (state, pg_text(text), team),
             )
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, self.workspace))
+            conn.execute("SELECT pg_notify(%s, '')", (CHANGES_CHANNEL,))
         return Outcome(team, state, text)
 
     def _carry_out(
@@ -227,6 +251,10 @@ class TeamFollower:
                 f"its patch hash does not match the proposal {local_id} this workspace made "
                 "(a forged decision, or one made on another patch)",
             )
+        if extra.view_hash is not None and extra.view_hash != view_hash(
+            record_view(queue, record, self.workspace, self.root)
+        ):
+            return self._refuse(team, VIEW_MISMATCH)
         if verb in ("apply", "edit"):
             stale = self._stale(queue, record)
             if stale and verb == "edit":
@@ -260,7 +288,12 @@ class TeamFollower:
                 return self._refuse(team, f"--only: {exc}")
         result = asyncio.run(
             resolve_queued(
-                queue, local_id, verb, f"{reason} ({note})" if reason else note, only=only
+                queue,
+                local_id,
+                verb,
+                f"{reason} ({note})" if reason else note,
+                only=only,
+                reviewer=by,
             )
         )
         if result.is_error:
@@ -343,25 +376,40 @@ class TeamFollower:
                 failures += 1
                 continue
             try:
-                require_schema(conn)
+                require_schema(conn)  # a newer schema stops the follower: fail closed
                 conn.execute(f"LISTEN {DECISIONS_CHANNEL}".encode())
                 self.connects += 1
                 if not self.online:
                     self.log("online: following the team queue")
                 self.online, failures = True, 0
                 report = self.step(conn)  # the catch-up after every (re)connect
+                refused = ""
                 if on_step is not None:
                     on_step(report)
                 next_look = time.monotonic() + self.poll_seconds
+                woke = 0.0
                 while not stop.is_set():
                     heard = False
                     wait = max(0.0, min(STOP_CHECK_SECONDS, next_look - time.monotonic()))
                     for _note in conn.notifies(timeout=wait, stop_after=1):
                         heard = True
+                    if heard:
+                        # A wake-up only, whatever its payload says (any role may NOTIFY):
+                        # all those already here make one pass, at most one per WAKE_GAP.
+                        for _note in conn.notifies(timeout=0.0):
+                            pass
+                        stop.wait(max(0.0, woke + WAKE_GAP_SECONDS - time.monotonic()))
+                        woke = time.monotonic()
                     look = time.monotonic() >= next_look
                     if not heard and not look:
                         continue
-                    report = self.step(conn, mirror_first=look, full=False)
+                    try:
+                        report = self.step(conn, mirror_first=look, full=False)
+                    except TeamQueueError as exc:  # the workspace is not ours to mirror into
+                        if str(exc) != refused:
+                            self.log(f"refused: {exc}; retrying")
+                        refused = str(exc)
+                        report = StepReport()
                     if look:
                         next_look = time.monotonic() + self.poll_seconds
                     if on_step is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from redline.workspace.hunks import HUNK_NUMBERING as _HUNK_NUMBERING
+
 if TYPE_CHECKING:
     from redline.workspace.queue import QueueRecord
 
@@ -41,3 +43,50 @@ def base_hash(record: QueueRecord) -> str:
             path = change.get("old_path") or change.get("path")
             bases.append([str(path), change.get("old_sha256")])
     return _digest(sorted(bases))
+
+
+#: How the hunks a reviewer picks (``PATH#N``) are numbered
+#: (:data:`redline.workspace.hunks.HUNK_NUMBERING`). A reviewer's ``--only`` names hunks by
+#: these numbers, so the numbering is part of what a decision binds.
+HUNK_NUMBERING = _HUNK_NUMBERING
+
+
+def view_hash(view: dict[str, Any]) -> str:
+    """The hash of exactly what a reviewer is shown of one team action (:func:`view_of`)."""
+    return _digest(view)
+
+
+def view_of(
+    *,
+    team_id: str,
+    workspace: str,
+    path: str,
+    label: str,
+    source: str,
+    applied_by: str,
+    files: list[str],
+    added: int,
+    removed: int,
+    diff: str,
+    hunks: list[str],
+    numbering: int,
+    proposed: dict[str, str],
+) -> dict[str, Any]:
+    """What a reviewer is shown, as raw values (before any terminal escaping): the row's
+    own text, the workspace's id and path, the mirrored diff with its cut marker, the
+    hunks' addresses with their numbering and the proposed texts. The reviewer's client,
+    the server and the follower (from its own record) all hash this one shape."""
+    return {
+        "v": 1,
+        "id": team_id,
+        "workspace": {"id": workspace, "path": path},
+        "label": label,
+        "source": source,
+        "applied_by": applied_by,
+        "files": list(files),
+        "added": int(added),
+        "removed": int(removed),
+        "diff": diff,
+        "hunks": {"numbering": int(numbering), "addresses": list(hunks)},
+        "proposed": dict(proposed),
+    }

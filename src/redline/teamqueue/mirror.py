@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from redline.teamqueue.db import CHANGES_CHANNEL
-from redline.teamqueue.hashes import base_hash, patch_hash
-from redline.teamqueue.settings import team_id
+from redline.teamqueue.hashes import HUNK_NUMBERING, base_hash, patch_hash, view_hash, view_of
+from redline.teamqueue.settings import TeamQueueError, team_id
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,13 +38,47 @@ def pg_text(text: str) -> str:
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def shown_path(root: Path) -> str:
+    """The workspace's path as reviewers see it: the real path, so every process that
+    follows the workspace (a hook from a symlinked folder, the dashboard) registers the
+    same one and a decision's view hash holds whichever carries it out."""
+    import os
+
+    return pg_text(os.path.realpath(root))
+
+
 def register(conn: psycopg.Connection[tuple[object, ...]], workspace: str, root: Path) -> None:
-    conn.execute(
-        "INSERT INTO redline_workspaces (id, path, host) VALUES (%s, %s, %s)"
-        " ON CONFLICT (id) DO UPDATE SET path = excluded.path, host = excluded.host,"
-        " seen_at = now()",
-        (workspace, pg_text(str(root)), pg_text(socket.gethostname())),
-    )
+    """Register the workspace (its first registrant, ``session_user``, owns it) or say
+    where it is now. A workspace another role owns is refused, by the server's row-level
+    security and here first, in words."""
+    found = conn.execute(
+        "SELECT owner, session_user::text FROM redline_workspaces WHERE id = %s", (workspace,)
+    ).fetchone()
+    if found is not None and found[0] != found[1]:
+        if found[0] is None:
+            raise TeamQueueError(
+                f"workspace {workspace} has no owner in the team queue yet: the owner of the "
+                f"redline tables assigns it (`redline queue grant {found[1]} --agent-host "
+                f"--workspace {workspace}`)"
+            )
+        raise TeamQueueError(
+            f"workspace {workspace} belongs to another agent host ({found[0]}); this "
+            f"follower connects as {found[1]}: set [queue] workspace_id to an id of its own, "
+            "or have the owner of the redline tables reassign it"
+        )
+    path, host = shown_path(root), pg_text(socket.gethostname())
+    if found is None:
+        conn.execute(
+            "INSERT INTO redline_workspaces (id, path, host) VALUES (%s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET path = excluded.path, host = excluded.host,"
+            " seen_at = now()",
+            (workspace, path, host),
+        )
+    else:
+        conn.execute(
+            "UPDATE redline_workspaces SET path = %s, host = %s, seen_at = now() WHERE id = %s",
+            (path, host, workspace),
+        )
 
 
 @dataclass
@@ -83,6 +117,28 @@ def _shown(queue: WorkspaceQueue, record: QueueRecord) -> Shown:
         if sum(len(t) for t in proposed.values()) > MAX_PROPOSED_CHARS:
             proposed = {}
     return Shown(text, hunks, proposed)
+
+
+def record_view(
+    queue: WorkspaceQueue, record: QueueRecord, workspace: str, root: Path
+) -> dict[str, object]:
+    """What a reviewer is shown of ``record`` once mirrored (the row's values, raw)."""
+    shown = _shown(queue, record)
+    return view_of(
+        team_id=team_id(workspace, record.id),
+        workspace=workspace,
+        path=shown_path(root),
+        label=pg_text(record.label),
+        source=pg_text(record.source.canonical),
+        applied_by=record.applied_by,
+        files=[pg_text(f) for f in record.files],
+        added=record.added,
+        removed=record.removed,
+        diff=pg_text(shown.diff),
+        hunks=shown.hunks,
+        numbering=HUNK_NUMBERING,
+        proposed=shown.proposed,
+    )
 
 
 def mirror(
@@ -134,28 +190,34 @@ def mirror(
         for record in records:
             if record.id in seen:
                 continue
-            shown = _shown(queue, record)
+            view = record_view(queue, record, workspace, root)
+            hunks = view["hunks"]
+            assert isinstance(hunks, dict)
             conn.execute(
                 "INSERT INTO redline_actions (team_id, workspace, local_id, label, source,"
                 " applied_by, files, added, removed, diff, base_hash, patch_hash, hunks,"
-                " proposed)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " proposed, view_hash, hunk_numbering, proposed_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                " to_timestamp(%s))"
                 " ON CONFLICT DO NOTHING",
                 (
-                    team_id(workspace, record.id),
+                    view["id"],
                     workspace,
                     record.id,
-                    pg_text(record.label),
-                    pg_text(record.source.canonical),
+                    view["label"],
+                    view["source"],
                     record.applied_by,
-                    json.dumps([pg_text(f) for f in record.files]),
+                    json.dumps(view["files"]),
                     record.added,
                     record.removed,
-                    pg_text(shown.diff),
+                    view["diff"],
                     base_hash(record),
                     patch_hash(record),
-                    json.dumps(shown.hunks),
-                    json.dumps(shown.proposed),
+                    json.dumps(hunks["addresses"]),
+                    json.dumps(view["proposed"]),
+                    view_hash(view),
+                    HUNK_NUMBERING,
+                    record.created_at,
                 ),
             )
             added.append(record.id)
@@ -174,13 +236,13 @@ def mirror(
             else:
                 state, who, text = "gone", "local", "it left the local queue"
             done = conn.execute(
-                "UPDATE redline_actions SET state = %s, decided_by = %s, result_text = %s,"
-                " decided_at = clock_timestamp(), finished_at = clock_timestamp()"
+                "UPDATE redline_actions SET state = %s, closed_by = %s, result_text = %s,"
+                " finished_at = clock_timestamp()"
                 " WHERE workspace = %s AND local_id = %s AND state = ANY(%s)",
                 (state, who, pg_text(text), workspace, local_id, list(OPEN_STATES)),
             )
             if done.rowcount:
                 closed.append(local_id)
-        if added or closed:  # the team dashboards redraw (sent when this commits)
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, workspace))
+        if added or closed:  # the team dashboards redraw (a wake-up, sent on commit)
+            conn.execute("SELECT pg_notify(%s, '')", (CHANGES_CHANNEL,))
     return MirrorResult(added, closed)

@@ -1,9 +1,11 @@
 """Reviewing the team queue from anywhere: list, show and decide across workspaces.
 
-A decision is one ``UPDATE … WHERE state is open``: of two reviewers deciding the same
-action at once, PostgreSQL lets exactly one row update through; the other finds the row
-decided and is told by whom. The decision copies the patch hash it was made on; the
-announcement (``NOTIFY``) goes out when it commits.
+A decision is one call of ``redline_decide`` (security.py), the only writer of
+``redline_decisions``: it locks the row, so of two reviewers deciding the same action at
+once exactly one wins and the other is told by whom; it records the reviewer the server
+knows (``session_user``), never a name the client sends; it compares the view hash the
+reviewer's client computed from what it showed with the row's, and announces the decision
+when it commits.
 """
 
 from __future__ import annotations
@@ -13,19 +15,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from redline.teamqueue.db import DECISIONS_CHANNEL
 from redline.teamqueue.mirror import OPEN_STATES
 from redline.teamqueue.settings import TeamQueueError, split_team_id
 
 if TYPE_CHECKING:
     import psycopg
 
+# A row's decision is read by its key, in a subquery per row (an index lookup), never
+# through a join the planner could turn into a scan of every decision per row.
+_DECISION = "(SELECT d.{0} FROM redline_decisions d WHERE d.id = a.decision_id)"
 _COLUMNS = (
     "a.team_id, a.workspace, w.path, a.local_id, a.label, a.source, a.applied_by, a.files,"
-    " a.added, a.removed, a.proposed_at, a.state, a.decision, a.decided_by, a.decided_at,"
-    " a.reason, a.result_text, a.finished_at, a.patch_hash, a.base_hash"
+    " a.added, a.removed, a.proposed_at, a.state, "
+    + ", ".join(_DECISION.format(c) for c in ("decision", "decided_name", "decided_at", "reason"))
+    + ", a.result_text, a.finished_at, a.patch_hash, a.base_hash, a.closed_by"
 )
 _FROM = " FROM redline_actions a JOIN redline_workspaces w ON w.id = a.workspace"
+#: What :func:`show_action` reads besides: the rest of what a reviewer is shown.
+_VIEW = ", a.diff, a.hunks, a.hunk_numbering, a.proposed"
 
 
 def _iso(value: object) -> str | None:
@@ -55,6 +62,7 @@ def _action(row: tuple[Any, ...]) -> dict[str, Any]:
         "finished_at": _iso(row[17]),
         "patch_hash": row[18],
         "base_hash": row[19],
+        "closed_by": row[20],
     }
 
 
@@ -67,30 +75,57 @@ def list_actions(
     if workspace is not None:
         query += " AND a.workspace = %s"
         params.append(workspace)
-    query += " ORDER BY a.proposed_at DESC, a.team_id"
+    # Newest proposal first (the proposal's own time); one instant: the higher local id.
+    query += " ORDER BY a.proposed_at DESC, a.workspace, length(a.local_id) DESC, a.local_id DESC"
     rows = conn.execute(("SELECT " + query).encode(), params).fetchall()
     conn.commit()
     return [_action(row) for row in rows]
 
 
 def show_action(conn: psycopg.Connection[tuple[object, ...]], team_id: str) -> dict[str, Any]:
+    """One action with everything a reviewer is shown, and ``view_hash``: the hash of that
+    view, which a decision made on it carries (:func:`view_hash_of`)."""
     split_team_id(team_id)
     row = conn.execute(
-        ("SELECT " + _COLUMNS + ", a.diff" + _FROM + " WHERE a.team_id = %s").encode(),
+        ("SELECT " + _COLUMNS + _VIEW + _FROM + " WHERE a.team_id = %s").encode(),
         (team_id,),
     ).fetchone()
     conn.commit()
     if row is None:
         raise TeamQueueError(f"no action {team_id} in the team queue")
-    data = _action(row[:-1])
-    data["diff"] = row[-1]
-    extra = conn.execute(
-        "SELECT hunks, proposed FROM redline_actions WHERE team_id = %s", (team_id,)
-    ).fetchone()
-    conn.commit()
-    data["hunks"] = list(extra[0] or []) if extra else []  # type: ignore[call-overload]
-    data["editable"] = sorted(dict(extra[1] or {})) if extra else []  # type: ignore[call-overload]
+    data = _action(row[:21])
+    diff, hunks, numbering, proposed = row[21:]
+    data["diff"] = diff
+    data["hunks"] = [str(h) for h in hunks or []]  # type: ignore[attr-defined]
+    data["hunk_numbering"] = numbering
+    data["proposed"] = {str(k): str(v) for k, v in dict(proposed or {}).items()}  # type: ignore[call-overload]
+    data["editable"] = sorted(data["proposed"])
+    data["view_hash"] = view_hash_of(data)
     return data
+
+
+def view_hash_of(data: dict[str, Any]) -> str:
+    """The view hash of an action as :func:`show_action` returns it: computed from the
+    values shown, so a row changed after it was read no longer matches."""
+    from redline.teamqueue.hashes import view_hash, view_of
+
+    return view_hash(
+        view_of(
+            team_id=data["id"],
+            workspace=data["workspace"]["id"],
+            path=data["workspace"]["path"],
+            label=data["label"],
+            source=data["source"],
+            applied_by=data["applied_by"],
+            files=data["files"],
+            added=data["added"],
+            removed=data["removed"],
+            diff=data["diff"],
+            hunks=data["hunks"],
+            numbering=data["hunk_numbering"],
+            proposed=data["proposed"],
+        )
+    )
 
 
 def proposed_text(
@@ -176,22 +211,32 @@ class Decided:
     text: str
 
 
+class ViewChanged(TeamQueueError):
+    """The row is not what the reviewer was shown (exit 1: show it again)."""
+
+
 def decide(
     conn: psycopg.Connection[tuple[object, ...]],
     team_id: str,
     verb: str,
     *,
-    reviewer: str | None,
     reason: str = "",
     only: list[str] | None = None,
     edit: tuple[str, str] | None = None,
+    view_hash: str | None = None,
 ) -> Decided:
-    """Record ``verb`` on ``team_id`` if it is still pending, and announce it.
+    """Record ``verb`` on ``team_id`` if it is still open, through ``redline_decide``.
 
     ``apply``/``discard`` take the whole action, or only the ``only`` parts (``PATH``,
     ``PATH#N``); ``edit`` carries ``(path, text)``: the workspace replaces its proposal
-    with the edited one, which waits for its own decision."""
+    with the edited one, which waits for its own decision. ``view_hash`` is the hash of
+    what the reviewer was shown (:func:`show_action`); without one, the action is read now
+    and the decision binds what it holds at this moment. The reviewer is whoever the
+    server says is connected."""
+    import psycopg
+
     from redline.teamqueue.mirror import pg_text
+    from redline.teamqueue.security import CHANGED, CHANGED_SQLSTATE
 
     if verb not in ("apply", "discard", "edit"):
         raise TeamQueueError(f"invalid decision {verb!r}: expected apply, discard or edit")
@@ -209,38 +254,47 @@ def decide(
             "team queue cannot carry; edit it in its workspace"
         )
     split_team_id(team_id)
-    with conn.transaction():
-        current = conn.execute(
-            "SELECT state, files, hunks, proposed FROM redline_actions WHERE team_id = %s",
-            (team_id,),
-        ).fetchone()
-        if current is not None and current[0] in OPEN_STATES:
-            files = [str(f) for f in current[1] or []]  # type: ignore[attr-defined]
-            if only is not None:
-                check_only(only, files, [str(h) for h in current[2] or []])  # type: ignore[attr-defined]
-            if edit is not None and edit[0] not in dict(current[3] or {}):  # type: ignore[call-overload]
-                raise BadDecision(f"{edit[0]}: not a file of {team_id} that can be edited")
-        row = conn.execute(
-            "UPDATE redline_actions SET state = 'decided', decision = %s,"
-            " decision_hash = patch_hash, decided_by = coalesce(%s, current_user::text),"
-            " decided_role = current_user, reason = %s,"
-            " decided_at = clock_timestamp(), only_parts = %s, edit_path = %s, edit_text = %s"
-            " WHERE team_id = %s AND state = ANY(%s)"
-            " RETURNING workspace, label, decided_by",
-            (
-                verb,
-                reviewer,
-                reason,
-                json.dumps(parts_json(only)) if only is not None else None,
-                edit[0] if edit else None,
-                edit[1] if edit else None,
-                team_id,
-                list(OPEN_STATES),
-            ),
-        ).fetchone()
-        if row is not None:
-            conn.execute("SELECT pg_notify(%s, %s)", (DECISIONS_CHANNEL, f"{row[0]} {team_id}"))
-    if row is not None:
+    # The view is computed again from the row as it is now: a row changed since the
+    # reviewer read it no longer gives their hash; the server compares this one with the
+    # hash the workspace mirrored (and the workspace's follower with its own record).
+    current = show_action(conn, team_id)
+    if (
+        view_hash is not None
+        and view_hash != current["view_hash"]
+        and (current["state"] in OPEN_STATES)
+    ):
+        raise ViewChanged(f"{team_id}: {CHANGED}")
+    if current["state"] in OPEN_STATES:
+        if only is not None:
+            check_only(only, current["files"], current["hunks"])
+        if edit is not None and edit[0] not in current["proposed"]:
+            raise BadDecision(f"{edit[0]}: not a file of {team_id} that can be edited")
+    try:
+        with conn.transaction():
+            row = conn.execute(
+                "SELECT won, workspace, label, decided_by"
+                " FROM redline_decide(%s, %s, %s, %s, %s, %s, %s)",
+                (
+                    team_id,
+                    verb,
+                    reason,
+                    json.dumps(parts_json(only)) if only is not None else None,
+                    edit[0] if edit else None,
+                    edit[1] if edit else None,
+                    current["view_hash"],
+                ),
+            ).fetchone()
+    except psycopg.Error as exc:
+        if exc.sqlstate == CHANGED_SQLSTATE:
+            raise ViewChanged(f"{team_id}: {CHANGED}") from None
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            diag = exc.diag.message_primary or str(exc)
+            hint = f" ({exc.diag.message_hint})" if exc.diag.message_hint else ""
+            raise TeamQueueError(f"{team_id}: refused: {diag}{hint}") from None
+        if isinstance(exc, psycopg.errors.NoDataFound):
+            raise TeamQueueError(f"no action {team_id} in the team queue") from None
+        raise
+    if row is not None and row[0]:
         if edit is not None:
             done = f"replaced by your edit of {edit[0]} (a new action: decide it too)"
         else:
@@ -249,19 +303,11 @@ def decide(
                 done += f" (only {', '.join(only)})"
         return Decided(
             True,
-            f"Decided: {team_id} ({row[1]}) is to be {done}, by {row[2]}; its workspace "
-            f"{row[0]} writes the result back.",
+            f"Decided: {team_id} ({row[2]}) is to be {done}, by {row[3]}; its workspace "
+            f"{row[1]} writes the result back.",
         )
-    found = conn.execute(
-        "SELECT state, decision, decided_by, decided_at, result_text FROM redline_actions"
-        " WHERE team_id = %s",
-        (team_id,),
-    ).fetchone()
-    conn.commit()
-    if found is None:
-        raise TeamQueueError(f"no action {team_id} in the team queue")
-    state, decision, by, at, result = found
-    return Decided(False, already_decided(team_id, state, decision, by, _iso(at), result))
+    found = show_action(conn, team_id)
+    return Decided(False, decided_text(found))
 
 
 def already_decided(
@@ -288,7 +334,7 @@ def decided_text(data: dict[str, Any]) -> str:
         data["id"],
         data["state"],
         data["decision"],
-        data["decided_by"],
+        data["decided_by"] or data.get("closed_by"),
         data["decided_at"],
         data["result"],
     )

@@ -182,10 +182,26 @@ def _stored_id_read(path: Path) -> str | None:
 
 
 def reviewer_name(configured: str | None) -> str | None:
-    """The reviewer's configured name (``$REDLINE_REVIEWER`` or ``[queue] reviewer``);
-    None means the database role decides (``current_user``)."""
+    """The reviewer's configured name (``$REDLINE_REVIEWER`` or ``[queue] reviewer``).
+    It no longer names who decides (the server records the role connected, with the name
+    ``redline queue grant`` gave it): see :func:`reviewer_warning`."""
     env = os.environ.get(REVIEWER_ENV, "").strip()
     return env or configured or None
+
+
+def reviewer_warning(configured: str | None) -> str | None:
+    """The one line to print when a reviewer name is still configured, else None."""
+    if os.environ.get(REVIEWER_ENV, "").strip():
+        where = f"${REVIEWER_ENV}"
+    elif configured:
+        where = "[queue] reviewer"
+    else:
+        return None
+    return (
+        f"warning: {where} is ignored: the team queue records the database role you "
+        "connect as, with the name `redline queue grant ROLE --reviewer --name … --email …` "
+        "gave it"
+    )
 
 
 def team_id(workspace: str, local_id: str) -> str:

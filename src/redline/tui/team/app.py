@@ -114,10 +114,13 @@ class TeamApp(ShownApp[int]):
     ]
 
     def __init__(self, source: TeamSource, *, reviewer: str, workspace: str | None = None) -> None:
-        """``workspace``: show only that workspace's actions at first (``-C PATH``)."""
+        """``reviewer``: who the server says this client decides as (the top line shows
+        it); ``workspace``: show only that workspace's actions at first (``-C PATH``)."""
         super().__init__()
         self.source = source
         self.reviewer = reviewer
+        # What the detail panel shows (with its view hash): a decision binds this view.
+        self._shown_data: dict[str, Any] | None = None
         self.all_rows: list[dict[str, Any]] = []
         self.filter_workspace: str | None = workspace
         # The team id a decision of ours is on its way for (one at a time).
@@ -196,9 +199,9 @@ class TeamApp(ShownApp[int]):
         self.post_message(ActionShown(team_id, data))
 
     @work(thread=True, group="decide")
-    def _decide(self, team_id: str, verb: str, reason: str) -> None:
+    def _decide(self, team_id: str, verb: str, reason: str, view_hash: str) -> None:
         try:
-            decided = self.source.decide(team_id, verb, reason)
+            decided = self.source.decide(team_id, verb, reason, view_hash)
         except TeamQueueError as exc:
             self.post_message(DecisionMade(team_id, False, str(exc), failed=True))
             return
@@ -229,8 +232,10 @@ class TeamApp(ShownApp[int]):
         if message.team_id != self.action_list.selected_id:
             return  # the person moved on meanwhile
         if message.data is None:
+            self._shown_data = None
             self.detail.show_note(f"Cannot show {message.team_id}: {message.error}")
             return
+        self._shown_data = message.data
         self.detail.show_action(message.data)
 
     def on_decision_made(self, message: DecisionMade) -> None:
@@ -299,12 +304,14 @@ class TeamApp(ShownApp[int]):
         self.bar.set_enabled(apply=live, discard=live)
         if selected is None:
             self._shown_row = None
+            self._shown_data = None
             if not self._hold:
                 self.detail.show_note(EMPTY if not self._visible() else NOTHING_SELECTED)
             return
         row = next((r for r in self.action_list.rows if r["id"] == selected), None)
         if row is not None and row != self._shown_row:
             self._shown_row = row
+            self._shown_data = None
             self._fetch(selected)
 
     @on(OptionList.OptionHighlighted, "#team-list")
@@ -329,11 +336,19 @@ class TeamApp(ShownApp[int]):
                 f"A decision on {self.deciding} is on its way; wait for it.", bad=True
             )
             return
+        shown = self._shown_data
+        if shown is None or shown.get("id") != team_id or not shown.get("view_hash"):
+            # A decision binds what the person read: nothing is sent before it is shown.
+            self.status.show_outcome(
+                f"{team_id} is not shown yet: decide once its diff is on the screen.", bad=True
+            )
+            self.bell()
+            return
         self.deciding = team_id
         self.bar.set_enabled(apply=False, discard=False)
         done = "apply" if verb == "apply" else "discard"
         self.status.show_outcome(f"Sending: {done} {team_id}…")
-        self._decide(team_id, verb, self.bar.reason)
+        self._decide(team_id, verb, self.bar.reason, str(shown["view_hash"]))
 
     @on(ResolveBar.Requested)
     def _button(self, event: ResolveBar.Requested) -> None:

@@ -22,13 +22,12 @@ class Decision(Protocol):
 
 class TeamSource(Protocol):
     url: str
-    reviewer: str | None
 
     def actions(self) -> Rows: ...
 
     def show(self, team_id: str) -> dict[str, Any]: ...
 
-    def decide(self, team_id: str, verb: str, reason: str) -> Decision: ...
+    def decide(self, team_id: str, verb: str, reason: str, view_hash: str) -> Decision: ...
 
     def watch(
         self,

@@ -42,7 +42,7 @@ class TeamStatus(Static):
         first = Content.assemble(
             link,
             "  ",
-            f"reviewer {clean(self.reviewer)}",
+            f"connected as {clean(self.reviewer)}",
             "  ·  ",
             self.counts,
             "  ·  ",
