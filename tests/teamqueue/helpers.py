@@ -84,9 +84,11 @@ def forge_decision(
     by: str = "mallory",
     only: list[str] | None = None,
     edit: tuple[str, str] | None = None,
+    raw_only: object = None,
 ) -> None:
     """A decision written past ``redline_decide`` (by someone with the owner's power): the
-    follower must still check it against its own proposal."""
+    follower must still check it against its own proposal. ``raw_only``: the stored parts
+    exactly as given (e.g. as an older redline wrote them), instead of ``only``'s."""
     import json
 
     import psycopg
@@ -101,7 +103,11 @@ def forge_decision(
             " %s, %s FROM redline_actions WHERE team_id = %s RETURNING id",
             (
                 decision,
-                json.dumps(parts_json(only)) if only is not None else None,
+                json.dumps(raw_only)
+                if raw_only is not None
+                else json.dumps(parts_json(only))
+                if only is not None
+                else None,
                 edit[0] if edit else None,
                 edit[1] if edit else None,
                 patch_hash,

@@ -148,13 +148,7 @@ def test_parts_numbered_by_another_redline_version_are_refused(
     local = two_hunks(ws)
     team = team_id(workspace_id(ws), local)
     follow_once(capfd, ws, pg_url)
-    with psycopg.connect(pg_url) as conn:  # as an older redline decides: a bare list
-        conn.execute(
-            "UPDATE redline_actions SET state = 'decided', decision = 'apply',"
-            " decision_hash = patch_hash, decided_by = 'old', decided_at = now(),"
-            " only_parts = %s WHERE team_id = %s",
-            (json.dumps(parts), team),
-        )
+    forge_decision(pg_url, team, raw_only=parts)  # as an older redline stored them
     err = follow_once(capfd, ws, pg_url)
     got = row(pg_url, team)
     assert got["state"] == "refused"

@@ -195,8 +195,12 @@ BEGIN
         RAISE EXCEPTION 'an edit decision carries the edited file and text, nothing else'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p_only_parts IS NOT NULL AND pg_catalog.jsonb_typeof(p_only_parts) <> 'array' THEN
-        RAISE EXCEPTION 'the parts of a decision are a list' USING ERRCODE = 'invalid_parameter_value';
+    IF p_only_parts IS NOT NULL AND NOT (
+            pg_catalog.jsonb_typeof(p_only_parts) = 'object'
+            AND pg_catalog.jsonb_typeof(p_only_parts -> 'numbering') = 'number'
+            AND pg_catalog.jsonb_typeof(p_only_parts -> 'parts') = 'array') THEN
+        RAISE EXCEPTION 'the parts of a decision are {"numbering": N, "parts": [...]}'
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT a.workspace, a.label, a.state, a.view_hash, a.patch_hash INTO v_row
         FROM @S@.redline_actions AS a WHERE a.team_id = p_team_id FOR UPDATE;
