@@ -421,7 +421,7 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
     from redline.commands._editor import EditorError, editor_session
     from redline.workspace.hunks import HunkError, edit_file
     from redline.workspace.preview import FileCreate, FileModify
-    from redline.workspace.queue import ActionDraft, QueueError, check_id
+    from redline.workspace.queue import QueueError, check_id
 
     try:
         check_id(action_id)
@@ -434,14 +434,9 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
             # A hook's action is its owner's (the agent writes it) but has a whole-file
             # preview: its edit stays the owner's, so the waiting hook lets the agent write
             # exactly the edited text (docs/agents.md).
-            owned_by_hook = (
-                record.applied_by == "owner"
-                and record.source.kind == "hook"
-                and not record.orphaned()
-            )
-            preview = (
-                queue.preview(record) if record.applied_by == "preview" or owned_by_hook else None
-            )
+            from redline.review.decide import editable_preview
+
+            preview = editable_preview(queue, record)
             if preview is None:
                 _out(
                     f"redline pending: {action_id} ({record.label}) has no preview of file "
@@ -490,21 +485,12 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
                     return EXIT_OK
                 for warning in edited.warnings:
                     _out(f"redline pending: warning: {warning}", err=True)
+                from redline.review.decide import edited_draft
                 from redline.workspace.hunks import Origin
 
                 origin = queue.origin(record) or Origin.of(record.label, preview)
                 new = claim.replace(
-                    ActionDraft(
-                        label=record.label,
-                        source=record.source,
-                        source_tool_name=record.source_tool_name,
-                        preview=edited.preview,
-                        details=record.details,
-                        applied_by="owner" if owned_by_hook else "preview",
-                        applied_text=record.applied_text,
-                        origin=origin.with_proposal(preview),
-                    ),
-                    resolved_by="person",
+                    edited_draft(record, preview, edited.preview, origin), resolved_by="person"
                 )
     except QueueError as exc:
         _out(f"redline pending: {exc}", err=True)

@@ -74,7 +74,7 @@ def _carry(
     return new.id
 
 
-def _as_written(root: Path, preview: Preview, paths: set[str]) -> Preview:
+def as_written(root: Path, preview: Preview, paths: set[str]) -> Preview:
     """What changed under ``preview`` since it was computed, as a Preview of modifies (the
     files of ``paths`` it modifies whose text on disk is no longer its base)."""
     changes: list[FileChange] = []
@@ -109,7 +109,7 @@ def rebase_onto_files(
             continue
         if not paths & set(other.preview.paths):
             continue
-        written = _as_written(root, other.preview, paths)
+        written = as_written(root, other.preview, paths)
         if not written:
             continue
         result = rebase_preview(other.preview, written, onto=onto)

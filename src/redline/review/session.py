@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from redline.review.events import ResolvedBy
     from redline.review.provenance import GitBatch
     from redline.review.resolve import EditOutcome, ResolveOutcome
+    from redline.workspace.preview import Preview
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,23 @@ Verb = Literal["apply", "discard"]
 Submit = Callable[[Coroutine[Any, Any, None]], object]
 RemoteHook = Callable[[PendingAction, "QueueResolution | None"], None]
 UndoHook = Callable[[str, str, list[str], str], None]
+
+
+@dataclass(frozen=True)
+class PartsServed:
+    """An owner action of this session resolved in parts at another process's request:
+    ``written`` is what safe apply wrote (None for a discard), ``remaining_id`` the action
+    that holds the rest (applied by redline now), ``text`` the resolver's text."""
+
+    action_id: str
+    verb: str
+    reason: str
+    text: str
+    written: Preview | None
+    remaining_id: str
+
+
+PartsHook = Callable[[PendingAction, PartsServed], None]
 
 
 @dataclass(frozen=True)
@@ -102,6 +120,9 @@ class ReviewSession:
         self.on_removed_elsewhere: RemoteHook | None = None
         #: An apply of this session's action was undone (here or in another process).
         self.on_undone: UndoHook | None = None
+        #: An owner action of this session was resolved in parts for another process
+        #: (only actions pushed with ``owner_parts``); called before the action leaves.
+        self.on_parts: PartsHook | None = None
         self._lock = threading.Lock()
         self._recheck_all = False
         self._recheck_paths: set[str] = set()
@@ -194,10 +215,33 @@ class ReviewSession:
         )
         return replace(outcome, text="\n".join([outcome.text, *notes])) if notes else outcome
 
+    async def decide(self, action_id: str, decision: Decision) -> Resolution:
+        """Decide any pending action of the workspace, whoever queued it: this session's
+        own through :meth:`resolve`, another process's through its queue claim
+        (:func:`redline.review.decide.decide_queued`), with the same ``only`` parts, reason,
+        batch and texts."""
+        queue = self.store.queue
+        if queue is None or self._is_mine(action_id):
+            return await self.resolve(action_id, decision)
+        from redline.review.decide import decide_queued
+
+        return await decide_queued(queue, action_id, decision)
+
+    def _is_mine(self, action_id: str) -> bool:
+        return (
+            self.store.get(action_id) is not None or self.store.replaced_by(action_id) is not None
+        )
+
     async def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
-        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``."""
+        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``
+        (this session's action, or another process's through its queue claim)."""
         from redline.review.resolve import edit_pending
 
+        queue = self.store.queue
+        if queue is not None and not self._is_mine(action_id):
+            from redline.review.decide import edit_queued
+
+            return await edit_queued(queue, action_id, path, text)
         return await edit_pending(self.store, action_id, path, text)
 
     def undo(self) -> ToolResult:
@@ -462,6 +506,9 @@ class ReviewSession:
                 if not replaces_mine:  # else: left for the sync that takes the replacement in
                     queue.drop_request(request.id)
                 continue
+            if request.only is not None:
+                await self._serve_parts(request, action)
+                continue
             with self.store.serving(request.id):
                 try:
                     result = await resolve_pending(
@@ -490,6 +537,45 @@ class ReviewSession:
                 finally:
                     queue.drop_request(request.id)
         return done
+
+    async def _serve_parts(self, request: Any, action: PendingAction) -> None:
+        """Resolve some hunks of an owner action for another process (see
+        :func:`redline.review.queued.serve_parts`); the driver hears it (``on_parts``)."""
+        from redline.review.queued import serve_parts
+
+        queue = self.store.queue
+        assert queue is not None
+        with self.store.serving(request.id):
+            try:
+                if not action.owner_parts:  # never written for it: refuse, nothing happens
+                    return
+                result, written = await serve_parts(
+                    queue,
+                    request.id,
+                    request.decision,
+                    request.reason,
+                    request.only,
+                    resolved_by=request.resolved_by,
+                    rule=request.rule,
+                )
+                if result.is_error:
+                    log.warning("serving parts of %s failed: %s", request.id, result.text)
+                    return
+                details = result.details if isinstance(result.details, dict) else {}
+                remaining = details.get("remaining_action_id") or ""
+                self.store.remove(request.id)  # serving: its record was resolved above
+                served = PartsServed(
+                    request.id,
+                    request.decision,
+                    request.reason,
+                    result.text,
+                    written,
+                    str(remaining),
+                )
+                if self.on_parts is not None:
+                    self.on_parts(action, served)
+            finally:
+                queue.drop_request(request.id)
 
     # -- the journal: undos made elsewhere ----------------------------------------------
     def _on_store_event(self, event: StoreEvent) -> None:

@@ -33,8 +33,10 @@ class QueueOwners(QueueClaims):
         *,
         resolved_by: str = "person",
         rule: str | None = None,
+        only: tuple[str, ...] | None = None,
     ) -> None:
-        """Ask the process that pushed an owner action to apply or discard it."""
+        """Ask the process that pushed an owner action to apply or discard it (``only``:
+        some parts of it; refused unless its record says its owner serves parts)."""
         record = self.get(action_id)
         if record is None:
             raise self._gone(action_id)
@@ -45,9 +47,17 @@ class QueueOwners(QueueClaims):
                 f"Cannot apply {action_id} ({record.label}): {ORPHANED_REASON}. It can only "
                 "be discarded."
             )
+        if only is not None and "parts" not in record.owner_serves:
+            raise QueueError(
+                f"{action_id} ({record.label}) resolves only as a whole: the process waiting "
+                "on it cannot apply or discard some hunks only"
+            )
+        request = OwnerRequest(
+            action_id, decision, reason, resolved_by, rule, os.getpid(), only=only
+        )
         self._requests().write(
             record_name(action_id),
-            OwnerRequest(action_id, decision, reason, resolved_by, rule, os.getpid()).to_dict(),
+            request.to_dict(),
             action_id,
         )
 
