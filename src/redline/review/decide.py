@@ -25,6 +25,7 @@ from redline.workspace.queue import (
 )
 
 if TYPE_CHECKING:
+    from redline.review.result import ToolResult
     from redline.review.session import Decision
     from redline.workspace.preview import Preview
 
@@ -109,7 +110,7 @@ def _record(queue: WorkspaceQueue, action_id: str) -> QueueRecord | None:
         return None
 
 
-def _owned_by_hook(record: QueueRecord) -> bool:
+def owned_by_hook(record: QueueRecord) -> bool:
     """A hook's action while its hook waits: an edit stays its owner's (the agent writes
     exactly the edited text)."""
     return record.applied_by == "owner" and record.source.kind == "hook" and not record.orphaned()
@@ -119,7 +120,7 @@ def edited_draft(
     record: QueueRecord, proposal: Preview, edited: Preview, origin: Any
 ) -> ActionDraft:
     """The action that replaces ``record`` after a person's edit (``origin``: the record's)."""
-    owner = _owned_by_hook(record)
+    owner = owned_by_hook(record)
     return ActionDraft(
         label=record.label,
         source=record.source,
@@ -135,7 +136,7 @@ def edited_draft(
 
 def editable_preview(queue: WorkspaceQueue, record: QueueRecord) -> Preview | None:
     """``record``'s Preview when a person may edit it (None: it has none to edit)."""
-    if record.applied_by == "preview" or _owned_by_hook(record):
+    if record.applied_by == "preview" or owned_by_hook(record):
         return queue.preview(record)
     return None
 
@@ -241,7 +242,7 @@ def repreview_queued(queue: WorkspaceQueue, action_id: str) -> RepreviewOutcome:
         with queue.claim(action_id, wait=2.0) as claim:
             record = claim.record
             if record.applied_by == "owner":
-                if _owned_by_hook(record):
+                if owned_by_hook(record):
                     return RepreviewOutcome("refused", hook_waiting_text(action_id), action_id)
                 return RepreviewOutcome(
                     "refused",
@@ -308,3 +309,16 @@ def _files_of(problems: list[str], preview: Preview) -> tuple[str, ...]:
     """The files of ``preview`` that ``problems`` (stale reasons) name."""
     named = [path for path in preview.paths if any(path in problem for problem in problems)]
     return tuple(named or preview.paths)
+
+
+def repreview_any(queue: WorkspaceQueue, action_id: str) -> ToolResult:
+    """:func:`repreview_queued` as a client's result (an error when nothing was done)."""
+    from redline.review.result import ToolResult
+
+    outcome = repreview_queued(queue, action_id)
+    if outcome.kind == "repreviewed":
+        return ToolResult.text_result(
+            f"Re-previewed {outcome.text}.",
+            details={"action_id": action_id, "new_id": outcome.new_id},
+        )
+    return ToolResult.error(outcome.text, details=outcome.to_json())

@@ -90,6 +90,25 @@ class Decision:
     batch: GitBatch | None = None
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a session offers a client for its *own* actions (every other action of the
+    workspace is decided through the queue, where the record says what it allows).
+
+    ``parts``: some hunks applied or discarded; ``edit``: a person's edit before it lands;
+    ``repreview``: a stale action proposed again against the current files; ``undo``:
+    undo the workspace's newest apply; ``rules``: session rules (``a``); ``checks``: the
+    configured checks run on its actions.
+    """
+
+    parts: bool = True
+    edit: bool = True
+    repreview: bool = True
+    undo: bool = True
+    rules: bool = False
+    checks: bool = True
+
+
 if TYPE_CHECKING:
     #: What :meth:`ReviewSession.resolve` returns: how the decision ended, and the text
     #: the model reads.
@@ -661,4 +680,4 @@ class ReviewSession:
                 log.exception("stopping a review session's follower failed")
 
 
-__all__ = ["Decision", "Resolution", "ReviewSession"]
+__all__ = ["Capabilities", "Decision", "PartsServed", "Resolution", "ReviewSession"]

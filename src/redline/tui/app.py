@@ -225,7 +225,7 @@ class RedlineApp(App[int]):
             self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
         for error in self.session.plugin_errors:
             self._show_plugin_error(error)
-        rules = getattr(self.session, "rules", None)
+        rules = self.session.rules
         if rules is not None:  # broken rules files, an untrusted workspace's ignored rules
             for note in rules.snapshot().notes:
                 line = f"ℹ Review rules: {note}"
