@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from redline.review.rebase import Rebased
 from redline.review.resolve import EditOutcome, ResolvedAction, ResolveOutcome
-from redline.review.texts import conflict_reason
 from redline.workspace.queue import (
     ActionDraft,
     ActionGone,
@@ -261,7 +260,7 @@ def repreview_queued(queue: WorkspaceQueue, action_id: str) -> RepreviewOutcome:
                 return RepreviewOutcome(
                     "not_stale", f"{action_id} is not stale; nothing to do", action_id
                 )
-            onto = "the files on disk"
+            onto = "a change made since the preview"
             result = rebase_preview(preview, changed, onto=onto) if changed else None
             if result is None or result.status == "unaffected":
                 problems = queue.stale_reasons(record)
@@ -281,7 +280,8 @@ def repreview_queued(queue: WorkspaceQueue, action_id: str) -> RepreviewOutcome:
                 files = tuple(dict.fromkeys(c.path for c in result.conflicts))
                 return RepreviewOutcome(
                     "conflict",
-                    f"{action_id} cannot be re-previewed: {conflict_reason(result)}",
+                    f"{action_id} cannot be re-previewed: its change conflicts with the files "
+                    f"as they are now ({result.describe()}); discard it",
                     action_id,
                     conflict=files,
                 )
