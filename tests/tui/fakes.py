@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from redline.review.decide import decide_queued
 from redline.review.events import (
     AgentEnd,
     AgentStart,
@@ -29,10 +30,9 @@ from redline.review.events import (
     RunStatus,
     Undone,
 )
-from redline.review.decide import decide_queued
 from redline.review.resolve import ResolveOutcome, resolution_event, resolve_pending
-from redline.review.session import Capabilities, Decision
 from redline.review.result import ToolResult
+from redline.review.session import Capabilities, Decision
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace.preview import FileCreate, FileModify, FileRename, Preview, sha256_bytes
 from redline.workspace.queue import WorkspaceQueue

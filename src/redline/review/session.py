@@ -263,6 +263,57 @@ class ReviewSession:
             return await edit_queued(queue, action_id, path, text)
         return await edit_pending(self.store, action_id, path, text)
 
+    async def repreview(self, action_id: str) -> ToolResult:
+        """Propose a stale action again against the files as they are now, whoever queued
+        it: the action's own re-preview when it has one, else its change merged three ways
+        onto the current text (another process's through its queue claim)."""
+        from redline.review.decide import repreview_any
+
+        queue = self.store.queue
+        action = self.store.get(action_id)
+        if action is None and queue is not None:
+            return repreview_any(queue, action_id)
+        if action is None:
+            return ToolResult.error(f"No pending action {action_id}.")
+        if action.repreview is not None:
+            import inspect
+
+            fresh = action.repreview()
+            if inspect.isawaitable(fresh):
+                fresh = await fresh
+            if not isinstance(fresh, PendingAction):
+                return ToolResult.error(f"Re-preview of {action.label} did not return an action.")
+            try:
+                self.store.replace(action_id, fresh)
+            except KeyError:
+                return ToolResult.error(
+                    f"{action_id} was resolved meanwhile; nothing was replaced."
+                )
+            return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
+        if not action.stale:
+            return ToolResult.error(f"{action_id} is not stale; nothing to do")
+        if not action.preview_apply or action.preview is None:
+            return ToolResult.error(f"{action.label} ({action_id}) cannot be re-previewed.")
+        from redline.review.rebase import rebase_onto_files
+
+        with self.store.resolution_lock:
+            carried = rebase_onto_files(
+                self.store,
+                self.root,
+                set(action.preview.paths),
+                onto="a change made since the preview",
+                only=action_id,
+            )
+        for item in carried:
+            if item.old_id == action_id and item.new_id:
+                return ToolResult.text_result(f"Re-previewed {action_id} as {item.new_id}.")
+            if item.old_id == action_id:
+                return ToolResult.error(f"{action_id} cannot be re-previewed: {item.stale_reason}")
+        return ToolResult.error(
+            f"{action_id} cannot be re-previewed: its files changed in a way "
+            "a merge cannot carry over; discard it"
+        )
+
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; ``on_undone`` is told."""
         from redline.review.events import Notice

@@ -433,7 +433,8 @@ class AgentSession(TurnLoop):
         if action is None:
             return ToolResult.error(f"No pending action {action_id}.")
         if action.repreview is None:
-            return ToolResult.error(f"{action.label} ({action_id}) cannot be re-previewed.")
+            # No tool call to run again: its change merged onto the current files.
+            return self._loop.run(self.review.repreview(action_id))
         try:
             fresh = self._loop.run(_maybe_await(action.repreview()))
         except Exception as exc:
