@@ -141,7 +141,16 @@ class FakeSession:
         """Like the real sessions: its own actions here, another process's through the
         queue's claim (the real review-core path)."""
         if self.queue is not None and self.store.get(action_id) is None:
-            return asyncio.run(decide_queued(self.queue, action_id, decision))
+            return asyncio.run(
+                decide_queued(
+                    self.queue,
+                    action_id,
+                    decision.verb,
+                    decision.reason,
+                    only=decision.only,
+                    batch=decision.batch,
+                )
+            )
         only = list(decision.only) if decision.only else None
         return self.resolve(decision.verb, decision.reason, action_id, decision.by, only)
 

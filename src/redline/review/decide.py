@@ -24,22 +24,33 @@ from redline.workspace.queue import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from redline.review.provenance import GitBatch
     from redline.review.result import ToolResult
-    from redline.review.session import Decision
     from redline.workspace.preview import Preview
 
 
 async def decide_queued(
-    queue: WorkspaceQueue, action_id: str, decision: Decision
+    queue: WorkspaceQueue,
+    action_id: str,
+    verb: Literal["apply", "discard"],
+    reason: str,
+    *,
+    only: Sequence[str] | None = None,
+    by: str = "human",
+    rule: str | None = None,
+    batch: GitBatch | None = None,
 ) -> ResolveOutcome:
-    """Resolve another process's action as :func:`resolve_queued` does, as an outcome.
+    """Resolve another process's action as :func:`resolve_queued` does, as an outcome (the
+    fields of a :class:`~redline.review.session.Decision`).
 
     The queue work (claims, an owner's answer) blocks: it runs on a worker thread, so the
     caller's event loop goes on meanwhile.
     """
     from redline.review.queued import resolve_queued
 
-    by = {"human": "person"}.get(decision.by, decision.by)
+    resolved_by = {"human": "person"}.get(by, by)
     record = _record(queue, action_id)
 
     def run() -> Any:
@@ -47,12 +58,12 @@ async def decide_queued(
             resolve_queued(
                 queue,
                 action_id,
-                decision.verb,
-                decision.reason,
-                resolved_by=by,
-                rule=decision.rule,
-                only=decision.only,
-                batch=decision.batch,
+                verb,
+                reason,
+                resolved_by=resolved_by,
+                rule=rule,
+                only=only,
+                batch=batch,
             )
         )
 
@@ -69,16 +80,16 @@ async def decide_queued(
             return ResolveOutcome(
                 "top_changed",
                 result.text,
-                verb=decision.verb,
-                reason=decision.reason,
+                verb=verb,
+                reason=reason,
                 expected_action_id=action_id,
                 top_action_id=replaced,
             )
         return ResolveOutcome(
             "failed" if facts is not None else "invalid",
             result.text,
-            verb=decision.verb,
-            reason=decision.reason,
+            verb=verb,
+            reason=reason,
             action=facts,
         )
     moved = details.get("rebased")
@@ -91,10 +102,10 @@ async def decide_queued(
     if not remaining and details.get("action") == "replaced":
         remaining = details.get("replaced_by") or ""
     return ResolveOutcome(
-        "applied" if decision.verb == "apply" else "discarded",
+        "applied" if verb == "apply" else "discarded",
         result.text,
-        verb=decision.verb,
-        reason=decision.reason,
+        verb=verb,
+        reason=reason,
         action=facts,
         result_details=details.get("result_details"),
         remaining_id=str(remaining),

@@ -244,7 +244,16 @@ class ReviewSession:
             return await self.resolve(action_id, decision)
         from redline.review.decide import decide_queued
 
-        return await decide_queued(queue, action_id, decision)
+        return await decide_queued(
+            queue,
+            action_id,
+            decision.verb,
+            decision.reason,
+            only=decision.only,
+            by=decision.by,
+            rule=decision.rule,
+            batch=decision.batch,
+        )
 
     def _is_mine(self, action_id: str) -> bool:
         return (
