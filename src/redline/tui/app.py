@@ -276,6 +276,10 @@ class RedlineApp(App[int]):
             self.session.check_staleness(paths)
         except Exception:
             log.exception("staleness check failed for %s", sorted(paths))
+        if self.session.queue is not None:
+            # Other processes' actions: the stack re-reads them and hashes their files, so
+            # one goes STALE as soon as `redline pending list` would say so.
+            self.bridge.on_store_event(None)
 
     def _show_plugin_error(self, error: Any) -> None:
         where = str(getattr(error, "path", "") or getattr(error, "source", "") or "")
