@@ -270,3 +270,24 @@ async def test_u_undoes_an_apply_made_by_another_process(root: Path, session: An
         await wait_until(pilot, lambda: app.inbox.can_undo)
         await pilot.press("u")
         await wait_until(pilot, lambda: text(root) == BASE)
+
+
+async def test_a_on_another_process_action_makes_a_rule_that_applies_it(
+    root: Path, session: Any
+) -> None:
+    from redline.tui.screens.confirm import ConfirmScreen
+
+    assert session.capabilities.rules
+    import_change(root)
+    [record] = pending(root)
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.stack.selected_id == record.id)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: text(root) == NEW and pending(root) == [])
+        with WorkspaceQueue(root) as queue:
+            resolution = queue.resolution(record.id)
+        assert resolution is not None and resolution.resolved_by == "rule"
+        await wait_until(pilot, lambda: "always apply" in app.activity.plain)

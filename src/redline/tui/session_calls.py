@@ -137,6 +137,44 @@ def _git_batch(session: SessionLike) -> GitBatch | None:
     return GitBatch(root) if on_apply == "commit" else None
 
 
+def apply_session_rules(session: SessionLike) -> list[str]:
+    """After a session rule was added: the rules decide this session's waiting actions
+    (``session.apply_rules``), and the session rules decide every other process's queued
+    action they match, through the queue (logged as decided by the rule). What each did."""
+    import asyncio
+
+    from redline.review.queued import resolve_queued
+    from redline.rules import ActionFacts
+    from redline.rules.hook import applied_text, discarded_text, failed_text
+    from redline.rules.model import decide
+
+    lines = list(session.apply_rules())
+    queue, rules = session.queue, session.rules
+    if queue is None or rules is None or not rules.session_rules:
+        return lines
+    session_rules = rules.session_rules
+    for record in queue.list():
+        if session.store.get(record.id) is not None:
+            continue
+        stale = record.stale or bool(queue.stale_reasons(record))
+        decision = decide(session_rules, ActionFacts.of_record(record, stale=stale))
+        if not decision.resolves or decision.rule is None:
+            continue
+        verb = decision.decision
+        result = asyncio.run(
+            resolve_queued(
+                queue, record.id, verb, decision.reason, resolved_by="rule", rule=decision.rule
+            )
+        )
+        if result.is_error:
+            lines.append(failed_text(decision.rule, verb, record.label, result.text))
+        elif verb == "apply":
+            lines.append(applied_text(decision.rule, record.label, result.text))
+        else:
+            lines.append(discarded_text(decision.rule, record.label, decision.reason))
+    return lines
+
+
 def run_command(command: str, call: Callable[[], Any]) -> CommandFinished:
     """Run ``call`` (undo, re-preview, trust, an edit, the session rules) and say how it went."""
     try:

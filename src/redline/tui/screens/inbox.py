@@ -46,6 +46,7 @@ from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.session_calls import (
+    apply_session_rules,
     resolve_action,
     resolve_all,
     resolve_marked,
@@ -453,11 +454,8 @@ class InboxScreen(InboxChecks, InboxSearch):
                 severity="warning",
             )
             return
-        only = (
-            self.preview.selection()
-            if self.preview.action is action and not self.controls.parts_refusal
-            else []
-        )
+        shown = self.preview.action is action and not self.controls.parts_refusal
+        only = self.preview.selection() if shown else []
         self._own.add(action.id)
         self.busy = True
         self._resolving = True
@@ -635,7 +633,7 @@ class InboxScreen(InboxChecks, InboxSearch):
                 [Content.styled(f"ℹ session rule: {offer.rule.name}", "$text-muted")]
             )
             session = self.session
-            self.run_command("rules", lambda: "\n".join(session.apply_rules()))
+            self.run_command("rules", lambda: "\n".join(apply_session_rules(session)))
 
         self.app.push_screen(
             ConfirmScreen(offer.question, yes="Always apply", no="Cancel"), answered
