@@ -5,6 +5,8 @@ a workspace queue, every other process's too (as display copies, resolved throug
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
@@ -111,6 +113,8 @@ class PendingList:
         self._departed: list[Departed] = []
         # The ids of the session's own actions at the last read.
         self._own_ids: set[str] = set()
+        # File -> (its stat, its hash) at the last read, for the staleness checks.
+        self._file_hashes: dict[str, tuple[tuple[int, ...], str | None]] = {}
 
     def departed(self) -> list[Departed]:
         """Other processes' actions applied or discarded since the last call (each once)."""
@@ -157,18 +161,52 @@ class PendingList:
             records = []
         listed: list[PendingAction] = []
         seen: set[str] = set()
-        hashes: dict[str, str | None] = {}
+        hashes, stats = self._known_hashes(queue, records, by_id)
+        unchanged = set(hashes)  # files whose stat is as at the last read
         for record in records:
-            action = by_id.get(record.id) or self._foreign_action(queue, record, hashes)
+            action = by_id.get(record.id) or self._foreign_action(queue, record, hashes, unchanged)
             if action is not None:
                 listed.append(action)
                 seen.add(record.id)
+        self._file_hashes = {
+            rel: (stats[rel], value) for rel, value in hashes.items() if rel in stats
+        }
         # Own actions the queue does not list (yet) stay on top, in the store's order.
         extra = [action for action in own if action.id not in seen]
         actions = (*extra, *listed)
         self._actions = {action.id: action for action in actions}
         self._note_departures(queue, seen)
         return actions
+
+    def _known_hashes(
+        self,
+        queue: WorkspaceQueue,
+        records: list[QueueRecord],
+        own: dict[str, PendingAction],
+    ) -> tuple[dict[str, str | None], dict[str, tuple[int, ...]]]:
+        """The staleness check's per-read cache, filled with the hashes of the files whose
+        ``stat`` has not changed since the last read (a queue of thousands re-read after each
+        decision hashes only what changed), and the ``stat`` of every regular file named."""
+        hashes: dict[str, str | None] = {}
+        stats: dict[str, tuple[int, ...]] = {}
+        for record in records:
+            if record.id in own:
+                continue
+            for rel in record.files:
+                if rel in stats or "\0" in rel:
+                    continue
+                try:
+                    st = os.stat(os.path.join(queue.root, rel), follow_symlinks=False)
+                except (OSError, ValueError):
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                stats[rel] = key
+                known = self._file_hashes.get(rel)
+                if known is not None and known[0] == key:
+                    hashes[rel] = known[1]
+        return hashes, stats
 
     def _note_departures(self, queue: WorkspaceQueue, listed: set[str]) -> None:
         """Remember how the display copies that left the queue were decided, and by whom."""
@@ -183,13 +221,26 @@ class PendingList:
                 self._departed.append(Departed(action, resolution))
 
     def _foreign_action(
-        self, queue: WorkspaceQueue, record: QueueRecord, hashes: dict[str, str | None]
+        self,
+        queue: WorkspaceQueue,
+        record: QueueRecord,
+        hashes: dict[str, str | None],
+        unchanged: set[str],
     ) -> PendingAction | None:
         """A display copy of another process's action (cached while its record stays).
 
         Stale as ``redline pending list`` says: marked so, or its files no longer match
         its Preview (checked by hash on every read, so no apply has to be refused first).
         """
+        cached = self._foreign.get(record.id)
+        if (
+            cached is not None
+            and cached[2] is record
+            and record.applied_by == "preview"
+            and all(rel in unchanged for rel in record.files)
+        ):
+            # The same record object and files: nothing it is shown by has changed.
+            return cached[1]
         try:
             changed = queue.stale_reasons(record, hashes)
         except Exception as exc:
