@@ -23,6 +23,7 @@ from textual import events
 from redline.review.events import Event, EventStream, MessageDelta, RunStatus, ToolStart
 from redline.review.resolve import ResolveOutcome
 from redline.review.result import ToolResult
+from redline.review.session import Capabilities, Decision
 from redline.review.store import PendingAction, PendingActionStore
 from redline.tui.app import RedlineApp
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
@@ -42,10 +43,30 @@ class BenchSession:
     untrusted_plugin_dir = None
     cwd = Path("/bench")
 
+    capabilities = Capabilities()
+    rules = None
+
     def __init__(self) -> None:
         self.store = PendingActionStore(clock=lambda: 0.0)
         self.events = EventStream("bench")
         self.plugin_errors: list[Any] = []
+        self.queue: Any = None
+
+    def decide(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        if self.queue is not None and self.store.get(action_id) is None:
+            from redline.review.decide import decide_queued
+
+            return asyncio.run(decide_queued(self.queue, action_id, decision.verb, decision.reason))
+        return ResolveOutcome("invalid", "bench")
+
+    def can_undo(self) -> bool:
+        return False
+
+    def apply_rules(self) -> list[str]:
+        return []
+
+    def waiting_only_on_review(self) -> bool | None:
+        return None
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.events.subscribe(listener)

@@ -62,6 +62,13 @@ def _queued(root: Path) -> None:
     _push(root, f"edit in {root.name}")
 
 
+def _queued_then_changed(root: Path) -> None:
+    """An action queued, then its file changed elsewhere (apart from its hunk): stale."""
+    (root / "a.txt").write_text("top\nhello\n")
+    _push(root, f"edit in {root.name}")
+    (root / "a.txt").write_text("TOP\nhello\n")
+
+
 def _applied(root: Path) -> None:
     old = (root / "a.txt").read_text()
     preview = Preview([FileModify("a.txt", sha256_bytes(old.encode()), old, "changed\n")])
@@ -294,6 +301,12 @@ SCENARIOS: dict[str, Scenario] = {
         ["pa-1"],
         lambda r: (_check_ok(r), "Edited a.txt" in r.out or _fail(r), _untouched_queue(r)),
         setup=_queued,
+    ),
+    "redline pending repreview": Scenario(
+        ["pending", "repreview"],
+        ["pa-1"],
+        lambda r: (_check_ok(r), "pa-1 is now pa-2" in r.out or _fail(r), _untouched_queue(r)),
+        setup=_queued_then_changed,
     ),
     "redline pending clear": Scenario(
         ["pending", "clear"],

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from redline.review.decide import decide_queued
 from redline.review.events import (
     AgentEnd,
     AgentStart,
@@ -30,8 +32,10 @@ from redline.review.events import (
 )
 from redline.review.resolve import ResolveOutcome, resolution_event, resolve_pending
 from redline.review.result import ToolResult
+from redline.review.session import Capabilities, Decision
 from redline.review.store import PendingAction, PendingActionStore
 from redline.workspace.preview import FileCreate, FileModify, FileRename, Preview, sha256_bytes
+from redline.workspace.queue import WorkspaceQueue
 
 Script = Callable[["FakeSession", str | None], RunStatus]
 
@@ -123,6 +127,38 @@ class FakeSession:
         self.running = False
         self.selections: list[tuple[str, str | None, list[str]]] = []
         self.edits: list[tuple[str, str, str]] = []
+        # The workspace queue (tests set one to list other processes' actions) and the
+        # review rules (tests set a stand-in that records session rules).
+        self.queue: WorkspaceQueue | None = None
+        self.rules: Any = None
+        self.own_capabilities = Capabilities()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return dataclasses.replace(self.own_capabilities, rules=self.rules is not None)
+
+    def decide(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        """Like the real sessions: its own actions here, another process's through the
+        queue's claim (the real review-core path)."""
+        if self.queue is not None and self.store.get(action_id) is None:
+            return asyncio.run(
+                decide_queued(
+                    self.queue,
+                    action_id,
+                    decision.verb,
+                    decision.reason,
+                    only=decision.only,
+                    batch=decision.batch,
+                )
+            )
+        only = list(decision.only) if decision.only else None
+        return self.resolve(decision.verb, decision.reason, action_id, decision.by, only)
+
+    def apply_rules(self) -> list[str]:
+        return []
+
+    def waiting_only_on_review(self) -> bool | None:
+        return None
 
     # -- the SDK surface -----------------------------------------------------------
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
@@ -186,6 +222,7 @@ class FakeSession:
         action_id: str | None = None,
         by: ResolvedBy = "human",
         only: list[str] | None = None,
+        batch: object = None,
     ) -> ResolveOutcome:
         self.resolutions.append((action, reason, action_id, by))
         if only:

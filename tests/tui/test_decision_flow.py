@@ -97,7 +97,7 @@ async def resolve_elsewhere(root: Path, action_id: str, verb: str, reason: str) 
         other.close()
 
 
-async def test_selected_action_resolved_elsewhere_selects_nothing_and_says_so(
+async def test_selected_top_resolved_elsewhere_the_selection_follows_the_top(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "src").mkdir()
@@ -111,18 +111,43 @@ async def test_selected_action_resolved_elsewhere_selects_nothing_and_says_so(
             await wait_until(pilot, lambda: app.stack.selected_id == upper)
             await resolve_elsewhere(tmp_path, upper, "discard", "not needed")
             await wait_until(pilot, lambda: notified(app, f"{upper} was discarded by a person"))
+            assert notified(app, "(reason: not needed)") and notified(app, "The top is selected")
+            # The person never moved: the selection stays on the top, now the lower one.
+            await wait_until(pilot, lambda: app.stack.selected_id == lower)
+            assert app.preview.action is not None and app.preview.action.id == lower
+    finally:
+        queue.close()
+
+
+async def test_selected_action_resolved_elsewhere_after_moving_selects_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("a = 1\n")
+    session, queue = queued_session(tmp_path)
+    lower = push_elsewhere(tmp_path, "lower edit")
+    upper = push_elsewhere(tmp_path, "upper edit")
+    app = app_for(session)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.stack.selected_id == upper)
+            # The person moves off the top: the selection no longer follows it.
+            await pilot.press("j")
+            await wait_until(pilot, lambda: app.stack.selected_id == lower)
+            await resolve_elsewhere(tmp_path, lower, "discard", "not needed")
+            await wait_until(pilot, lambda: notified(app, f"{lower} was discarded by a person"))
             assert notified(app, "(reason: not needed)")
-            assert [row.action_id for row in app.stack.rows] == [lower]
+            assert [row.action_id for row in app.stack.rows] == [upper]
             assert app.stack.selected_id is None and app.preview.action is None
             # y and n do nothing now, and say why.
             await pilot.press("y")
             await wait_until(pilot, lambda: notified(app, "Nothing is selected"))
             await pilot.press("n")
-            assert queue.get(lower) is not None
+            assert queue.get(upper) is not None
             assert (tmp_path / "src" / "app.py").read_text() == "a = 1\n"
             # Moving selects again.
-            await pilot.press("j")
-            await wait_until(pilot, lambda: app.stack.selected_id == lower)
+            await pilot.press("k")
+            await wait_until(pilot, lambda: app.stack.selected_id == upper)
     finally:
         queue.close()
 

@@ -86,19 +86,23 @@ async def test_the_preview_says_nothing_is_selected_while_others_wait(tmp_path: 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("a = 1\n")
     session, queue = queued_session(tmp_path)
-    push_elsewhere(tmp_path, "lower edit")
-    upper = push_elsewhere(tmp_path, "upper edit")
+    lower = push_elsewhere(tmp_path, "lower edit")
+    push_elsewhere(tmp_path, "upper edit")
     app = app_for(session)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.stack.selected_id == upper)
-            await resolve_elsewhere(tmp_path, upper, "discard", "")
+            await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+            # Moved off the top, the selection stays on its action; when that one goes,
+            # nothing is selected.
+            await pilot.press("j")
+            await wait_until(pilot, lambda: app.stack.selected_id == lower)
+            await resolve_elsewhere(tmp_path, lower, "discard", "")
             await wait_until(pilot, lambda: app.stack.selected_id is None)
             shown = "\n".join(app.preview.diff_view.plain_lines())
             assert "Nothing is selected (1 pending): pick an action with j / k" in shown
             assert "No pending actions" not in shown
             assert app.resolve_bar.query_one("#apply", Button).disabled
-            await pilot.press("j")
+            await pilot.press("k")
             await wait_until(pilot, lambda: app.preview.action is not None)
             assert not app.resolve_bar.query_one("#apply", Button).disabled
     finally:

@@ -61,6 +61,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                 action="store_true",
                 help='with [git] on_apply = "commit": one commit for all the IDs, not one each',
             )
+    repreview = sub.add_parser(
+        "repreview",
+        help="propose a stale action again against the current files",
+        description="Merge a stale action's change onto the files as they are now: it is "
+        "replaced by a fresh action (new id) in its place. Exit 0 re-previewed or not "
+        "stale, 1 a conflict (the files are named) or it cannot be re-previewed, 2 a bad "
+        "id.",
+    )
+    repreview.add_argument("ids", nargs="+", metavar="ID")
+    repreview.add_argument("--json", action="store_true", help="print one JSON object")
     edit = sub.add_parser("edit", help="edit a file's proposed content in $VISUAL/$EDITOR")
     edit.add_argument("id", metavar="ID")
     edit.add_argument("--file", metavar="PATH", help="which file (needed when it has several)")
@@ -153,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
             return _clear(queue, records, args.reason)
         if command == "edit":
             return _edit(queue, args.id, args.file)
+        if command == "repreview":
+            return _repreview(queue, args.ids, args.json)
         if command == "check":
             from redline.commands.pending_check import run_check
 
@@ -467,7 +479,7 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
     from redline.commands._editor import EditorError, editor_session
     from redline.workspace.hunks import HunkError, edit_file
     from redline.workspace.preview import FileCreate, FileModify
-    from redline.workspace.queue import ActionDraft, QueueError, check_id
+    from redline.workspace.queue import QueueError, check_id
 
     try:
         check_id(action_id)
@@ -480,14 +492,9 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
             # A hook's action is its owner's (the agent writes it) but has a whole-file
             # preview: its edit stays the owner's, so the waiting hook lets the agent write
             # exactly the edited text (docs/agents.md).
-            owned_by_hook = (
-                record.applied_by == "owner"
-                and record.source.kind == "hook"
-                and not record.orphaned()
-            )
-            preview = (
-                queue.preview(record) if record.applied_by == "preview" or owned_by_hook else None
-            )
+            from redline.review.decide import editable_preview
+
+            preview = editable_preview(queue, record)
             if preview is None:
                 _out(
                     f"redline pending: {action_id} ({record.label}) has no preview of file "
@@ -536,27 +543,50 @@ def _edit(queue: WorkspaceQueue, action_id: str, path: str | None) -> int:
                     return EXIT_OK
                 for warning in edited.warnings:
                     _out(f"redline pending: warning: {warning}", err=True)
+                from redline.review.decide import edited_draft
                 from redline.workspace.hunks import Origin
 
                 origin = queue.origin(record) or Origin.of(record.label, preview)
                 new = claim.replace(
-                    ActionDraft(
-                        label=record.label,
-                        source=record.source,
-                        source_tool_name=record.source_tool_name,
-                        preview=edited.preview,
-                        details=record.details,
-                        applied_by="owner" if owned_by_hook else "preview",
-                        applied_text=record.applied_text,
-                        origin=origin.with_proposal(preview),
-                    ),
-                    resolved_by="person",
+                    edited_draft(record, preview, edited.preview, origin), resolved_by="person"
                 )
     except QueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED
     _out(f"Edited {path}: {action_id} is now {new.id} (edited).")
     return EXIT_OK
+
+
+def _repreview(queue: WorkspaceQueue, action_ids: list[str], as_json: bool) -> int:
+    """``pending repreview ID``: one stale action merged onto the files as they are now."""
+    from redline.review.decide import repreview_queued
+    from redline.workspace.queue import QueueError, check_id
+
+    if len(action_ids) != 1:
+        _out(
+            f"redline pending repreview: one ID at a time ({len(action_ids)} given: "
+            f"{' '.join(action_ids)})",
+            err=True,
+        )
+        return EXIT_BAD_INPUT
+    action_id = action_ids[0]
+    try:
+        check_id(action_id)
+    except QueueError as exc:
+        _out(f"redline pending: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    outcome = repreview_queued(queue, action_id)
+    if outcome.kind == "gone" and queue.resolution(action_id) is None:
+        # Never queued here (not a resolved one): a bad id, as for the other commands.
+        _out(f"redline pending: {outcome.text}", err=True)
+        return EXIT_BAD_INPUT
+    if as_json:
+        _out(_dump(outcome.to_json()))
+    elif outcome.is_error:
+        _out(f"redline pending: {outcome.text}", err=True)
+    else:
+        _out(outcome.text)
+    return EXIT_FAILED if outcome.is_error else EXIT_OK
 
 
 def _clear(queue: WorkspaceQueue, records: list[QueueRecord], reason: str) -> int:

@@ -14,6 +14,7 @@ resolved through it as the only action of a one-off store, so applying or discar
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -89,9 +90,19 @@ async def resolve_queued(
     try:
         with queue.claim(action_id) as claim:
             record = claim.record
-            if record.applied_by == "owner" and only is None and not record.orphaned():
+            refusal = parts_refusal(record) if only is not None else ""
+            if refusal:
+                return ToolResult.error(
+                    f"{refusal}. Nothing was applied or discarded.",
+                    details={"action_id": record.id, "whole_only": True},
+                )
+            if record.applied_by == "owner" and not record.orphaned():
+                if only is not None:
+                    problem = _parts_problem(queue, record, decision, only)
+                    if problem:
+                        return ToolResult.error(problem, details={"action_id": record.id})
                 ask_owner = True
-            elif record.applied_by == "owner" and decision == "apply" and only is None:
+            elif record.applied_by == "owner" and decision == "apply":
                 return ToolResult.error(
                     f"Cannot apply {record.id} ({record.label}): {ORPHANED_REASON}. "
                     "It can only be discarded.",
@@ -120,7 +131,90 @@ async def resolve_queued(
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id})
     assert ask_owner
-    return _ask_owner(queue, action_id, decision, reason, resolved_by, rule, owner_timeout)
+    return _ask_owner(
+        queue,
+        action_id,
+        decision,
+        reason,
+        resolved_by,
+        rule,
+        owner_timeout,
+        tuple(only) if only is not None else None,
+    )
+
+
+def _parts_problem(
+    queue: WorkspaceQueue, record: QueueRecord, decision: str, only: Sequence[str]
+) -> str:
+    """What the owner would refuse in a request for parts, checked before asking it."""
+    from redline.workspace.hunks import HunkError, parse_selection
+
+    preview = queue.preview(record)
+    if preview is None:
+        return f"{parts_refusal(record)}. Nothing was applied or discarded."
+    try:
+        parse_selection(preview, only)
+    except HunkError as exc:
+        return str(exc)
+    if decision == "apply":
+        reasons = queue.stale_reasons(record)
+        if record.stale or reasons:
+            why = record.stale_reason or "; ".join(reasons)
+            return (
+                f"Refused to apply {record.label}: it is stale ({why}). Nothing was written; "
+                "discard it, or ask the agent to propose it again."
+            )
+    return ""
+
+
+def parts_refusal(record: QueueRecord) -> str:
+    """Why ``record`` cannot be applied or discarded in parts (hunks), or "" when it can.
+
+    A Preview the queue applies itself always can; an owner action only when its process
+    serves parts (``owner_serves``, written by this redline's hooks) and is still there.
+    """
+    if not record.has_preview:
+        return f"{record.id} ({record.label}) has no file preview: it resolves only as a whole"
+    if record.applied_by == "preview":
+        return ""
+    if record.orphaned():
+        return f"{record.id} ({record.label}) can only be discarded as a whole: {ORPHANED_REASON}"
+    if "parts" not in record.owner_serves:
+        return (
+            f"{record.id} ({record.label}) is waiting in its agent's process, which applies or "
+            "discards it only as a whole: apply or discard all of it, or edit it"
+        )
+    return ""
+
+
+async def serve_parts(
+    queue: WorkspaceQueue,
+    action_id: str,
+    decision: str,
+    reason: str,
+    only: Sequence[str],
+    *,
+    resolved_by: str = "person",
+    rule: str | None = None,
+) -> tuple[ToolResult, Preview | None]:
+    """The owner's side of a request for some parts of its action: the action is handed
+    over to the queue and resolved here in parts, as any redline-applied one (the picked
+    hunks written through safe apply, or dropped; the rest stays pending under a new id,
+    applied by redline). Returns (result, what was written); the result's text is logged
+    as the resolution the asking process waits for."""
+    try:
+        with queue.claim(action_id, wait=2.0) as claim:
+            result, written = await _resolve_here(
+                queue, claim, decision, reason, resolved_by, rule, only, owner_parts=True
+            )
+    except QueueError as exc:
+        return ToolResult.error(str(exc), details={"action_id": action_id}), None
+    if not result.is_error:
+        try:
+            queue.note_result(action_id, result.text)
+        except QueueError:
+            log.exception("could not log the result of %s", action_id)
+    return _with_rebase(queue, result, written, action_id), written
 
 
 class _ClaimedStore(PendingActionStore):
@@ -193,11 +287,16 @@ async def _resolve_here(
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
     reviewer: str | None = None,
+    *,
+    owner_parts: bool = False,
 ) -> tuple[ToolResult, Preview | None]:
-    """Resolve the claimed record in this process; (result, what was written)."""
+    """Resolve the claimed record in this process; (result, what was written).
+
+    ``owner_parts``: an owner action resolved in parts by its own process (its Preview is
+    written through safe apply here, the rest is queued as applied by redline)."""
     record = claim.record
     preview: Preview | None = None
-    if record.applied_by == "preview":
+    if record.applied_by == "preview" or owner_parts:
         try:
             preview = queue.preview(record)
         except QueueRecordError:
@@ -280,10 +379,24 @@ def _ask_owner(
     resolved_by: str,
     rule: str | None,
     timeout: float,
+    only: tuple[str, ...] | None = None,
 ) -> ToolResult:
     try:
-        queue.request_owner(action_id, decision, reason, resolved_by=resolved_by, rule=rule)
+        queue.request_owner(
+            action_id, decision, reason, resolved_by=resolved_by, rule=rule, only=only
+        )
         resolution = queue.wait_resolution(action_id, timeout)
+        if only is not None:
+            # A part resolved: the rest was logged as a replacement just before its text.
+            deadline = time.monotonic() + timeout
+            while (
+                resolution is not None
+                and resolution.decision == "replaced"
+                and not resolution.result_text
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.02)
+                resolution = queue.resolution(action_id)
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id})
     if resolution is None:

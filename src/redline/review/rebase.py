@@ -74,7 +74,7 @@ def _carry(
     return new.id
 
 
-def _as_written(root: Path, preview: Preview, paths: set[str]) -> Preview:
+def as_written(root: Path, preview: Preview, paths: set[str]) -> Preview:
     """What changed under ``preview`` since it was computed, as a Preview of modifies (the
     files of ``paths`` it modifies whose text on disk is no longer its base)."""
     changes: list[FileChange] = []
@@ -94,7 +94,7 @@ def _as_written(root: Path, preview: Preview, paths: set[str]) -> Preview:
 
 
 def rebase_onto_files(
-    store: PendingActionStore, root: Path, paths: set[str], *, onto: str
+    store: PendingActionStore, root: Path, paths: set[str], *, onto: str, only: str = ""
 ) -> list[Rebased]:
     """Carry the actions touching ``paths`` over what those files hold now (after an undo).
 
@@ -102,14 +102,17 @@ def rebase_onto_files(
     merged three ways onto the current text, as after an apply: a clean merge replaces it
     (new id), a conflict marks it stale with the hunks involved. Used by undo, so the rest
     of an undone partial apply proposes its remaining hunks against the restored file.
+    ``only``: that action alone (a person's re-preview).
     """
     done: list[Rebased] = []
     for other in store.snapshot():
         if other.preview is None or not other.preview_apply or other.root is None:
             continue
+        if only and other.id != only:
+            continue
         if not paths & set(other.preview.paths):
             continue
-        written = _as_written(root, other.preview, paths)
+        written = as_written(root, other.preview, paths)
         if not written:
             continue
         result = rebase_preview(other.preview, written, onto=onto)

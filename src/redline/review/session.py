@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from redline.review.events import ResolvedBy
     from redline.review.provenance import GitBatch
     from redline.review.resolve import EditOutcome, ResolveOutcome
+    from redline.workspace.preview import Preview
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,23 @@ Verb = Literal["apply", "discard"]
 Submit = Callable[[Coroutine[Any, Any, None]], object]
 RemoteHook = Callable[[PendingAction, "QueueResolution | None"], None]
 UndoHook = Callable[[str, str, list[str], str], None]
+
+
+@dataclass(frozen=True)
+class PartsServed:
+    """An owner action of this session resolved in parts at another process's request:
+    ``written`` is what safe apply wrote (None for a discard), ``remaining_id`` the action
+    that holds the rest (applied by redline now), ``text`` the resolver's text."""
+
+    action_id: str
+    verb: str
+    reason: str
+    text: str
+    written: Preview | None
+    remaining_id: str
+
+
+PartsHook = Callable[[PendingAction, PartsServed], None]
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,25 @@ class Decision:
     by: ResolvedBy = "human"
     rule: str | None = None
     batch: GitBatch | None = None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a session offers a client for its *own* actions (every other action of the
+    workspace is decided through the queue, where the record says what it allows).
+
+    ``parts``: some hunks applied or discarded; ``edit``: a person's edit before it lands;
+    ``repreview``: a stale action proposed again against the current files; ``undo``:
+    undo the workspace's newest apply; ``rules``: session rules (``a``); ``checks``: the
+    configured checks run on its actions.
+    """
+
+    parts: bool = True
+    edit: bool = True
+    repreview: bool = True
+    undo: bool = True
+    rules: bool = False
+    checks: bool = True
 
 
 if TYPE_CHECKING:
@@ -102,6 +139,9 @@ class ReviewSession:
         self.on_removed_elsewhere: RemoteHook | None = None
         #: An apply of this session's action was undone (here or in another process).
         self.on_undone: UndoHook | None = None
+        #: An owner action of this session was resolved in parts for another process
+        #: (only actions pushed with ``owner_parts``); called before the action leaves.
+        self.on_parts: PartsHook | None = None
         self._lock = threading.Lock()
         self._recheck_all = False
         self._recheck_paths: set[str] = set()
@@ -194,11 +234,94 @@ class ReviewSession:
         )
         return replace(outcome, text="\n".join([outcome.text, *notes])) if notes else outcome
 
+    async def decide(self, action_id: str, decision: Decision) -> Resolution:
+        """Decide any pending action of the workspace, whoever queued it: this session's
+        own through :meth:`resolve`, another process's through its queue claim
+        (:func:`redline.review.decide.decide_queued`), with the same ``only`` parts, reason,
+        batch and texts."""
+        queue = self.store.queue
+        if queue is None or self._is_mine(action_id):
+            return await self.resolve(action_id, decision)
+        from redline.review.decide import decide_queued
+
+        return await decide_queued(
+            queue,
+            action_id,
+            decision.verb,
+            decision.reason,
+            only=decision.only,
+            by=decision.by,
+            rule=decision.rule,
+            batch=decision.batch,
+        )
+
+    def _is_mine(self, action_id: str) -> bool:
+        return (
+            self.store.get(action_id) is not None or self.store.replaced_by(action_id) is not None
+        )
+
     async def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
-        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``."""
+        """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``
+        (this session's action, or another process's through its queue claim)."""
         from redline.review.resolve import edit_pending
 
+        queue = self.store.queue
+        if queue is not None and not self._is_mine(action_id):
+            from redline.review.decide import edit_queued
+
+            return await edit_queued(queue, action_id, path, text)
         return await edit_pending(self.store, action_id, path, text)
+
+    async def repreview(self, action_id: str) -> ToolResult:
+        """Propose a stale action again against the files as they are now, whoever queued
+        it: the action's own re-preview when it has one, else its change merged three ways
+        onto the current text (another process's through its queue claim)."""
+        from redline.review.decide import repreview_any
+
+        queue = self.store.queue
+        action = self.store.get(action_id)
+        if action is None and queue is not None:
+            return repreview_any(queue, action_id)
+        if action is None:
+            return ToolResult.error(f"No pending action {action_id}.")
+        if action.repreview is not None:
+            import inspect
+
+            fresh = action.repreview()
+            if inspect.isawaitable(fresh):
+                fresh = await fresh
+            if not isinstance(fresh, PendingAction):
+                return ToolResult.error(f"Re-preview of {action.label} did not return an action.")
+            try:
+                self.store.replace(action_id, fresh)
+            except KeyError:
+                return ToolResult.error(
+                    f"{action_id} was resolved meanwhile; nothing was replaced."
+                )
+            return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")
+        if not action.stale:
+            return ToolResult.error(f"{action_id} is not stale; nothing to do")
+        if not action.preview_apply or action.preview is None:
+            return ToolResult.error(f"{action.label} ({action_id}) cannot be re-previewed.")
+        from redline.review.rebase import rebase_onto_files
+
+        with self.store.resolution_lock:
+            carried = rebase_onto_files(
+                self.store,
+                self.root,
+                set(action.preview.paths),
+                onto="a change made since the preview",
+                only=action_id,
+            )
+        for item in carried:
+            if item.old_id == action_id and item.new_id:
+                return ToolResult.text_result(f"Re-previewed {action_id} as {item.new_id}.")
+            if item.old_id == action_id:
+                return ToolResult.error(f"{action_id} cannot be re-previewed: {item.stale_reason}")
+        return ToolResult.error(
+            f"{action_id} cannot be re-previewed: its files changed in a way "
+            "a merge cannot carry over; discard it"
+        )
 
     def undo(self) -> ToolResult:
         """Undo the newest applied action through the journal; ``on_undone`` is told."""
@@ -462,6 +585,9 @@ class ReviewSession:
                 if not replaces_mine:  # else: left for the sync that takes the replacement in
                     queue.drop_request(request.id)
                 continue
+            if request.only is not None:
+                await self._serve_parts(request, action)
+                continue
             with self.store.serving(request.id):
                 try:
                     result = await resolve_pending(
@@ -490,6 +616,45 @@ class ReviewSession:
                 finally:
                     queue.drop_request(request.id)
         return done
+
+    async def _serve_parts(self, request: Any, action: PendingAction) -> None:
+        """Resolve some hunks of an owner action for another process (see
+        :func:`redline.review.queued.serve_parts`); the driver hears it (``on_parts``)."""
+        from redline.review.queued import serve_parts
+
+        queue = self.store.queue
+        assert queue is not None
+        with self.store.serving(request.id):
+            try:
+                if not action.owner_parts:  # never written for it: refuse, nothing happens
+                    return
+                result, written = await serve_parts(
+                    queue,
+                    request.id,
+                    request.decision,
+                    request.reason,
+                    request.only,
+                    resolved_by=request.resolved_by,
+                    rule=request.rule,
+                )
+                if result.is_error:
+                    log.warning("serving parts of %s failed: %s", request.id, result.text)
+                    return
+                details = result.details if isinstance(result.details, dict) else {}
+                remaining = details.get("remaining_action_id") or ""
+                self.store.remove(request.id)  # serving: its record was resolved above
+                served = PartsServed(
+                    request.id,
+                    request.decision,
+                    request.reason,
+                    result.text,
+                    written,
+                    str(remaining),
+                )
+                if self.on_parts is not None:
+                    self.on_parts(action, served)
+            finally:
+                queue.drop_request(request.id)
 
     # -- the journal: undos made elsewhere ----------------------------------------------
     def _on_store_event(self, event: StoreEvent) -> None:
@@ -575,4 +740,4 @@ class ReviewSession:
                 log.exception("stopping a review session's follower failed")
 
 
-__all__ = ["Decision", "Resolution", "ReviewSession"]
+__all__ = ["Capabilities", "Decision", "PartsServed", "Resolution", "ReviewSession"]

@@ -67,6 +67,10 @@ class PendingAction:
     #: store fills in its own source on push; an action that replaces another (edited,
     #: re-based, the rest of a partial apply) keeps the one it replaces.
     source: Source | None = None
+    #: An owner action whose process serves requests for some of its hunks: they are
+    #: written through safe apply there (or dropped) and the rest is queued as applied by
+    #: redline (:meth:`redline.review.session.ReviewSession.serve_owner_requests`).
+    owner_parts: bool = False
 
     @property
     def edited(self) -> bool:
@@ -427,6 +431,7 @@ class PendingActionStore:
             stale=action.stale,
             stale_reason=action.stale_reason,
             origin=action.origin,
+            owner_serves=("parts",) if action.owner_parts and action.preview is not None else (),
         )
 
     def _guard(self, action: PendingAction) -> None:

@@ -94,9 +94,7 @@ class AgentRuns:
     def held_only(self) -> bool | None:
         """Whether the session's external agent holds only requests that wait for review
         (None: the session has no external agent to ask)."""
-        agent = getattr(self.session, "agent", None)
         try:
-            waiting = getattr(agent, "waiting_only_on_review", None)
+            return self.session.waiting_only_on_review()
         except Exception:
             return None
-        return waiting if isinstance(waiting, bool) else None

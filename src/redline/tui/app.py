@@ -226,7 +226,7 @@ class RedlineApp(ShownApp[int]):
             self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
         for error in self.session.plugin_errors:
             self._show_plugin_error(error)
-        rules = getattr(self.session, "rules", None)
+        rules = self.session.rules
         if rules is not None:  # broken rules files, an untrusted workspace's ignored rules
             for note in rules.snapshot().notes:
                 line = f"ℹ Review rules: {note}"
@@ -277,6 +277,10 @@ class RedlineApp(ShownApp[int]):
             self.session.check_staleness(paths)
         except Exception:
             log.exception("staleness check failed for %s", sorted(paths))
+        if self.session.queue is not None:
+            # Other processes' actions: the stack re-reads them and hashes their files, so
+            # one goes STALE as soon as `redline pending list` would say so.
+            self.bridge.on_store_event(None)
 
     def _show_plugin_error(self, error: Any) -> None:
         where = str(getattr(error, "path", "") or getattr(error, "source", "") or "")

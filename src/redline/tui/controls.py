@@ -28,6 +28,11 @@ class Controls:
     # How many actions are marked (space in the stack) for one y / n on them all.
     marked: int = 0
     selected_id: str = ""
+    # Why the selected action's hunks cannot be picked, edited or re-previewed ("": they
+    # can): another process's action may allow less than the session's own.
+    parts_refusal: str = ""
+    edit_refusal: str = ""
+    repreview_refusal: str = ""
 
 
 def key_state(
@@ -51,12 +56,17 @@ def key_state(
         if controls.busy:
             return None
         return True if controls.has_selected or controls.marked else None
-    if action in ("step_hunk", "toggle_part", "edit"):
+    if action == "step_hunk":
         return True if controls.parts > 0 else None
+    if action == "toggle_part":
+        return True if controls.parts > 0 and not controls.parts_refusal else None
+    if action == "edit":
+        return True if controls.parts > 0 and not controls.edit_refusal else None
     if action == "edit_external":
-        return True if controls.parts > 0 and outside_editor else None
+        live = controls.parts > 0 and outside_editor and not controls.edit_refusal
+        return True if live else None
     if action == "repreview":
-        return True if controls.selected_stale else None
+        return True if controls.selected_stale and not controls.repreview_refusal else None
     if action == "always_apply":
         return True if has_rules and controls.selected_has_preview else None
     if action == "step_file":
@@ -109,6 +119,12 @@ def refusal(
         "context",
     ):
         return nothing
+    if action == "toggle_part" and controls.parts_refusal:
+        return controls.parts_refusal
+    if action in ("edit", "edit_external") and controls.edit_refusal:
+        return controls.edit_refusal
+    if action == "repreview" and controls.repreview_refusal:
+        return controls.repreview_refusal
     if action in ("step_hunk", "toggle_part", "edit", "edit_external"):
         if controls.parts == 0:
             return f"{selected} has no file preview: it applies or discards only as a whole."

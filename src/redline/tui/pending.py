@@ -5,6 +5,8 @@ a workspace queue, every other process's too (as display copies, resolved throug
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
@@ -50,6 +52,44 @@ def gone_text(session: SessionLike, action_id: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """Why a person cannot do one thing to an action now ("" where they can): pick some of
+    its hunks, edit it, re-preview it. The dashboard greys the keys out with these."""
+
+    parts: str = ""
+    edit: str = ""
+    repreview: str = ""
+
+
+_OWN_EXTERNAL = Limits(
+    parts="An external agent's change resolves only as a whole: apply or discard all of it.",
+    edit="An external agent's change cannot be edited before it lands: discard it with a "
+    "reason and the agent hears why.",
+    repreview="Re-preview is not available for an external agent's actions; discard it and "
+    "ask the agent again.",
+)
+
+
+def record_limits(record: QueueRecord) -> Limits:
+    """What cannot be done to another process's queued action, and why."""
+    from redline.review.decide import hook_waiting_text, owned_by_hook
+    from redline.review.queued import parts_refusal
+
+    parts = parts_refusal(record)
+    if parts:
+        parts += "."
+    if record.applied_by == "preview":
+        return Limits(parts=parts)
+    if owned_by_hook(record):
+        return Limits(parts=parts, repreview=f"{hook_waiting_text(record.id)}.")
+    whole = (
+        f"{record.id} ({record.label}) is applied by the process that queued it: "
+        "it cannot be {}; apply or discard it as a whole."
+    )
+    return Limits(parts=parts, edit=whole.format("edited"), repreview=whole.format("re-previewed"))
+
+
+@dataclass(frozen=True, slots=True)
 class Departed:
     """Another process's action that left the queue since the last read, and how."""
 
@@ -59,8 +99,7 @@ class Departed:
 
 def session_queue(session: SessionLike) -> WorkspaceQueue | None:
     """The workspace queue when the session is queue-backed (``session.queue``)."""
-    queue = getattr(session, "queue", None)
-    return queue if isinstance(queue, WorkspaceQueue) else None
+    return session.queue
 
 
 class PendingList:
@@ -72,6 +111,10 @@ class PendingList:
         self._actions: dict[str, PendingAction] = {}
         self._foreign: dict[str, tuple[tuple[object, ...], PendingAction, QueueRecord]] = {}
         self._departed: list[Departed] = []
+        # The ids of the session's own actions at the last read.
+        self._own_ids: set[str] = set()
+        # File -> (its stat, its hash) at the last read, for the staleness checks.
+        self._file_hashes: dict[str, tuple[tuple[int, ...], str | None]] = {}
 
     def departed(self) -> list[Departed]:
         """Other processes' actions applied or discarded since the last call (each once)."""
@@ -86,6 +129,22 @@ class PendingList:
         """The listed action ``action_id`` (None when it is not listed)."""
         return self._actions.get(action_id) if action_id else None
 
+    def limits(self, action_id: str | None) -> Limits:
+        """What cannot be done to the listed action ``action_id`` now, and why."""
+        if not action_id:
+            return Limits()
+        foreign = self._foreign.get(action_id)
+        if foreign is not None and action_id not in self._own_ids:
+            return record_limits(foreign[2])
+        capabilities = self.session.capabilities
+        if capabilities.parts and capabilities.edit and capabilities.repreview:
+            return Limits()
+        return Limits(
+            parts="" if capabilities.parts else _OWN_EXTERNAL.parts,
+            edit="" if capabilities.edit else _OWN_EXTERNAL.edit,
+            repreview="" if capabilities.repreview else _OWN_EXTERNAL.repreview,
+        )
+
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others."""
         own = self.session.store.snapshot()
@@ -94,6 +153,7 @@ class PendingList:
             self._actions = {action.id: action for action in own}
             return own
         by_id = {action.id: action for action in own}
+        self._own_ids = set(by_id)
         try:
             records = queue.list()
         except Exception as exc:
@@ -101,17 +161,52 @@ class PendingList:
             records = []
         listed: list[PendingAction] = []
         seen: set[str] = set()
+        hashes, stats = self._known_hashes(queue, records, by_id)
+        unchanged = set(hashes)  # files whose stat is as at the last read
         for record in records:
-            action = by_id.get(record.id) or self._foreign_action(queue, record)
+            action = by_id.get(record.id) or self._foreign_action(queue, record, hashes, unchanged)
             if action is not None:
                 listed.append(action)
                 seen.add(record.id)
+        self._file_hashes = {
+            rel: (stats[rel], value) for rel, value in hashes.items() if rel in stats
+        }
         # Own actions the queue does not list (yet) stay on top, in the store's order.
         extra = [action for action in own if action.id not in seen]
         actions = (*extra, *listed)
         self._actions = {action.id: action for action in actions}
         self._note_departures(queue, seen)
         return actions
+
+    def _known_hashes(
+        self,
+        queue: WorkspaceQueue,
+        records: list[QueueRecord],
+        own: dict[str, PendingAction],
+    ) -> tuple[dict[str, str | None], dict[str, tuple[int, ...]]]:
+        """The staleness check's per-read cache, filled with the hashes of the files whose
+        ``stat`` has not changed since the last read (a queue of thousands re-read after each
+        decision hashes only what changed), and the ``stat`` of every regular file named."""
+        hashes: dict[str, str | None] = {}
+        stats: dict[str, tuple[int, ...]] = {}
+        for record in records:
+            if record.id in own:
+                continue
+            for rel in record.files:
+                if rel in stats or "\0" in rel:
+                    continue
+                try:
+                    st = os.stat(os.path.join(queue.root, rel), follow_symlinks=False)
+                except (OSError, ValueError):
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                stats[rel] = key
+                known = self._file_hashes.get(rel)
+                if known is not None and known[0] == key:
+                    hashes[rel] = known[1]
+        return hashes, stats
 
     def _note_departures(self, queue: WorkspaceQueue, listed: set[str]) -> None:
         """Remember how the display copies that left the queue were decided, and by whom."""
@@ -125,10 +220,39 @@ class PendingList:
             if resolution is not None and resolution.decision in ("apply", "discard"):
                 self._departed.append(Departed(action, resolution))
 
-    def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
-        """A display copy of another process's action (cached while its record stays)."""
+    def _foreign_action(
+        self,
+        queue: WorkspaceQueue,
+        record: QueueRecord,
+        hashes: dict[str, str | None],
+        unchanged: set[str],
+    ) -> PendingAction | None:
+        """A display copy of another process's action (cached while its record stays).
+
+        Stale as ``redline pending list`` says: marked so, or its files no longer match
+        its Preview (checked by hash on every read, so no apply has to be refused first).
+        """
         cached = self._foreign.get(record.id)
-        if cached is not None and cached[2] is record and record.applied_by == "preview":
+        if (
+            cached is not None
+            and cached[2] is record
+            and record.applied_by == "preview"
+            and all(rel in unchanged for rel in record.files)
+        ):
+            # The same record object and files: nothing it is shown by has changed.
+            return cached[1]
+        try:
+            changed = queue.stale_reasons(record, hashes)
+        except Exception as exc:
+            log.warning("checking %s for staleness failed: %s", record.id, exc)
+            changed = []
+        cached = self._foreign.get(record.id)
+        if (
+            cached is not None
+            and cached[2] is record
+            and record.applied_by == "preview"
+            and cached[0][5] == tuple(changed)
+        ):
             # The same record object: its file has not changed (the queue shares unchanged
             # records), and an action the queue applies itself is never orphaned.
             return cached[1]
@@ -138,6 +262,7 @@ class PendingList:
             record.stale_reason,
             record.orphaned(),
             ended_note(record.details),
+            tuple(changed),
         )
         if cached is not None and cached[0] == key:
             self._foreign[record.id] = (key, cached[1], record)
@@ -160,8 +285,10 @@ class PendingList:
             preview=preview,
             id=record.id,
             created_at=record.created_at,
-            stale=record.stale or record.orphaned(),
-            stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
+            stale=record.stale or record.orphaned() or bool(changed),
+            stale_reason=ORPHANED_REASON
+            if record.orphaned()
+            else record.stale_reason or "; ".join(changed),
         )
         self._foreign[record.id] = (key, action, record)
         return action

@@ -9,16 +9,28 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from redline.review.events import Event, ResolvedBy, RunStatus
 from redline.review.provenance import GitBatch
 from redline.review.resolve import EditOutcome, ResolveOutcome
 from redline.review.result import ToolResult
+from redline.review.session import Capabilities, Decision
 from redline.review.store import PendingAction, PendingActionStore
+
+if TYPE_CHECKING:
+    from redline.rules import RuleSet
+    from redline.workspace.queue import WorkspaceQueue
 
 
 class SessionLike(Protocol):
+    """The dashboard's session: one declared interface, never probed.
+
+    ``capabilities`` says what it offers for its own actions; every other action of the
+    workspace (``queue``) is decided, edited and re-previewed through the same calls
+    (``decide``, ``edit``, ``repreview``), which route it through the queue's claim.
+    """
+
     # Read-only properties: the app never assigns them, and the real session computes some
     # (``model_label``, ``scripted``) and narrows others (``resolver`` is a Literal).
     @property
@@ -42,6 +54,19 @@ class SessionLike(Protocol):
     @property
     def cwd(self) -> Path: ...
 
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def queue(self) -> WorkspaceQueue | None:
+        """The workspace queue (every process's actions), or None for a session of its own."""
+        ...
+
+    @property
+    def rules(self) -> RuleSet | None:
+        """The review rules in force (session rules are added here), or None."""
+        ...
+
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]: ...
 
     def start_prompt(self, text: str) -> concurrent.futures.Future[RunStatus]: ...
@@ -58,13 +83,30 @@ class SessionLike(Protocol):
         batch: GitBatch | None = None,
     ) -> ResolveOutcome: ...
 
+    def decide(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        """Decide any pending action of the workspace, whoever queued it."""
+        ...
+
     def edit(self, action_id: str, path: str, text: str) -> EditOutcome: ...
 
     def undo(self) -> ToolResult: ...
 
+    def can_undo(self) -> bool:
+        """Whether the workspace has an apply to undo (whoever made it)."""
+        ...
+
     def abort(self) -> None: ...
 
     def repreview(self, action_id: str) -> ToolResult: ...
+
+    def apply_rules(self) -> list[str]:
+        """Let the rules decide what already waits (after a session rule was added)."""
+        ...
+
+    def waiting_only_on_review(self) -> bool | None:
+        """An external agent's turn holds only requests that wait for review (None: the
+        session has no external agent)."""
+        ...
 
     def check_staleness(self, paths: set[str] | None = None) -> Any: ...
 

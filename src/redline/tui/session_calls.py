@@ -6,7 +6,6 @@ run it and post the outcome back as a message (:mod:`redline.tui.messages`).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -14,16 +13,15 @@ from typing import Any
 from textual.message import Message
 
 from redline.review.provenance import GitBatch, finish_batch
-from redline.review.queued import resolve_queued
 from redline.review.resolve import ResolveOutcome
 from redline.review.result import ToolResult
+from redline.review.session import Decision, Verb
 from redline.tui.messages import (
     BatchFinished,
     CommandFinished,
     MarkedFinished,
     ResolutionFinished,
 )
-from redline.tui.pending import session_queue
 from redline.tui.protocol import SessionLike
 
 
@@ -36,33 +34,22 @@ def resolve_action(
     foreign_done: Callable[[str], object],
     batch: GitBatch | None = None,
 ) -> ResolveOutcome:
-    """Apply or discard ``action_id`` (only its ``only`` parts, when given).
-
-    Another process's action is resolved through the workspace queue, as ``redline
-    pending`` does; ``foreign_done`` hears its outcome text first, when it succeeded.
-    With ``batch``, an apply's ``[git] on_apply`` step waits for the batch's one commit.
-    """
+    """Apply or discard ``action_id`` (only its ``only`` parts, when given), whoever queued
+    it: one call into the session (:meth:`SessionLike.decide`), which routes another
+    process's action through the workspace queue; ``foreign_done`` hears such an action's
+    outcome text first, when it succeeded. With ``batch``, an apply's ``[git] on_apply``
+    step waits for the batch's one commit."""
+    chosen: Verb = "apply" if verb == "apply" else "discard"
+    foreign = session.queue is not None and session.store.get(action_id) is None
     try:
-        queue = session_queue(session)
-        if queue is not None and session.store.get(action_id) is None:
-            result = asyncio.run(resolve_queued(queue, action_id, verb, reason, batch=batch))
-            if result.is_error:
-                outcome = ResolveOutcome("failed", result.text, reason=reason)
-            elif verb == "apply":
-                outcome = ResolveOutcome("applied", result.text, reason=reason)
-            else:
-                outcome = ResolveOutcome("discarded", result.text, reason=reason)
-            if not result.is_error:
-                foreign_done(result.text)
-        else:
-            # The batch only when there is one: sessions (and test fakes) without batches
-            # keep working.
-            extra: dict[str, Any] = {"batch": batch} if batch is not None else {}
-            outcome = session.resolve(
-                verb, reason, action_id=action_id, by="human", only=only or None, **extra
-            )
+        outcome = session.decide(
+            action_id,
+            Decision(chosen, reason, tuple(only) if only else None, by="human", batch=batch),
+        )
     except Exception as exc:
-        outcome = ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
+        return ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")
+    if foreign and not outcome.is_error:
+        foreign_done(outcome.text)
     return outcome
 
 
@@ -141,13 +128,51 @@ def _git_batch(session: SessionLike) -> GitBatch | None:
     the setting cannot be read: each apply then says why itself)."""
     from redline.config import ConfigError, git_settings
 
-    queue = session_queue(session)
+    queue = session.queue
     root = queue.root if queue is not None else session.cwd
     try:
         on_apply = git_settings(root).on_apply
     except (ConfigError, OSError):
         return None
     return GitBatch(root) if on_apply == "commit" else None
+
+
+def apply_session_rules(session: SessionLike) -> list[str]:
+    """After a session rule was added: the rules decide this session's waiting actions
+    (``session.apply_rules``), and the session rules decide every other process's queued
+    action they match, through the queue (logged as decided by the rule). What each did."""
+    import asyncio
+
+    from redline.review.queued import resolve_queued
+    from redline.rules import ActionFacts
+    from redline.rules.hook import applied_text, discarded_text, failed_text
+    from redline.rules.model import decide
+
+    lines = list(session.apply_rules())
+    queue, rules = session.queue, session.rules
+    if queue is None or rules is None or not rules.session_rules:
+        return lines
+    session_rules = rules.session_rules
+    for record in queue.list():
+        if session.store.get(record.id) is not None:
+            continue
+        stale = record.stale or bool(queue.stale_reasons(record))
+        decision = decide(session_rules, ActionFacts.of_record(record, stale=stale))
+        if not decision.resolves or decision.rule is None:
+            continue
+        verb = decision.decision
+        result = asyncio.run(
+            resolve_queued(
+                queue, record.id, verb, decision.reason, resolved_by="rule", rule=decision.rule
+            )
+        )
+        if result.is_error:
+            lines.append(failed_text(decision.rule, verb, record.label, result.text))
+        elif verb == "apply":
+            lines.append(applied_text(decision.rule, record.label, result.text))
+        else:
+            lines.append(discarded_text(decision.rule, record.label, decision.reason))
+    return lines
 
 
 def run_command(command: str, call: Callable[[], Any]) -> CommandFinished:
@@ -167,13 +192,8 @@ def run_command(command: str, call: Callable[[], Any]) -> CommandFinished:
 def undo_available(session: SessionLike) -> bool:
     """Whether there is an apply to undo (True when the journal cannot be read: pressing
     the key then says why)."""
-    probe = getattr(session, "can_undo", None)
     try:
-        if callable(probe):
-            return bool(probe())
-        from redline.workspace.journal import undo_history
-
-        return bool(undo_history(session.cwd))
+        return session.can_undo()
     except Exception:
         # When the journal cannot be read, leave the key live: pressing it says why.
         return True

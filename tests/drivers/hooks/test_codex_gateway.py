@@ -278,3 +278,36 @@ def test_a_planted_notes_folder_is_not_followed(root: Path, tmp_path: Path) -> N
     assert list(outside.iterdir()) == []
     (outside / "x").write_text("planted", encoding="utf-8")
     assert take_note(root, payload) == ""
+
+
+def test_a_picked_hunk_of_a_patch_is_written_by_redline_and_the_call_denied(
+    root: Path, queue: WorkspaceQueue
+) -> None:
+    """Some hunks of a Codex file: redline writes them (safe apply), the patch is denied
+    saying what landed, and the rest waits as an action redline applies."""
+    import asyncio
+
+    from redline.review.queued import resolve_queued
+
+    lines = [f"line {n}\n" for n in range(1, 15)]
+    (root / "long.txt").write_text("".join(lines), encoding="utf-8")
+    patch = (
+        "*** Begin Patch\n*** Update File: long.txt\n@@\n line 1\n-line 2\n+LINE 2\n line 3\n"
+        "@@\n line 12\n-line 13\n+LINE 13\n line 14\n*** End Patch\n"
+    )
+    future = start_hook(recorded("PreToolUse.apply_patch.update.json", root, command=patch))
+    [record] = pending(queue)
+    assert record.owner_serves == ["parts"]
+    result = asyncio.run(
+        resolve_queued(queue, record.id, "apply", "first only", only=["long.txt#1"])
+    )
+    assert not result.is_error, result.text
+    output = answer_of(future.result(30))
+    assert output["permissionDecision"] == "deny"
+    [rest] = queue.list()
+    said = output["permissionDecisionReason"]
+    assert f"Applied in part as reviewed ({record.id})" in said
+    assert f"{rest.id} holds the rest" in said
+    text = (root / "long.txt").read_text(encoding="utf-8")
+    assert text == "".join(lines).replace("line 2\n", "LINE 2\n")
+    assert rest.applied_by == "preview"

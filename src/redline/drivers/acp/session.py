@@ -33,10 +33,11 @@ from redline.review.events import (
 from redline.review.loop_thread import LoopThread
 from redline.review.resolve import EditOutcome, ResolveOutcome, resolve_pending
 from redline.review.result import ToolResult
-from redline.review.session import Decision, Verb
+from redline.review.session import Capabilities, Decision, Verb
 
 if TYPE_CHECKING:
     from redline.review.provenance import GitBatch
+    from redline.workspace.queue import WorkspaceQueue
 
 
 class AcpSession:
@@ -192,8 +193,46 @@ class AcpSession:
             )
         return self._loop.run(self._resolve(action, reason, action_id, by, batch))
 
+    # What the dashboard may offer for this agent's own actions: its held request is
+    # answered once, for the whole change, so no parts, edits or re-previews of them.
+    capabilities = Capabilities(parts=False, edit=False, repreview=False, rules=True)
+
+    @property
+    def queue(self) -> WorkspaceQueue | None:
+        """The workspace queue (every process's actions)."""
+        return self.store.queue
+
+    def _mine(self, action_id: str) -> bool:
+        store = self.store
+        return store.queue is None or bool(store.get(action_id) or store.replaced_by(action_id))
+
+    def decide(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        """Decide any pending action of the workspace: this agent's own as :meth:`resolve`
+        does, another process's through its queue claim."""
+        if self._mine(action_id):
+            return self.resolve(
+                decision.verb,
+                decision.reason,
+                action_id,
+                decision.by,
+                decision.only,
+                decision.batch,
+            )
+        return self._loop.run(self.agent.review.decide(action_id, decision))
+
+    def can_undo(self) -> bool:
+        from redline.workspace.journal import undo_history
+
+        return bool(undo_history(self.cwd))
+
+    def waiting_only_on_review(self) -> bool | None:
+        return self.agent.waiting_only_on_review
+
     def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
-        """Editing is not offered for an external agent's change (its reply is the agent's)."""
+        """Editing is not offered for an external agent's change (its reply is the agent's);
+        another process's action is edited through its queue claim."""
+        if not self._mine(action_id):
+            return self._loop.run(self.agent.review.edit(action_id, path, text))
         return EditOutcome(
             "invalid",
             "An external agent's change cannot be edited before it lands: discard it with a "
@@ -231,6 +270,11 @@ class AcpSession:
             self.agent._unreported.append(Resolution(label, "undone", "", action_id))
 
     def repreview(self, action_id: str) -> ToolResult:
+        queue = self.store.queue
+        if queue is not None and not self._mine(action_id):
+            from redline.review.decide import repreview_any
+
+            return repreview_any(queue, action_id)
         return ToolResult.error(
             "Re-preview is not available for an external agent's actions; discard it and "
             "ask the agent again."

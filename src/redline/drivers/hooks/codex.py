@@ -49,8 +49,14 @@ async def review_patch(root: Path, payload: HookPayload, settings: HookSettings)
             if call.owns(action.id):
                 call.heard(action, resolution)
 
+    def heard_parts(action: Any, served: Any) -> None:
+        for call in calls:
+            if call.owns(action.id):
+                call.heard_parts(action, served)
+
     session.on_remote = heard
     session.on_removed_elsewhere = heard
+    session.on_parts = heard_parts
     try:
         ruled = [
             await call.start(session, queue, change)

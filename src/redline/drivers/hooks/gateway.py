@@ -104,6 +104,8 @@ class HookCall:
         self._queue: Any = None
         self._action_id = ""
         self._proposed: Any = None
+        # A person resolved some hunks (redline wrote them): what happened (PartsServed).
+        self._parts: Any = None
         # The process ends right after the answer (the agent's hook command): run() leaves
         # the queue's watcher thread to the exit instead of waiting for it to stop.
         self.exiting = False
@@ -209,11 +211,14 @@ class HookCall:
             source_tool_name=tool,
             preview=preview,
             kind="file_change",
+            # Picked hunks: redline writes them itself and this call is denied, saying so.
+            owner_parts=True,
         )
 
     def _open(self) -> tuple[Any, Any]:
         queue, session = open_session(self.root, self.payload)
         session.on_remote = session.on_removed_elsewhere = self.heard
+        session.on_parts = self.heard_parts
         return queue, session
 
     async def _review(self, change: FileChange | None) -> Answer:
@@ -355,6 +360,45 @@ class HookCall:
         else:
             self._settle("removed", resolution.reason)
 
+    def heard_parts(self, _action: Any, served: Any) -> None:
+        """A person applied or discarded some hunks (redline wrote them itself)."""
+        self._parts = served
+        self._settle("parts", served.reason, served.remaining_id or None)
+
+    def _parts_answer(self, action_id: str) -> Answer:
+        """The call is denied: redline wrote the picked hunks (or dropped them); the rest
+        waits in the queue as a redline-applied action."""
+        served = self._parts
+        rest = served.remaining_id if served is not None else ""
+        reason = served.reason.strip() if served is not None else ""
+        why = f" Reason: {reason}" if reason else ""
+        if served is not None and served.verb == "apply" and served.written is not None:
+            diff = served.written.diff().rstrip("\n")
+            if not rest:
+                return Answer(
+                    "deny",
+                    f"Applied as reviewed by redline ({action_id}): redline wrote it itself, so "
+                    f"this call is not needed; do not write it again.{why}\n{diff}",
+                    action_id=action_id,
+                )
+            return Answer(
+                "deny",
+                f"Applied in part as reviewed ({action_id}): {diff}; {rest} holds the rest "
+                "(still pending review: redline writes it if a reviewer applies it). redline "
+                f"wrote these hunks itself, so this call is not needed; do not write them again."
+                f"{why}",
+                action_id=action_id,
+            )
+        if not rest:
+            return Answer(**{**discarded(reason).__dict__, "action_id": action_id})
+        tail = f"; {rest} holds the rest, still pending review"
+        return Answer(
+            "deny",
+            f"Discarded in part by the reviewer ({action_id}): nothing was written{tail} "
+            f"(redline writes it if a reviewer applies it); do not retry the same change.{why}",
+            action_id=action_id,
+        )
+
     def _journal(self, change: FileChange) -> str | None:
         """Journal the pre-image before the agent hears "allow"; None, or the problem."""
         from redline.drivers.hooks.mapping import read_text
@@ -463,6 +507,8 @@ class HookCall:
         self, queue: Any, action_id: str, outcome: tuple[str, str, str | None]
     ) -> Answer:
         verb, reason, replaced_by = outcome
+        if verb == "parts":
+            return self._parts_answer(action_id)
         if verb == "apply":
             return self._allow(action_id, reason)
         if verb == "discard":

@@ -39,6 +39,7 @@ from redline.drivers.model.turns import (
 from redline.extensibility.custom_tools import PluginError
 from redline.extensibility.isolation import wait_interruptibly
 from redline.extensibility.plugins import PluginHost
+from redline.review.decide import repreview_any
 from redline.review.events import (
     AgentState,
     Event,
@@ -59,7 +60,7 @@ from redline.review.resolve import (
     resolve_pending,
 )
 from redline.review.result import ToolResult
-from redline.review.session import Decision, ReviewSession, Verb
+from redline.review.session import Capabilities, Decision, ReviewSession, Verb
 from redline.review.session_log import SessionLog
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 from redline.tools.base import Tool
@@ -320,6 +321,42 @@ class AgentSession(TurnLoop):
                 "The session closed before the action was resolved; its callback was abandoned.",
             )
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this session offers a client for its own actions (all of it; session
+        rules when it has review rules)."""
+        return Capabilities(rules=self.rules is not None)
+
+    def decide(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        """Decide any pending action of the workspace, whoever queued it: this session's
+        own as :meth:`resolve` does, another process's through its queue claim (see
+        :meth:`redline.review.session.ReviewSession.decide`)."""
+        if self._closed:
+            return ResolveOutcome(
+                "invalid", "The session is closed; nothing was applied or discarded."
+            )
+        store = self.store
+        if store.queue is None or store.get(action_id) or store.replaced_by(action_id):
+            return self.resolve(
+                decision.verb,
+                decision.reason,
+                action_id,
+                decision.by,
+                decision.only,
+                batch=decision.batch,
+            )
+        return self._loop.run(self.review.decide(action_id, decision))
+
+    def can_undo(self) -> bool:
+        """Whether the workspace has an apply to undo, whoever made it."""
+        from redline.workspace.journal import undo_history
+
+        return bool(undo_history(self.cwd))
+
+    def waiting_only_on_review(self) -> bool | None:
+        """None: the model runs here, there is no external agent to ask."""
+        return None
+
     def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
         """Replace ``path``'s proposed content in ``action_id`` with a person's ``text``.
 
@@ -395,10 +432,13 @@ class AgentSession(TurnLoop):
             re-previewed, or was resolved meanwhile.
         """
         action = self.store.get(action_id)
+        if action is None and self.store.queue is not None:
+            return repreview_any(self.store.queue, action_id)
         if action is None:
             return ToolResult.error(f"No pending action {action_id}.")
         if action.repreview is None:
-            return ToolResult.error(f"{action.label} ({action_id}) cannot be re-previewed.")
+            # No tool call to run again: its change merged onto the current files.
+            return self._loop.run(self.review.repreview(action_id))
         try:
             fresh = self._loop.run(_maybe_await(action.repreview()))
         except Exception as exc:

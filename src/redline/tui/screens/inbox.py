@@ -46,6 +46,7 @@ from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.session_calls import (
+    apply_session_rules,
     resolve_action,
     resolve_all,
     resolve_marked,
@@ -240,11 +241,13 @@ class InboxScreen(InboxChecks, InboxSearch):
             and not self.busy
             and all(action.id != before for action in actions)
         )
-        self.stack.update_actions(actions, clear=gone)
+        # The selection follows the top until the person moves it; an action they moved to
+        # never slides onto another: the next y would apply something they have not read.
+        follows = self.stack.follows_top
+        self.stack.update_actions(actions, clear=gone and not follows)
         if gone and before is not None:
-            # Never slide the selection onto another action: the next y would apply
-            # something the person has not read.
-            text = f"{gone_text(self.session, before)} Nothing is selected: pick one with j / k."
+            then = "The top is selected now." if follows else "Nothing is selected: pick one."
+            text = f"{gone_text(self.session, before)} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
         if self.checks is not None:
@@ -257,8 +260,12 @@ class InboxScreen(InboxChecks, InboxSearch):
         self._update_controls()
 
     def _log_departures(self) -> None:
-        """Say how other processes' actions left the list: the verdict and who decided."""
-        for gone in self.pending.departed():
+        """Say how other processes' actions left the list: the verdict and who decided (an
+        apply elsewhere can be undone here: undo is checked again)."""
+        departed = self.pending.departed()
+        if departed and self._ready:
+            self.check_undo()
+        for gone in departed:
             self.activity.write_lines(
                 departure_block(gone.action, gone.resolution, action_source(gone.action))
             )
@@ -317,8 +324,11 @@ class InboxScreen(InboxChecks, InboxSearch):
         marked = self.stack.marked
         preview = self.preview
         shown = preview.action is not None and selected is not None
+        limits = self.pending.limits(selected.id if selected is not None else None)
         parts = len(preview.units) if shown else 0
-        picked = len(preview.selection()) if shown else 0
+        # A part that cannot be done is never counted: no "Apply 2 of 3 hunks" for an
+        # action that would refuse it.
+        picked = len(preview.selection()) if shown and not limits.parts else 0
         self.controls = Controls(
             has_top=top is not None,
             top_stale=top is not None and top.stale,
@@ -332,6 +342,9 @@ class InboxScreen(InboxChecks, InboxSearch):
             can_undo=self.can_undo,
             marked=len(marked),
             selected_id=selected.id if selected is not None else "",
+            parts_refusal=limits.parts,
+            edit_refusal=limits.edit,
+            repreview_refusal=limits.repreview,
         )
         self.resolve_bar.set_enabled(
             apply=bool(marked) or (selected is not None and not selected.stale)
@@ -344,7 +357,7 @@ class InboxScreen(InboxChecks, InboxSearch):
             selected.id if selected is not None else None,
             picked=picked,
             parts=parts,
-            whole_only=selected is not None and not preview.selectable,
+            whole_only=selected is not None and (not preview.selectable or bool(limits.parts)),
             marked=len(marked),
         )
 
@@ -377,7 +390,7 @@ class InboxScreen(InboxChecks, InboxSearch):
             action,
             self.controls,
             outside_editor=not self.app.is_web,
-            has_rules=getattr(self.session, "rules", None) is not None,
+            has_rules=self.session.capabilities.rules and self.session.rules is not None,
             prompting=self.agent_ended is None,
             searching=search.searching,
             search_open=search.target is not None,
@@ -388,7 +401,7 @@ class InboxScreen(InboxChecks, InboxSearch):
             action,
             self.controls,
             outside_editor=not self.app.is_web,
-            has_rules=getattr(self.session, "rules", None) is not None,
+            has_rules=self.session.capabilities.rules and self.session.rules is not None,
             prompting=self.agent_ended is None,
         )
 
@@ -441,7 +454,8 @@ class InboxScreen(InboxChecks, InboxSearch):
                 severity="warning",
             )
             return
-        only = self.preview.selection() if self.preview.action is action else []
+        shown = self.preview.action is action and not self.controls.parts_refusal
+        only = self.preview.selection() if shown else []
         self._own.add(action.id)
         self.busy = True
         self._resolving = True
@@ -590,7 +604,7 @@ class InboxScreen(InboxChecks, InboxSearch):
 
     def action_repreview(self) -> None:
         action = self.selected_action()
-        if action is None or not action.stale:
+        if action is None or not action.stale or self.controls.repreview_refusal:
             self.notify(self._refusal("repreview"), title="Nothing done", severity="warning")
             return
         action_id = action.id
@@ -602,7 +616,7 @@ class InboxScreen(InboxChecks, InboxSearch):
         from redline.tui.session_rule import offer_for
 
         action = self.selected_action()
-        rules = getattr(self.session, "rules", None)
+        rules = self.session.rules if self.session.capabilities.rules else None
         if action is None or rules is None:
             return
         offer = offer_for(self.session, action, rules.snapshot().rules)
@@ -615,12 +629,11 @@ class InboxScreen(InboxChecks, InboxSearch):
                 return
             with contextlib.suppress(ValueError):  # the same rule is already in force
                 rules.add_session_rule(offer.rule)
-            apply_rules = getattr(self.session, "apply_rules", None)
             self.activity.write_lines(
                 [Content.styled(f"ℹ session rule: {offer.rule.name}", "$text-muted")]
             )
-            if apply_rules is not None:
-                self.run_command("rules", lambda: "\n".join(apply_rules()))
+            session = self.session
+            self.run_command("rules", lambda: "\n".join(apply_session_rules(session)))
 
         self.app.push_screen(
             ConfirmScreen(offer.question, yes="Always apply", no="Cancel"), answered
@@ -724,6 +737,9 @@ class InboxScreen(InboxChecks, InboxSearch):
             self.preview.diff_view.focus()
 
     def action_toggle_part(self) -> None:
+        if self.controls.parts_refusal:
+            self.notify(self.controls.parts_refusal, title="Nothing done", severity="warning")
+            return
         focused = self.focused
         in_file_list = focused is not None and focused.id == "file-list"
         if self.preview.toggle_part(whole_file=in_file_list):

@@ -137,6 +137,11 @@ class PendingStack(ScrollView, can_focus=True):
         return self._selected_id
 
     @property
+    def follows_top(self) -> bool:
+        """The selection is on the top and goes with it (the person has not moved off)."""
+        return self._follow_top and not self._cleared
+
+    @property
     def top_id(self) -> str | None:
         """The top of the whole stack (a source filter never changes what is on top)."""
         return self._top_id

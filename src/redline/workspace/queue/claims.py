@@ -64,6 +64,12 @@ class Claim:
         if changed:
             self.queue._write_record(self.record)
 
+    def clear_stale(self) -> None:
+        """The action fits the files again (a re-preview found nothing to carry over)."""
+        if self.record.stale:
+            self.record.stale, self.record.stale_reason = False, ""
+            self.queue._write_record(self.record)
+
     def finish(self, resolution: Resolution) -> Resolution:
         """Log ``resolution`` and remove the record: the action has left the queue."""
         if resolution.record is None:

@@ -41,6 +41,9 @@ class ActionDraft:
     stale_reason: str = ""
     # What a derived action (remaining, rebased, edited) keeps of the model's proposal.
     origin: Origin | None = None
+    # What an owner action's process can do besides a whole apply or discard, when asked
+    # (``"parts"``: apply or discard some hunks; see :class:`OwnerRequest`).
+    owner_serves: tuple[str, ...] = ()
 
 
 def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
@@ -127,6 +130,7 @@ class QueueContents(QueueBase):
             stale_reason=draft.stale_reason,
             applied_text=draft.applied_text,
             origin=origin_data,
+            owner_serves=list(draft.owner_serves) if applied_by == "owner" else [],
         )
 
     def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:

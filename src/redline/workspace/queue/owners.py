@@ -9,7 +9,7 @@ import os
 import time
 
 from redline.workspace.queue import storage
-from redline.workspace.queue.base import REQUESTS, record_name
+from redline.workspace.queue.base import ACTIONS, REQUESTS, record_name
 from redline.workspace.queue.claims import QueueClaims
 from redline.workspace.queue.records import (
     ORPHANED_REASON,
@@ -33,8 +33,10 @@ class QueueOwners(QueueClaims):
         *,
         resolved_by: str = "person",
         rule: str | None = None,
+        only: tuple[str, ...] | None = None,
     ) -> None:
-        """Ask the process that pushed an owner action to apply or discard it."""
+        """Ask the process that pushed an owner action to apply or discard it (``only``:
+        some parts of it; refused unless its record says its owner serves parts)."""
         record = self.get(action_id)
         if record is None:
             raise self._gone(action_id)
@@ -45,9 +47,17 @@ class QueueOwners(QueueClaims):
                 f"Cannot apply {action_id} ({record.label}): {ORPHANED_REASON}. It can only "
                 "be discarded."
             )
+        if only is not None and "parts" not in record.owner_serves:
+            raise QueueError(
+                f"{action_id} ({record.label}) resolves only as a whole: the process waiting "
+                "on it cannot apply or discard some hunks only"
+            )
+        request = OwnerRequest(
+            action_id, decision, reason, resolved_by, rule, os.getpid(), only=only
+        )
         self._requests().write(
             record_name(action_id),
-            OwnerRequest(action_id, decision, reason, resolved_by, rule, os.getpid()).to_dict(),
+            request.to_dict(),
             action_id,
         )
 
@@ -77,6 +87,13 @@ class QueueOwners(QueueClaims):
         found.sort(key=lambda pair: pair[0].time)
         return found
 
+    def _record_file_exists(self, action_id: str) -> bool:
+        try:
+            os.stat(record_name(action_id), dir_fd=self._fd(ACTIONS), follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return True
+
     def drop_request(self, action_id: str) -> None:
         with contextlib.suppress(OSError):
             storage.unlink(self._fd(REQUESTS), record_name(action_id))
@@ -86,8 +103,13 @@ class QueueOwners(QueueClaims):
         deadline = time.monotonic() + timeout
         while True:
             found = self.resolution(action_id)
+            # The owner logs the resolution, then removes the record: the caller sees the
+            # queue as the decision left it.
             if found is not None:
-                return found
+                if time.monotonic() >= deadline or not self._record_file_exists(action_id):
+                    return found
+                time.sleep(0.005)
+                continue
             record = self.get(action_id)
             if record is None or record.orphaned() or time.monotonic() >= deadline:
                 return self.resolution(action_id)

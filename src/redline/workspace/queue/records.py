@@ -181,6 +181,10 @@ class QueueRecord:
     version: int = FORMAT_VERSION
     # Origin.to_dict() with the proposal's texts as {"blob": sha} (derived actions only).
     origin: dict[str, Any] | None = None
+    # An owner action: what its process serves besides a whole decision (``"parts"``).
+    # Records written before this field existed have none: their owner is asked for whole
+    # decisions only.
+    owner_serves: list[str] = field(default_factory=list)
 
     @property
     def edited(self) -> bool:
@@ -199,6 +203,8 @@ class QueueRecord:
         data = self._fields()
         if self.via:  # only then: records written before `via` existed read back the same
             data["via"] = dict(self.via)
+        if self.owner_serves:  # likewise
+            data["owner_serves"] = list(self.owner_serves)
         return data
 
     def _fields(self) -> dict[str, Any]:
@@ -261,6 +267,9 @@ class QueueRecord:
             origin = data.get("origin")
             if origin is not None and not isinstance(origin, dict):
                 raise ValueError("origin is not an object")
+            serves = data.get("owner_serves", [])
+            if not isinstance(serves, list) or not all(isinstance(s, str) for s in serves):
+                raise ValueError("owner_serves is not a list of names")
             return cls(
                 id=action_id,
                 position=position,
@@ -282,6 +291,7 @@ class QueueRecord:
                 applied_text=None if applied_text is None else str(applied_text),
                 version=int(version) if isinstance(version, int) else FORMAT_VERSION,
                 origin=origin,
+                owner_serves=list(serves),
             )
         except (KeyError, ValueError, TypeError) as exc:
             cause = f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
@@ -367,9 +377,19 @@ class Resolution:
             raise QueueRecordError(shown, f"resolution {shown} is damaged: {exc}") from None
 
 
+# An owner request that names hunks (``only``) is written in this format version, so that a
+# process of an older redline, which would apply or discard the whole action, refuses it as
+# written by a newer one; a whole decision keeps version 1, which every owner serves.
+PARTS_REQUEST_VERSION = 2
+
+
 @dataclass(frozen=True)
 class OwnerRequest:
-    """Another process asks the owner of an ``applied_by == "owner"`` action to resolve it."""
+    """Another process asks the owner of an ``applied_by == "owner"`` action to resolve it.
+
+    ``only`` names ``PATH#N`` / ``PATH`` parts (sent only to an owner whose record lists
+    ``"parts"`` in ``owner_serves``); None: the whole action.
+    """
 
     id: str
     decision: str
@@ -378,10 +398,11 @@ class OwnerRequest:
     rule: str | None = None
     requested_by_pid: int = 0
     time: float = field(default_factory=time.time)
+    only: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": FORMAT_VERSION,
+        data: dict[str, Any] = {
+            "version": FORMAT_VERSION if self.only is None else PARTS_REQUEST_VERSION,
             "id": self.id,
             "decision": self.decision,
             "reason": self.reason,
@@ -390,15 +411,27 @@ class OwnerRequest:
             "requested_by_pid": self.requested_by_pid,
             "time": self.time,
         }
+        if self.only is not None:
+            data["only"] = list(self.only)
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, shown: str) -> OwnerRequest:
         if not isinstance(data, dict):
             raise QueueRecordError(shown, f"owner request {shown} is not a JSON object")
-        check_version(data.get("version"), shown)
+        version = data.get("version")
+        if version != PARTS_REQUEST_VERSION:
+            check_version(version, shown)
         decision = data.get("decision")
         if decision not in ("apply", "discard"):
             raise QueueRecordError(shown, f"owner request {shown} has no valid decision")
+        only = data.get("only")
+        if only is not None and (
+            not isinstance(only, list) or not only or not all(isinstance(o, str) for o in only)
+        ):
+            raise QueueRecordError(shown, f"owner request {shown} has no valid list of parts")
+        if only is None and version == PARTS_REQUEST_VERSION:
+            raise QueueRecordError(shown, f"owner request {shown} names no parts")
         rule = data.get("rule")
         return cls(
             id=str(data.get("id", "")),
@@ -408,4 +441,5 @@ class OwnerRequest:
             rule=None if rule is None else str(rule),
             requested_by_pid=int(data.get("requested_by_pid", 0)),
             time=float(data.get("time", 0.0)),
+            only=None if only is None else tuple(only),
         )

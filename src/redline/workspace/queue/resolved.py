@@ -46,6 +46,18 @@ class QueueResolved(QueueContents):
         data = self._resolved().read(record_name(action_id), action_id)
         return None if data is None else Resolution.from_dict(data, action_id)
 
+    def note_result(self, action_id: str, text: str) -> None:
+        """Add what the resolver said to ``action_id``'s logged resolution (the rest of a
+        partial resolution is logged as a replacement before its text is known)."""
+        from dataclasses import replace
+
+        found = self.resolution(action_id)
+        if found is None:
+            return
+        self._resolved().write(
+            record_name(action_id), replace(found, result_text=text).to_dict(), action_id
+        )
+
     def _log_resolution(self, resolution: Resolution) -> None:
         """Log ``resolution``, then mark its id used for good (the log itself is pruned)."""
         self._resolved().write(record_name(resolution.id), resolution.to_dict(), resolution.id)
