@@ -285,6 +285,10 @@ async def test_a_on_another_process_action_makes_a_rule_that_applies_it(
         await wait_until(pilot, lambda: app.stack.selected_id == record.id)
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        # The question names the other process's action it will apply at once.
+        assert f"It applies {record.id} now." in str(screen.question)
         await pilot.press("y")
         await wait_until(pilot, lambda: text(root) == NEW and pending(root) == [])
         with WorkspaceQueue(root) as queue:

@@ -10,6 +10,7 @@ from redline.review.store import PendingAction
 from redline.rules import ActionFacts, session_rule_for
 from redline.rules.model import Rule, decide
 from redline.tui.protocol import SessionLike
+from redline.workspace.queue import QueueError
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,13 @@ def offer_for(
     folder = rule.paths[0] if rule.paths else "**"
     tool = rule.tools[0] if rule.tools else action.source_tool_name
     now = applied_now(session.store.snapshot(), rule, rules)
+    now += [i for i in queued_now(session, rule, rules) if i not in now]
     also = f" It applies {', '.join(now)} now." if now else ""
     question = (
         f"Always apply {tool} changes under {folder} for this session?\n\n"
         f"It matches every change the {tool} tool proposes to files under {folder} "
-        f"(this one, {action.id}, included), from this session's agent.{also} "
+        f"(this one, {action.id}, included), from this session's agent and from the "
+        f"other processes queueing in this workspace.{also} "
         "It is kept in memory for this session only and saved nowhere; a rule that "
         "lasts goes in rules.toml (see docs/rules.md)."
     )
@@ -59,4 +62,25 @@ def applied_now(
             break  # a person (or the checks) decides this one: the rules stop here
         if decision.decision == "apply" and decision.rule == new.name:
             found.append(action.id)
+    return found
+
+
+def queued_now(session: SessionLike, new: Rule, rules: Sequence[Rule] = ()) -> list[str]:
+    """The ids of other processes' queued actions that the session rules plus ``new``
+    would decide by ``new`` now (as ``session_calls.apply_session_rules`` then does)."""
+    queue = session.queue
+    if queue is None:
+        return []
+    combined = [*(r for r in rules if r.origin == "session"), new]
+    found: list[str] = []
+    try:
+        records = queue.list()
+    except QueueError:  # the question is advice: an unreadable queue names nothing more
+        return []
+    for record in records:
+        if session.store.get(record.id) is not None:
+            continue
+        decision = decide(combined, ActionFacts.of_record(record, stale=record.stale))
+        if decision.resolves and decision.decision == "apply" and decision.rule == new.name:
+            found.append(record.id)
     return found
