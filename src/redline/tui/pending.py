@@ -5,12 +5,14 @@ a workspace queue, every other process's too (as display copies, resolved throug
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
+from redline.workspace.preview import Preview
 from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,58 @@ def gone_text(session: SessionLike, action_id: str) -> str:
         who = _DECIDERS.get(by, by)
     reason = f" (reason: {resolution.reason})" if resolution.reason else ""
     return f"{action_id} was {done} by {who}{reason}."
+
+
+#: What the stack's row says of an action without reading its Preview: the files it
+#: touches, the lines it adds and removes.
+RowFacts = tuple[tuple[str, ...], int, int]
+
+
+class QueuedCopy(PendingAction):
+    """A display copy of another process's action whose Preview is read from the queue the
+    first time something asks for ``preview`` (the preview pane, a decision), not when the
+    stack lists it: the stack's row comes from the record's summary (:attr:`facts`), so a
+    queue of 10,000 is drawn without reading 10,000 previews."""
+
+    _load: Callable[[], Preview | None] | None = None
+    _preview: Preview | None = None
+    facts: RowFacts = ((), 0, 0)
+
+    @property
+    def preview(self) -> Preview | None:
+        load = self._load
+        if load is not None:
+            self._load = None
+            self._preview = load()
+        return self._preview
+
+    @preview.setter
+    def preview(self, value: Preview | None) -> None:
+        self._load = None
+        self._preview = value
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the Preview has been read (or was given)."""
+        return self._load is None
+
+    def defer(self, load: Callable[[], Preview | None], facts: RowFacts) -> None:
+        """Read the Preview with ``load`` when first asked for; list the row as ``facts``."""
+        self._load = load
+        self.facts = facts
+
+
+def record_facts(record: QueueRecord) -> RowFacts:
+    """The stack row's files and +/- lines from a record, as its Preview's summary gives them
+    (a rename is listed by its new path)."""
+    files: list[str] = []
+    changes = record.preview.get("changes") if isinstance(record.preview, dict) else None
+    for change in changes if isinstance(changes, list) else ():
+        if isinstance(change, dict):
+            path = change.get("new_path") if change.get("kind") == "rename" else change.get("path")
+            if isinstance(path, str):
+                files.append(path)
+    return tuple(files), record.added, record.removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +180,8 @@ class PendingList:
                 self._departed.append(Departed(action, resolution))
 
     def _foreign_action(self, queue: WorkspaceQueue, record: QueueRecord) -> PendingAction | None:
-        """A display copy of another process's action (cached while its record stays)."""
+        """A display copy of another process's action (cached while its record stays); its
+        Preview is read when first shown (see :class:`QueuedCopy`)."""
         cached = self._foreign.get(record.id)
         if cached is not None and cached[2] is record and record.applied_by == "preview":
             # The same record object: its file has not changed (the queue shares unchanged
@@ -142,26 +197,29 @@ class PendingList:
         if cached is not None and cached[0] == key:
             self._foreign[record.id] = (key, cached[1], record)
             return cached[1]
-        try:
-            preview = queue.preview(record)
-        except Exception as exc:
-            log.warning("queue record %s: %s", record.id, exc)
-            preview = None
 
         def elsewhere(_reason: str) -> ToolResult:
             return ToolResult.error(f"{record.id} is resolved through the workspace queue")
 
-        action = PendingAction(
+        def load() -> Preview | None:
+            try:
+                return queue.preview(record)
+            except Exception as exc:
+                log.warning("queue record %s: %s", record.id, exc)
+                return None
+
+        action = QueuedCopy(
             record.label,
             elsewhere,
             details=record.details,
             source_tool_name=record.source_tool_name,
             source=record.source,
-            preview=preview,
             id=record.id,
             created_at=record.created_at,
             stale=record.stale or record.orphaned(),
             stale_reason=ORPHANED_REASON if record.orphaned() else record.stale_reason,
         )
+        if record.preview is not None:
+            action.defer(load, record_facts(record))
         self._foreign[record.id] = (key, action, record)
         return action
