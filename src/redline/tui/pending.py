@@ -14,6 +14,7 @@ from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
 from redline.workspace.preview import Preview
 from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
+from redline.workspace.queue.index import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +143,10 @@ class PendingList:
 
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others."""
+        with collector_paused():
+            return self._read()
+
+    def _read(self) -> tuple[PendingAction, ...]:
         own = self.session.store.snapshot()
         queue = session_queue(self.session)
         if queue is None:

@@ -20,7 +20,14 @@ from typing import Self
 
 from redline.workspace.queue import storage
 from redline.workspace.queue.hashes import FileHashes
-from redline.workspace.queue.index import Entry, RecordIndex, RecordSummary, identity, settled
+from redline.workspace.queue.index import (
+    Entry,
+    RecordIndex,
+    RecordSummary,
+    collector_paused,
+    identity,
+    settled,
+)
 from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
@@ -292,6 +299,12 @@ class QueueBase:
 
         ``full``: every entry has its record (else only its summary is sure to be there).
         """
+        with collector_paused():
+            return self._load_paused(full)
+
+    def _load_paused(
+        self, full: bool
+    ) -> tuple[builtins.list[Entry], builtins.list[QueueRecordError]]:
         entries: builtins.list[Entry] = []
         problems: builtins.list[QueueRecordError] = []
         used = self._used()
