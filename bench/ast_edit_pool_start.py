@@ -16,6 +16,8 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 _START = """
@@ -53,10 +55,13 @@ def main() -> int:
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.workers} workers, {args.runs} runs, cores {os.cpu_count()}, load {load}")
     times: dict[str, list[float]] = {how: [] for how in HOWS}
+    # A file, not -c: forkserver children import the task's function from __main__'s file.
+    script = Path(tempfile.mkdtemp(prefix="pool-start-")) / "start.py"
+    script.write_text(_START)
     for run in range(args.runs + 1):
         for how in HOWS:
             done = subprocess.run(
-                [sys.executable, "-c", _START, how, str(args.workers)],
+                [sys.executable, str(script), how, str(args.workers)],
                 env=_ENV,
                 capture_output=True,
                 text=True,
