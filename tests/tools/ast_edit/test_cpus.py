@@ -101,6 +101,7 @@ def test_a_quiet_mid_size_search_in_workers_gives_the_same_results(
     alone = search(tmp_path, ops, workers=1, cache=None)
     _quiet(monkeypatch, 2, 0.0)
     monkeypatch.setattr(engine, "POOL_IDLE_MIN_BYTES", 1_000)
+    monkeypatch.setattr(engine, "_cheap_start", lambda workers: True)
     started: list[int] = []
     real = engine._get_executor
 
