@@ -2,7 +2,8 @@
 
 The main process lists files, reads and hashes them and applies the word prefilter
 (cheap); only files that can match are parsed: here, or in worker processes when there
-are enough of them (``POOL_MIN_BYTES``: on two cores, only past about 12 MB). Results come
+are enough of them for the CPUs free now (:mod:`.cpus`: from ``POOL_IDLE_MIN_BYTES``, 1 MB,
+with two or more idle and a forked pool; else from ``POOL_MIN_BYTES``, 12 MB). Results come
 back in path order as soon as each is ready, so the first file's result is available
 long before the last file is parsed.
 
