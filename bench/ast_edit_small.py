@@ -52,6 +52,22 @@ SHAPES = (
     "$A + $B",
     "isinstance($X, $T)",
 )
+# Issue 44's six shapes, timed as a user or an agent runs them (``--json``); the first
+# two are rewrites (shown, not written: ``--rewrite`` / ``-r``).
+ISSUE44_SHAPES: tuple[tuple[str, str | None], ...] = (
+    ("print($$$A)", "logger.info($$$A)"),
+    ("$A == None", "$A is None"),
+    ("self.$A.$B($$$C)", None),
+    ("$A[$B]", None),
+    ("[$E for $X in $Y]", None),
+    ("isinstance($X, $T)", None),
+)
+# redline with the CPUs counted as free whatever the load (the choice a quiet machine
+# makes): the command's own entry point, with tools/ast_edit/cpus.py told so.
+FORCED_FREE = (
+    "import sys; from redline.tools.ast_edit import cpus; "
+    "cpus.load_average = lambda: 0.0; from redline.cli import main; sys.exit(main())"
+)
 GENERATED_FILES = 200
 BARE = "import ast, json, pathlib"
 SMALL_FILE = '''"""A small module."""
@@ -307,4 +323,63 @@ def run(runs: int, sg: str) -> int:
         print(f"bytecode after the warm-ups: {_bytecode()}")
         print(f"\nboth corpora: median {statistics.median(every):.2f}x, worst {max(every):.2f}x")
         fixed_cost(tmp, redline, runs * 3)
+    return 0
+
+
+def issue44(runs: int, sg: str) -> int:
+    """The six shapes of issue 44 on the ten packages, ``--json`` both sides, ast-grep
+    against redline as shipped (its own choice of in-process or workers for the load now)
+    and redline choosing as on a quiet machine (workers when the job is worth it),
+    interleaved in one run."""
+    redline = str(Path(sys.executable).parent / "redline")
+    forced = [sys.executable, "-c", FORCED_FREE]
+    with tempfile.TemporaryDirectory(prefix="ast-edit-issue44-") as name:
+        corpus = Path(name) / "stdlib10"
+        git_init(corpus)
+        files, size = copy_packages(corpus)
+        print(f"ten stdlib packages: {files} files, {size / 1e6:.2f} MB; cores {os.cpu_count()}")
+        print(f"load average before {_load()}")
+        commands = []
+        for pattern, rewrite in ISSUE44_SHAPES:
+            sg_argv = [sg, "run", "-l", "python", "-p", pattern, "--json=stream"]
+            ae_args = ["ast-edit", "-C", str(corpus), "--pattern", pattern]
+            if rewrite is not None:
+                sg_argv += ["-r", rewrite]
+                ae_args += ["--rewrite", rewrite]
+            commands.append(
+                (
+                    pattern,
+                    [*sg_argv, "."],
+                    [redline, *ae_args, "--json"],
+                    [*forced, *ae_args, "--json"],
+                )
+            )
+        outputs = {}
+        for pattern, sg_argv, ae_argv, free_argv in commands:  # warm-up, and the same output
+            _run(sg_argv, corpus)
+            shipped = _run(ae_argv, corpus)[1]
+            outputs[pattern] = shipped == _run(free_argv, corpus)[1]
+        times: dict[str, list[list[float]]] = {c[0]: [[], [], []] for c in commands}
+        for _ in range(runs):
+            for pattern, *argvs in commands:
+                for slot, argv in enumerate(argvs):
+                    times[pattern][slot].append(_run(argv, corpus)[0])
+        print(
+            f"{'pattern':22} {'ast-grep':>9} {'shipped':>9} {'ratio':>7} {'quiet choice':>12} {'ratio':>7} same"
+        )
+        shipped_ratios, free_ratios = [], []
+        for pattern, *_argvs in commands:
+            sg_t, ae_t, free_t = (statistics.median(t) for t in times[pattern])
+            shipped_ratios.append(ae_t / sg_t)
+            free_ratios.append(free_t / sg_t)
+            print(
+                f"{pattern:22} {sg_t:8.3f}s {ae_t:8.3f}s {ae_t / sg_t:6.2f}x {free_t:11.3f}s "
+                f"{free_t / sg_t:6.2f}x {'yes' if outputs[pattern] else 'NO'}"
+            )
+        for label, ratios in (("shipped", shipped_ratios), ("quiet choice", free_ratios)):
+            print(
+                f"{label}: median {statistics.median(ratios):.2f}x, worst {max(ratios):.2f}x "
+                "(targets 1.5x / 3x)"
+            )
+        print(f"load average after {_load()}")
     return 0

@@ -196,10 +196,18 @@ def main() -> int:
     parser.add_argument(
         "--small", action="store_true", help="the small-project mode (see bench/ast_edit_small.py)"
     )
-    parser.add_argument("--runs", type=int, default=5, help="--small: timed runs per command")
+    parser.add_argument(
+        "--issue44",
+        action="store_true",
+        help="issue 44's six shapes (two rewrites) on the ten packages, --json, shipped and "
+        "with a quiet machine's choice of workers (see bench/ast_edit_small.py)",
+    )
+    parser.add_argument(
+        "--runs", type=int, default=5, help="--small/--issue44: timed runs per command"
+    )
     args = parser.parse_args()
-    if args.small:
-        return _small_mode(args.runs)
+    if args.small or args.issue44:
+        return _small_mode(args.runs, "issue44" if args.issue44 else "run")
     source = args.corpus or Path(sysconfig.get_paths()["stdlib"])
     if not source.is_dir():
         raise SystemExit(f"--corpus {source}: not a folder")
@@ -248,7 +256,7 @@ def main() -> int:
     return 0
 
 
-def _small_mode(runs: int) -> int:
+def _small_mode(runs: int, mode: str = "run") -> int:
     import importlib.util
 
     path = Path(__file__).resolve().parent / "ast_edit_small.py"
@@ -257,7 +265,7 @@ def _small_mode(runs: int) -> int:
     module = importlib.util.module_from_spec(spec)
     sys.modules["ast_edit_small"] = module
     spec.loader.exec_module(module)
-    return int(module.run(runs, find_ast_grep()))
+    return int(getattr(module, mode)(runs, find_ast_grep()))
 
 
 if __name__ == "__main__":

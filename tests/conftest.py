@@ -88,3 +88,15 @@ def stress(request: pytest.FixtureRequest) -> bool:
     ``uv run pytest -m stress`` runs only the stress tests, each in full.
     """
     return stress_requested(request.config)
+
+
+def cpu_share() -> int:
+    """The CPUs one test may keep busy at once: the usable ones divided among the
+    pytest-xdist workers (``-n auto`` already starts one per core, so a test that runs its
+    own processes in parallel would otherwise over-subscribe the machine; issue 44)."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on macOS
+        usable = os.cpu_count() or 1
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return max(1, usable // max(1, workers))

@@ -14,7 +14,6 @@ apply; ``uv run pytest -m stress`` kills at every step plus the random runs.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
@@ -25,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from tests.conftest import cpu_share
 
 from redline.workspace import journal
 from redline.workspace.preview import Preview
@@ -160,7 +160,8 @@ def test_sigkill_at_many_points_never_tears_a_file(tmp_path: Path, stress: bool)
         shutil.rmtree(root)
         return outcome, any("restored" in m for m in messages)
 
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+    # One kill run per CPU this test may use (the xdist workers share the cores).
+    with ThreadPoolExecutor(max_workers=min(4, cpu_share())) as pool:
         results = list(pool.map(one, range(len(plan))))
     outcomes = [outcome for outcome, _ in results]
     restored = sum(restored for _, restored in results)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,16 @@ def test_identity_catches_a_spelling_names_cannot(repo: Path) -> None:
 
     assert protected_by_identity(repo, ("innocent", "config"), aliased) == ".git"
     assert protected_by_identity(repo, ("innocent", "config")) is None
+
+
+def test_the_ascii_shortcut_folds_as_the_unicode_way() -> None:
+    # folded_name takes a shortcut for ASCII names (a listing checks 10,000 of them); it
+    # must give what NFKC, case folding and dropping format characters give.
+    def unicode_way(name: str) -> str:
+        text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+        text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+        return text.rstrip(". ") or text
+
+    names = [chr(a) + chr(b) for a in range(128) for b in range(128)]
+    names += [".GIT", "Redlin~1", ".redline. . ", "...", " ", "Git~1", "README.md"]
+    assert [folded_name(n) for n in names] == [unicode_way(n) for n in names]

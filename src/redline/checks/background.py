@@ -68,8 +68,14 @@ class BackgroundChecks:
         config = self.config
         return config is not None and bool(config.checks or config.skipped)
 
-    def sync(self, actions: Iterable[tuple[str, Preview | None]]) -> None:
-        """Start checks for actions new to this runner; cancel those no longer listed."""
+    def sync(
+        self, actions: Iterable[tuple[str, Preview | Callable[[], Preview | None] | None]]
+    ) -> None:
+        """Start checks for actions new to this runner; cancel those no longer listed.
+
+        An action's Preview may be given as a function that reads it: it is called only for
+        an action new to this runner when checks are configured (a long queue is listed
+        without reading every Preview)."""
         listed = dict(actions)
         with self._lock:
             if self._closed:
@@ -91,7 +97,10 @@ class BackgroundChecks:
             return
         propose = [c for c in config.checks if c.when == "propose"]
         for action_id in fresh:
-            preview = listed[action_id]
+            if not propose and not (config.skipped and self.queue is None):
+                continue  # nothing to run or note: its Preview is not read
+            given = listed[action_id]
+            preview = given() if callable(given) else given
             if preview is None:
                 continue
             if not propose:

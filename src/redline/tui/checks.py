@@ -8,7 +8,7 @@ to the pane, which asks this object to redraw the badges and the shown action's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from redline.checks import CheckResult, findings_text, summary
@@ -19,6 +19,7 @@ from redline.review.store import PendingAction
 from redline.tui.diff_model import FULL_CONTEXT
 from redline.tui.pending import session_queue
 from redline.tui.widgets.checks_pane import ChecksPane, badge
+from redline.workspace.preview import Preview
 
 
 class DashboardChecks:
@@ -39,7 +40,8 @@ class DashboardChecks:
 
     def sync(self, actions: Sequence[PendingAction]) -> None:
         self._ids = tuple(a.id for a in actions)
-        self.runner.sync((a.id, a.preview) for a in actions)
+        # A Preview is read only if checks will run on it (see ``BackgroundChecks.sync``).
+        self.runner.sync((a.id, _preview_of(a)) for a in actions)
         self.redraw()
 
     def redraw(self) -> None:
@@ -132,3 +134,7 @@ class DashboardChecks:
 
     def close(self) -> None:
         self.runner.close()
+
+
+def _preview_of(action: PendingAction) -> Callable[[], Preview | None]:
+    return lambda: action.preview

@@ -7,13 +7,16 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
+from redline.workspace.preview import Preview
 from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
+from redline.workspace.queue.index import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,58 @@ def gone_text(session: SessionLike, action_id: str) -> str:
         who = _DECIDERS.get(by, by)
     reason = f" (reason: {resolution.reason})" if resolution.reason else ""
     return f"{action_id} was {done} by {who}{reason}."
+
+
+#: What the stack's row says of an action without reading its Preview: the files it
+#: touches, the lines it adds and removes.
+RowFacts = tuple[tuple[str, ...], int, int]
+
+
+class QueuedCopy(PendingAction):
+    """A display copy of another process's action whose Preview is read from the queue the
+    first time something asks for ``preview`` (the preview pane, a decision), not when the
+    stack lists it: the stack's row comes from the record's summary (:attr:`facts`), so a
+    queue of 10,000 is drawn without reading 10,000 previews."""
+
+    _load: Callable[[], Preview | None] | None = None
+    _preview: Preview | None = None
+    facts: RowFacts = ((), 0, 0)
+
+    @property
+    def preview(self) -> Preview | None:
+        load = self._load
+        if load is not None:
+            self._load = None
+            self._preview = load()
+        return self._preview
+
+    @preview.setter
+    def preview(self, value: Preview | None) -> None:
+        self._load = None
+        self._preview = value
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the Preview has been read (or was given)."""
+        return self._load is None
+
+    def defer(self, load: Callable[[], Preview | None], facts: RowFacts) -> None:
+        """Read the Preview with ``load`` when first asked for; list the row as ``facts``."""
+        self._load = load
+        self.facts = facts
+
+
+def record_facts(record: QueueRecord) -> RowFacts:
+    """The stack row's files and +/- lines from a record, as its Preview's summary gives them
+    (a rename is listed by its new path)."""
+    files: list[str] = []
+    changes = record.preview.get("changes") if isinstance(record.preview, dict) else None
+    for change in changes if isinstance(changes, list) else ():
+        if isinstance(change, dict):
+            path = change.get("new_path") if change.get("kind") == "rename" else change.get("path")
+            if isinstance(path, str):
+                files.append(path)
+    return tuple(files), record.added, record.removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +202,10 @@ class PendingList:
 
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others."""
+        with collector_paused():
+            return self._read()
+
+    def _read(self) -> tuple[PendingAction, ...]:
         own = self.session.store.snapshot()
         queue = session_queue(self.session)
         if queue is None:
@@ -227,7 +286,8 @@ class PendingList:
         hashes: dict[str, str | None],
         unchanged: set[str],
     ) -> PendingAction | None:
-        """A display copy of another process's action (cached while its record stays).
+        """A display copy of another process's action (cached while its record stays); its
+        Preview is read when first shown (see :class:`QueuedCopy`).
 
         Stale as ``redline pending list`` says: marked so, or its files no longer match
         its Preview (checked by hash on every read, so no apply has to be refused first).
@@ -267,22 +327,23 @@ class PendingList:
         if cached is not None and cached[0] == key:
             self._foreign[record.id] = (key, cached[1], record)
             return cached[1]
-        try:
-            preview = queue.preview(record)
-        except Exception as exc:
-            log.warning("queue record %s: %s", record.id, exc)
-            preview = None
 
         def elsewhere(_reason: str) -> ToolResult:
             return ToolResult.error(f"{record.id} is resolved through the workspace queue")
 
-        action = PendingAction(
+        def load() -> Preview | None:
+            try:
+                return queue.preview(record)
+            except Exception as exc:
+                log.warning("queue record %s: %s", record.id, exc)
+                return None
+
+        action = QueuedCopy(
             record.label,
             elsewhere,
             details=record.details,
             source_tool_name=record.source_tool_name,
             source=record.source,
-            preview=preview,
             id=record.id,
             created_at=record.created_at,
             stale=record.stale or record.orphaned() or bool(changed),
@@ -290,5 +351,7 @@ class PendingList:
             if record.orphaned()
             else record.stale_reason or "; ".join(changed),
         )
+        if record.preview is not None:
+            action.defer(load, record_facts(record))
         self._foreign[record.id] = (key, action, record)
         return action

@@ -14,13 +14,27 @@ from pygments.util import ClassNotFound
 from textual.content import Content, Span
 from textual.highlight import HighlightTheme
 
+#: Returned by :func:`known_lexer` for a path not looked up yet.
+UNKNOWN = object()
+_looked_up: dict[str, Lexer | None] = {}
+
 
 @lru_cache(maxsize=64)
 def lexer_for(path: str) -> Lexer | None:
     try:
-        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+        found = get_lexer_for_filename(path, stripnl=False, ensurenl=False)
     except ClassNotFound:
-        return None
+        found = None
+    if len(_looked_up) < 256:
+        _looked_up[path] = found
+    return found
+
+
+def known_lexer(path: str) -> Lexer | object | None:
+    """The lexer of ``path`` if it was looked up before, else :data:`UNKNOWN`: the first
+    lookup in a process scans every Pygments lexer's file patterns (about a third of a
+    second), so a diff paints plain first and looks it up a frame later."""
+    return _looked_up.get(path, UNKNOWN)
 
 
 def highlight_line(text: str, lexer: Lexer | None) -> Content:

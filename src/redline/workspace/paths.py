@@ -58,8 +58,13 @@ def folded_name(name: str) -> str:
     folded, NFKC again (folding may undo it), format characters (``Cf``) removed, trailing
     dots and spaces stripped.
     """
-    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    if name.isascii():
+        # The same result, faster (a listing checks 10,000 names): ASCII is unchanged by
+        # NFKC, its case folding is lower(), and it holds no format character.
+        text = name.lower()
+    else:
+        text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+        text = "".join(char for char in text if unicodedata.category(char) != "Cf")
     stripped = text.rstrip(". ")
     return stripped if stripped else text
 

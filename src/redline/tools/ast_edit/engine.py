@@ -2,7 +2,8 @@
 
 The main process lists files, reads and hashes them and applies the word prefilter
 (cheap); only files that can match are parsed: here, or in worker processes when there
-are enough of them (``POOL_MIN_BYTES``: on two cores, only past about 12 MB). Results come
+are enough of them for the CPUs free now (:mod:`.cpus`: from ``POOL_IDLE_MIN_BYTES``, 1 MB,
+with two or more idle and a forked pool; else from ``POOL_MIN_BYTES``, 12 MB). Results come
 back in path order as soon as each is ready, so the first file's result is available
 long before the last file is parsed.
 
@@ -55,6 +56,12 @@ CACHE_VERSION = 1
 # (31-48 MB) still get the workers.
 POOL_MIN_FILES = 4
 POOL_MIN_BYTES = 12_000_000
+# With at least two CPUs idle now (tools/ast_edit/cpus.py) and workers that are forked
+# (the command line: about 20-40 ms for two, bench/ast_edit_pool_start.py) or already
+# running, the workers pay from far less: they get CPUs nobody else uses. The figure
+# (issue 44): forked start-up over what the second core saves, ``start * rate``, with
+# in-process parsing at 2-4 MB per CPU-second -- a few hundred kB -- doubled for safety.
+POOL_IDLE_MIN_BYTES = 1_000_000
 _GLOB_CHARS = frozenset("*?[")
 
 OpsKey = tuple[tuple[str, str | None], ...]
@@ -334,7 +341,44 @@ _executor_lock = threading.Lock()
 
 
 def default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 4))
+    """The CPUs this process may use (affinity, within the cgroup quota), at most 4."""
+    from redline.tools.ast_edit.cpus import usable_cpus
+
+    return max(1, min(usable_cpus(), 4))
+
+
+def free_workers() -> int:
+    """The CPUs other work leaves free now (see :mod:`.cpus`), at most 4."""
+    from redline.tools.ast_edit.cpus import idle_cpus
+
+    return max(1, min(idle_cpus(), 4))
+
+
+def _plan(workers: int | None) -> tuple[int, bool]:
+    """How many workers a search would use, and whether they would run on idle CPUs and
+    start cheaply (then a smaller job is worth them; see :func:`_use_pool`).
+
+    Asked for no number: as many as are free now when that is two or more and the pool
+    starts cheaply; otherwise the usable CPUs, for jobs past :data:`POOL_MIN_BYTES` only
+    (on a busy machine more processes still get more of its time, measured in issue 27).
+    """
+    if workers is not None:
+        count = max(1, workers)
+        return count, count > 1 and free_workers() > 1 and _cheap_start(count)
+    free = free_workers()
+    if free > 1 and _cheap_start(free):
+        return free, True
+    return default_workers(), False
+
+
+def _cheap_start(workers: int) -> bool:
+    """Whether a pool of ``workers`` is running already or would be forked (cheap), not
+    started through a forkserver (0.3-0.4 s)."""
+    if _executor is not None and _executor_size == workers:
+        return True
+    # As _get_executor chooses (multiprocessing lists "fork" wherever os.fork exists; it is
+    # not imported here: a small search never pays for it).
+    return hasattr(os, "fork") and threading.active_count() == 1
 
 
 def _main_importable() -> bool:
@@ -517,8 +561,11 @@ def iter_search(
     pending = [_prepare(root, rel, key, compiled, rewrite, cache) for rel in files]
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
-    count = default_workers() if workers is None else max(1, workers)
-    executor = _get_executor(count, rewrite) if _use_pool(count, len(todo), size) else None
+    # The CPUs free now are looked at only for a job that could be worth workers.
+    small = size < min(POOL_IDLE_MIN_BYTES, POOL_MIN_BYTES)
+    count, idle = (max(1, workers or 1), False) if small else _plan(workers)
+    use = _use_pool(count, len(todo), size, idle=idle)
+    executor = _get_executor(count, rewrite) if use else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
         from concurrent.futures.process import BrokenProcessPool
@@ -549,10 +596,12 @@ def iter_search(
             future.cancel()
 
 
-def _use_pool(workers: int, files: int, size: int) -> bool:
+def _use_pool(workers: int, files: int, size: int, *, idle: bool = False) -> bool:
     """Whether ``files`` files of ``size`` bytes to parse are worth worker processes (the
-    pool, and its imports, start only then)."""
-    return workers > 1 and files >= max(POOL_MIN_FILES, workers) and size >= POOL_MIN_BYTES
+    pool, and its imports, start only then). ``idle``: the workers would run on CPUs that
+    are free now and start cheaply, so a smaller job pays (:data:`POOL_IDLE_MIN_BYTES`)."""
+    least = POOL_IDLE_MIN_BYTES if idle else POOL_MIN_BYTES
+    return workers > 1 and files >= max(POOL_MIN_FILES, workers) and size >= least
 
 
 def _collect(

@@ -17,7 +17,7 @@ from textual.strip import Strip
 
 from redline.tui.diff_model import DiffRow, SplitRow, split_rows, unified_rows
 from redline.tui.render import content_strip, fit
-from redline.tui.syntax import highlight_line, lexer_for
+from redline.tui.syntax import highlight_line, known_lexer, lexer_for
 from redline.workspace.hunks import HUNK_CONTEXT
 from redline.workspace.preview import FileChange
 
@@ -254,8 +254,8 @@ class DiffView(ScrollView, can_focus=True):
         cached = self._highlighted.get(key)
         if cached is not None:
             return cached, True
-        if lexer_for(self._lexer_path) is None:
-            return Content(row.text), True
+        if known_lexer(self._lexer_path) is None:
+            return Content(row.text), True  # no colour for this file: the plain text is final
         self._wanted[key] = row.text
         if not self._highlight_scheduled:
             self._highlight_scheduled = True

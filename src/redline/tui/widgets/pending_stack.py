@@ -23,6 +23,7 @@ from textual.strip import Strip
 from redline.review.store import PendingAction
 from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
+from redline.tui.pending import QueuedCopy
 from redline.tui.render import content_strip, fit
 
 ROW_HEIGHT = 2
@@ -80,6 +81,8 @@ class StackRow:
 
 
 def _facts(action: PendingAction) -> tuple[tuple[str, ...], int, int]:
+    if isinstance(action, QueuedCopy) and not action.loaded:
+        return action.facts  # from the queue's index: its Preview is read when shown
     if action.preview is None:
         return (), 0, 0
     summary = action.preview.summary()

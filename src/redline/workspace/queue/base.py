@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Self
 
 from redline.workspace.queue import storage
-from redline.workspace.queue.index import Entry, RecordIndex, RecordSummary, identity, settled
+from redline.workspace.queue.hashes import FileHashes
+from redline.workspace.queue.index import (
+    Entry,
+    RecordIndex,
+    RecordSummary,
+    collector_paused,
+    identity,
+    settled,
+)
 from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
@@ -64,6 +72,7 @@ class QueueBase:
         self._signers: dict[str, storage.Signed] = {}
         self._used_ids = UsedIds(self.root)
         self._index: RecordIndex | None = None
+        self._hashes: FileHashes | None = None
         # What the first reconcile read, for the listing that follows it.
         self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
         self._index_lock = threading.Lock()
@@ -97,6 +106,7 @@ class QueueBase:
             self._fds.clear()
             self._signers.clear()
             self._index = None
+            self._hashes = None
 
     def __enter__(self) -> Self:
         return self
@@ -278,11 +288,23 @@ class QueueBase:
             self._index = RecordIndex(self._fd(""), signed.key, signed.keys)
         return self._index
 
+    def _file_hashes(self) -> FileHashes:
+        if self._hashes is None:
+            signed = self._records()
+            self._hashes = FileHashes(self._fd(""), signed.key, signed.keys)
+        return self._hashes
+
     def _load(self, full: bool) -> tuple[builtins.list[Entry], builtins.list[QueueRecordError]]:
         """Every record file's entry (see :mod:`.index`): unchanged files are not read again.
 
         ``full``: every entry has its record (else only its summary is sure to be there).
         """
+        with collector_paused():
+            return self._load_paused(full)
+
+    def _load_paused(
+        self, full: bool
+    ) -> tuple[builtins.list[Entry], builtins.list[QueueRecordError]]:
         entries: builtins.list[Entry] = []
         problems: builtins.list[QueueRecordError] = []
         used = self._used()

@@ -140,10 +140,24 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
     def stale_reasons(
         self, record: QueueRecord, cache: dict[str, str | None] | None = None
     ) -> builtins.list[str]:
-        """Why the record's Preview no longer fits the files ([] when fresh); no blob reads."""
+        """Why the record's Preview no longer fits the files ([] when fresh); no blob reads.
+
+        A file whose identity is unchanged since a listing hashed it is not read again
+        (:mod:`.hashes`); :meth:`remember_hashes` keeps what was hashed for the next one."""
         from redline.workspace.queue.staleness import quick_stale
 
-        return quick_stale(self.root, record.preview, cache if cache is not None else {})
+        with self._index_lock:
+            hashes = self._file_hashes()
+            return quick_stale(
+                self.root, record.preview, cache if cache is not None else {}, hashes
+            )
+
+    def remember_hashes(self) -> None:
+        """Keep the files' hashes looked up by :meth:`stale_reasons` for the next listing
+        (written when enough were read; never raises)."""
+        with self._index_lock:
+            if self._hashes is not None:
+                self._hashes.save()
 
     def session_view(self, session_id: str) -> SessionView:
         return SessionView(self, session_id)

@@ -6,11 +6,14 @@ encodings, permissions) happens again when an action is applied.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
 from redline.workspace import fsutil, paths
+from redline.workspace.queue.hashes import FileHashes
+from redline.workspace.queue.index import identity
 
 
 def _folder(root: Path, parent: str, cache: dict[str, str | None]) -> str | None:
@@ -48,8 +51,12 @@ def _target(root: Path, rel: str, cache: dict[str, str | None]) -> Path | str:
     return os.path.join(folder, name)
 
 
-def _sha(root: Path, rel: str, cache: dict[str, str | None]) -> str | None:
-    """The file's sha256, "" for something that is not a regular file, None if missing."""
+def _sha(
+    root: Path, rel: str, cache: dict[str, str | None], hashes: FileHashes | None = None
+) -> str | None:
+    """The file's sha256, "" for something that is not a regular file, None if missing.
+
+    With ``hashes``, a regular file whose identity is remembered there is not read."""
     if rel in cache:
         return cache[rel]
     try:
@@ -57,7 +64,21 @@ def _sha(root: Path, rel: str, cache: dict[str, str | None]) -> str | None:
     except paths.ConfinementError:
         cache[rel] = ""
         return ""
+    before = None
+    if hashes is not None:
+        try:
+            before = os.stat(target, follow_symlinks=False)
+        except OSError:
+            before = None
+        key = identity(before) if before is not None else None
+        known = hashes.get(rel, key) if key is not None else None
+        if known is not None:
+            cache[rel] = known
+            return known
     current = fsutil.read_current(target)
+    if hashes is not None and before is not None and current.kind == "file" and current.sha256:
+        with contextlib.suppress(OSError):
+            hashes.put(rel, before, os.stat(target, follow_symlinks=False), current.sha256)
     value: str | None
     if current.kind == "missing":
         value = None
@@ -69,8 +90,11 @@ def _sha(root: Path, rel: str, cache: dict[str, str | None]) -> str | None:
     return value
 
 
-def quick_stale(root: Path, preview: Any, cache: dict[str, str | None]) -> list[str]:
-    """``"path (cause)"`` for each file that changed since the preview; [] when fresh."""
+def quick_stale(
+    root: Path, preview: Any, cache: dict[str, str | None], hashes: FileHashes | None = None
+) -> list[str]:
+    """``"path (cause)"`` for each file that changed since the preview; [] when fresh
+    (``hashes``: the queue's memo of files' hashes, see :mod:`.hashes`)."""
     if not isinstance(preview, dict):
         return []
     reasons: list[str] = []
@@ -80,13 +104,13 @@ def quick_stale(root: Path, preview: Any, cache: dict[str, str | None]) -> list[
         kind = change.get("kind")
         if kind in ("modify", "delete", "rename"):
             rel = str(change.get("old_path" if kind == "rename" else "path", ""))
-            sha = _sha(root, rel, cache)
+            sha = _sha(root, rel, cache, hashes)
             if sha is None:
                 reasons.append(f"{rel} (deleted since the preview)")
             elif sha != change.get("old_sha256"):
                 reasons.append(f"{rel} (modified since the preview)")
         if kind in ("create", "rename"):
             rel = str(change.get("new_path" if kind == "rename" else "path", ""))
-            if _sha(root, rel, cache) is not None:
+            if _sha(root, rel, cache, hashes) is not None:
                 reasons.append(f"{rel} (already exists)")
     return reasons

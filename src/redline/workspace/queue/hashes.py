@@ -1,0 +1,118 @@
+"""Workspace files' hashes for the listing's staleness check, kept by the file's identity.
+
+``redline pending list`` says which actions are stale by hashing every file the queue
+touches and comparing with each Preview's base hash; with 10,000 actions on 10,000 files
+that read and hash was a third of the listing. This memo remembers, per workspace path,
+the file's identity (``st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns``, the same as
+the listing index's, see :mod:`.index`) and its sha256: a file whose identity is unchanged
+is not read again. A hash is remembered only when the file's identity was the same before
+and after the read and the file was already :data:`~.index.SETTLE_NS` old (a later write
+in the same clock tick would otherwise keep its identity); a write changes the change
+time, which nobody can set. It is a cache for a listing only: applying an action hashes
+the file again under its claim.
+
+On disk it is ``.redline/queue/hashes``, signed with the workspace key (purpose
+``queue-file-hashes``) like the index; one that does not verify or is damaged is ignored.
+Each listing keeps only the paths it looked up.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import time
+from typing import Any
+
+from redline.workspace.queue import storage
+from redline.workspace.queue.index import PERSIST_AFTER, Identity, identity, settled
+
+HASHES = "hashes"
+HASHES_FORMAT = 1
+PURPOSE = "queue-file-hashes"
+MAX_HASHES_BYTES = 64 * 1024 * 1024
+
+
+class FileHashes:
+    """The memo of one queue (see the module doc). The queue holds a lock around each use."""
+
+    def __init__(self, root_fd: int, key: bytes, keys: tuple[bytes, ...]) -> None:
+        self.root_fd = root_fd
+        self.key = key
+        self.keys = keys
+        self.known: dict[str, tuple[Identity, str]] = {}
+        self.used: dict[str, tuple[Identity, str]] = {}  # looked up since the last save
+        self.loaded = False
+        self.unsaved = 0
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        self.loaded = True
+        try:
+            raw = storage.read_file(self.root_fd, HASHES, MAX_HASHES_BYTES)
+            header_raw, _, payload = raw.rstrip(b"\n").partition(b"\n")
+            header = json.loads(header_raw)
+            if not isinstance(header, dict) or header.get("version") != HASHES_FORMAT:
+                return
+            tag = header.get("tag")
+            if not isinstance(tag, str) or not any(
+                hmac.compare_digest(storage.tag_for(key, payload, PURPOSE), tag)
+                for key in self.keys
+            ):
+                return
+            data = json.loads(payload)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return
+        if isinstance(data, dict):
+            self.known = {rel: found for rel, row in data.items() if (found := _entry(row))}
+
+    def get(self, rel: str, key: Identity) -> str | None:
+        """The remembered sha256 of ``rel`` if the file still has identity ``key``."""
+        self.load()
+        found = self.known.get(rel)
+        if found is None or found[0] != key:
+            return None
+        self.used[rel] = found
+        return found[1]
+
+    def put(self, rel: str, before: os.stat_result, after: os.stat_result, sha: str) -> None:
+        """Remember ``sha`` for ``rel`` when the file did not change while it was read."""
+        key = identity(before)
+        if key is None or key != identity(after) or not settled(key, time.time_ns()):
+            return
+        self.known[rel] = self.used[rel] = (key, sha)
+        self.unsaved += 1
+
+    def save(self) -> None:
+        """Write the paths looked up since the last save, if enough were hashed; never raises."""
+        used, self.used = self.used, {}
+        if self.unsaved < PERSIST_AFTER:
+            return
+        try:
+            payload = json.dumps(
+                {rel: [*key, sha] for rel, (key, sha) in used.items()},
+                separators=(",", ":"),
+                ensure_ascii=True,
+            ).encode("ascii")
+        except (TypeError, ValueError):
+            return
+        header = {"version": HASHES_FORMAT, "tag": storage.tag_for(self.key, payload, PURPOSE)}
+        data = json.dumps(header).encode("ascii") + b"\n" + payload + b"\n"
+        if len(data) > MAX_HASHES_BYTES:
+            return
+        try:
+            storage.write_atomic(self.root_fd, HASHES, data, durable=False)
+        except OSError:
+            return
+        self.unsaved = 0
+
+
+def _entry(row: Any) -> tuple[Identity, str] | None:
+    if not isinstance(row, list) or len(row) != 6:
+        return None
+    *numbers, sha = row
+    if not all(type(n) is int for n in numbers) or type(sha) is not str:
+        return None
+    dev, ino, size, mtime, ctime = numbers
+    return (dev, ino, size, mtime, ctime), sha
