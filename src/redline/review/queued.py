@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from redline.review.provenance import Decided, GitBatch
+from redline.review.provenance import Decided, GitBatch, assisted_facts
 from redline.review.provenance import record as record_decision
 from redline.review.resolve import resolve_pending
 from redline.review.result import ToolResult
@@ -67,8 +67,12 @@ async def resolve_queued(
     owner_timeout: float = OWNER_TIMEOUT_SECONDS,
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
+    via: str = "cli",
 ) -> ToolResult:
     """Apply or discard ``action_id``; every failure is an error result naming the cause.
+
+    ``via`` names the redline surface deciding (``cli``, ``dashboard``, ``team``, …) for
+    the decisions log.
 
     ``only`` selects ``PATH#N`` / ``PATH`` parts of its Preview: those are written (or
     dropped) and the rest stays queued in the same place under a new id. After any apply,
@@ -94,7 +98,7 @@ async def resolve_queued(
                 )
             else:
                 result, written = await _resolve_here(
-                    queue, claim, decision, reason, resolved_by, rule, only, batch
+                    queue, claim, decision, reason, resolved_by, rule, only, batch, via
                 )
         if result is not None:
             return _with_rebase(queue, result, written, action_id)
@@ -115,7 +119,7 @@ async def resolve_queued(
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id})
     assert ask_owner
-    return _ask_owner(queue, action_id, decision, reason, resolved_by, rule, owner_timeout)
+    return _ask_owner(queue, action_id, decision, reason, resolved_by, rule, owner_timeout, via)
 
 
 class _ClaimedStore(PendingActionStore):
@@ -187,6 +191,7 @@ async def _resolve_here(
     rule: str | None,
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
+    via: str = "cli",
 ) -> tuple[ToolResult, Preview | None]:
     """Resolve the claimed record in this process; (result, what was written)."""
     record = claim.record
@@ -237,6 +242,7 @@ async def _resolve_here(
         )
     result = outcome.to_tool_result()
     if not outcome.is_error:
+        helper, why, imported = assisted_facts(record.source.canonical, record.details)
         notes = record_decision(
             queue.root,
             Decided(
@@ -249,6 +255,12 @@ async def _resolve_here(
                 resolved_by,
                 store.written,
                 co_authors=_co_authors(record.details),
+                via=via,
+                rule=rule,
+                parts=outcome.parts,
+                assisted_by=helper,
+                assisted_why=why,
+                imported_assisted=imported,
             ),
             batch=batch,
         )
@@ -273,9 +285,12 @@ def _ask_owner(
     resolved_by: str,
     rule: str | None,
     timeout: float,
+    via: str = "",
 ) -> ToolResult:
     try:
-        queue.request_owner(action_id, decision, reason, resolved_by=resolved_by, rule=rule)
+        queue.request_owner(
+            action_id, decision, reason, resolved_by=resolved_by, rule=rule, via=via
+        )
         resolution = queue.wait_resolution(action_id, timeout)
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id})

@@ -260,7 +260,12 @@ class TeamFollower:
                 return self._refuse(team, f"--only: {exc}")
         result = asyncio.run(
             resolve_queued(
-                queue, local_id, verb, f"{reason} ({note})" if reason else note, only=only
+                queue,
+                local_id,
+                verb,
+                f"{reason} ({note})" if reason else note,
+                only=only,
+                via="team",
             )
         )
         if result.is_error:

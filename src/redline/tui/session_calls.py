@@ -42,10 +42,15 @@ def resolve_action(
     pending`` does; ``foreign_done`` hears its outcome text first, when it succeeded.
     With ``batch``, an apply's ``[git] on_apply`` step waits for the batch's one commit.
     """
+    review = getattr(session, "review", None)
+    if review is not None and getattr(review, "via", None) in ("exec", "sdk"):
+        review.via = "dashboard"  # this session's decisions are made here from now on
     try:
         queue = session_queue(session)
         if queue is not None and session.store.get(action_id) is None:
-            result = asyncio.run(resolve_queued(queue, action_id, verb, reason, batch=batch))
+            result = asyncio.run(
+                resolve_queued(queue, action_id, verb, reason, batch=batch, via="dashboard")
+            )
             if result.is_error:
                 outcome = ResolveOutcome("failed", result.text, reason=reason)
             elif verb == "apply":

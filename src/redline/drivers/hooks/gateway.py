@@ -601,7 +601,11 @@ def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
     queue = WorkspaceQueue(root)
     source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
     store = PendingActionStore(queue=queue, source=source)
-    return queue, ReviewSession(root, store, EventStream(payload.session_id))
+    session = ReviewSession(root, store, EventStream(payload.session_id))
+    session.via = "hook"
+    model = payload.raw.get("model")  # Codex names it in every payload; the others do not
+    session.model = model if isinstance(model, str) and model.strip() else None
+    return queue, session
 
 
 def follow_queue(session: Any) -> None:

@@ -33,6 +33,7 @@ class QueueOwners(QueueClaims):
         *,
         resolved_by: str = "person",
         rule: str | None = None,
+        via: str = "",
     ) -> None:
         """Ask the process that pushed an owner action to apply or discard it."""
         record = self.get(action_id)
@@ -47,7 +48,9 @@ class QueueOwners(QueueClaims):
             )
         self._requests().write(
             record_name(action_id),
-            OwnerRequest(action_id, decision, reason, resolved_by, rule, os.getpid()).to_dict(),
+            OwnerRequest(
+                action_id, decision, reason, resolved_by, rule, os.getpid(), via=via
+            ).to_dict(),
             action_id,
         )
 

@@ -378,6 +378,8 @@ class OwnerRequest:
     rule: str | None = None
     requested_by_pid: int = 0
     time: float = field(default_factory=time.time)
+    #: The redline surface that asked (``dashboard``, ``cli``, ``team``, …), for the log.
+    via: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -389,6 +391,7 @@ class OwnerRequest:
             "rule": self.rule,
             "requested_by_pid": self.requested_by_pid,
             "time": self.time,
+            "via": self.via,
         }
 
     @classmethod
@@ -408,4 +411,5 @@ class OwnerRequest:
             rule=None if rule is None else str(rule),
             requested_by_pid=int(data.get("requested_by_pid", 0)),
             time=float(data.get("time", 0.0)),
+            via=str(data.get("via", "")),
         )
