@@ -27,6 +27,14 @@ from redline.tui.pending import session_queue
 from redline.tui.protocol import SessionLike
 
 
+def dashboard_surface() -> str:
+    """``browser`` for a dashboard ``redline serve`` runs (textual-serve's web driver), else
+    ``dashboard``: the decisions log's ``via``."""
+    import os
+
+    return "browser" if "web_driver" in os.environ.get("TEXTUAL_DRIVER", "") else "dashboard"
+
+
 def resolve_action(
     session: SessionLike,
     verb: str,
@@ -42,14 +50,15 @@ def resolve_action(
     pending`` does; ``foreign_done`` hears its outcome text first, when it succeeded.
     With ``batch``, an apply's ``[git] on_apply`` step waits for the batch's one commit.
     """
+    surface = dashboard_surface()
     review = getattr(session, "review", None)
     if review is not None and getattr(review, "via", None) in ("exec", "sdk"):
-        review.via = "dashboard"  # this session's decisions are made here from now on
+        review.via = surface  # this session's decisions are made here from now on
     try:
         queue = session_queue(session)
         if queue is not None and session.store.get(action_id) is None:
             result = asyncio.run(
-                resolve_queued(queue, action_id, verb, reason, batch=batch, via="dashboard")
+                resolve_queued(queue, action_id, verb, reason, batch=batch, via=surface)
             )
             if result.is_error:
                 outcome = ResolveOutcome("failed", result.text, reason=reason)
