@@ -172,6 +172,9 @@ class HookCall:
             "cwd": payload.cwd,
             "permission_mode": payload.permission_mode,
         }
+        model = payload.raw.get("model")
+        if isinstance(model, str) and model.strip():
+            details["model"] = model.strip()  # Codex's: Assisted-by for a later apply too
         if change is None:
             command = payload.tool_input.get("command") or payload.tool_input.get("url") or ""
             label = f"{payload.tool_name}: {str(command)[:120]}".rstrip(": ")
