@@ -46,6 +46,22 @@ def test_codex_reports_its_model_in_every_payload(tmp_path: Path) -> None:
     assert model_of(parse_payload("codex", raw)) == ("gpt-5.5", "")
 
 
-def test_gemini_cli_payload_names_no_model(tmp_path: Path) -> None:
-    raw = payload("gemini", "AfterTool.write_file.json", tmp_path)
+def test_gemini_cli_model_comes_from_its_chat_recording(tmp_path: Path) -> None:
+    """``gemini/transcript.jsonl`` and ``AfterTool.write_file.transcript.json``: the real
+    Gemini CLI's chat recording and AfterTool payload of one run, recorded by
+    ``REDLINE_RECORD_TRANSCRIPT=PATH pytest -m e2e tests/e2e/test_gemini_hooks.py -k
+    chat_recording``; the call is matched by its tool and arguments (Gemini sends no id)."""
+    recording = str(FIXTURES / "gemini" / "transcript.jsonl")
+    name = "AfterTool.write_file.transcript.json"
+    raw = payload("gemini", name, tmp_path, transcript_path=recording)
+    assert model_of(parse_payload("gemini", raw)) == ("gemini-2.5-flash", "")
+    other = json.loads(raw)
+    other["tool_input"] = {**other["tool_input"], "content": "something else\n"}
+    model, why = model_of(parse_payload("gemini", json.dumps(other).encode()))
+    assert model is None
+    assert why == "gemini-cli's transcript does not name the model of this write_file"
+
+
+def test_gemini_cli_without_a_transcript_names_no_model(tmp_path: Path) -> None:
+    raw = payload("gemini", "AfterTool.write_file.json", tmp_path, transcript_path=None)
     assert model_of(parse_payload("gemini", raw)) == (None, "gemini-cli did not report its model")

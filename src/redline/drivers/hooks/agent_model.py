@@ -5,7 +5,9 @@
   lines) holds the assistant message that made the call: the entry whose ``tool_use``
   block has the payload's ``tool_use_id`` carries ``message.model``. Read only here, after
   the write: the pre-tool path stays as cheap as it was.
-* Gemini CLI: a transcript entry with the same shape when one is given; else unknown.
+* Gemini CLI sends no call id either; its transcript (``transcript_path``, the chat
+  recording's JSON lines) holds each ``gemini`` message with its ``model`` and
+  ``toolCalls``: the newest one holding a call of the same tool with the same arguments.
 
 An unknown model is ``(None, why)``: no ``Assisted-by`` is written and the decisions log
 says why.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from redline.drivers.hooks.payload import HookPayload
@@ -32,14 +35,22 @@ def model_of(payload: HookPayload) -> tuple[str | None, str]:
         return model.strip(), ""
     path = payload.raw.get("transcript_path")
     if isinstance(path, str) and path and payload.tool_use_id:
-        found = _from_transcript(path, payload.tool_use_id)
+        found = _from_transcript(path, payload.tool_use_id, _claude_match(payload.tool_use_id))
         if found:
             return found, ""
         return None, f"{agent}'s transcript does not name the model of call {payload.tool_use_id}"
+    if isinstance(path, str) and path and payload.agent == "gemini" and payload.tool_name:
+        found = _from_transcript(path, payload.tool_name, _gemini_match(payload))
+        if found:
+            return found, ""
+        return None, f"{agent}'s transcript does not name the model of this {payload.tool_name}"
     return None, f"{agent} did not report its model"
 
 
-def _from_transcript(path: str, tool_use_id: str) -> str | None:
+Match = Callable[[Any], "str | None"]
+
+
+def _from_transcript(path: str, needle_text: str, match: Match) -> str | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
@@ -53,7 +64,7 @@ def _from_transcript(path: str, tool_use_id: str) -> str | None:
             lines = handle.read().splitlines()
         except OSError:
             return None
-    needle = tool_use_id.encode("utf-8", "replace")
+    needle = needle_text.encode("utf-8", "replace")
     for raw in reversed(lines):
         if needle not in raw:
             continue
@@ -61,28 +72,53 @@ def _from_transcript(path: str, tool_use_id: str) -> str | None:
             entry = json.loads(raw)
         except ValueError:
             continue
-        model = _model_of_entry(entry, tool_use_id)
+        model = match(entry)
         if model:
             return model
     return None
 
 
-def _model_of_entry(entry: Any, tool_use_id: str) -> str | None:
-    message = entry.get("message") if isinstance(entry, dict) else None
-    if not isinstance(message, dict):
+def _model(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _claude_match(tool_use_id: str) -> Match:
+    """Claude Code: the assistant entry whose ``tool_use`` block is this call."""
+
+    def match(entry: Any) -> str | None:
+        message = entry.get("message") if isinstance(entry, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(content, list):
+            return None
+        for block in content:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_use"
+                and block.get("id") == tool_use_id
+            ):
+                return _model(message.get("model"))
         return None
-    content = message.get("content")
-    if not isinstance(content, list):
+
+    return match
+
+
+def _gemini_match(payload: HookPayload) -> Match:
+    """Gemini CLI: the ``gemini`` message holding a call of this tool with these args."""
+
+    def match(entry: Any) -> str | None:
+        if not isinstance(entry, dict) or entry.get("type") != "gemini":
+            return None
+        calls = entry.get("toolCalls")
+        for call in calls if isinstance(calls, list) else ():
+            if (
+                isinstance(call, dict)
+                and call.get("name") == payload.tool_name
+                and call.get("args") == payload.tool_input
+            ):
+                return _model(entry.get("model"))
         return None
-    for block in content:
-        if (
-            isinstance(block, dict)
-            and block.get("type") == "tool_use"
-            and block.get("id") == tool_use_id
-        ):
-            model = message.get("model")
-            return model.strip() if isinstance(model, str) and model.strip() else None
-    return None
+
+    return match
 
 
 __all__ = ["model_of"]
