@@ -251,3 +251,48 @@ def test_verify_names_a_missing_commit_and_bad_input(
     capfd.readouterr()
     assert main(["log", "-C", str(outside), "--verify"]) == 2
     assert "not in a git working tree" in capfd.readouterr().err
+
+
+def test_the_workspace_trailer_is_the_team_queues_workspace_id(
+    repo: Path, isolated_user_config: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from redline.review import provenance
+    from redline.teamqueue.settings import queue_settings, workspace_id
+
+    write_config(isolated_user_config, COMMIT)
+    action = propose(repo, "b.txt", "b\nteam\n")
+    assert pending(capfd, repo, "apply", action)[0] == 0
+    expected = workspace_id(repo, queue_settings(repo).workspace_id)
+    assert f"Redline-Workspace: {expected}" in trailers(repo)
+    # A configured id wins, as it does for the team queue.
+    provenance._known.clear()
+    write_config(isolated_user_config, COMMIT + '[queue]\nworkspace_id = "team-ws-1"\n')
+    action = propose(repo, "d.txt", "d\nteam\n")
+    assert pending(capfd, repo, "apply", action)[0] == 0
+    assert "Redline-Workspace: team-ws-1" in trailers(repo)
+    provenance._known.clear()
+
+
+def test_an_untrusted_workspace_may_not_sign_off_for_you(
+    repo: Path, isolated_user_config: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated_user_config, COMMIT)
+    (repo / ".redline").mkdir(exist_ok=True)
+    (repo / ".redline" / "config.toml").write_text('[git]\nsignoff = true\ntrailers = "kernel"\n')
+    action = propose(repo, "b.txt", "b\nmine\n")
+    code, out, _err = pending(capfd, repo, "apply", action)
+    assert code == 0
+    assert "git.signoff skipped: this workspace is not trusted" in out
+    lines = trailers(repo)
+    assert not any(line.startswith("Signed-off-by") for line in lines)
+    assert not any(line.startswith("Redline-Source") for line in lines)  # kernel counts
+
+
+def test_a_bad_git_setting_is_named(
+    repo: Path, isolated_user_config: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    write_config(isolated_user_config, COMMIT + 'trailers = "linux"\n')
+    action = propose(repo, "b.txt", "b\nx\n")
+    code, out, _err = pending(capfd, repo, "apply", action)
+    assert code == 0  # the apply is done; git says why nothing was committed
+    assert "git.trailers: expected one of redline, kernel, both, got 'linux'" in out

@@ -126,7 +126,13 @@ def commit_message(
 
 
 def revert_message(
-    action_id: str, label: str, commit: str, reviewer: str, *, shared: bool = False
+    action_id: str,
+    label: str,
+    commit: str,
+    reviewer: str,
+    *,
+    shared: bool = False,
+    workspace: str = "",
 ) -> str:
     """The message of the commit that takes ``commit`` (``action_id``'s) back; ``shared``:
     only ``action_id``'s changes of a commit that holds other actions too."""
@@ -142,6 +148,8 @@ def revert_message(
         "",
         f"Redline-Action: {action_id}",
     ]
+    if workspace:
+        lines.append(f"Redline-Workspace: {_one_line(workspace)}")
     if reviewer:
         lines.append(f"Redline-Reviewer: {_one_line(reviewer)}")
     return "\n".join(lines) + "\n"
@@ -258,7 +266,7 @@ def workspace_id_of(root: Path) -> str:
 
 def _configured(root: Path) -> str | None:
     from redline.config import ConfigError, read_user_config, read_workspace_config
-    from redline.workspace.identity import ID_CHARS as _ID_CHARS_OK
+    from redline.workspace.identity import ID_CHARS
 
     def pick(data: object) -> str | None:
         table = data.get("queue") if isinstance(data, dict) else None
@@ -266,7 +274,7 @@ def _configured(root: Path) -> str | None:
         if not isinstance(value, str):
             return None
         value = value.strip()
-        return value if 1 <= len(value) <= 40 and set(value) <= _ID_CHARS_OK else None
+        return value if 1 <= len(value) <= 40 and set(value) <= ID_CHARS else None
 
     try:
         chosen = pick(read_user_config()[0])
@@ -598,4 +606,6 @@ __all__ = [
     "revert_message",
     "reviewer_of",
     "undo_note",
+    "workspace_id_of",
+    "written_bytes",
 ]
