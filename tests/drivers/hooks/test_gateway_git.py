@@ -165,3 +165,36 @@ def test_without_the_model_the_log_says_why(
     [decision] = json.loads(capfd.readouterr().out)["decisions"]
     assert decision["assisted_by"] is None
     assert decision["why"].startswith("claude-code's transcript does not name the model")
+
+
+def test_a_committed_codex_patch_names_the_model_its_payload_reported(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    isolated_user_config: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 48: Codex sends ``model`` in every hook payload (recorded: ``gpt-5.5``)."""
+    from tests.drivers.hooks import test_codex_gateway as codex
+    from tests.drivers.hooks.test_codex_mapping import recorded as codex_recorded
+
+    isolate_git(monkeypatch, tmp_path / "home")
+    ws = init_repo(tmp_path / "cx", {"hello.txt": "hello\n", "gone.txt": "bye\n"})
+    write_config(isolated_user_config, '[git]\non_apply = "commit"\n')
+    q = WorkspaceQueue(ws)
+    follow(q, lambda: None)()
+    try:
+        future = codex.start_hook(codex_recorded("PreToolUse.apply_patch.update.json", ws))
+        [record] = pending(q)
+        assert not decide(q, record.id, "apply").is_error
+        assert codex.answer_of(future.result(30))["permissionDecision"] == "allow"
+        patch = json.loads(codex_recorded("PreToolUse.apply_patch.update.json", ws))
+        codex.apply_as_codex(ws, patch["tool_input"]["command"])
+        assert codex.post(ws, patch["tool_input"]["command"]).code == 0
+    finally:
+        q.close()
+    message = git(ws, "log", "-1", "--format=%B")
+    assert "Assisted-by: codex:gpt-5.5" in message and "Redline-Source: hook:codex" in message
+    capfd.readouterr()
+    assert main(["log", "-C", str(ws), "--json"]) == 0
+    [decision] = json.loads(capfd.readouterr().out)["decisions"]
+    assert decision["assisted_by"] == "codex:gpt-5.5" and decision["via"] == "cli"
