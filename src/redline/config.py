@@ -517,63 +517,92 @@ def hook_settings(root: Path | None) -> HookConfig:
 
 #: ``[git] on_apply`` values, strictest (doing the least in the person's name) first.
 GIT_ON_APPLY: tuple[str, ...] = ("none", "stage", "commit")
+#: ``[git] trailers`` values: redline's own, the kernel's convention, or both.
+GIT_TRAILERS: tuple[str, ...] = ("redline", "kernel", "both")
+_GIT_KEYS = ("on_apply", "signoff", "trailers")
 
 
 @dataclass(frozen=True)
 class GitConfig:
-    """The ``[git]`` table: what an apply does in git (``on_apply``), and where it was set."""
+    """The ``[git]`` table: what an apply does in git (``on_apply``), and where it was set;
+    ``signoff``: add the local git user's ``Signed-off-by``; ``trailers``: which set."""
 
     on_apply: str = "none"
     origin: str = "default"
     warnings: tuple[str, ...] = ()
+    signoff: bool = False
+    trailers: str = "both"
 
 
-def _git_table(data: Mapping[str, Any], shown: str) -> str | None:
+def _git_table(data: Mapping[str, Any], shown: str) -> dict[str, Any]:
     table = data.get("git")
     if table is None:
-        return None
+        return {}
     if not isinstance(table, dict):
         raise ConfigError(f"{shown}: git: expected a [git] table")
     for key in table:
-        if key != "on_apply":
-            raise ConfigError(f"{shown}: git.{key}: unknown setting (expected on_apply)")
+        if key not in _GIT_KEYS:
+            raise ConfigError(
+                f"{shown}: git.{key}: unknown setting (expected one of {', '.join(_GIT_KEYS)})"
+            )
     value = table.get("on_apply")
-    if value is None:
-        return None
-    if value not in GIT_ON_APPLY:
+    if value is not None and value not in GIT_ON_APPLY:
         raise ConfigError(
             f"{shown}: git.on_apply: expected one of {', '.join(GIT_ON_APPLY)}, got {value!r}"
         )
-    return str(value)
+    if "signoff" in table and not isinstance(table["signoff"], bool):
+        raise ConfigError(f"{shown}: git.signoff: expected true or false")
+    if "trailers" in table and table["trailers"] not in GIT_TRAILERS:
+        raise ConfigError(
+            f"{shown}: git.trailers: expected one of {', '.join(GIT_TRAILERS)}, "
+            f"got {table['trailers']!r}"
+        )
+    return dict(table)
 
 
 def git_settings(root: Path | None) -> GitConfig:
-    """``[git] on_apply`` from the user's config, then the workspace's (read at each apply).
+    """``[git]`` from the user's config, then the workspace's (read at each apply).
 
-    An untrusted workspace's file may only make it stricter (``commit`` → ``stage`` →
-    ``none``): a repository may not make redline stage or commit in the person's name.
-    Raises :class:`ConfigError` naming the file and key.
+    An untrusted workspace's file may only make ``on_apply`` stricter (``commit`` →
+    ``stage`` → ``none``) and may not turn ``signoff`` on: a repository may not make
+    redline stage, commit or sign off in the person's name. Its ``trailers`` always
+    counts (a project chooses its convention). Raises :class:`ConfigError` naming the file
+    and key.
     """
     value, origin = "none", "default"
     data, shown = read_user_config()
-    found = _git_table(data, shown)
-    if found is not None:
-        value, origin = found, shown
+    mine = _git_table(data, shown)
+    if "on_apply" in mine:
+        value, origin = str(mine["on_apply"]), shown
+    signoff = bool(mine.get("signoff", False))
+    trailers = str(mine.get("trailers", "both"))
     warnings: list[str] = []
     if root is not None:
         data, shown = read_workspace_config(root)
-        found = _git_table(data, shown)
-        if found is not None:
+        theirs = _git_table(data, shown)
+        if theirs:
             from redline.trust import is_trusted
 
-            if is_trusted(root) or GIT_ON_APPLY.index(found) <= GIT_ON_APPLY.index(value):
-                value, origin = found, shown
+            trusted = is_trusted(root)
+            found = theirs.get("on_apply")
+            if found is None:
+                pass
+            elif trusted or GIT_ON_APPLY.index(found) <= GIT_ON_APPLY.index(value):
+                value, origin = str(found), shown
             else:
                 warnings.append(
                     f"{shown}: git.on_apply skipped: this workspace is not trusted and it may "
                     f"only make things stricter than {value!r} (redline trust allows it)"
                 )
-    return GitConfig(value, origin, tuple(warnings))
+            if "signoff" in theirs and (trusted or not theirs["signoff"]):
+                signoff = bool(theirs["signoff"])
+            elif "signoff" in theirs:
+                warnings.append(
+                    f"{shown}: git.signoff skipped: this workspace is not trusted "
+                    "(redline trust allows it)"
+                )
+            trailers = str(theirs.get("trailers", trailers))
+    return GitConfig(value, origin, tuple(warnings), signoff, trailers)
 
 
 def find_workspace_root(start: Path) -> Path:

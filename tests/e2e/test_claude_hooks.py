@@ -239,3 +239,75 @@ def _hook_pid(root: Path) -> int:
         return queue.list()[0].source.pid
     finally:
         queue.close()
+
+
+def test_a_committed_hook_edit_says_who_assisted_and_verifies(
+    claude: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 48's "done when": the real Claude Code's Edit, applied by a person, committed
+    with Assisted-by (the model read from Claude Code's transcript in the post-tool hook),
+    Redline-Action, Redline-Workspace and the reviewer; ``redline log --verify`` passes, and
+    fails once the commit is amended to hold other bytes."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    env = {
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "REDLINE_CONFIG_DIR": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    for key, value in env.items():  # redline, git and the agent's hook all read these
+        monkeypatch.setenv(key, value)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('[git]\non_apply = "commit"\n')
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.name", "Rita Reviewer")
+    git("config", "user.email", "rita@example.invalid")
+    target = root / "a.txt"
+    target.write_text("hello\nworld\n", encoding="utf-8")
+    git("add", "a.txt")
+    git("commit", "-q", "-m", "base")
+    installed = redline(root, "hooks", "install", "claude", "-C", str(root))
+    assert installed.returncode == 0, installed.stderr
+    turns = [
+        [{"tool_use": "Read", "input": {"file_path": str(target)}}],
+        [
+            {
+                "tool_use": "Edit",
+                "input": {"file_path": str(target), "old_string": "world", "new_string": "there"},
+            }
+        ],
+    ]
+    home = tmp_path / "home"
+    with ScriptedAnthropic(turns) as server:
+        agent = start_claude(claude, root, server, home)
+        action = wait_pending(root, agent)
+        done = redline(root, "pending", "apply", str(action["id"]))
+        assert done.returncode == 0, done.stderr
+        finish(agent)
+    record = os.environ.get("REDLINE_RECORD_TRANSCRIPT")
+    if record:  # how tests/fixtures/hooks/claude/transcript.jsonl was made
+        [transcript] = (home / ".claude" / "projects").rglob("*.jsonl")
+        Path(record).write_bytes(transcript.read_bytes())
+    message = git("log", "-1", "--format=%B")
+    assert f"Redline-Action: {action['id']}" in message
+    assert "Redline-Workspace: g" in message
+    assert "Redline-Reviewer: Rita Reviewer <rita@example.invalid>" in message
+    assisted = [line for line in message.splitlines() if line.startswith("Assisted-by:")]
+    assert len(assisted) == 1 and assisted[0].startswith("Assisted-by: claude-code:claude-")
+    logged = redline(root, "log", "--json")
+    [decision] = json.loads(logged.stdout)["decisions"]
+    assert decision["via"] == "cli" and decision["resolved_by"] == "person"
+    assert decision["assisted_by"] == assisted[0].split(": ", 1)[1]
+    assert decision["applied"]["a.txt"]["blob"] == git("rev-parse", "HEAD:a.txt").strip()
+    assert redline(root, "log", "--verify").returncode == 0
+    target.write_text("hello\nsomething else\n", encoding="utf-8")
+    git("commit", "-q", "--amend", "--no-edit", "a.txt")
+    failed = redline(root, "log", "--verify")
+    assert failed.returncode == 1 and "mismatch" in failed.stdout

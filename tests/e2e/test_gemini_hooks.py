@@ -96,3 +96,32 @@ def test_headless_gemini_refuses_an_untrusted_folder(tmp_path: Path) -> None:
     assert run.returncode == 55
     assert "not running in a trusted directory" in run.stderr
     assert recorder.calls() == []
+
+
+def test_the_model_of_a_write_is_read_from_the_chat_recording(tmp_path: Path) -> None:
+    """Issue 48: Gemini CLI's hook calls name no model and no call id; the chat recording
+    at ``transcript_path`` holds the call with the model that made it."""
+    import json
+    import os
+
+    from redline.drivers.hooks.agent_model import model_of
+    from redline.drivers.hooks.payload import parse_payload
+
+    gemini = require_agent("gemini")
+    workspace = _workspace(tmp_path)
+    target = str(workspace / "hello.txt")
+    recorder = HookRecorder(tmp_path / "hook")
+    hooks = recording_hooks(recorder, ["AfterTool"], "write_file|replace")
+    with GeminiServer() as server:
+        server.enqueue_tool_call("write_file", {"file_path": target, "content": "hello world\n"})
+        server.enqueue_text("done")
+        setup = setup_gemini(tmp_path, workspace, hooks, trust_folder=True)
+        run = run_gemini(gemini, setup, server, workspace, "greet the world in hello.txt")
+    assert run.returncode == 0, run.stderr
+    [after] = recorder.calls()
+    record = os.environ.get("REDLINE_RECORD_TRANSCRIPT")
+    if record:  # how tests/fixtures/hooks/gemini/transcript.jsonl was made
+        Path(record).write_bytes(Path(after["transcript_path"]).read_bytes())
+        Path(record).with_suffix(".after.json").write_text(json.dumps(after, indent=2))
+    model, why = model_of(parse_payload("gemini", json.dumps(after).encode()))
+    assert model and model.startswith("gemini"), why

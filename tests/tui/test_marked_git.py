@@ -87,6 +87,14 @@ async def test_apply_marked_makes_one_commit_when_on_apply_is_commit(
     shown = git(repo, "show", "--name-only", "--format=", "HEAD").split()
     assert sorted(shown) == ["a.txt", "b.txt"]
     assert git(repo, "status", "--porcelain") == ""
+    # Issue 48: the decisions log says they were decided in the dashboard.
+    from redline.workspace.decisions import read
+
+    logged = read(repo)[0]
+    assert sorted((r.id, r.via) for r in logged) == sorted(
+        [(first, "dashboard"), (second, "dashboard")]
+    )
+    assert trailers(repo, "Redline-Workspace") and len(trailers(repo, "Redline-Workspace")) == 1
 
 
 async def test_apply_marked_commits_each_action_when_on_apply_is_stage(

@@ -114,7 +114,10 @@ def test_commit_message_has_the_label_and_trailers(
     message = git(repo, "log", "-1", "--format=%B")
     assert message.splitlines()[0] == "Add a line to d"
     trailers = git(repo, "log", "-1", "--format=%(trailers:only,unfold)")
-    assert trailers.strip().splitlines() == [
+    lines = trailers.strip().splitlines()
+    assert lines[1].startswith("Redline-Workspace: g")
+    del lines[1]
+    assert lines == [
         "Redline-Action: pa-1",
         "Redline-Source: hook:claude",
         "Redline-Reviewer: Rita Reviewer <rita@example.invalid>",
@@ -358,7 +361,18 @@ def test_log_json_has_the_issue_shape(
         "reviewer",
         "time",
         "commit",
+        "via",
+        "rule",
+        "parts",
+        "applied",
+        "assisted_by",
+        "why",
     ]
+    assert applied["via"] == "cli" and applied["rule"] is None and applied["parts"] is None
+    assert applied["applied"]["b.txt"]["sha256"] == sha256_bytes(b"b\n1\n")
+    assert applied["applied"]["b.txt"]["blob"] == git(repo, "rev-parse", "HEAD:b.txt").strip()
+    assert applied["assisted_by"] is None
+    assert applied["why"] == "claude-code did not report its model"
     head = git(repo, "rev-parse", "HEAD").strip()
     assert applied["id"] == "pa-1" and applied["decision"] == "applied"
     assert applied["commit"] == head and applied["source"] == "hook:claude"
@@ -369,8 +383,8 @@ def test_log_json_has_the_issue_shape(
     assert discarded["reason"] == "not wanted" and discarded["label"] == "Two"
     code = main(["log", "-C", str(repo), "--markdown"])
     out, _err = capfd.readouterr()
-    assert f"- **applied** `pa-1` One (hook:claude, `{head[:12]}`): fine" in out
-    assert "- **discarded** `pa-2` Two (hook:claude): not wanted" in out
+    assert f"- **applied** `pa-1` One (hook:claude, via cli, `{head[:12]}`): fine" in out
+    assert "- **discarded** `pa-2` Two (hook:claude, via cli): not wanted" in out
 
 
 def test_log_since(repo: Path, capfd: pytest.CaptureFixture[str]) -> None:

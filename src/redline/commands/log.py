@@ -31,6 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--markdown", action="store_true", help="a Markdown list for a pull request description"
     )
     parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="check that each applied action's commit holds the bytes it applied",
+    )
+    parser.add_argument(
         "--since",
         metavar="REF",
         help="only decisions made since this branch left REF (needs git)",
@@ -82,7 +87,31 @@ def decision_json(record: DecisionRecord) -> dict[str, Any]:
         "reviewer": record.reviewer,
         "time": iso_utc(record.time),
         "commit": record.commit,
+        "via": record.via or None,
+        "rule": record.rule,
+        "parts": record.parts,
+        "applied": record.applied,
+        "assisted_by": record.assisted_by,
+        "why": None if record.assisted_by else (record.why or None),
     }
+
+
+def _facts(record: DecisionRecord) -> list[str]:
+    """What text and Markdown both say beside the decision: how, by what, through what."""
+    facts = [record.source] if record.source else []
+    if record.parts:
+        facts.append(f"applied {record.parts}")
+    if record.edited:
+        facts.append("edited")
+    if record.resolved_by == "rule":
+        facts.append(f"by rule {record.rule}" if record.rule else "by rule")
+    elif record.resolved_by and record.resolved_by != "person":
+        facts.append(f"by {record.resolved_by}")
+    if record.via:
+        facts.append(f"via {record.via}")
+    if record.assisted_by:
+        facts.append(f"assisted by {record.assisted_by}")
+    return facts
 
 
 def _markdown(records: list[DecisionRecord]) -> str:
@@ -91,9 +120,9 @@ def _markdown(records: list[DecisionRecord]) -> str:
 
     lines = ["### Review decisions (redline)", ""]
     for record in records:
-        extra = [cell(record.source)] if record.source else []
+        extra = [cell(fact) for fact in _facts(record)]
         if record.edited:
-            extra.append("edited by the reviewer")
+            extra[extra.index("edited")] = "edited by the reviewer"
         if record.commit:
             extra.append(f"`{record.commit[:12]}`")
         line = f"- **{record.decision}** `{record.id}` {cell(record.label)}"
@@ -114,11 +143,7 @@ def _text(records: list[DecisionRecord]) -> str:
     for record in records:
         when = datetime.datetime.fromtimestamp(record.time).strftime("%Y-%m-%d %H:%M")
         line = f"{when}  {record.id:<7} {record.decision:<9} {one_line(record.label)}"
-        facts = [record.source] if record.source else []
-        if record.edited:
-            facts.append("edited")
-        if record.resolved_by and record.resolved_by != "person":
-            facts.append(f"by {record.resolved_by}")
+        facts = _facts(record)
         if record.commit:
             facts.append(f"commit {record.commit[:12]}")
         if facts:
@@ -127,6 +152,34 @@ def _text(records: list[DecisionRecord]) -> str:
             line += f"\n        reason: {one_line(record.reason)}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _verify(root: Path, records: list[DecisionRecord], *, json: bool) -> int:
+    from redline.review.verify import verify_workspace
+    from redline.workspace.names import json_dumps, shown
+
+    found = verify_workspace(root, records)
+    if isinstance(found, str):
+        _err(found)
+        return EXIT_BAD_INPUT
+    if json:
+        print(json_dumps(found.to_dict()))
+        return EXIT_OK if found.ok else EXIT_FAILED
+    lines: list[str] = []
+    for entry in found.verified:
+        lines.append(f"{entry['id']:<7} verified     {entry['commit'][:12]}")
+    for entry in found.superseded:
+        lines.append(f"{entry['id']:<7} superseded   by {entry['superseded_by']}")
+    for entry in found.mismatch:
+        paths = ", ".join(f["path"] for f in entry["files"] if f["state"] == "mismatch")
+        lines.append(
+            f"{entry['id']:<7} mismatch     {entry['commit'][:12]} holds other bytes for {paths}"
+        )
+    for entry in found.missing:
+        why = entry.get("why") or "a file is not in its commit " + entry.get("commit", "")[:12]
+        lines.append(f"{entry['id']:<7} missing      {why}")
+    print(shown("\n".join(lines) if lines else "No applied action with a commit to verify."))
+    return EXIT_OK if found.ok else EXIT_FAILED
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,6 +208,11 @@ def run(args: argparse.Namespace) -> int:
         _err(f"{bad} line(s) of the decisions log are not decisions; skipped")
     if cutoff is not None:
         records = [r for r in records if r.time >= cutoff]
+    if args.verify:
+        if args.markdown:
+            _err("--verify prints text or --json, not --markdown")
+            return EXIT_BAD_INPUT
+        return _verify(root, records, json=args.json)
     if args.json:
         print(json_dumps({"decisions": [decision_json(r) for r in records]}))
     elif not records:

@@ -70,6 +70,7 @@ def read_source(root: Path, source: str, kind: str) -> ImportPlan:
 
     name = gi.source_name(source, kind)
     author = ""
+    assisted: tuple[str, ...] = ()
     if kind == "patch":
         data = (
             sys.stdin.buffer.read(gi.MAX_PATCH_BYTES + 1)
@@ -77,11 +78,15 @@ def read_source(root: Path, source: str, kind: str) -> ImportPlan:
             else Path(source).read_bytes()
         )
         files, author = gi.patch_files(root, data)
+        assisted = gi.patch_assisted(data)
     elif kind == "worktree":
         files = gi.worktree_files(Path(source).resolve())
     else:
         files, author = gi.branch_files(root, source)
-    return gi.plan_import(root, name, kind, files, author)
+        assisted = gi.branch_assisted(root, source)
+    plan = gi.plan_import(root, name, kind, files, author)
+    plan.assisted_by = assisted
+    return plan
 
 
 def run(queue_root: Path, args: argparse.Namespace) -> int:

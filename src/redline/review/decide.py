@@ -41,6 +41,7 @@ async def decide_queued(
     by: str = "human",
     rule: str | None = None,
     batch: GitBatch | None = None,
+    via: str = "sdk",
 ) -> ResolveOutcome:
     """Resolve another process's action as :func:`resolve_queued` does, as an outcome (the
     fields of a :class:`~redline.review.session.Decision`).
@@ -64,6 +65,7 @@ async def decide_queued(
                 rule=rule,
                 only=only,
                 batch=batch,
+                via=via,
             )
         )
 

@@ -41,7 +41,7 @@ def revert_parts(
     """A revert commit taking each path of ``parts`` (repository path: the text the undo
     wants, the text ``commit`` left) back on top of HEAD; ``shared``: the commit holds
     other actions' changes too, and only this action's are taken back."""
-    from redline.review.provenance import revert_message, reviewer_of, undo_note
+    from redline.review.provenance import revert_message, reviewer_of, undo_note, workspace_id_of
     from redline.workspace.git import (
         IndexChange,
         commit_changes,
@@ -94,7 +94,14 @@ def revert_parts(
             index_changes.append(IndexChange("create", path, None, data))
         elif before != data:
             index_changes.append(IndexChange("modify", path, before, data))
-    message = revert_message(item.action_id, item.label, commit, reviewer_of(root), shared=shared)
+    message = revert_message(
+        item.action_id,
+        item.label,
+        commit,
+        reviewer_of(root),
+        shared=shared,
+        workspace=workspace_id_of(root),
+    )
     outcome = commit_changes(repo, index_changes, message)
     notes: list[str] = []
     if outcome.commit:

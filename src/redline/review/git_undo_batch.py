@@ -180,7 +180,7 @@ def _rewrite(
 
 def _message(repo: GitRepo, commit: str, mates: list[DecisionRecord]) -> str:
     """The rewritten commit's message: the other actions' subject, body and trailers, and
-    the old message's reviewer and co-authors."""
+    the old message's reviewer, workspace, co-authors, helpers and sign-off."""
     from redline.review.provenance import Decided, commit_message
     from redline.workspace.git import message_of
 
@@ -189,9 +189,14 @@ def _message(repo: GitRepo, commit: str, mates: list[DecisionRecord]) -> str:
         (line.split(":", 1)[1].strip() for line in old if line.startswith("Redline-Reviewer:")),
         "",
     )
-    co_authors = tuple(
-        line.split(":", 1)[1].strip() for line in old if line.startswith("Co-authored-by:")
-    )
+
+    def values(key: str) -> tuple[str, ...]:
+        return tuple(line.split(":", 1)[1].strip() for line in old if line.startswith(key))
+
+    co_authors = values("Co-authored-by:")
+    helpers = values("Assisted-by:")
+    workspace = next(iter(values("Redline-Workspace:")), "")
+    signoff = next(iter(values("Signed-off-by:")), "")
     items = [
         Decided(
             action_id=m.id,
@@ -200,11 +205,14 @@ def _message(repo: GitRepo, commit: str, mates: list[DecisionRecord]) -> str:
             decision="apply",
             reason=m.reason,
             edited=m.edited,
+            resolved_by=m.resolved_by or "person",
             co_authors=co_authors if at == 0 else (),
+            rule=m.rule,
+            imported_assisted=helpers if at == 0 else (),
         )
         for at, m in enumerate(mates)
     ]
-    return commit_message(items, reviewer)
+    return commit_message(items, reviewer, workspace=workspace, signoff=signoff)
 
 
 __all__ = ["undo_one_of"]

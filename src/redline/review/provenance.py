@@ -18,6 +18,7 @@ resolution's text (``git: …``), and the files stay written.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,16 @@ class Decided:
     #: Who decided, when not this machine's user (a team queue reviewer, as its server
     #: recorded them); None: git's user.
     reviewer: str | None = None
+    #: The redline surface that made the decision (``dashboard``, ``cli``, ``hook``, …).
+    via: str = ""
+    rule: str | None = None
+    #: ``"2 of 3 hunks"`` for an apply of some hunks, else None.
+    parts: str | None = None
+    #: ``AGENT:MODEL`` when both are known; else None and ``assisted_why`` says why.
+    assisted_by: str | None = None
+    assisted_why: str = ""
+    #: An imported change's own ``Assisted-by`` values.
+    imported_assisted: tuple[str, ...] = ()
 
 
 @dataclass
@@ -62,15 +73,45 @@ class GitBatch:
     items: list[Decided] = field(default_factory=list)
 
 
+def assisted_facts(source: str, details: object) -> tuple[str | None, str, tuple[str, ...]]:
+    """``Decided``'s ``(assisted_by, assisted_why, imported_assisted)`` for an
+    action of ``source`` whose queue details are ``details`` (``details["model"]``: the
+    model its agent reported; ``details["assisted_by"]``: an import's own trailers)."""
+    from redline.review.trailers import assisted
+
+    facts = details if isinstance(details, dict) else {}
+    if source.startswith("import:"):
+        found = facts.get("assisted_by")
+        values = tuple(v for v in found if isinstance(v, str)) if isinstance(found, list) else ()
+        why = "" if values else "the imported commits carry no Assisted-by"
+        return (values[0] if values else None), why, values
+    model = facts.get("model")
+    why = ""
+    if source.startswith("mcp:"):
+        why = f"{source[4:]} (an MCP client) does not report its model"
+    value, why = assisted(source, model if isinstance(model, str) else None, why)
+    return value, why, ()
+
+
 def _one_line(text: str, limit: int = 200) -> str:
     """``text`` on one line without control characters (a subject or trailer value)."""
-    cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
-    cleaned = " ".join(cleaned.split())
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+    from redline.review.trailers import one_line
+
+    return one_line(text, limit)
 
 
-def commit_message(items: list[Decided], reviewer: str) -> str:
-    """The subject (the label; a batch lists its labels) and the ``Redline-*`` trailers."""
+def commit_message(
+    items: list[Decided],
+    reviewer: str,
+    *,
+    workspace: str = "",
+    mode: str = "both",
+    signoff: str = "",
+) -> str:
+    """The subject (the label; a batch lists its labels) and the trailers
+    (:func:`redline.review.trailers.trailer_lines`)."""
+    from redline.review.trailers import trailer_lines
+
     if len(items) == 1:
         subject = _one_line(items[0].label, 72) or items[0].action_id
         body: list[str] = []
@@ -79,22 +120,7 @@ def commit_message(items: list[Decided], reviewer: str) -> str:
             f"{len(items)} reviewed actions: " + "; ".join(i.label for i in items), 72
         )
         body = [f"- {i.action_id}: {_one_line(i.label)}" for i in items]
-    trailers: list[str] = []
-    for item in items:
-        trailers.append(f"Redline-Action: {item.action_id}")
-    for source in dict.fromkeys(_one_line(i.source) for i in items if i.source):
-        trailers.append(f"Redline-Source: {source}")
-    if reviewer:
-        trailers.append(f"Redline-Reviewer: {_one_line(reviewer)}")
-    if any(i.edited for i in items):
-        trailers.append("Redline-Edited: yes")
-    for item in items:
-        reason = _one_line(item.reason, 500)
-        if reason:
-            prefix = f"{item.action_id}: " if len(items) > 1 else ""
-            trailers.append(f"Redline-Reason: {prefix}{reason}")
-    for author in dict.fromkeys(a for i in items for a in i.co_authors):
-        trailers.append(f"Co-authored-by: {_one_line(author)}")
+    trailers = trailer_lines(items, reviewer, workspace=workspace, mode=mode, signoff=signoff)
     parts = [subject]
     if body:
         parts.append("\n".join(body))
@@ -103,7 +129,13 @@ def commit_message(items: list[Decided], reviewer: str) -> str:
 
 
 def revert_message(
-    action_id: str, label: str, commit: str, reviewer: str, *, shared: bool = False
+    action_id: str,
+    label: str,
+    commit: str,
+    reviewer: str,
+    *,
+    shared: bool = False,
+    workspace: str = "",
 ) -> str:
     """The message of the commit that takes ``commit`` (``action_id``'s) back; ``shared``:
     only ``action_id``'s changes of a commit that holds other actions too."""
@@ -119,6 +151,8 @@ def revert_message(
         "",
         f"Redline-Action: {action_id}",
     ]
+    if workspace:
+        lines.append(f"Redline-Workspace: {_one_line(workspace)}")
     if reviewer:
         lines.append(f"Redline-Reviewer: {_one_line(reviewer)}")
     return "\n".join(lines) + "\n"
@@ -163,6 +197,102 @@ def index_changes(root: Path, repo_prefix: str, written: Preview) -> list[IndexC
                 )
             )
     return changes
+
+
+def written_bytes(root: Path, written: Preview) -> dict[str, bytes | None]:
+    """Each path ``written`` wrote (workspace-relative) and its bytes (None: deleted)."""
+    from redline.workspace.preview import encode_text
+
+    found: dict[str, bytes | None] = {}
+    for change in written.changes:
+        if isinstance(change, FileModify | FileCreate):
+            found[change.path] = encode_text(change.new_text, change.encoding)
+        elif isinstance(change, FileDelete):
+            found[change.path] = None
+        elif isinstance(change, FileRename):
+            found[change.old_path] = None
+            try:
+                found[change.new_path] = (Path(root) / change.new_path).read_bytes()
+            except OSError:
+                found[change.new_path] = None
+    return found
+
+
+def applied_facts(
+    root: Path, written: Preview, repo: GitRepo | None = None
+) -> dict[str, dict[str, str | None] | None]:
+    """``{PATH: {"sha256", "blob"}}`` of what ``written`` wrote: ``blob`` as ``git
+    hash-object --path`` names it (eol conversion, clean filters and LFS pointers count),
+    None outside git."""
+    from redline.workspace.git import GitError, repo_of, run_git
+    from redline.workspace.preview import sha256_bytes
+
+    if repo is None:
+        repo = repo_of(root)
+    facts: dict[str, dict[str, str | None] | None] = {}
+    for rel, data in written_bytes(root, written).items():
+        if data is None:
+            facts[rel] = None
+            continue
+        blob: str | None = None
+        if repo is not None:
+            try:
+                done = run_git(
+                    repo.top, "hash-object", "--stdin", f"--path={repo.prefix}{rel}", input=data
+                )
+                if done.returncode == 0:
+                    blob = done.stdout.decode("ascii", "replace").strip() or None
+            except GitError:
+                blob = None
+        facts[rel] = {"sha256": sha256_bytes(data), "blob": blob}
+    return facts
+
+
+_known: dict[str, str] = {}
+
+
+def workspace_id_of(root: Path) -> str:
+    """``root``'s id with the configured ``[queue] workspace_id`` (the user's, or a trusted
+    workspace's), kept per root; "" when none can be found."""
+    real = os.path.realpath(root)
+    if real in _known:
+        return _known[real]
+    from redline.workspace.identity import WorkspaceIdError, workspace_id
+
+    try:
+        found = workspace_id(Path(real), _configured(Path(real)))
+    except WorkspaceIdError:
+        return ""
+    _known[real] = found
+    return found
+
+
+def _configured(root: Path) -> str | None:
+    from redline.config import ConfigError, read_user_config, read_workspace_config
+    from redline.workspace.identity import ID_CHARS
+
+    def pick(data: object) -> str | None:
+        table = data.get("queue") if isinstance(data, dict) else None
+        value = table.get("workspace_id") if isinstance(table, dict) else None
+        if not isinstance(value, str):
+            return None
+        value = value.strip()
+        return value if 1 <= len(value) <= 40 and set(value) <= ID_CHARS else None
+
+    try:
+        chosen = pick(read_user_config()[0])
+    except ConfigError:
+        chosen = None
+    try:
+        mine = pick(read_workspace_config(root)[0])
+    except ConfigError:
+        mine = None
+    if mine is not None:
+        from redline.trust import is_trusted
+
+        if is_trusted(root):
+            chosen = mine
+    return chosen
 
 
 #: How long a reviewer found for a workspace is reused without asking git again.
@@ -261,17 +391,26 @@ def _git_step(
             return None
         from redline.workspace.git import ident
 
+        try:
+            local = ident(repo)
+        except GitError:
+            local = ""
         named = [i.reviewer for i in items if i.reviewer]
         if named:
             reviewer = ", ".join(dict.fromkeys(named))
         else:
-            try:
-                reviewer = ident(repo)
-            except GitError:
-                reviewer = ""
+            reviewer = local
             if found is not None and reviewer:
                 found.reviewer = reviewer
-        outcome = commit_changes(repo, changes, commit_message(items, reviewer))
+        message = commit_message(
+            items,
+            reviewer,
+            workspace=workspace_id_of(root),
+            mode=settings.trailers,
+            # Signed-off-by is always this machine's git user (as ``git commit -s``).
+            signoff=local if settings.signoff else "",
+        )
+        outcome = commit_changes(repo, changes, message)
     except GitError as exc:
         notes.append(f"git: {exc}; the change is applied but not {_DONE[settings.on_apply]}")
         return None
@@ -327,7 +466,8 @@ def record_agent_write(root: Path, decided: Decided) -> list[str]:
     except Exception as exc:  # never turn a done write into a failure
         log.exception("git step after %s failed", decided.action_id)
         return [f"git: {exc}"]
-    if commit is not None:
+    applied = _facts_of(root, decided)
+    if commit is not None or applied or decided.assisted_by or decided.assisted_why:
         try:
             append(
                 root,
@@ -343,11 +483,24 @@ def record_agent_write(root: Path, decided: Decided) -> list[str]:
                     time=time.time(),
                     commit=commit,
                     files=tuple(decided.written.paths) if decided.written is not None else (),
+                    applied=applied,
+                    assisted_by=decided.assisted_by,
+                    why=decided.assisted_why,
                 ),
             )
         except DecisionsError as exc:
             notes.append(f"redline: {exc}")
     return notes
+
+
+def _facts_of(root: Path, item: Decided) -> dict[str, dict[str, str | None] | None] | None:
+    if item.decision != "apply" or item.written is None:
+        return None
+    try:
+        return applied_facts(root, item.written)
+    except Exception:  # the facts are extra; never fail the logging of a decision
+        log.exception("cannot hash what %s wrote", item.action_id)
+        return None
 
 
 def finish_batch(batch: GitBatch) -> list[str]:
@@ -379,6 +532,7 @@ def _log(
     by_person = any(i.resolved_by in ("person", "human") and not i.reviewer for i in items)
     reviewer = (found or _Found()).reviewer_for(root) if by_person else ""
     for item in items:
+        applied = _facts_of(root, item)
         try:
             append(
                 root,
@@ -396,6 +550,12 @@ def _log(
                     time=time.time(),
                     commit=commit,
                     files=tuple(item.written.paths) if item.written is not None else (),
+                    via=item.via,
+                    rule=item.rule if item.resolved_by == "rule" else None,
+                    parts=item.parts,
+                    applied=applied,
+                    assisted_by=item.assisted_by,
+                    why=item.assisted_why,
                 ),
             )
         except DecisionsError as exc:
@@ -446,6 +606,8 @@ def moved_note(root: Path, decided: DecisionRecord, commit: str) -> None:
 __all__ = [
     "Decided",
     "GitBatch",
+    "applied_facts",
+    "assisted_facts",
     "commit_message",
     "finish_batch",
     "index_changes",
@@ -455,4 +617,6 @@ __all__ = [
     "revert_message",
     "reviewer_of",
     "undo_note",
+    "workspace_id_of",
+    "written_bytes",
 ]

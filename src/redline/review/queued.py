@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from redline.review.provenance import Decided, GitBatch
+from redline.review.provenance import Decided, GitBatch, assisted_facts
 from redline.review.provenance import record as record_decision
 from redline.review.resolve import resolve_pending
 from redline.review.result import ToolResult
@@ -69,12 +69,14 @@ async def resolve_queued(
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
     reviewer: str | None = None,
+    via: str = "cli",
 ) -> ToolResult:
     """Apply or discard ``action_id``; every failure is an error result naming the cause.
 
     ``reviewer`` names the person who decided when it is not this machine's user (the team
     queue's reviewer, as its server recorded them): the decisions log and the commit's
-    ``Redline-Reviewer`` trailer say it instead of git's user.
+    ``Redline-Reviewer`` trailer say it instead of git's user. ``via`` names the redline
+    surface deciding (``cli``, ``dashboard``, ``team``, …) for the decisions log.
 
     ``only`` selects ``PATH#N`` / ``PATH`` parts of its Preview: those are written (or
     dropped) and the rest stays queued in the same place under a new id. After any apply,
@@ -110,7 +112,7 @@ async def resolve_queued(
                 )
             else:
                 result, written = await _resolve_here(
-                    queue, claim, decision, reason, resolved_by, rule, only, batch, reviewer
+                    queue, claim, decision, reason, resolved_by, rule, only, batch, reviewer, via
                 )
         if result is not None:
             return _with_rebase(queue, result, written, action_id)
@@ -140,6 +142,7 @@ async def resolve_queued(
         rule,
         owner_timeout,
         tuple(only) if only is not None else None,
+        via,
     )
 
 
@@ -196,6 +199,7 @@ async def serve_parts(
     *,
     resolved_by: str = "person",
     rule: str | None = None,
+    via: str = "",
 ) -> tuple[ToolResult, Preview | None]:
     """The owner's side of a request for some parts of its action: the action is handed
     over to the queue and resolved here in parts, as any redline-applied one (the picked
@@ -205,7 +209,7 @@ async def serve_parts(
     try:
         with queue.claim(action_id, wait=2.0) as claim:
             result, written = await _resolve_here(
-                queue, claim, decision, reason, resolved_by, rule, only, owner_parts=True
+                queue, claim, decision, reason, resolved_by, rule, only, via=via, owner_parts=True
             )
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id}), None
@@ -287,6 +291,7 @@ async def _resolve_here(
     only: Sequence[str] | None = None,
     batch: GitBatch | None = None,
     reviewer: str | None = None,
+    via: str = "cli",
     *,
     owner_parts: bool = False,
 ) -> tuple[ToolResult, Preview | None]:
@@ -342,6 +347,7 @@ async def _resolve_here(
         )
     result = outcome.to_tool_result()
     if not outcome.is_error:
+        helper, why, imported = assisted_facts(record.source.canonical, record.details)
         notes = record_decision(
             queue.root,
             Decided(
@@ -355,6 +361,12 @@ async def _resolve_here(
                 store.written,
                 co_authors=_co_authors(record.details),
                 reviewer=reviewer,
+                via=via,
+                rule=rule,
+                parts=outcome.parts,
+                assisted_by=helper,
+                assisted_why=why,
+                imported_assisted=imported,
             ),
             batch=batch,
         )
@@ -380,10 +392,11 @@ def _ask_owner(
     rule: str | None,
     timeout: float,
     only: tuple[str, ...] | None = None,
+    via: str = "",
 ) -> ToolResult:
     try:
         queue.request_owner(
-            action_id, decision, reason, resolved_by=resolved_by, rule=rule, only=only
+            action_id, decision, reason, resolved_by=resolved_by, rule=rule, only=only, via=via
         )
         resolution = queue.wait_resolution(action_id, timeout)
         if only is not None:

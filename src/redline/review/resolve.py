@@ -85,6 +85,8 @@ class ResolveOutcome:
     #: What an apply wrote through safe apply (the Preview, or the selected part of it);
     #: None for a discard or an apply whose callback is the action's own code.
     written: Preview | None = None
+    #: ``"2 of 3 hunks"`` when only some hunks were applied.
+    parts: str | None = None
 
     @property
     def is_error(self) -> bool:
@@ -313,6 +315,7 @@ async def _resolve_part(
         remaining_id=new.id,
         rebased=tuple(rebased),
         written=split.selected,
+        parts=f"{len(split.selected_units)} of {split.total} hunks",
     )
 
 

@@ -88,6 +88,8 @@ class Decision:
     by: ResolvedBy = "human"
     rule: str | None = None
     batch: GitBatch | None = None
+    #: The redline surface deciding (``dashboard``, ``browser``, …); None: the session's.
+    via: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,11 @@ class ReviewSession:
         #: An owner action of this session was resolved in parts for another process
         #: (only actions pushed with ``owner_parts``); called before the action leaves.
         self.on_parts: PartsHook | None = None
+        #: The redline surface this session's decisions are made through (the decisions
+        #: log's ``via``): ``sdk`` unless its driver says (``hook``, ``exec``, ``dashboard``).
+        self.via = "sdk"
+        #: The model behind this session's edits, when its driver knows it (``Assisted-by``).
+        self.model: str | None = None
         self._lock = threading.Lock()
         self._recheck_all = False
         self._recheck_paths: set[str] = set()
@@ -194,7 +201,9 @@ class ReviewSession:
                 "failed", f"Resolving failed: {cause}. The action is still pending."
             )
         if not outcome.is_error:
-            outcome = self._provenance(outcome, decision.by, decision.batch)
+            outcome = self._provenance(
+                outcome, decision.by, decision.batch, rule=decision.rule, via=decision.via
+            )
         event = resolution_event(outcome, decision.by, rule=decision.rule)
         if event is not None:
             self.events.emit(event)
@@ -207,17 +216,25 @@ class ReviewSession:
         return outcome
 
     def _provenance(
-        self, outcome: ResolveOutcome, by: str, batch: GitBatch | None = None
+        self,
+        outcome: ResolveOutcome,
+        by: str,
+        batch: GitBatch | None = None,
+        *,
+        rule: str | None = None,
+        via: str | None = None,
     ) -> ResolveOutcome:
         """Log the decision and do ``[git] on_apply``; its notes join the outcome's text."""
         from dataclasses import replace
 
-        from redline.review.provenance import Decided, record
+        from redline.review.provenance import Decided, assisted_facts, record
 
         facts = outcome.action
         if facts is None or outcome.verb is None:
             return outcome
         source = self.store.source.canonical if self.store.source is not None else "sdk"
+        helper, why, imported = assisted_facts(source, {"model": self.model} if self.model else {})
+        surface = via or ("model" if by == "agent" else self.via)
         notes = record(
             self.root,
             Decided(
@@ -229,6 +246,12 @@ class ReviewSession:
                 facts.edited,
                 by,
                 outcome.written,
+                via=surface,
+                rule=rule,
+                parts=outcome.parts,
+                assisted_by=helper,
+                assisted_why=why,
+                imported_assisted=imported,
             ),
             batch=batch,
         )
@@ -253,6 +276,7 @@ class ReviewSession:
             by=decision.by,
             rule=decision.rule,
             batch=decision.batch,
+            via=decision.via or "sdk",
         )
 
     def _is_mine(self, action_id: str) -> bool:
@@ -594,7 +618,9 @@ class ReviewSession:
                         PendingActionStore.single(action), request.decision, request.reason
                     )
                     if not result.is_error:
-                        result = self._provenance(result, request.resolved_by)
+                        result = self._provenance(
+                            result, request.resolved_by, rule=request.rule, via=request.via
+                        )
                         self.store.remove(request.id)  # serving: its record is logged below
                         try:
                             with queue.claim(request.id, wait=2.0) as claim:
@@ -636,6 +662,7 @@ class ReviewSession:
                     request.only,
                     resolved_by=request.resolved_by,
                     rule=request.rule,
+                    via=request.via,
                 )
                 if result.is_error:
                     log.warning("serving parts of %s failed: %s", request.id, result.text)

@@ -135,7 +135,7 @@ async def decide_and_resolve(
     return RuleOutcome(decision, action_id, label, ok, result_text, text)
 
 
-def queue_resolver(queue: WorkspaceQueue) -> RuleResolver:
+def queue_resolver(queue: WorkspaceQueue, via: str = "mcp") -> RuleResolver:
     """A :data:`RuleResolver` that resolves by id in the workspace queue, logged as
     ``resolved_by="rule"`` with the rule's name (for push paths without a session)."""
 
@@ -145,7 +145,7 @@ def queue_resolver(queue: WorkspaceQueue) -> RuleResolver:
         from redline.review.queued import resolve_queued
 
         result = await resolve_queued(
-            queue, action_id, verb, reason, resolved_by="rule", rule=decision.rule
+            queue, action_id, verb, reason, resolved_by="rule", rule=decision.rule, via=via
         )
         return not result.is_error, result.text
 

@@ -294,6 +294,7 @@ class TeamFollower:
                 f"{reason} ({note})" if reason else note,
                 only=only,
                 reviewer=by,
+                via="team",
             )
         )
         if result.is_error:

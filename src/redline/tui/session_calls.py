@@ -25,6 +25,14 @@ from redline.tui.messages import (
 from redline.tui.protocol import SessionLike
 
 
+def dashboard_surface() -> str:
+    """``browser`` for a dashboard ``redline serve`` runs (textual-serve's web driver), else
+    ``dashboard``: the decisions log's ``via``."""
+    import os
+
+    return "browser" if "web_driver" in os.environ.get("TEXTUAL_DRIVER", "") else "dashboard"
+
+
 def resolve_action(
     session: SessionLike,
     verb: str,
@@ -38,13 +46,21 @@ def resolve_action(
     it: one call into the session (:meth:`SessionLike.decide`), which routes another
     process's action through the workspace queue; ``foreign_done`` hears such an action's
     outcome text first, when it succeeded. With ``batch``, an apply's ``[git] on_apply``
-    step waits for the batch's one commit."""
+    step waits for the batch's one commit. The decisions log says it was decided here
+    (``dashboard``, or ``browser`` under ``redline serve``)."""
     chosen: Verb = "apply" if verb == "apply" else "discard"
     foreign = session.queue is not None and session.store.get(action_id) is None
     try:
         outcome = session.decide(
             action_id,
-            Decision(chosen, reason, tuple(only) if only else None, by="human", batch=batch),
+            Decision(
+                chosen,
+                reason,
+                tuple(only) if only else None,
+                by="human",
+                batch=batch,
+                via=dashboard_surface(),
+            ),
         )
     except Exception as exc:
         return ResolveOutcome("failed", f"The session could not {verb} {action_id}: {exc}")

@@ -6,7 +6,8 @@ in the user's state folder, not in the workspace (whoever can write the workspac
 rewrite it there): ``decisions/<sha256 of the workspace's resolved root>.jsonl``.
 
 A line with ``"decision": "committed"`` is not a decision of its own: it names the commit
-an apply lives in since some time after it was logged (a hook's allowed call, committed
+an apply lives in (and, for a hook's write, the bytes written and who assisted) since some
+time after it was logged (a hook's allowed call, committed
 once the agent's write was recorded; an action of a batch commit that an undo of another
 action rewrote). :func:`read` folds it into that action's newest ``applied`` line (the
 newest such line wins), so ``redline log`` and undo see one decision with its commit.
@@ -42,6 +43,12 @@ FIELDS = (
     "reviewer",
     "time",
     "commit",
+    "via",
+    "rule",
+    "parts",
+    "applied",
+    "assisted_by",
+    "why",
 )
 MAX_LINE = 1024 * 1024
 
@@ -66,6 +73,18 @@ class DecisionRecord:
     time: float
     commit: str | None = None
     files: tuple[str, ...] = ()
+    #: The redline surface that made the decision (``dashboard``, ``cli``, ``hook``, …).
+    via: str = ""
+    #: The rule's name when a rule decided.
+    rule: str | None = None
+    #: ``"2 of 3 hunks"`` for an apply of some hunks.
+    parts: str | None = None
+    #: What an apply really wrote: ``{PATH: {"sha256": …, "blob": …}}`` (None: deleted;
+    #: ``blob`` is ``git hash-object --path``'s id, None outside git).
+    applied: dict[str, dict[str, str | None] | None] | None = None
+    #: ``AGENT:MODEL`` of the edit's agent when both are known; else None and ``why``.
+    assisted_by: str | None = None
+    why: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -92,6 +111,12 @@ class DecisionRecord:
                 time=float(data["time"]),
                 commit=None if commit is None else _str(commit),
                 files=tuple(_str(f) for f in files) if isinstance(files, list) else (),
+                via=_str(data.get("via", "")),
+                rule=_opt(data.get("rule")),
+                parts=_opt(data.get("parts")),
+                applied=_applied(data.get("applied")),
+                assisted_by=_opt(data.get("assisted_by")),
+                why=_str(data.get("why", "")),
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -102,6 +127,30 @@ def _str(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {type(value).__name__}")
     return value
+
+
+def _opt(value: object) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _applied(value: object) -> dict[str, dict[str, str | None] | None] | None:
+    """An ``applied`` map as the log holds it (anything malformed reads as None)."""
+    if not isinstance(value, dict):
+        return None
+    found: dict[str, dict[str, str | None] | None] = {}
+    for path, facts in value.items():
+        if not isinstance(path, str):
+            return None
+        if facts is None:
+            found[path] = None
+        elif isinstance(facts, dict):
+            found[path] = {
+                "sha256": _opt(facts.get("sha256")),
+                "blob": _opt(facts.get("blob")),
+            }
+        else:
+            return None
+    return found
 
 
 def log_path(root: Path) -> Path:
@@ -170,7 +219,15 @@ def _link_commit(records: list[DecisionRecord], link: DecisionRecord) -> None:
 
     for at in range(len(records) - 1, -1, -1):
         if records[at].id == link.id and records[at].decision == "applied":
-            records[at] = replace(records[at], commit=link.commit)
+            # A hook's write also brings what it really wrote and who assisted.
+            was = records[at]
+            records[at] = replace(
+                was,
+                commit=link.commit if link.commit is not None else was.commit,
+                applied=link.applied if link.applied is not None else was.applied,
+                assisted_by=link.assisted_by or was.assisted_by,
+                why=link.why if link.assisted_by or link.why else was.why,
+            )
             return
 
 

@@ -69,6 +69,8 @@ class ImportPlan:
     previews: list[tuple[str, Preview]] = field(default_factory=list)  # (label, preview)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     author: str = ""
+    #: The imported commits' own ``Assisted-by`` values (who helped, with which model).
+    assisted_by: tuple[str, ...] = ()
     #: The source's path of each preview (in the order of ``previews``).
     keys: list[str] = field(default_factory=list)
     #: Each file of the source that became no preview: path -> why ("" when the local file
@@ -127,6 +129,40 @@ def branch_files(root: Path, ref: str) -> tuple[list[Imported], str]:
     files = _tree_diff(repo, base_id, tip_id)
     author = run_git(repo.top, "log", "-1", "--format=%an <%ae>", tip_id).stdout
     return files, author.decode("utf-8", "replace").strip()
+
+
+def branch_assisted(root: Path, ref: str) -> tuple[str, ...]:
+    """The ``Assisted-by`` trailers of the commits ``ref`` has since it left ``HEAD``."""
+    repo = repo_of(root)
+    if repo is None or ref.startswith("-"):
+        return ()
+    done = run_git(
+        repo.top,
+        "log",
+        "--format=%(trailers:key=Assisted-by,valueonly,separator=%x00)%x00",
+        "--end-of-options",
+        f"HEAD..{ref}",
+    )
+    if done.returncode != 0:
+        return ()
+    values = (v.strip() for v in done.stdout.decode("utf-8", "replace").split("\0"))
+    return tuple(dict.fromkeys(v for v in values if v))
+
+
+def patch_assisted(text: bytes) -> tuple[str, ...]:
+    """The ``Assisted-by`` lines of a patch's messages (before each diff)."""
+    found: list[str] = []
+    in_message = True
+    for line in text.splitlines():
+        if line.startswith(b"diff --git "):
+            in_message = False
+        elif line.startswith(b"From ") and b"Mon Sep 17 00:00:00 2001" in line:
+            in_message = True
+        elif in_message and line.startswith(b"Assisted-by:"):
+            value = line[len(b"Assisted-by:") :].decode("utf-8", "replace").strip()
+            if value:
+                found.append(value)
+    return tuple(dict.fromkeys(found))
 
 
 def _tree_diff(repo: GitRepo, old: str, new: str) -> list[Imported]:

@@ -49,6 +49,8 @@ def import_draft(plan: ImportPlan, label: str, preview: Preview, key: str, sourc
     details: dict[str, object] = {"import": {"kind": plan.kind, "source": plan.name, "path": key}}
     if plan.author:
         details["author"] = plan.author
+    if plan.assisted_by:
+        details["assisted_by"] = list(plan.assisted_by)
     return ActionDraft(
         label=label,
         source=source,

@@ -25,6 +25,8 @@ With ``SCRIPTED_AGENT_RESUMED=1`` (a resumed session) the agent counts the promp
 already holds, so the script is not done again: every prompt is answered with one line. With
 ``SCRIPTED_AGENT_LOAD_SESSION=1`` in its environment the agent offers ``loadSession``;
 ``session/load`` then replays one message and records the session id it was asked for.
+With ``SCRIPTED_AGENT_MODEL=NAME`` session/new names NAME as its current model (a
+``model`` config option).
 """
 
 from __future__ import annotations
@@ -254,6 +256,22 @@ class ScriptedAgent:
         self.cwd = Path(params["cwd"])
         self.mcp_servers = list(params.get("mcpServers") or [])
         self.record(event="new_session", cwd=params["cwd"], mcp_servers=self.mcp_servers)
+        model = os.environ.get("SCRIPTED_AGENT_MODEL")
+        if model:  # the agent's current model, as a "model" config option
+            option = {"value": model, "name": model}
+            return {
+                "sessionId": SESSION_ID,
+                "configOptions": [
+                    {
+                        "type": "select",
+                        "id": "model",
+                        "name": "Model",
+                        "category": "model",
+                        "currentValue": model,
+                        "options": [option],
+                    }
+                ],
+            }
         return {"sessionId": SESSION_ID}
 
     def load_session(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -360,3 +360,32 @@ def test_human_keeps_a_verified_permission_diff_as_a_preview_action(
     assert of(events, "agent_end")[-1]["pending"] == 1
     assert {"event": "permission", "call": "call-1", "outcome": "cancelled"} in heard
     assert (workspace / "app.py").read_text() == "def main():\n    print('hi')\n"
+
+
+def test_an_acp_agents_model_reaches_the_decisions_log(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, isolated_user_config: Path
+) -> None:
+    """Issue 48: session/new's current model (a ``model`` config option) is the model
+    ``Assisted-by`` names for the agent's edits."""
+    from redline.cli import main
+
+    monkeypatch.setenv("SCRIPTED_AGENT_MODEL", "gemini-9-pro")
+    new = "def main():\n    print('bye')\n"
+    code, _events, _heard, err = run_exec(
+        tmp_path, workspace, [{"do": "gemini_edit", "path": "app.py", "content": new}]
+    )
+    assert code == 0, err
+    [decision] = _log(main, workspace)
+    assert decision["assisted_by"].endswith(":gemini-9-pro"), decision
+    assert decision["assisted_by"].startswith(decision["source"].split(":", 1)[1])
+    assert decision["why"] is None and decision["via"] == "exec"
+
+
+def _log(main: Any, root: Path) -> list[dict[str, Any]]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["log", "-C", str(root), "--json"]) == 0
+    return list(json.loads(out.getvalue())["decisions"])

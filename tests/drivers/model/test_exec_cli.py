@@ -238,3 +238,28 @@ def test_unusable_state_folder_is_a_clear_error(
     )
     assert code == 1
     assert events[0]["type"] == "error" and ".redline" in events[0]["message"]
+
+
+def test_exec_commits_with_its_providers_model_and_logs_via_model(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    isolated_user_config: Path,
+) -> None:
+    """Issue 48: redline's own runtime names its provider's model in Assisted-by; the
+    model's own resolve is logged ``via model``."""
+    from tests.workspace.gitrepo import git, init_repo, isolate_git, write_config
+
+    isolate_git(monkeypatch, tmp_path / "home")
+    ws = init_repo(tmp_path / "ws", {"app.py": "print('hi')\n"})
+    write_config(isolated_user_config, '[git]\non_apply = "commit"\n')
+    model = plan(tmp_path, [WRITE, {"resolve": "apply", "reason": "wanted"}, {"say": "done"}])
+    code, _events = run_exec(capsys, "-C", str(ws), "--model", model, "--prompt", "add notes")
+    assert code == 0
+    message = git(ws, "log", "-1", "--format=%B")
+    assert "Assisted-by: redline:scripted:test" in message, message
+    assert "Redline-Workspace: g" in message and "Redline-Source: exec" in message
+    assert main(["log", "-C", str(ws), "--json"]) == 0
+    [decision] = json.loads(capsys.readouterr().out)["decisions"]
+    assert decision["resolved_by"] == "agent" and decision["via"] == "model"
+    assert decision["assisted_by"] == "redline:scripted:test"

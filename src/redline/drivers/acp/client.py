@@ -141,6 +141,7 @@ class AcpAgent(Approvals):
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         #: The review core: decisions, rules' resolutions and the queue follower.
         self.review = ReviewSession(self.root, store, stream)
+        self.review.via = "exec"  # the dashboard says "dashboard" when it decides
         self.review.on_remote = self._decided_elsewhere
         self.review.on_removed_elsewhere = self._removed_elsewhere
 
@@ -213,6 +214,7 @@ class AcpAgent(Approvals):
             if not self.loaded:
                 session = await conn.new_session(cwd=str(self.root), mcp_servers=offered)
                 session_id = session.session_id
+                self._follow_model(getattr(session, "config_options", None))
         except (ConnectionError, acp.RequestError, OSError) as exc:
             await self._wait_exit()
             message = self._failure("did not start", exc)
@@ -226,6 +228,15 @@ class AcpAgent(Approvals):
             self.acp_session_id,
             process.pid,
         )
+
+    def _follow_model(self, options: Any) -> None:
+        """The agent's current model (its ``model`` config option), for ``Assisted-by``."""
+        for option in options or ():
+            if getattr(option, "category", None) == "model" or getattr(option, "id", "") == "model":
+                value = getattr(option, "current_value", None)
+                if isinstance(value, str) and value.strip():
+                    self.review.model = value.strip()
+                return
 
     async def _wait_exit(self) -> None:
         """After a broken connection: let the process end and its last stderr arrive."""
@@ -475,6 +486,8 @@ class AcpAgent(Approvals):
 
     # -- session/update ----------------------------------------------------------------
     def _on_update(self, update: Any) -> None:
+        if isinstance(update, schema.ConfigOptionUpdate):
+            self._follow_model(update.config_options)  # session/set_model and the like
         if self._replaying:
             return  # session/load replays the conversation: it is in the log already
         event = acp_events.from_update(update)

@@ -174,6 +174,9 @@ class HookCall:
             "cwd": payload.cwd,
             "permission_mode": payload.permission_mode,
         }
+        model = payload.raw.get("model")
+        if isinstance(model, str) and model.strip():
+            details["model"] = model.strip()  # Codex's: Assisted-by for a later apply too
         if change is None:
             command = payload.tool_input.get("command") or payload.tool_input.get("url") or ""
             label = f"{payload.tool_name}: {str(command)[:120]}".rstrip(": ")
@@ -647,7 +650,11 @@ def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
     queue = WorkspaceQueue(root)
     source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
     store = PendingActionStore(queue=queue, source=source)
-    return queue, ReviewSession(root, store, EventStream(payload.session_id))
+    session = ReviewSession(root, store, EventStream(payload.session_id))
+    session.via = "hook"
+    model = payload.raw.get("model")  # Codex names it in every payload; the others do not
+    session.model = model if isinstance(model, str) and model.strip() else None
+    return queue, session
 
 
 def follow_queue(session: Any) -> None:

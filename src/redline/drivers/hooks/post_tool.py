@@ -130,7 +130,8 @@ def _pre_image(entry: Any) -> bytes | None:
 def _git_after_write(
     root: Path, payload: HookPayload, entry: Any, before: bytes | None, as_approved: bool
 ) -> list[str]:
-    """Stage or commit the agent's recorded write of an applied action (``[git] on_apply``)."""
+    """Stage or commit the agent's recorded write of an applied action (``[git] on_apply``);
+    the decisions log learns the bytes written and the model behind them either way."""
     from redline.config import ConfigError, git_settings
     from redline.review.provenance import Decided, record_agent_write
     from redline.workspace.decisions import DecisionsError, latest_applied
@@ -148,10 +149,10 @@ def _git_after_write(
         on_apply = git_settings(root).on_apply
     except ConfigError as exc:
         return [f"git: {exc}; nothing was staged"]
-    if on_apply == "none":
-        return []
     rel = entry.ops[0].path
     if not as_approved:
+        if on_apply == "none":
+            return []
         return [
             f"git: {rel} was not {'staged' if on_apply == 'stage' else 'committed'}: the "
             "agent's write differs from what the reviewer approved"
@@ -181,14 +182,24 @@ def _git_after_write(
         decided = latest_applied(root, entry.action_id)
     except DecisionsError:
         decided = None
+    from redline.drivers.hooks.agent_model import model_of
+    from redline.review.trailers import assisted
+
+    source = decided.source if decided is not None else f"hook:{payload.agent}"
+    model, why = model_of(payload)
+    helper, why = assisted(source, model, why)
     facts = Decided(
         entry.action_id,
         decided.label if decided is not None else entry.label,
-        decided.source if decided is not None else f"hook:{payload.agent}",
+        source,
         "apply",
         decided.reason if decided is not None else "",
         decided.edited if decided is not None else False,
         decided.resolved_by if decided is not None else "person",
         Preview([change]),
+        via=decided.via if decided is not None else "hook",
+        rule=decided.rule if decided is not None else None,
+        assisted_by=helper,
+        assisted_why=why,
     )
     return record_agent_write(root, facts)

@@ -181,6 +181,13 @@ class AgentSession(TurnLoop):
         self.event_diffs = False
         #: The review core: every resolution, undo and staleness check of this session.
         self.review = ReviewSession(cwd, self.store, stream)
+        # redline's own runtime: its decisions are ``exec``'s unless a client says (the
+        # dashboard does), and the model behind its edits is its provider's.
+        self.review.via = "exec"
+        model = getattr(provider, "model", None)
+        if not isinstance(model, str) or not model:
+            model = provider.label if provider.scripted else None
+        self.review.model = model
         self.review.on_remote = self._heard_remote
         self.review.on_undone = self._heard_undo
         if session_log is not None:

@@ -399,6 +399,8 @@ class OwnerRequest:
     requested_by_pid: int = 0
     time: float = field(default_factory=time.time)
     only: tuple[str, ...] | None = None
+    #: The redline surface that asked (``dashboard``, ``cli``, ``team``, …), for the log.
+    via: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -410,6 +412,7 @@ class OwnerRequest:
             "rule": self.rule,
             "requested_by_pid": self.requested_by_pid,
             "time": self.time,
+            "via": self.via,
         }
         if self.only is not None:
             data["only"] = list(self.only)
@@ -442,4 +445,5 @@ class OwnerRequest:
             requested_by_pid=int(data.get("requested_by_pid", 0)),
             time=float(data.get("time", 0.0)),
             only=None if only is None else tuple(only),
+            via=str(data.get("via", "")),
         )
