@@ -149,6 +149,7 @@ class FakeSession:
                     decision.reason,
                     only=decision.only,
                     batch=decision.batch,
+                    via=decision.via or "sdk",
                 )
             )
         only = list(decision.only) if decision.only else None
