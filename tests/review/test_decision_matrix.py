@@ -394,3 +394,29 @@ def test_rules_decide_whole_actions_of_every_source(
     assert world.text() == (NEW if verb == "apply" else BASE) and world.pending() == []
     resolution = world.queue.resolution(world.action_id)
     assert resolution is not None and resolution.resolved_by == "rule"
+
+
+# -- who decided a hook's action, through its owner request (issues 40 and 48) ---------------
+@pytest.mark.parametrize("only", [None, ["a.txt#1"]], ids=["whole", "parts"])
+def test_a_team_reviewer_deciding_a_hooks_action_is_named_by_the_hook(
+    only: list[str] | None, make_world: Callable[[str], World]
+) -> None:
+    """The team follower decides an action a hook still waits on: the hook process logs the
+    decision, naming the reviewer the server recorded (not this machine's git user)."""
+    from redline.workspace.decisions import read
+
+    world = make_world("hook")
+    action_id = world.action_id
+    result = asyncio.run(
+        resolve_queued(
+            world.queue, action_id, "apply", "ok", only=only, reviewer="Alice A <a@x>", via="team"
+        )
+    )
+    assert not result.is_error, result.text
+    if only is None:
+        assert world.answer()["permissionDecision"] == "allow"
+    else:
+        assert world.text() == FIRST_ONLY
+    [logged] = [entry for entry in read(world.root)[0] if entry.id == action_id]
+    assert logged.reviewer == "Alice A <a@x>"
+    assert logged.via == "team"

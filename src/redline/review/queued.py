@@ -143,6 +143,7 @@ async def resolve_queued(
         owner_timeout,
         tuple(only) if only is not None else None,
         via,
+        reviewer or "",
     )
 
 
@@ -200,6 +201,7 @@ async def serve_parts(
     resolved_by: str = "person",
     rule: str | None = None,
     via: str = "",
+    reviewer: str | None = None,
 ) -> tuple[ToolResult, Preview | None]:
     """The owner's side of a request for some parts of its action: the action is handed
     over to the queue and resolved here in parts, as any redline-applied one (the picked
@@ -209,7 +211,16 @@ async def serve_parts(
     try:
         with queue.claim(action_id, wait=2.0) as claim:
             result, written = await _resolve_here(
-                queue, claim, decision, reason, resolved_by, rule, only, via=via, owner_parts=True
+                queue,
+                claim,
+                decision,
+                reason,
+                resolved_by,
+                rule,
+                only,
+                reviewer=reviewer,
+                via=via,
+                owner_parts=True,
             )
     except QueueError as exc:
         return ToolResult.error(str(exc), details={"action_id": action_id}), None
@@ -393,10 +404,18 @@ def _ask_owner(
     timeout: float,
     only: tuple[str, ...] | None = None,
     via: str = "",
+    reviewer: str = "",
 ) -> ToolResult:
     try:
         queue.request_owner(
-            action_id, decision, reason, resolved_by=resolved_by, rule=rule, only=only, via=via
+            action_id,
+            decision,
+            reason,
+            resolved_by=resolved_by,
+            rule=rule,
+            only=only,
+            via=via,
+            reviewer=reviewer,
         )
         resolution = queue.wait_resolution(action_id, timeout)
         if only is not None:

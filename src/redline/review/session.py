@@ -223,8 +223,10 @@ class ReviewSession:
         *,
         rule: str | None = None,
         via: str | None = None,
+        reviewer: str | None = None,
     ) -> ResolveOutcome:
-        """Log the decision and do ``[git] on_apply``; its notes join the outcome's text."""
+        """Log the decision and do ``[git] on_apply``; its notes join the outcome's text.
+        ``reviewer``: who decided when not this machine's user (a team queue reviewer)."""
         from dataclasses import replace
 
         from redline.review.provenance import Decided, assisted_facts, record
@@ -246,6 +248,7 @@ class ReviewSession:
                 facts.edited,
                 by,
                 outcome.written,
+                reviewer=reviewer,
                 via=surface,
                 rule=rule,
                 parts=outcome.parts,
@@ -619,7 +622,11 @@ class ReviewSession:
                     )
                     if not result.is_error:
                         result = self._provenance(
-                            result, request.resolved_by, rule=request.rule, via=request.via
+                            result,
+                            request.resolved_by,
+                            rule=request.rule,
+                            via=request.via,
+                            reviewer=request.reviewer or None,
                         )
                         self.store.remove(request.id)  # serving: its record is logged below
                         try:
@@ -663,6 +670,7 @@ class ReviewSession:
                     resolved_by=request.resolved_by,
                     rule=request.rule,
                     via=request.via,
+                    reviewer=request.reviewer or None,
                 )
                 if result.is_error:
                     log.warning("serving parts of %s failed: %s", request.id, result.text)

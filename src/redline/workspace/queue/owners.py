@@ -35,6 +35,7 @@ class QueueOwners(QueueClaims):
         rule: str | None = None,
         only: tuple[str, ...] | None = None,
         via: str = "",
+        reviewer: str = "",
     ) -> None:
         """Ask the process that pushed an owner action to apply or discard it (``only``:
         some parts of it; refused unless its record says its owner serves parts)."""
@@ -54,7 +55,15 @@ class QueueOwners(QueueClaims):
                 "on it cannot apply or discard some hunks only"
             )
         request = OwnerRequest(
-            action_id, decision, reason, resolved_by, rule, os.getpid(), only=only, via=via
+            action_id,
+            decision,
+            reason,
+            resolved_by,
+            rule,
+            os.getpid(),
+            only=only,
+            via=via,
+            reviewer=reviewer,
         )
         self._requests().write(
             record_name(action_id),

@@ -401,6 +401,9 @@ class OwnerRequest:
     only: tuple[str, ...] | None = None
     #: The redline surface that asked (``dashboard``, ``cli``, ``team``, …), for the log.
     via: str = ""
+    #: Who decided when it is not this machine's user (a team queue reviewer, as its server
+    #: recorded them), for the decisions log and the commit's trailer; "" for git's user.
+    reviewer: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -414,6 +417,8 @@ class OwnerRequest:
             "time": self.time,
             "via": self.via,
         }
+        if self.reviewer:
+            data["reviewer"] = self.reviewer
         if self.only is not None:
             data["only"] = list(self.only)
         return data
@@ -446,4 +451,5 @@ class OwnerRequest:
             time=float(data.get("time", 0.0)),
             only=None if only is None else tuple(only),
             via=str(data.get("via", "")),
+            reviewer=str(data.get("reviewer") or ""),
         )
