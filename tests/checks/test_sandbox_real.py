@@ -133,9 +133,9 @@ def test_a_check_keeps_only_the_environment_it_names(
     [spec] = load_checks(root).checks
     with acquire(root, 1) as tree:
         tree.sync()
-        outcome = run_process(spec.command, tree.tree, 30, None, spec.sandbox)
+        outcome = run_process(spec.command, [], tree.tree, 30, None, spec.sandbox)
     assert outcome.state == "done" and outcome.status == 0, outcome
-    names = outcome.output.strip()
+    names = outcome.stdout.strip()
     assert "REDLINE_TEST_NAMED" in names and "REDLINE_TEST_SECRET" not in names
     assert "'TERM', 'TMPDIR'" in names
 

@@ -100,8 +100,9 @@ class ProbeError(Exception):
 
 
 @contextlib.contextmanager
-def _tcp_listener() -> Iterator[tuple[int, list[int]]]:
-    server = socket.create_server(("127.0.0.1", 0))
+def _counting(server: socket.socket, name: str) -> Iterator[list[int]]:
+    """Accept (and close) every connection to ``server`` on a thread while the block runs;
+    the list grows by one per connection."""
     server.settimeout(0.2)
     accepted: list[int] = []
     stop = threading.Event()
@@ -115,14 +116,22 @@ def _tcp_listener() -> Iterator[tuple[int, list[int]]]:
             accepted.append(1)
             conn.close()
 
-    thread = threading.Thread(target=serve, name="redline-sandbox-probe", daemon=True)
+    thread = threading.Thread(target=serve, name=name, daemon=True)
     thread.start()
     try:
-        yield server.getsockname()[1], accepted
+        yield accepted
     finally:
         stop.set()
         thread.join()
         server.close()
+
+
+@contextlib.contextmanager
+def _tcp_listener() -> Iterator[tuple[int, list[int]]]:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    with _counting(server, "redline-sandbox-probe") as accepted:
+        yield port, accepted
 
 
 @contextlib.contextmanager
@@ -131,27 +140,8 @@ def _unix_listener(address: str) -> Iterator[list[int]]:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address.replace("@", "\0", 1) if address.startswith("@") else address)
     server.listen()
-    server.settimeout(0.2)
-    accepted: list[int] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            accepted.append(1)
-            conn.close()
-
-    thread = threading.Thread(target=serve, name="redline-sandbox-probe-unix", daemon=True)
-    thread.start()
-    try:
+    with _counting(server, "redline-sandbox-probe-unix") as accepted:
         yield accepted
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
 
 
 def _session_bus() -> tuple[str, str]:
