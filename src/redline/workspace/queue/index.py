@@ -24,6 +24,13 @@ has not changed is not read again, any other file is read and verified exactly a
   needs them. Each part has its own tag; the summaries' tag also covers the records' tag,
   so the two parts of one file are never mixed with another file's.
 
+* **Encoding**: a JSON header line (format, tags, the two parts' lengths), then the two
+  parts as :mod:`marshal` data -- the same lists of plain values JSON would hold, built
+  about twice as fast when a long queue is listed (issue 44). Only bytes whose tag
+  verifies are ever given to :func:`marshal.loads` (so only what a redline of this user
+  wrote), the result is checked field by field as before, and an index written by another
+  Python (the header names the marshal version and Python's) is not used but replaced.
+
 Several processes may write the index at once: each writes a complete one and renames it
 into place, and whichever lands last is as good as the others (every entry carries its own
 identity). Losing it costs nothing but one slower listing.
@@ -36,8 +43,10 @@ import contextlib
 import gc
 import hmac
 import json
+import marshal
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,7 +56,9 @@ from redline.workspace.queue import storage
 from redline.workspace.queue.records import QueueRecord, Source, id_number
 
 INDEX = "index"
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 1: JSON parts, one a line
+# Who can read the parts: marshal's own format, and the Python that wrote them.
+CODEC = [marshal.version, sys.version_info[0], sys.version_info[1]]
 PURPOSE_SUMMARIES = "queue-index"
 PURPOSE_RECORDS = "queue-index-records"
 MAX_INDEX_BYTES = 256 * 1024 * 1024
@@ -140,7 +151,7 @@ def _summary_from_row(row: Any) -> tuple[str, Identity, RecordSummary]:
         raise UnusableIndex("a summary is not a list of 12")
     name, dev, ino, size, mtime, ctime, action_id, position, created, state, replaces, files = row
     if not (
-        type(dev) is int  # exact types: json.loads gives exactly these, and bool is no int
+        type(dev) is int  # exact types: as written (marshal keeps them), and bool is no int
         and type(ino) is int
         and type(size) is int
         and type(mtime) is int
@@ -167,12 +178,53 @@ def _record(item: Any) -> QueueRecord | None:
     record that passed :meth:`QueueRecord.from_dict` -- so the fields are rebuilt as they
     are, without ``from_dict``'s checks (a third of a 10,000-action listing).
     """
-    if not isinstance(item, dict) or not isinstance(item.get("source"), dict):
+    source = item.get("source") if type(item) is dict else None
+    if type(source) is not dict:
         return None
     try:
-        return QueueRecord(**{**item, "source": Source(**item["source"])})
+        item["source"] = Source(**source)  # the parsed part is this call's own: no copy
+        return QueueRecord(**item)
     except TypeError:  # fields of another format: read the file instead
         return None
+
+
+def dump_part(value: Any) -> bytes:
+    """One part of the index file (ValueError for a value marshal cannot write)."""
+    return marshal.dumps(value, marshal.version)
+
+
+def load_part(raw: bytes) -> Any:
+    """A part written by :func:`dump_part`; only ever given bytes whose tag verified."""
+    try:
+        return marshal.loads(raw)
+    except (EOFError, TypeError) as exc:
+        raise UnusableIndex("a part of the index is damaged") from exc
+
+
+def split(raw: bytes) -> tuple[Any, bytes, bytes]:
+    """The index file's header (parsed), summaries part and records part (raw)."""
+    header_raw, newline, rest = raw.partition(b"\n")
+    header = json.loads(header_raw)
+    if not newline or not isinstance(header, dict) or header.get("version") != INDEX_FORMAT:
+        raise UnusableIndex("not an index of this format")
+    if header.get("codec") != CODEC:
+        raise UnusableIndex("an index written by another Python")
+    sizes = header.get("sizes")
+    if (
+        not isinstance(sizes, list)
+        or len(sizes) != 2
+        or not all(type(n) is int and n >= 0 for n in sizes)
+        or sum(sizes) != len(rest)
+    ):
+        raise UnusableIndex("the index's parts are not of the sizes it names")
+    return header, rest[: sizes[0]], rest[sizes[0] :]
+
+
+def join(header: dict[str, Any], summaries: bytes, records: bytes) -> bytes:
+    """The index file of these parts (``header`` gets the format, codec and sizes)."""
+    header = {**header, "version": INDEX_FORMAT, "codec": CODEC}
+    header["sizes"] = [len(summaries), len(records)]
+    return json.dumps(header).encode("ascii") + b"\n" + summaries + records
 
 
 class RecordIndex:
@@ -216,12 +268,7 @@ class RecordIndex:
             self.unsaved = PERSIST_AFTER  # replace it at the next chance
 
     def _parse(self, raw: bytes) -> None:
-        header_raw, _, rest = raw.partition(b"\n")
-        summaries, _, records = rest.partition(b"\n")
-        header = json.loads(header_raw)
-        if not isinstance(header, dict) or header.get("version") != INDEX_FORMAT:
-            raise UnusableIndex("not an index of this format")
-        records = records.rstrip(b"\n")
+        header, summaries, records = split(raw)
         records_tag = header.get("records_tag")
         if not isinstance(records_tag, str) or not self._verifies(
             summaries + b"\0" + records_tag.encode("ascii"),
@@ -229,8 +276,8 @@ class RecordIndex:
             PURPOSE_SUMMARIES,
         ):
             raise UnusableIndex("the index does not carry this user's signature")
-        rows = json.loads(summaries)
-        if not isinstance(rows, list):
+        rows = load_part(summaries)
+        if type(rows) is not list:
             raise UnusableIndex("the summaries are not a list")
         names: builtins.list[str] = []
         for row in rows:
@@ -249,8 +296,8 @@ class RecordIndex:
         try:
             if not self._verifies(line, self._records_tag, PURPOSE_RECORDS):
                 raise UnusableIndex("the records do not carry this user's signature")
-            data = json.loads(line)
-            if not isinstance(data, list) or len(data) != len(self._records_names):
+            data = load_part(line)
+            if type(data) is not list or len(data) != len(self._records_names):
                 raise UnusableIndex("the records do not match the summaries")
         except (UnusableIndex, ValueError):
             data = None
@@ -277,23 +324,18 @@ class RecordIndex:
             if e.record is not None and settled(e.key, now)
         ]
         try:
-            summaries = json.dumps(
-                [_summary_row(n, e) for n, _r, e in kept], separators=(",", ":")
-            ).encode("ascii")
-            records = json.dumps([r.to_dict() for _n, r, _e in kept], separators=(",", ":")).encode(
-                "ascii"
-            )
-        except (TypeError, ValueError):
+            summaries = dump_part([_summary_row(n, e) for n, _r, e in kept])
+            records = dump_part([r.to_dict() for _n, r, _e in kept])
+        except ValueError:
             return
         records_tag = self._tag(records, PURPOSE_RECORDS)
         header = {
-            "version": INDEX_FORMAT,
             "summaries_tag": self._tag(
                 summaries + b"\0" + records_tag.encode("ascii"), PURPOSE_SUMMARIES
             ),
             "records_tag": records_tag,
         }
-        data = json.dumps(header).encode("ascii") + b"\n" + summaries + b"\n" + records + b"\n"
+        data = join(header, summaries, records)
         if len(data) > MAX_INDEX_BYTES:
             return
         try:

@@ -1,0 +1,73 @@
+"""``redline pending list`` prints exactly the same bytes whether it read the record files
+or took them from the listing index (issue 44: the index is encoded for speed; the output
+must not change by a byte)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from redline.cli import main
+from redline.workspace.queue import WorkspaceQueue, index, storage
+
+from .helpers import create_draft, edit_draft
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "SETTLE_NS", -(10**15))
+    monkeypatch.setattr(index, "PERSIST_AFTER", 1)
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    seen: list[str] = []
+    original = storage.Signed.read_stat
+
+    def counting(self: storage.Signed, name: str, shown: str) -> Any:
+        if self.folder == "actions":
+            seen.append(name)
+        return original(self, name, shown)
+
+    monkeypatch.setattr(storage.Signed, "read_stat", counting)
+    yield seen
+
+
+def _queue(root: Path) -> None:
+    """Creates, edits, a stale one, odd labels: what the table and the JSON show."""
+    (root / "b.txt").write_text("one\ntwo\n")
+    with WorkspaceQueue(root) as queue:
+        for number in range(4):
+            queue.push(create_draft(f"dir/f{number}.txt", f"text {number}\n" * (number + 1)))
+        queue.push(edit_draft(root, "a.txt", label="Edit a.txt\nwith a newline \x1b[31m"))
+        queue.push(edit_draft(root, "b.txt", label="Éditer b.txt — ünïcode"))
+        queue.push(create_draft("c.txt", "x\n", label="later made stale"))
+    (root / "b.txt").write_text("changed elsewhere\n")  # b.txt's edit is stale now
+    (root / "c.txt").write_text("exists already\n")  # c.txt's create is stale now
+
+
+def _listed(capfd: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[int, str, str]:
+    capfd.readouterr()
+    status = main(["pending", "-C", str(root), "list", *args])
+    out, err = capfd.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("args", [[], ["--json"]], ids=["table", "json"])
+def test_the_listing_is_the_same_from_the_files_and_from_the_index(
+    ws: Path, settled: None, reads: list[str], capfd: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    _queue(ws)
+    path = ws / ".redline" / "queue" / index.INDEX
+    path.unlink(missing_ok=True)
+    reads.clear()
+    from_files = _listed(capfd, ws, *args)
+    assert len(reads) == 7 and path.exists()  # every record file read, the index written
+    reads.clear()
+    from_index = _listed(capfd, ws, *args)
+    assert reads == []  # every record taken from the index
+    assert from_index == from_files
+    assert from_files[0] == 0 and "stale" in from_files[1] and "pa-7" in from_files[1]
