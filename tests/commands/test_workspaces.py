@@ -1,0 +1,223 @@
+"""Issue 45 (first part): the known workspaces and ``redline workspaces list|forget``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from redline.cli import main
+from redline.workspace.known import known_dir, read_all
+from redline.workspace.preview import FileModify, Preview, sha256_bytes
+from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
+
+# Opens the queue of argv[1] and queues one action there, in a process of its own.
+_PUSH = """
+import sys
+from pathlib import Path
+from redline.workspace.preview import FileModify, Preview, sha256_bytes
+from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
+root = Path(sys.argv[1])
+old = (root / "a.txt").read_text()
+preview = Preview([FileModify("a.txt", sha256_bytes(old.encode()), old, old + sys.argv[2] + "\\n")])
+draft = ActionDraft(label=sys.argv[2], source=Source.current("exec", "t", sys.argv[2]),
+                    source_tool_name="edit", preview=preview)
+with WorkspaceQueue(root) as queue:
+    queue.push(draft)
+"""
+
+
+def _folder(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "a.txt").write_text("hello\n")
+    return root
+
+
+def _push(root: Path, label: str = "edit") -> None:
+    old = (root / "a.txt").read_text()
+    preview = Preview([FileModify("a.txt", sha256_bytes(old.encode()), old, old + label + "\n")])
+    draft = ActionDraft(
+        label=label,
+        source=Source.current("exec", "t", "s"),
+        source_tool_name="edit",
+        preview=preview,
+    )
+    with WorkspaceQueue(root) as queue:
+        queue.push(draft)
+
+
+def _listed(capfd: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, Any]]:
+    code = main(["workspaces", "list", "--json", *extra])
+    return code, json.loads(capfd.readouterr().out)
+
+
+def _by_path(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {w["path"]: w for w in data["workspaces"]}
+
+
+def test_a_queue_opened_is_remembered_once_in_one_file(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "proj")
+    _push(root)
+    [entry] = list(known_dir().iterdir())
+    assert json.loads(entry.read_text()) == {"path": str(root.resolve())}
+    before = entry.stat()
+    _push(root, "again")  # an entry that exists is not rewritten
+    after = entry.stat()
+    assert (before.st_ino, before.st_mtime_ns) == (after.st_ino, after.st_mtime_ns)
+    assert len(list(known_dir().iterdir())) == 1
+
+
+def test_list_shows_counts_ids_and_the_state_folder(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    one, two = _folder(tmp_path / "one"), _folder(tmp_path / "two")
+    _push(one, "a")
+    _push(one, "b")
+    _push(two, "c")
+    (two / "a.txt").write_text("changed elsewhere\n")  # its action is now stale
+    code, data = _listed(capfd)
+    assert code == 0
+    found = _by_path(data)
+    assert set(found) == {str(one.resolve()), str(two.resolve())}
+    first, second = found[str(one.resolve())], found[str(two.resolve())]
+    assert set(first) == {
+        "id", "path", "pending", "stale", "watched_by", "missing", "conflict"
+    }  # fmt: skip
+    assert (first["pending"], first["stale"], first["missing"]) == (2, 0, False)
+    assert (second["pending"], second["stale"]) == (1, 1)
+    assert first["watched_by"] == [] and not first["conflict"]
+    from redline.workspace.identity import workspace_id
+
+    assert first["id"] == workspace_id(one)
+    # the id is cached in the entry (computing it may run git)
+    cached = [json.loads(p.read_text()) for p in known_dir().iterdir()]
+    assert {c.get("id") for c in cached} == {first["id"], second["id"]}
+    assert main(["workspaces", "list"]) == 0
+    out = capfd.readouterr().out
+    assert f"Known workspaces (from {known_dir()}):" in out
+    assert f"{one.resolve()}  (2 pending, 0 stale)" in out
+
+
+def test_the_id_is_the_team_queues_in_git(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    root = _folder(tmp_path / "repo")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+    }
+    env["GIT_COMMITTER_EMAIL"] = "t@e"
+    for argv in (["init", "-q"], ["add", "a.txt"], ["commit", "-qm", "one"]):
+        subprocess.run(["git", *argv], cwd=root, env=env, check=True)
+    _push(root)
+    from redline.teamqueue.settings import workspace_id
+
+    _code, data = _listed(capfd)
+    [only] = data["workspaces"]
+    assert only["id"] == workspace_id(root) and only["id"].startswith("g")
+
+
+def test_two_processes_opening_one_new_workspace_leave_one_entry(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    roots = [_folder(tmp_path / f"w{n}") for n in range(3)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _PUSH, str(root), f"p{n}"])
+        for root in roots
+        for n in range(2)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * len(procs)
+    entries = sorted(known_dir().iterdir())
+    assert len(entries) == 3
+    assert sorted(json.loads(e.read_text())["path"] for e in entries) == sorted(
+        str(r.resolve()) for r in roots
+    )
+    _code, data = _listed(capfd)
+    assert [w["pending"] for w in data["workspaces"]] == [2, 2, 2]
+
+
+def test_a_folder_deleted_while_known_is_missing_not_forgotten(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    kept, gone = _folder(tmp_path / "kept"), _folder(tmp_path / "gone")
+    subprocess.run([sys.executable, "-c", _PUSH, str(gone), "x"], check=True)
+    _push(kept)
+    assert _listed(capfd)[0] == 0  # caches both ids
+    shutil.rmtree(gone)
+    code, data = _listed(capfd)
+    assert code == 1
+    found = _by_path(data)
+    assert found[str(gone.resolve())]["missing"] is True
+    assert found[str(gone.resolve())]["pending"] is None
+    assert found[str(gone.resolve())]["id"]  # the cached id is still shown
+    assert found[str(kept.resolve())]["missing"] is False
+    assert main(["workspaces", "list"]) == 1
+    assert "missing (the folder is gone" in capfd.readouterr().out
+    assert not gone.exists()  # listing never recreates it
+    # it comes back when the folder does (an unmounted disk)
+    _folder(gone)
+    assert _listed(capfd)[0] == 0
+    assert main(["workspaces", "forget", str(gone)]) == 0
+    assert [k.path for k in read_all()] == [str(kept.resolve())]
+
+
+def test_forget_by_id_and_an_unknown_one(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    root = _folder(tmp_path / "p")
+    _push(root)
+    _code, data = _listed(capfd)
+    ident = data["workspaces"][0]["id"]
+    assert main(["workspaces", "forget", "nope"]) == 2
+    assert "'nope' is neither the path nor the id of a known workspace" in capfd.readouterr().err
+    assert main(["workspaces", "forget", ident]) == 0
+    assert f"Forgot {root.resolve()}" in capfd.readouterr().out
+    assert read_all() == []
+    assert (root / ".redline" / "queue").is_dir()  # the folder and queue are untouched
+    _push(root, "more")  # opened again: remembered again
+    assert [k.path for k in read_all()] == [str(root.resolve())]
+
+
+def test_two_paths_with_one_configured_id_are_a_conflict(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    roots = [_folder(tmp_path / "a"), _folder(tmp_path / "b"), _folder(tmp_path / "c")]
+    for root in roots[:2]:
+        (root / ".redline").mkdir()
+        (root / ".redline" / "config.toml").write_text('[queue]\nworkspace_id = "shared"\n')
+        assert main(["trust", "-C", str(root)]) == 0  # its own config needs trust
+    for root in roots:
+        _push(root)
+    capfd.readouterr()
+    code, data = _listed(capfd)
+    assert code == 1
+    found = _by_path(data)
+    assert [found[str(r.resolve())]["conflict"] for r in roots] == [True, True, False]
+    assert [found[str(r.resolve())]["id"] for r in roots[:2]] == ["shared", "shared"]
+    assert main(["workspaces", "list"]) == 1
+    assert "conflict: another known path has the id shared" in capfd.readouterr().out
+
+
+def test_a_state_folder_that_cannot_be_written_is_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from redline.workspace.known import remember
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    remember(tmp_path)  # no error: remembering never stops a queue
+    assert blocker.read_text() == "x"
+
+
+def test_an_empty_list_says_where_it_looked(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["workspaces", "list"]) == 0
+    out = capfd.readouterr().out
+    assert f"(from {known_dir()})" in out and "none yet" in out
+    assert _listed(capfd) == (0, {"workspaces": []})
