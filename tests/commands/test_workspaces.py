@@ -221,3 +221,59 @@ def test_an_empty_list_says_where_it_looked(capfd: pytest.CaptureFixture[str]) -
     out = capfd.readouterr().out
     assert f"(from {known_dir()})" in out and "none yet" in out
     assert _listed(capfd) == (0, {"workspaces": []})
+
+
+def _cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "redline", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_pending_list_all_from_a_fourth_folder(tmp_path: Path) -> None:
+    roots = [_folder(tmp_path / name) for name in ("one", "two", "three")]
+    # Each action queued by a process of its own, in order: one, two, three, one.
+    for root, label in ((roots[0], "a"), (roots[1], "b"), (roots[2], "c"), (roots[0], "d")):
+        subprocess.run([sys.executable, "-c", _PUSH, str(root), label], check=True, timeout=120)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _cli(elsewhere, "pending", "list", "--all", "--json")
+    assert done.returncode == 0, done.stderr
+    actions = json.loads(done.stdout)["actions"]
+    from redline.workspace.identity import workspace_id
+
+    ids = {root: workspace_id(root) for root in roots}
+    assert [a["label"] for a in actions] == ["d", "c", "b", "a"]  # newest first
+    first = actions[0]
+    assert first["local_id"] == "pa-2"
+    assert first["id"] == f"pa-2@{ids[roots[0]]}"
+    assert first["workspace"] == {"id": ids[roots[0]], "path": str(roots[0].resolve())}
+    assert {"source", "files", "added", "removed", "stale", "created_at"} <= set(first)
+    assert [a["id"] for a in actions[1:]] == [
+        f"pa-1@{ids[roots[2]]}",
+        f"pa-1@{ids[roots[1]]}",
+        f"pa-1@{ids[roots[0]]}",
+    ]
+    assert not (elsewhere / ".redline").exists()  # the fourth folder is not a workspace
+    text = _cli(elsewhere, "pending", "list", "--all")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[1].startswith(f"pa-2@{ids[roots[0]]}  +1 -0  d")
+    assert lines[1].endswith(str(roots[0].resolve()))
+    assert lines[-1] == "4 pending in 3 known workspace(s), newest first."
+    # a workspace deleted while known is left out; the others still list
+    shutil.rmtree(roots[1])
+    done = _cli(elsewhere, "pending", "list", "--all", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [a["label"] for a in json.loads(done.stdout)["actions"]] == ["d", "c", "a"]
+
+
+def test_pending_list_all_refuses_the_team_queue(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["pending", "list", "--all", "--queue", "postgresql://127.0.0.1:1/x"]) == 2
+    assert "leave out --all" in capfd.readouterr().err
+    assert main(["pending", "list", "--all"]) == 0
+    assert "No pending actions in the 0 known workspace(s)." in capfd.readouterr().out

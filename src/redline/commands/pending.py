@@ -24,6 +24,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     listing = sub.add_parser("list", help="every pending action, top first")
     listing.add_argument("--json", action="store_true", help="print one JSON object")
     listing.add_argument(
+        "--all",
+        action="store_true",
+        help="every known workspace's actions, newest first, with ids pa-N@WSID (see "
+        "`redline workspaces list`)",
+    )
+    listing.add_argument(
         "--workspace",
         metavar="ID",
         default=None,
@@ -122,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
 
     from redline.workspace.queue import QueueError, WorkspaceQueue
 
+    if getattr(args, "all", False):
+        from redline.commands import pending_all
+
+        return pending_all.run(args)
     if getattr(args, "queue", None) is not None and args.pending_command != "follow":
         from redline.commands import pending_team
 

@@ -6,12 +6,16 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.commands._common import add_workspace_option
-from redline.workspace.known import Known
+
+if TYPE_CHECKING:
+    from redline.workspace.known import Known
+    from redline.workspace.queue import QueueRecord, WorkspaceQueue
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -85,7 +89,11 @@ def _ident(known: Known, root: Path) -> str:
     return ident
 
 
-def _row(known: Known) -> Row:
+#: Called with each listed workspace's row, its open queue and its pending records.
+Visit = Callable[[Row, "WorkspaceQueue", "list[QueueRecord]"], None]
+
+
+def _row(known: Known, visit: Visit | None = None) -> Row:
     from redline.teamqueue.settings import TeamQueueError
     from redline.workspace.queue import QueueError, WorkspaceQueue
 
@@ -106,16 +114,20 @@ def _row(known: Known) -> Row:
             row.pending = len(records)
             row.stale = sum(1 for r in records if r.stale or bool(queue.stale_reasons(r, cache)))
             queue.remember_hashes()
+            if visit is not None:
+                visit(row, queue, records)
     except QueueError as exc:
         row.problem = str(exc)
         row.pending = row.stale = None
     return row
 
 
-def rows() -> list[Row]:
+def rows(visit: Visit | None = None) -> list[Row]:
+    """Every known workspace's row; ``visit`` sees each one's pending records (after its id
+    is found, before conflicts are marked)."""
     from redline.workspace.known import read_all
 
-    found = [_row(known) for known in read_all()]
+    found = [_row(known, visit) for known in read_all()]
     seen: dict[str, int] = {}
     for row in found:
         if row.id:
