@@ -20,7 +20,7 @@ def _err(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from redline.commands.pending import action_json
+    from redline.commands._action_json import action_json
     from redline.commands.workspaces import rows
     from redline.paths import UserDirError
 
