@@ -277,3 +277,21 @@ def test_pending_list_all_refuses_the_team_queue(capfd: pytest.CaptureFixture[st
     assert "leave out --all" in capfd.readouterr().err
     assert main(["pending", "list", "--all"]) == 0
     assert "No pending actions in the 0 known workspace(s)." in capfd.readouterr().out
+
+
+def test_an_agents_hook_in_its_own_process_makes_its_workspace_known(tmp_path: Path) -> None:
+    from tests.drivers.hooks.test_confinement import payload, run_hook
+
+    root = _folder(tmp_path / "repo")
+    (tmp_path / "config-home").mkdir()
+    (tmp_path / "config-home" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    proc = run_hook("claude", payload("claude", root, "new.py"), root)
+    assert proc.returncode in (0, 2), proc.stderr
+    assert [k.path for k in read_all()] == [str(root.resolve())]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _cli(elsewhere, "pending", "list", "--all", "--json")
+    assert done.returncode == 0, done.stderr
+    [action] = json.loads(done.stdout)["actions"]
+    assert action["files"] == ["new.py"] and action["source"]["kind"] == "hook"
+    assert action["workspace"]["path"] == str(root.resolve())
