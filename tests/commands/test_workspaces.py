@@ -265,6 +265,11 @@ def test_pending_list_all_from_a_fourth_folder(tmp_path: Path) -> None:
     assert lines[1].startswith(f"pa-2@{ids[roots[0]]}  +1 -0  d")
     assert lines[1].endswith(str(roots[0].resolve()))
     assert lines[-1] == "4 pending in 3 known workspace(s), newest first."
+    assert not any(a["stale"] for a in actions)
+    (roots[2] / "a.txt").write_text("changed elsewhere\n")  # "c" no longer fits
+    done = _cli(elsewhere, "pending", "list", "--all", "--json")
+    stale = {a["label"]: a["stale"] for a in json.loads(done.stdout)["actions"]}
+    assert stale == {"a": False, "b": False, "c": True, "d": False}
     # a workspace deleted while known is left out; the others still list
     shutil.rmtree(roots[1])
     done = _cli(elsewhere, "pending", "list", "--all", "--json")

@@ -40,10 +40,9 @@ def run(args: argparse.Namespace) -> int:
 
         if row.id is None:
             return
-        cache: dict[str, str | None] = {}
         for record in records:
             item = action_json(queue, record, pending=False)
-            item["stale"] = record.stale or bool(queue.stale_reasons(record, cache))
+            item["stale"] = record.id in row.stale_ids
             item["orphaned"] = record.orphaned()
             item["local_id"] = record.id
             item["id"] = f"{record.id}@{row.id}"

@@ -54,6 +54,7 @@ class Row:
     stale: int | None
     conflict: bool = False
     problem: str = ""
+    stale_ids: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -112,7 +113,10 @@ def _row(known: Known, visit: Visit | None = None) -> Row:
             records = queue.list()
             cache: dict[str, str | None] = {}
             row.pending = len(records)
-            row.stale = sum(1 for r in records if r.stale or bool(queue.stale_reasons(r, cache)))
+            row.stale_ids = frozenset(
+                r.id for r in records if r.stale or bool(queue.stale_reasons(r, cache))
+            )
+            row.stale = len(row.stale_ids)
             queue.remember_hashes()
             if visit is not None:
                 visit(row, queue, records)
