@@ -300,3 +300,88 @@ def test_an_agents_hook_in_its_own_process_makes_its_workspace_known(tmp_path: P
     [action] = json.loads(done.stdout)["actions"]
     assert action["files"] == ["new.py"] and action["source"]["kind"] == "hook"
     assert action["workspace"]["path"] == str(root.resolve())
+
+
+def test_pending_commands_take_a_workspace_qualified_id_from_anywhere(tmp_path: Path) -> None:
+    from redline.workspace.identity import workspace_id
+
+    one, two = _folder(tmp_path / "one"), _folder(tmp_path / "two")
+    for root, label in ((one, "a"), (two, "b"), (two, "c")):
+        subprocess.run([sys.executable, "-c", _PUSH, str(root), label], check=True, timeout=120)
+    first, second = workspace_id(one), workspace_id(two)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shown = _cli(elsewhere, "pending", "show", f"pa-2@{second}", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["label"] == "c"
+    applied = _cli(elsewhere, "pending", "apply", f"pa-1@{second}")
+    assert applied.returncode == 0, applied.stderr
+    assert (two / "a.txt").read_text() == "hello\nb\n"  # landed in its workspace only
+    assert (one / "a.txt").read_text() == "hello\n"
+    assert not (elsewhere / ".redline").exists()
+    mixed = _cli(elsewhere, "pending", "apply", f"pa-1@{first}", f"pa-2@{second}", "--batch")
+    assert mixed.returncode == 2 and "name more than one workspace" in mixed.stderr
+    half = _cli(elsewhere, "pending", "discard", f"pa-1@{first}", "pa-2")
+    assert half.returncode == 2
+    unknown = _cli(elsewhere, "pending", "show", "pa-1@gffffffffff0")
+    assert unknown.returncode == 2
+    assert "unknown workspace gffffffffff0 here; for the team queue add --queue URL" in (
+        unknown.stderr
+    )
+    elsewhere_c = _cli(elsewhere, "pending", "-C", str(two), "show", f"pa-1@{first}")
+    assert elsewhere_c.returncode == 2 and f"is an action of {one.resolve()}" in elsewhere_c.stderr
+    discarded = _cli(elsewhere, "pending", "discard", f"pa-1@{first}", "--reason", "no")
+    assert discarded.returncode == 0, discarded.stderr
+    listed = _cli(elsewhere, "pending", "list", "--all", "--json")
+    assert [a["id"] for a in json.loads(listed.stdout)["actions"]] == [f"pa-2@{second}"]
+
+
+def test_a_qualified_id_of_a_conflict_or_a_missing_workspace_is_refused(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    roots = [_folder(tmp_path / "a"), _folder(tmp_path / "b")]
+    for root in roots:
+        (root / ".redline").mkdir()
+        (root / ".redline" / "config.toml").write_text('[queue]\nworkspace_id = "shared"\n')
+        assert main(["trust", "-C", str(root)]) == 0
+        _push(root)
+    capfd.readouterr()
+    assert main(["pending", "show", "pa-1@shared"]) == 2
+    assert "workspace id shared is shared by" in capfd.readouterr().err
+    gone = _folder(tmp_path / "gone")
+    _push(gone)
+    assert main(["workspaces", "list"]) == 1  # caches its id
+    ident = next(k.id for k in read_all() if k.path == str(gone.resolve()))
+    shutil.rmtree(gone)
+    capfd.readouterr()
+    assert main(["pending", "show", f"pa-1@{ident}"]) == 2
+    assert f"workspace {ident} ({gone.resolve()}) is missing" in capfd.readouterr().err
+
+
+def test_edit_and_repreview_take_a_qualified_id(tmp_path: Path) -> None:
+    from redline.workspace.identity import workspace_id
+
+    root = _folder(tmp_path / "one")
+    subprocess.run([sys.executable, "-c", _PUSH, str(root), "x"], check=True, timeout=120)
+    ident = workspace_id(root)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "EDITOR": "sed -i s/x/EDITED/"}
+    env.pop("VISUAL", None)
+    edited = subprocess.run(
+        [sys.executable, "-m", "redline", "pending", "edit", f"pa-1@{ident}"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert edited.returncode == 0, edited.stderr
+    with WorkspaceQueue(root) as queue:
+        [record] = queue.list()
+    assert record.edited
+    again = _cli(elsewhere, "pending", "repreview", f"{record.id}@{ident}")
+    assert again.returncode == 0, again.stderr
+    assert f"{record.id} is not stale; nothing to do" in again.stdout  # found in its workspace
+    assert not (elsewhere / ".redline").exists()

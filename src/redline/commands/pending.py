@@ -124,6 +124,38 @@ def _out(text: str, *, err: bool = False) -> None:
     print(shown(text), file=sys.stderr if err else sys.stdout)
 
 
+def _local_ids(args: argparse.Namespace) -> str:
+    """``pa-N@WSID`` ids (docs/inbox.md): the known workspace WSID becomes the workspace and
+    the ids its own ``pa-N``. Returns why not ("" when done or there are none)."""
+    import os
+
+    single = hasattr(args, "id")
+    ids: list[str] = [args.id] if single else list(getattr(args, "ids", None) or [])
+    tagged = [i for i in ids if "@" in i]
+    if not tagged:
+        return ""
+    wsids = sorted({i.partition("@")[2] for i in tagged})
+    if len(wsids) > 1 or len(tagged) != len(ids):
+        return (
+            f"the ids {', '.join(ids)} name more than one workspace; decide each "
+            "workspace's actions in a command of their own"
+        )
+    from redline.commands.workspaces import located
+
+    path, why = located(wsids[0])
+    if path is None:
+        return why
+    if getattr(args, "cwd_given", False) and os.path.realpath(args.cwd) != path:
+        return f"{tagged[0]} is an action of {path}, but -C names {args.cwd}"
+    args.cwd = path
+    local = [i.partition("@")[0] for i in ids]
+    if single:
+        args.id = local[0]
+    else:
+        args.ids = local
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -139,6 +171,10 @@ def run(args: argparse.Namespace) -> int:
         return pending_team.run_remote(args)  # the team queue: no workspace needed
     if getattr(args, "workspace", None) is not None:
         _out("redline pending: --workspace needs --queue URL (the team queue)", err=True)
+        return EXIT_BAD_INPUT
+    problem = _local_ids(args)
+    if problem:
+        _out(f"redline pending: {problem}", err=True)
         return EXIT_BAD_INPUT
     root = Path(args.cwd)
     if not root.is_dir():

@@ -126,6 +126,37 @@ def _row(known: Known, visit: Visit | None = None) -> Row:
     return row
 
 
+def located(wsid: str) -> tuple[str | None, str]:
+    """The path of the known workspace with id ``wsid``, or None and why not (reads no
+    queue; runs git only for an id not yet cached)."""
+    from redline.teamqueue.settings import TeamQueueError
+    from redline.workspace.known import read_all
+
+    found: list[str] = []
+    gone: list[str] = []
+    for known in read_all():
+        if not os.path.isdir(known.path):
+            if known.id == wsid:
+                gone.append(known.path)
+            continue
+        try:
+            ident = _ident(known, Path(known.path))
+        except TeamQueueError:
+            continue
+        if ident == wsid:
+            found.append(known.path)
+    if len(found) > 1:
+        return None, (
+            f"workspace id {wsid} is shared by {' and '.join(found)} (a conflict; see "
+            "`redline workspaces list`): give one of them its own [queue] workspace_id"
+        )
+    if found:
+        return found[0], ""
+    if gone:
+        return None, f"workspace {wsid} ({gone[0]}) is missing: its folder is gone"
+    return None, f"unknown workspace {wsid} here; for the team queue add --queue URL"
+
+
 def rows(visit: Visit | None = None) -> list[Row]:
     """Every known workspace's row; ``visit`` sees each one's pending records (after its id
     is found, before conflicts are marked)."""
