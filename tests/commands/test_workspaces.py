@@ -385,3 +385,14 @@ def test_edit_and_repreview_take_a_qualified_id(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert f"{record.id} is not stale; nothing to do" in again.stdout  # found in its workspace
     assert not (elsewhere / ".redline").exists()
+
+
+def test_the_folders_remembering_makes_are_private(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "p")
+    from redline.workspace.known import remember
+
+    remember(root.resolve())  # before any state key exists
+    assert known_dir().stat().st_mode & 0o777 == 0o700
+    assert known_dir().parent.stat().st_mode & 0o777 == 0o700
+    [entry] = known_dir().iterdir()
+    assert entry.stat().st_mode & 0o777 == 0o600

@@ -56,7 +56,8 @@ def remember(root: Path) -> None:
         except FileExistsError:
             return
         except FileNotFoundError:
-            try:
+            try:  # the state folder itself private too, as the state key makes it
+                os.makedirs(folder.parent, mode=0o700, exist_ok=True)
                 os.makedirs(folder, mode=0o700, exist_ok=True)
             except OSError:
                 return
