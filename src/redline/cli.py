@@ -36,6 +36,11 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("undo", "undo", "undo an applied change (the newest, or one by id; --list shows them)"),
     ("pending", "pending", "list, show, apply or discard the workspace's queued actions"),
     ("queue", "queue", "the team queue on PostgreSQL: init, grant and revoke rights, status"),
+    (
+        "workspaces",
+        "workspaces",
+        "the workspaces redline knows on this machine (list with pending counts, forget)",
+    ),
     ("log", "log", "the workspace's decisions (applied, edited, discarded), e.g. for a PR"),
     ("mcp", "mcp", "serve MCP tools that only propose changes to this workspace's queue"),
     ("rules", "rules", "the review rules in force, and what they would decide (list, check)"),

@@ -88,10 +88,14 @@ def test_headless_run_removes_or_keeps_its_changes(
 ) -> None:
     assert main(["demo", "--headless", "--no-wait"]) == 0
     err = capsys.readouterr().err
-    assert "removed when the demo ends" in err
+    assert "removed when the demo ends, and not remembered in `redline workspaces`" in err
     assert copies(temp_root) == []
+    from redline.workspace.known import read_all
+
+    assert read_all() == []  # the throwaway copy is not a known workspace
     assert main(["demo", "--headless", "--no-wait", "--keep"]) == 0
     [copy] = copies(temp_root)
+    assert [k.path for k in read_all()] == [str((copy / "inventory").resolve())]
     assert (copy / "inventory" / "CHANGELOG.md").is_file()  # the agent resolver applied it
     assert "kept in" in capsys.readouterr().err
 

@@ -16,6 +16,7 @@ import pytest
 
 from redline.cli import build_parser, main
 from redline.commands._levels import CommandParser
+from redline.workspace.known import read_all
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
 from redline.workspace.safe_apply import apply_preview
@@ -78,6 +79,12 @@ def _applied(root: Path) -> None:
 def _plugin_folder(root: Path) -> None:
     (root / ".redline" / "tools").mkdir(parents=True)
     (root / ".redline" / "tools" / "mine.py").write_text("TOOLS = []\n")
+
+
+def _id_of(root: Path) -> str:
+    from redline.workspace.identity import workspace_id
+
+    return f"{workspace_id(root):<13}"
 
 
 def _untouched_queue(run: Run) -> None:
@@ -429,6 +436,33 @@ SCENARIOS: dict[str, Scenario] = {
             or _fail(r),
         ),
         patch=_patch_sandbox,
+    ),
+    "redline workspaces list": Scenario(
+        ["workspaces", "list"],
+        [],
+        lambda r: (
+            _check_ok(r),
+            (
+                [line for line in r.out.splitlines() if line.startswith("* ")]
+                == [f"* {_id_of(r.target)} {r.target.resolve()}  (1 pending, 0 stale)"]
+                and f"  {r.decoy.resolve()}  (1 pending" in r.out
+            )
+            or _fail(r),
+        ),
+        setup=_queued,
+    ),
+    "redline workspaces forget": Scenario(
+        ["workspaces", "forget"],
+        [],
+        lambda r: (
+            _check_ok(r),
+            (
+                f"Forgot {r.target.resolve()}" in r.out
+                and [k.path for k in read_all()] == [str(r.decoy.resolve())]
+            )
+            or _fail(r),
+        ),
+        setup=_queued,
     ),
     "redline rules check": Scenario(
         ["rules", "check"],

@@ -90,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _fate(args: argparse.Namespace) -> str:
     if args.keep is None:
-        return " (removed when the demo ends; redline demo --keep keeps it)"
+        return (
+            " (removed when the demo ends, and not remembered in `redline workspaces`; "
+            "redline demo --keep keeps it)"
+        )
     return ""
 
 
@@ -99,6 +102,10 @@ def _run(args: argparse.Namespace, workspace: Path) -> int:
     from redline.resources import demo_plan_path, example_tools_dir
     from redline.sdk import create_agent_session
 
+    if args.keep is None:
+        from redline.workspace.known import do_not_remember
+
+        do_not_remember(workspace)  # a throwaway copy: never listed by `redline workspaces`
     provider = DemoProvider(demo_plan_path(), wait_scale=0.0 if args.no_wait else None)
     headless = args.headless
     resolver = args.resolver or ("agent" if headless else "human")

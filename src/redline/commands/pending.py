@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from redline.commands._action_json import action_json
 from redline.commands._common import add_workspace_option
 
 if TYPE_CHECKING:
@@ -23,6 +24,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="pending_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="every pending action, top first")
     listing.add_argument("--json", action="store_true", help="print one JSON object")
+    listing.add_argument(
+        "--all",
+        action="store_true",
+        help="every known workspace's actions, newest first, with ids pa-N@WSID (see "
+        "`redline workspaces list`)",
+    )
     listing.add_argument(
         "--workspace",
         metavar="ID",
@@ -117,17 +124,57 @@ def _out(text: str, *, err: bool = False) -> None:
     print(shown(text), file=sys.stderr if err else sys.stdout)
 
 
+def _local_ids(args: argparse.Namespace) -> str:
+    """``pa-N@WSID`` ids (docs/inbox.md): the known workspace WSID becomes the workspace and
+    the ids its own ``pa-N``. Returns why not ("" when done or there are none)."""
+    import os
+
+    single = hasattr(args, "id")
+    ids: list[str] = [args.id] if single else list(getattr(args, "ids", None) or [])
+    tagged = [i for i in ids if "@" in i]
+    if not tagged:
+        return ""
+    wsids = sorted({i.partition("@")[2] for i in tagged})
+    if len(wsids) > 1 or len(tagged) != len(ids):
+        return (
+            f"the ids {', '.join(ids)} name more than one workspace; decide each "
+            "workspace's actions in a command of their own"
+        )
+    from redline.commands.workspaces import located
+
+    path, why = located(wsids[0])
+    if path is None:
+        return why
+    if getattr(args, "cwd_given", False) and os.path.realpath(args.cwd) != path:
+        return f"{tagged[0]} is an action of {path}, but -C names {args.cwd}"
+    args.cwd = path
+    local = [i.partition("@")[0] for i in ids]
+    if single:
+        args.id = local[0]
+    else:
+        args.ids = local
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from redline.workspace.queue import QueueError, WorkspaceQueue
 
+    if getattr(args, "all", False):
+        from redline.commands import pending_all
+
+        return pending_all.run(args)
     if getattr(args, "queue", None) is not None and args.pending_command != "follow":
         from redline.commands import pending_team
 
         return pending_team.run_remote(args)  # the team queue: no workspace needed
     if getattr(args, "workspace", None) is not None:
         _out("redline pending: --workspace needs --queue URL (the team queue)", err=True)
+        return EXIT_BAD_INPUT
+    problem = _local_ids(args)
+    if problem:
+        _out(f"redline pending: {problem}", err=True)
         return EXIT_BAD_INPUT
     root = Path(args.cwd)
     if not root.is_dir():
@@ -179,35 +226,6 @@ def run(args: argparse.Namespace) -> int:
 def _problems(queue: WorkspaceQueue) -> None:
     for problem in queue.problems:
         _out(f"redline pending: {problem}", err=True)
-
-
-def action_json(
-    queue: WorkspaceQueue, record: QueueRecord, *, pending: bool = True
-) -> dict[str, Any]:
-    """The ``list --json`` object of one action (the issue's contract, nothing more)."""
-    from redline.workspace.queue import iso_utc
-
-    stale = record.stale or (pending and bool(queue.stale_reasons(record)))
-    return {
-        "id": record.id,
-        "label": record.label,
-        "source_tool_name": record.source_tool_name,
-        "source": {
-            "kind": record.source.kind,
-            "name": record.source.name,
-            "session_id": record.source.session_id,
-        },
-        "applied_by": record.applied_by,
-        "files": list(record.files),
-        # Real path -> the path it was asked as, where a symlinked folder made them differ.
-        "via": dict(record.via),
-        "added": record.added,
-        "removed": record.removed,
-        "stale": stale,
-        "orphaned": pending and record.orphaned(),
-        "created_at": iso_utc(record.created_at),
-        "edited": record.edited,
-    }
 
 
 def _agent_ended(record: QueueRecord) -> str:

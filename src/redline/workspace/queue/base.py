@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
+from redline.workspace import known
 from redline.workspace.queue import storage
 from redline.workspace.queue.hashes import FileHashes
 from redline.workspace.queue.index import (
@@ -76,6 +77,7 @@ class QueueBase:
         # What the first reconcile read, for the listing that follows it.
         self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
         self._index_lock = threading.Lock()
+        self._remembered = False
         self._reconciled = not reconcile
         self.problems: builtins.list[QueueRecordError] = []
         self.messages: builtins.list[str] = []
@@ -96,6 +98,10 @@ class QueueBase:
                         f"{storage.error_text(exc)}."
                     ) from None
                 self._fds[name] = fd
+                if not self._remembered:
+                    # In the user's list of known workspaces (``redline workspaces``).
+                    self._remembered = True
+                    known.remember(self.root)
             return fd
 
     def close(self) -> None:
