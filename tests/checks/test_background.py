@@ -20,7 +20,9 @@ from .conftest import CALC, checks_toml, make_project, push_edit, user_config
 HANG = (
     "import os, pathlib, time\n"
     "if 'hang' in pathlib.Path('pkg/calc.py').read_text():\n"
-    "    pathlib.Path({pidfile!r}).write_text(str(os.getpid()))\n"
+    # Written whole under another name, then renamed: the test never reads it half-written.
+    "    pathlib.Path({pidfile!r} + '.tmp').write_text(str(os.getpid()))\n"
+    "    os.replace({pidfile!r} + '.tmp', {pidfile!r})\n"
     "    time.sleep(600)\n"
 )
 
