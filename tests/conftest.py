@@ -21,6 +21,22 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Nothing a test starts may write the real user's state (the state key, the known
+    # workspaces): module- and session-scoped fixtures run before the per-test
+    # ``isolated_user_config``, so the whole run gets a state folder of its own first.
+    import tempfile
+
+    os.environ["XDG_STATE_HOME"] = _RUN_STATE[0] = tempfile.mkdtemp(prefix="redline-test-state-")
+
+
+_RUN_STATE = [""]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    if _RUN_STATE[0]:
+        shutil.rmtree(_RUN_STATE[0], ignore_errors=True)
 
 
 #: Markers of the groups that need a tool from outside the project (a browser, a real agent
