@@ -16,10 +16,10 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias, get_type_hints
+from typing import Any, ClassVar, Literal, get_type_hints
 
-from typing_extensions import TypeAliasType
-
+# JsonObject: what a tool's arguments and an unknown event's record are (no ``Any``).
+from redline.jsontypes import JsonObject
 from redline.review.event_stream import OMIT_IF_NONE, E, Event, EventListener, EventStream
 from redline.review.result import ToolResult
 from redline.workspace.preview import PreviewSummary
@@ -63,13 +63,6 @@ class EventFormatError(ValueError):
 
 
 _HEADER = ("type", "seq", "time", "session_id")
-
-#: A value that survives a JSON round trip: what a tool's arguments and an unknown event's
-#: record are made of (events carry no ``Any``).
-JsonValue = TypeAliasType(
-    "JsonValue", "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
-)
-JsonObject: TypeAlias = dict[str, JsonValue]
 
 
 _REGISTRY: dict[str, list[type[Event]]] = {}
