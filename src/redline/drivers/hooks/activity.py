@@ -22,10 +22,14 @@ import json
 import os
 import stat
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from redline.drivers.hooks.answers import Answer
+    from redline.drivers.hooks.payload import HookPayload
+    from redline.jsontypes import JsonObject, JsonValue
 
 #: ``.redline/<FOLDER>/<FILE_NAME>``
 FOLDER = "hooks"
@@ -48,10 +52,10 @@ _FILE_MODE = 0o600
 
 
 # -- writing (the hook process) ------------------------------------------------------------
-def record(root: Path, payload: Any, event: str, **fields: Any) -> None:
+def record(root: Path, payload: HookPayload, event: str, **fields: JsonValue) -> None:
     """Append one entry about ``payload``'s hook call (never raises)."""
     try:
-        entry: dict[str, Any] = {
+        entry: JsonObject = {
             "v": VERSION,
             "time": round(time.time(), 3),
             "pid": os.getpid(),
@@ -75,14 +79,14 @@ def record(root: Path, payload: Any, event: str, **fields: Any) -> None:
         logging.getLogger(__name__).debug("could not write the hook activity log: %s", exc)
 
 
-def answer_kind(answer: Any) -> str:
+def answer_kind(answer: Answer) -> str:
     """``allow``, ``allow-rewritten``, ``deny`` or ``block`` for an :class:`Answer`."""
     if answer.kind == "allow" and answer.updated_input is not None:
         return "allow-rewritten"
     return str(answer.kind)
 
 
-def target_of(payload: Any) -> str:
+def target_of(payload: HookPayload) -> str:
     """What the call works on, in a few words: a file, a patch's files, a command."""
     tool_input = payload.tool_input
     for key in ("file_path", "notebook_path", "absolute_path", "path"):

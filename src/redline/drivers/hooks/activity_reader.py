@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.activity import (
     ANSWERS,
@@ -28,6 +28,9 @@ from redline.drivers.hooks.activity import (
     cut,
     open_log,
 )
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ _CONTROL = {c: "?" for c in range(32) if c not in (9, 10)} | {127: "?"}
 _CONTROL_ONE_LINE = {**_CONTROL, 10: " ", 9: " "}
 
 
-def _text(data: dict[str, Any], key: str, limit: int, *, lines: bool = False) -> str:
+def _text(data: JsonObject, key: str, limit: int, *, lines: bool = False) -> str:
     value = data.get(key, "")
     if not isinstance(value, str):
         raise ValueError(key)

@@ -18,9 +18,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.payload import HookPayload
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 #: The most of a transcript's end read to find the call (the call is near the end).
 TRANSCRIPT_TAIL = 8 * 1024 * 1024
@@ -47,7 +50,7 @@ def model_of(payload: HookPayload) -> tuple[str | None, str]:
     return None, f"{agent} did not report its model"
 
 
-Match = Callable[[Any], "str | None"]
+Match = Callable[["JsonValue"], "str | None"]
 
 
 def _from_transcript(path: str, needle_text: str, match: Match) -> str | None:
@@ -85,7 +88,7 @@ def _model(value: object) -> str | None:
 def _claude_match(tool_use_id: str) -> Match:
     """Claude Code: the assistant entry whose ``tool_use`` block is this call."""
 
-    def match(entry: Any) -> str | None:
+    def match(entry: JsonValue) -> str | None:
         message = entry.get("message") if isinstance(entry, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(content, list):
@@ -105,7 +108,7 @@ def _claude_match(tool_use_id: str) -> Match:
 def _gemini_match(payload: HookPayload) -> Match:
     """Gemini CLI: the ``gemini`` message holding a call of this tool with these args."""
 
-    def match(entry: Any) -> str | None:
+    def match(entry: JsonValue) -> str | None:
         if not isinstance(entry, dict) or entry.get("type") != "gemini":
             return None
         calls = entry.get("toolCalls")

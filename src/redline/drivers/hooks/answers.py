@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject
 
 AnswerKind = Literal["allow", "deny", "pass", "block"]
 
@@ -21,7 +24,7 @@ class Answer:
 
     kind: AnswerKind
     reason: str = ""
-    updated_input: dict[str, Any] | None = None
+    updated_input: JsonObject | None = None
     action_id: str = ""
 
 

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.gateway import HookCall, HookSettings, follow_queue, open_session
 from redline.drivers.hooks.mapping import FileChange, MappingError, map_codex
 from redline.drivers.hooks.payload import HookPayload
+
+if TYPE_CHECKING:
+    from redline.review.session import PartsServed
+    from redline.review.store import PendingAction
+    from redline.workspace.queue import Resolution
 
 
 async def review_patch(root: Path, payload: HookPayload, settings: HookSettings) -> Answer:
@@ -44,12 +49,12 @@ async def review_patch(root: Path, payload: HookPayload, settings: HookSettings)
     # holds the action, and a process's sessions would take each other's requests.
     queue, session = open_session(root, payload)
 
-    def heard(action: Any, resolution: Any) -> None:
+    def heard(action: PendingAction, resolution: Resolution | None) -> None:
         for call in calls:
             if call.owns(action.id):
                 call.heard(action, resolution)
 
-    def heard_parts(action: Any, served: Any) -> None:
+    def heard_parts(action: PendingAction, served: PartsServed) -> None:
         for call in calls:
             if call.owns(action.id):
                 call.heard_parts(action, served)

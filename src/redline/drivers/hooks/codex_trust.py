@@ -15,11 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from redline.drivers.hooks.settings_io import InstallError as TrustError
 from redline.drivers.hooks.settings_io import write_text_atomic
+
+if TYPE_CHECKING:
+    from tomlkit import TOMLDocument
+
+    from redline.jsontypes import JsonObject
+
+#: A TOML table as tomlkit reads it (its tables are mappings).
+Table: TypeAlias = Mapping[str, object]
 
 #: hooks.json event names → the snake-case labels Codex uses in trust keys.
 EVENT_LABELS = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
@@ -34,24 +43,27 @@ def config_path() -> Path:
     return codex_home() / "config.toml"
 
 
-def handler_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
+def handler_hash(event: str, group: JsonObject, handler: JsonObject) -> str:
     """The ``trusted_hash`` Codex expects for one command handler of a matcher group."""
-    normalized: dict[str, Any] = {
+    timeout = handler.get("timeout", 600)
+    normalized: JsonObject = {
         "type": "command",
         "command": handler.get("command"),
-        "timeout": max(1, int(handler.get("timeout", 600))),
+        "timeout": max(1, int(timeout if isinstance(timeout, (int, float, str)) else 600)),
         "async": bool(handler.get("async", False)),
     }
     if handler.get("statusMessage") is not None:
         normalized["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, Any] = {"event_name": EVENT_LABELS[event], "hooks": [normalized]}
+    identity: JsonObject = {"event_name": EVENT_LABELS[event], "hooks": [normalized]}
     if group.get("matcher") is not None:
         identity["matcher"] = group["matcher"]
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def trust_entries(hooks_path: Path, data: dict[str, Any], ours: Any) -> dict[str, str]:
+def trust_entries(
+    hooks_path: Path, data: JsonObject, ours: Callable[[JsonObject], bool]
+) -> dict[str, str]:
     """``{state key: hash}`` for the handlers of ``data`` (a hooks.json) that ``ours(handler)``
     accepts, at their current positions."""
     found: dict[str, str] = {}
@@ -64,7 +76,7 @@ def trust_entries(hooks_path: Path, data: dict[str, Any], ours: Any) -> dict[str
             continue
         for g, group in enumerate(groups):
             inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list):
+            if not isinstance(group, dict) or not isinstance(inner, list):
                 continue
             for h, handler in enumerate(inner):
                 if isinstance(handler, dict) and ours(handler):
@@ -73,7 +85,7 @@ def trust_entries(hooks_path: Path, data: dict[str, Any], ours: Any) -> dict[str
     return found
 
 
-def read_config(path: Path | None = None) -> Any:
+def read_config(path: Path | None = None) -> TOMLDocument:
     """The config as a tomlkit document (empty when the file does not exist)."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
@@ -91,12 +103,12 @@ def read_config(path: Path | None = None) -> Any:
         raise TrustError(f"{path}: not valid TOML ({exc}); nothing was changed") from None
 
 
-def _table(doc: Any, key: str) -> Any:
+def _table(doc: Table, key: str) -> Table | None:
     value = doc.get(key)
-    return value if hasattr(value, "get") else None
+    return value if isinstance(value, Mapping) else None
 
 
-def project_trusted(doc: Any, root: Path) -> bool:
+def project_trusted(doc: Table, root: Path) -> bool:
     """Whether Codex trusts ``root`` (or the git repository it is in) as a project."""
     projects = _table(doc, "projects")
     if projects is None:
@@ -113,18 +125,18 @@ def project_trusted(doc: Any, root: Path) -> bool:
     return False
 
 
-def hooks_enabled(doc: Any) -> bool:
+def hooks_enabled(doc: Table) -> bool:
     features = _table(doc, "features")
     return not (features is not None and features.get("hooks") is False)
 
 
-def untrusted(doc: Any, wanted: dict[str, str]) -> dict[str, str]:
+def untrusted(doc: Table, wanted: dict[str, str]) -> dict[str, str]:
     """The entries of ``wanted`` whose trusted hash is missing or different in ``doc``."""
     hooks = _table(doc, "hooks")
     state = _table(hooks, "state") if hooks is not None else None
     missing = {}
     for key, digest in wanted.items():
-        entry: Any = state.get(key) if state is not None else None
+        entry = state.get(key) if state is not None else None
         if entry is None or not hasattr(entry, "get") or entry.get("trusted_hash") != digest:
             missing[key] = digest
     return missing
@@ -150,17 +162,17 @@ def set_trust(entries: dict[str, str], remove: dict[str, str] | None = None) -> 
     if hooks is None:
         hooks = tomlkit.table(is_super_table=True)
         doc["hooks"] = hooks
-    elif not hasattr(hooks, "get"):
+    elif not isinstance(hooks, MutableMapping):
         raise TrustError(f"{path}: `hooks` is not a table; nothing was changed")
     state = hooks.get("state")
     if state is None:
         state = tomlkit.table(is_super_table=True)
         hooks["state"] = state
-    elif not hasattr(state, "get"):
+    elif not isinstance(state, MutableMapping):
         raise TrustError(f"{path}: `hooks.state` is not a table; nothing was changed")
     for key, digest in (remove or {}).items():
         entry = state.get(key)
-        if hasattr(entry, "get") and entry.get("trusted_hash") == digest:
+        if isinstance(entry, Mapping) and entry.get("trusted_hash") == digest:
             del state[key]
     for key, digest in entries.items():
         table = tomlkit.table()

@@ -30,14 +30,24 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
 
+# What a call holds is typed through these; at run time each is imported where it is used,
+# so a pass-through call loads none of them and a reviewed one queues its action first.
 if TYPE_CHECKING:
     import asyncio
+
+    from redline.jsontypes import JsonObject, JsonValue
+    from redline.review.result import ToolResult
+    from redline.review.session import PartsServed, ReviewSession
+    from redline.review.store import PendingAction
+    from redline.rules import Decision as RuleDecision
+    from redline.rules import RuleOutcome
+    from redline.workspace.queue import Resolution, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +65,7 @@ def discarded(reason: str) -> Answer:
     return Answer("deny", DISCARDED_PREFIX + (reason.strip() or NO_REASON))
 
 
-def rewritten_input(payload: HookPayload, change: FileChange, approved: str) -> dict[str, Any]:
+def rewritten_input(payload: HookPayload, change: FileChange, approved: str) -> JsonObject:
     """The tool input that makes the agent write exactly ``approved``."""
     tool_input = dict(payload.tool_input)
     if change.tool in ("Write", "write_file"):
@@ -100,12 +110,12 @@ class HookCall:
         self._change: FileChange | None = None
         # The approved text is a person's edit of the proposal.
         self._edited = False
-        self._session: Any = None
-        self._queue: Any = None
+        self._session: ReviewSession | None = None
+        self._queue: WorkspaceQueue | None = None
         self._action_id = ""
-        self._proposed: Any = None
-        # A person resolved some hunks (redline wrote them): what happened (PartsServed).
-        self._parts: Any = None
+        self._proposed: PendingAction | None = None
+        # A person resolved some hunks (redline wrote them): what happened.
+        self._parts: PartsServed | None = None
         # The process ends right after the answer (the agent's hook command): run() leaves
         # the queue's watcher thread to the exit instead of waiting for it to stop.
         self.exiting = False
@@ -139,7 +149,7 @@ class HookCall:
             early = self.prepare()
             if early is not None:
                 return early
-        session, queue = self._session, self._queue
+        session, queue = self._opened()
         try:
             if not await self._started(session):
                 follow_queue(session)
@@ -160,13 +170,13 @@ class HookCall:
         return self._change
 
     # -- review -------------------------------------------------------------------
-    def _action(self, change: FileChange | None) -> Any:
+    def _action(self, change: FileChange | None) -> PendingAction:
         from redline.review.store import PendingAction
         from redline.workspace.preview import FileCreate, FileDelete, FileModify, Preview
 
         payload = self.payload
         tool = f"hook:{payload.tool_name}"
-        details: dict[str, Any] = {
+        details: JsonObject = {
             "agent": payload.agent,
             "tool_name": payload.tool_name,
             "tool_use_id": payload.tool_use_id,
@@ -218,7 +228,7 @@ class HookCall:
             owner_parts=True,
         )
 
-    def _open(self) -> tuple[Any, Any]:
+    def _open(self) -> tuple[WorkspaceQueue, ReviewSession]:
         queue, session = open_session(self.root, self.payload)
         session.on_remote = session.on_removed_elsewhere = self.heard
         session.on_parts = self.heard_parts
@@ -234,29 +244,34 @@ class HookCall:
             session.close()
             queue.close()
 
-    async def start(self, session: Any, queue: Any, change: FileChange | None) -> bool:
+    async def start(
+        self, session: ReviewSession, queue: WorkspaceQueue, change: FileChange | None
+    ) -> bool:
         """Propose ``change`` in ``session`` (several calls may share one: a Codex patch);
         True when a rule decided it already."""
         self._propose(session, queue, change)
         return await self._started(session)
 
-    def _propose(self, session: Any, queue: Any, change: FileChange | None) -> None:
+    def _propose(
+        self, session: ReviewSession, queue: WorkspaceQueue, change: FileChange | None
+    ) -> None:
         self._change = change
         self._session, self._queue = session, queue
         self._proposed = session.propose(self._action(change))
         self._action_id = self._proposed.id
         self._note("waiting", action=self._proposed.id)
 
-    async def _started(self, session: Any) -> bool:
+    async def _started(self, session: ReviewSession) -> bool:
         """The loop's side of a proposal: where decisions land; True when a rule decided."""
         import asyncio
 
         self._loop = asyncio.get_running_loop()
         self._decided = self._loop.create_future()
+        assert self._proposed is not None, "_propose() comes first"
         ruled = await self._rules(session, self._proposed)
         return ruled is not None
 
-    def _note(self, event: str, **fields: Any) -> None:
+    def _note(self, event: str, **fields: JsonValue) -> None:
         """A line in the hook activity log the dashboard follows."""
         from redline.drivers.hooks import activity
 
@@ -264,23 +279,31 @@ class HookCall:
         target = change.rel if change is not None else activity.target_of(self.payload)
         activity.record(self.root, self.payload, event, target=target, **fields)
 
+    def _opened(self) -> tuple[ReviewSession, WorkspaceQueue]:
+        """The session and queue :meth:`_propose` took (it always runs first)."""
+        session, queue = self._session, self._queue
+        assert session is not None and queue is not None, "_propose() comes first"
+        return session, queue
+
     def owns(self, action_id: str) -> bool:
         return action_id == self._action_id
 
     async def finish(self) -> Answer:
         """Wait for the decision (or hand the action over), then the agent's answer."""
-        session, queue = self._session, self._queue
+        session, queue = self._opened()
         deadline = time.monotonic() + self.settings.wait_seconds
         outcome = await self._wait(session, queue, deadline)
         return await self._answer(queue, self._action_id, outcome)
 
-    async def _rules(self, session: Any, action: Any) -> Any:
+    async def _rules(self, session: ReviewSession, action: PendingAction) -> RuleOutcome | None:
         if not _rule_files_exist(self.root):
             return None  # no rules: the rules engine is not even imported (hook start-up)
         from redline.review.session import Decision, Verb
         from redline.rules import ActionFacts, RuleSet, decide_and_resolve
 
-        async def resolve(verb: str, reason: str, action_id: str, decision: Any) -> Any:
+        async def resolve(
+            verb: str, reason: str, action_id: str, decision: RuleDecision
+        ) -> tuple[bool, str]:
             chosen: Verb = "apply" if verb == "apply" else "discard"
             outcome = await session.resolve(
                 action_id, Decision(chosen, reason, by="rule", rule=decision.rule)
@@ -313,7 +336,7 @@ class HookCall:
             loop.call_soon_threadsafe(done)
 
     # The action's own callbacks: run in this process, under the action's claim.
-    def _on_apply(self, reason: str) -> Any:
+    def _on_apply(self, reason: str) -> ToolResult:
         from redline.review.result import ToolResult
 
         change = self._change
@@ -341,11 +364,11 @@ class HookCall:
             "file with a newline and writes no carriage returns. Edit it again, or discard it."
         )
 
-    def _on_reject(self, reason: str) -> Any:
+    def _on_reject(self, reason: str) -> None:
         self._settle("discard", reason)
         return None
 
-    def heard(self, _action: Any, resolution: Any) -> None:
+    def heard(self, _action: PendingAction | None, resolution: Resolution | None) -> None:
         """Another process decided, replaced or removed the action."""
         if resolution is None:
             self._settle("removed", "")
@@ -363,7 +386,7 @@ class HookCall:
         else:
             self._settle("removed", resolution.reason)
 
-    def heard_parts(self, _action: Any, served: Any) -> None:
+    def heard_parts(self, _action: PendingAction, served: PartsServed) -> None:
         """A person applied or discarded some hunks (redline wrote them itself)."""
         self._parts = served
         self._settle("parts", served.reason, served.remaining_id or None)
@@ -449,6 +472,7 @@ class HookCall:
             record is None
             or change is None
             or record.applied_by != "owner"
+            or session.store.source is None
             or record.source.pid != session.store.source.pid
         ):
             return False
@@ -472,7 +496,9 @@ class HookCall:
         self._note("waiting", action=record.id, reason="edited by the reviewer")
         return True
 
-    async def _wait(self, session: Any, queue: Any, deadline: float) -> tuple[str, str, str | None]:
+    async def _wait(
+        self, session: ReviewSession, queue: WorkspaceQueue, deadline: float
+    ) -> tuple[str, str, str | None]:
         import asyncio
 
         assert self._decided is not None
@@ -507,7 +533,7 @@ class HookCall:
         return ("timeout", "", None)
 
     async def _answer(
-        self, queue: Any, action_id: str, outcome: tuple[str, str, str | None]
+        self, queue: WorkspaceQueue, action_id: str, outcome: tuple[str, str, str | None]
     ) -> Answer:
         verb, reason, replaced_by = outcome
         if verb == "parts":
@@ -560,7 +586,7 @@ class HookCall:
             action_id=action_id,
         )
 
-    async def _follow(self, queue: Any, action_id: str) -> Answer:
+    async def _follow(self, queue: WorkspaceQueue, action_id: str) -> Answer:
         """Follow a replacement (a person's edit, the rest of a partial decision)."""
         import asyncio
 
@@ -602,7 +628,9 @@ class HookCall:
         finally:
             unfollow()
 
-    def _applied_by_redline(self, queue: Any, action_id: str, resolution: Any) -> Answer:
+    def _applied_by_redline(
+        self, queue: WorkspaceQueue, action_id: str, resolution: Resolution
+    ) -> Answer:
         from redline.workspace.preview import FileModify, Preview
 
         change = self._change
@@ -640,7 +668,7 @@ def _rule_files_exist(root: Path) -> bool:
     )
 
 
-def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
+def open_session(root: Path, payload: HookPayload) -> tuple[WorkspaceQueue, ReviewSession]:
     """The workspace queue and a ReviewSession whose actions are this hook process's."""
     from redline.review.event_stream import EventStream
     from redline.review.session import ReviewSession
@@ -657,13 +685,13 @@ def open_session(root: Path, payload: HookPayload) -> tuple[Any, Any]:
     return queue, session
 
 
-def follow_queue(session: Any) -> None:
+def follow_queue(session: ReviewSession) -> None:
     """Follow the queue on the running loop: decisions made elsewhere reach the session."""
     import asyncio
 
     loop = asyncio.get_running_loop()
 
-    def submit(coro: Coroutine[Any, Any, None]) -> object:
+    def submit(coro: Coroutine[object, object, None]) -> object:
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
     session.follow(submit)

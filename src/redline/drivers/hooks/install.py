@@ -31,9 +31,14 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.settings_io import InstallError, read_json, write_json
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from redline.jsontypes import JsonObject, JsonValue
 
 __all__ = ["InstallError", "Status", "install", "installed_in", "status", "uninstall"]
 
@@ -119,14 +124,14 @@ def settings_path(agent: str, root: Path, user: bool) -> Path:
     )
 
 
-def _event_list(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
+def _event_list(hooks: JsonObject, event: str, path: Path) -> list[JsonValue]:
     groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
         raise InstallError(f"{path}: hooks.{event} is not a list; nothing was changed")
     return groups
 
 
-def _remove_ours(data: dict[str, Any], agent: str, path: Path) -> bool:
+def _remove_ours(data: JsonObject, agent: str, path: Path) -> bool:
     """Drop redline's hook entries from ``data`` (in place); True if any was there."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -139,7 +144,7 @@ def _remove_ours(data: dict[str, Any], agent: str, path: Path) -> bool:
         kept_groups = []
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list):
+            if not isinstance(group, dict) or not isinstance(inner, list):
                 kept_groups.append(group)
                 continue
             kept = [
@@ -166,16 +171,16 @@ def agent_timeout(agent: str, wait_seconds: float) -> int:
     return seconds * 1000 if agent == "gemini" else seconds
 
 
-def _entries(agent: str, command: str, timeout: int) -> dict[str, dict[str, Any]]:
+def _entries(agent: str, command: str, timeout: int) -> dict[str, JsonObject]:
     pre, post = EVENTS[agent]
-    entry = {"type": "command", "command": command, "timeout": timeout}
+    entry: JsonObject = {"type": "command", "command": command, "timeout": timeout}
     return {
         pre: {"matcher": MATCHERS[agent], "hooks": [entry]},
         post: {"matcher": MATCHERS[agent], "hooks": [dict(entry)]},
     }
 
 
-def _codex_ours(handler: dict[str, Any]) -> bool:
+def _codex_ours(handler: JsonObject) -> bool:
     return _is_ours(handler.get("command"), "codex")
 
 
@@ -236,7 +241,7 @@ def install(
 ) -> Installed:
     """Merge redline's hooks into the agent's settings."""
     path = settings_path(agent, root, user)
-    doc: Any = None
+    doc: Mapping[str, object] = {}  # Codex's config.toml (read for codex only)
     if agent == "codex":
         from redline.drivers.hooks import codex_trust
 
@@ -262,6 +267,7 @@ def install(
     wanted = _entries(agent, hook_command(agent, base), agent_timeout(agent, wait_seconds))
     _remove_ours(data, agent, path)  # an older command or timeout is replaced in place
     hooks = data.setdefault("hooks", {})
+    assert isinstance(hooks, dict)  # checked above; _remove_ours keeps an object or drops it
     for event, group in wanted.items():
         _event_list(hooks, event, path).append(group)
     changed = json.dumps(data) != before
@@ -327,8 +333,8 @@ def installed_in(agent: str, path: Path) -> bool:
     pre = hooks.get(EVENTS[agent][0])
     return isinstance(pre, list) and any(
         isinstance(group, dict)
-        and isinstance(group.get("hooks"), list)
-        and any(isinstance(h, dict) and _is_ours(h.get("command"), agent) for h in group["hooks"])
+        and isinstance(inner := group.get("hooks"), list)
+        and any(isinstance(h, dict) and _is_ours(h.get("command"), agent) for h in inner)
         for group in pre
     )
 

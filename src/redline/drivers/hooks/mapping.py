@@ -13,9 +13,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.payload import HookPayload, PayloadError, input_bool, input_string
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject, JsonValue
 
 #: Claude Code tools that write files (``MultiEdit`` is gone in 2.1.332: it answers "No such
 #: tool available" before any hook runs, but older versions send it).
@@ -150,7 +153,7 @@ def _notebook(current: str | None, payload: HookPayload) -> str:
     if current is None:
         raise MappingError("Notebook file does not exist.")
     try:
-        notebook: Any = json.loads(current)
+        notebook: JsonValue = json.loads(current)
     except ValueError:
         raise MappingError("Notebook is not valid JSON.") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
@@ -171,7 +174,7 @@ def _notebook(current: str | None, payload: HookPayload) -> str:
         if index is None or index >= len(cells):
             raise MappingError(f'Cell with ID "{cell_id}" not found in notebook.')
     if mode == "insert":
-        new_cell: dict[str, Any] = {
+        new_cell: JsonObject = {
             "cell_type": cell_type or "code",
             "source": source,
             "metadata": {},
@@ -186,6 +189,8 @@ def _notebook(current: str | None, payload: HookPayload) -> str:
         del cells[index]
     elif mode == "replace":
         cell = cells[index]
+        if not isinstance(cell, dict):
+            raise MappingError("Notebook is not valid JSON.")
         cell["source"] = source
         if cell_type:
             cell["cell_type"] = cell_type

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject, JsonValue
 
 #: Agents ``redline hook`` understands.
 AGENTS: tuple[str, ...] = ("claude", "codex", "gemini")
@@ -30,13 +33,13 @@ class HookPayload:
     agent: str
     event: str
     tool_name: str
-    tool_input: dict[str, Any]
+    tool_input: JsonObject
     session_id: str
     cwd: str
     tool_use_id: str = ""
     permission_mode: str = ""
-    tool_response: Any = None
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    tool_response: JsonValue = None
+    raw: JsonObject = field(default_factory=dict, repr=False)
 
     @property
     def is_pre(self) -> bool:
@@ -47,7 +50,7 @@ class HookPayload:
         return self.event == POST_EVENTS.get(self.agent)
 
 
-def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str:
+def _string(data: JsonObject, key: str, *, required: bool = True) -> str:
     value = data.get(key)
     if value is None and not required:
         return ""
@@ -57,7 +60,7 @@ def _string(data: dict[str, Any], key: str, *, required: bool = True) -> str:
     return value
 
 
-def _folder(data: dict[str, Any]) -> str:
+def _folder(data: JsonObject) -> str:
     """The payload's ``cwd``: an absolute path to an existing folder, else a PayloadError.
 
     The workspace is found from it, so an empty or relative one would be read against the

@@ -10,10 +10,14 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.mapping import MappingError
 from redline.drivers.hooks.payload import HookPayload
+
+if TYPE_CHECKING:
+    from redline.workspace.entries import Entry
+    from redline.workspace.preview import FileChange as PreviewChange
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +116,7 @@ def _record_write(root: Path, payload: HookPayload, rel: str, approved: str | No
     return notes
 
 
-def _pre_image(entry: Any) -> bytes | None:
+def _pre_image(entry: Entry) -> bytes | None:
     """The journaled bytes of the file before the agent's write (None: it did not exist,
     or the copy cannot be read)."""
     from redline.workspace.entries import read_blob
@@ -128,7 +132,7 @@ def _pre_image(entry: Any) -> bytes | None:
 
 
 def _git_after_write(
-    root: Path, payload: HookPayload, entry: Any, before: bytes | None, as_approved: bool
+    root: Path, payload: HookPayload, entry: Entry, before: bytes | None, as_approved: bool
 ) -> list[str]:
     """Stage or commit the agent's recorded write of an applied action (``[git] on_apply``);
     the decisions log learns the bytes written and the model behind them either way."""
@@ -149,6 +153,8 @@ def _git_after_write(
         on_apply = git_settings(root).on_apply
     except ConfigError as exc:
         return [f"git: {exc}; nothing was staged"]
+    action_id = entry.action_id
+    assert action_id is not None, "only an action's journaled write comes here"
     rel = entry.ops[0].path
     if not as_approved:
         if on_apply == "none":
@@ -167,7 +173,9 @@ def _git_after_write(
         if now is None:
             if before is None:
                 return []
-            change: Any = FileDelete(rel, sha256_bytes(before), decode_text(before, rel)[0])
+            change: PreviewChange = FileDelete(
+                rel, sha256_bytes(before), decode_text(before, rel)[0]
+            )
         else:
             text, encoding = decode_text(now, rel)
             if before is None:
@@ -179,7 +187,7 @@ def _git_after_write(
     except DecodeError as exc:
         return [f"git: {exc}; nothing was staged"]
     try:
-        decided = latest_applied(root, entry.action_id)
+        decided = latest_applied(root, action_id)
     except DecisionsError:
         decided = None
     from redline.drivers.hooks.agent_model import model_of
@@ -189,7 +197,7 @@ def _git_after_write(
     model, why = model_of(payload)
     helper, why = assisted(source, model, why)
     facts = Decided(
-        entry.action_id,
+        action_id,
         decided.label if decided is not None else entry.label,
         source,
         "apply",

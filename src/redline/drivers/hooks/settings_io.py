@@ -12,14 +12,17 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject
 
 
 class InstallError(Exception):
     """The configuration cannot be read or written; the message names the file and cause."""
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> JsonObject:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -62,5 +65,5 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise InstallError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: JsonObject) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
