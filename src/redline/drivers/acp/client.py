@@ -30,9 +30,9 @@ import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import acp
 from acp import schema
@@ -83,6 +83,8 @@ from redline.workspace.preview import Preview
 from redline.workspace.realpath import canonical_preview
 
 if TYPE_CHECKING:
+    from redline.drivers.acp.events import SessionUpdate
+    from redline.jsontypes import JsonObject
     from redline.rules import Decision as RuleDecision
     from redline.rules import RuleOutcome, RuleSet
     from redline.workspace.queue import Resolution as QueueResolution
@@ -133,7 +135,7 @@ class AcpAgent(Approvals):
         self._permission_calls: dict[str, str] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._conn: Any = None
+        self._conn: acp.ClientSideConnection | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._stderr_task: asyncio.Task[None] | None = None
@@ -229,7 +231,11 @@ class AcpAgent(Approvals):
             process.pid,
         )
 
-    def _follow_model(self, options: Any) -> None:
+    def _follow_model(
+        self,
+        options: Sequence[schema.SessionConfigOptionSelect | schema.SessionConfigOptionBoolean]
+        | None,
+    ) -> None:
         """The agent's current model (its ``model`` config option), for ``Assisted-by``."""
         for option in options or ():
             if getattr(option, "category", None) == "model" or getattr(option, "id", "") == "model":
@@ -401,7 +407,7 @@ class AcpAgent(Approvals):
         loop = asyncio.get_running_loop()
         self._loop = loop
 
-        def submit(coro: Coroutine[Any, Any, None]) -> object:
+        def submit(coro: Coroutine[object, object, None]) -> object:
             return asyncio.run_coroutine_threadsafe(coro, loop)
 
         self.review.follow(submit)
@@ -485,7 +491,7 @@ class AcpAgent(Approvals):
         return not outcome.is_error, outcome.text
 
     # -- session/update ----------------------------------------------------------------
-    def _on_update(self, update: Any) -> None:
+    def _on_update(self, update: SessionUpdate) -> None:
         if isinstance(update, schema.ConfigOptionUpdate):
             self._follow_model(update.config_options)  # session/set_model and the like
         if self._replaying:
@@ -651,7 +657,7 @@ class AcpAgent(Approvals):
         else:
             loop.call_soon_threadsafe(settle)
 
-    def _source_details(self) -> dict[str, Any]:
+    def _source_details(self) -> JsonObject:
         return {"source": self.source.to_dict() if self.source else None}
 
     # -- session/request_permission ----------------------------------------------------
@@ -690,7 +696,7 @@ class AcpAgent(Approvals):
             return _answer(_Outcome("discard", str(exc)), options)
         except MappingError as exc:
             unverifiable = str(exc)
-        details: dict[str, Any] = {
+        details: JsonObject = {
             **self._source_details(),
             "tool_call_id": tool_call.tool_call_id,
             "kind": kind,

@@ -11,9 +11,45 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
+# JsonValue: a tool call's raw input, read back from a session log (a real import: the
+# event classes' fields are resolved at run time).
+from redline.jsontypes import JsonValue
 from redline.review.events import OMIT_IF_NONE, Event, Notice, register
+
+if TYPE_CHECKING:
+    from acp import schema
+
+    #: One ``session/update`` payload, as the ``acp`` package parses it.
+    SessionUpdate: TypeAlias = (
+        schema.UserMessageChunk
+        | schema.AgentMessageChunk
+        | schema.AgentThoughtChunk
+        | schema.ToolCallStart
+        | schema.ToolCallProgress
+        | schema.AgentPlanUpdate
+        | schema.AgentPlanContentUpdate
+        | schema.AgentPlanRemovedUpdate
+        | schema.AvailableCommandsUpdate
+        | schema.CurrentModeUpdate
+        | schema.ConfigOptionUpdate
+        | schema.SessionInfoUpdate
+        | schema.UsageUpdate
+    )
+    #: A content block of a message chunk or a tool call's content.
+    ContentBlock: TypeAlias = (
+        schema.TextContentBlock
+        | schema.ImageContentBlock
+        | schema.AudioContentBlock
+        | schema.ResourceContentBlock
+        | schema.EmbeddedResourceContentBlock
+    )
+    ToolCallContent: TypeAlias = (
+        schema.ContentToolCallContent
+        | schema.FileEditToolCallContent
+        | schema.TerminalToolCallContent
+    )
 
 
 @dataclass(frozen=True)
@@ -29,7 +65,7 @@ class PlanStep:
     status: str
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     if isinstance(value, tuple):
@@ -41,7 +77,7 @@ def _plain(value: Any) -> Any:
 class AcpEvent(Event):
     """What an external agent did; nested records (locations, plan steps) become dicts."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {key: _plain(value) for key, value in super().to_dict().items()}
 
 
@@ -72,7 +108,7 @@ class AcpToolCall(AcpEvent):
     kind: str = "other"
     status: str = "pending"
     locations: tuple[Location, ...] = ()
-    raw_input: Any = None
+    raw_input: JsonValue = None
 
 
 @register
@@ -162,7 +198,7 @@ class Unhandled:
     kind: str
 
 
-def content_text(block: Any) -> str:
+def content_text(block: ContentBlock) -> str:
     """The text of a content block, or a short description of what else it is."""
     from acp import schema
 
@@ -174,11 +210,11 @@ def content_text(block: Any) -> str:
     return f"[{kind}]"
 
 
-def _locations(raw: list[Any] | None) -> tuple[Location, ...]:
+def _locations(raw: list[schema.ToolCallLocation] | None) -> tuple[Location, ...]:
     return tuple(Location(loc.path, loc.line) for loc in raw or ())
 
 
-def _tool_text(content: list[Any] | None) -> str | None:
+def _tool_text(content: list[ToolCallContent] | None) -> str | None:
     from acp import schema
 
     if not content:
@@ -194,7 +230,7 @@ def _tool_text(content: list[Any] | None) -> str | None:
     return "\n".join(parts) if parts else None
 
 
-def from_update(update: Any) -> AcpEvent | Unhandled:
+def from_update(update: SessionUpdate) -> AcpEvent | Unhandled:
     """The typed event for one ``session/update`` payload."""
     from acp import schema
 

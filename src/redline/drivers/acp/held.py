@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from acp import schema
 
 from redline.review.store import PendingAction
 
 if TYPE_CHECKING:
-    pass
+    from redline.jsontypes import JsonObject, JsonValue
 
 
 PROTOCOL_VERSION = 1
@@ -80,7 +80,7 @@ class _Approval:
 class _ToolCall:
     title: str = ""
     kind: str = "other"
-    raw_input: Any = None
+    raw_input: JsonValue = None
     status: str = "pending"
 
 
@@ -94,7 +94,7 @@ class AcpSource:
     acp_session_id: str
     pid: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "kind": self.kind,
             "name": self.name,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.workspace import fsutil, paths
 from redline.workspace.preview import (
@@ -24,6 +24,9 @@ from redline.workspace.preview import (
     decode_text,
     sha256_bytes,
 )
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 
 class MappingError(ValueError):
@@ -158,7 +161,7 @@ def apply_unified_diff(old: str, diff: str) -> str:
     return "".join(out)
 
 
-def _change_entry(raw: Any) -> tuple[str, Mapping[str, Any]] | None:
+def _change_entry(raw: JsonValue) -> tuple[str, Mapping[str, JsonValue]] | None:
     """Codex's FileChange, tagged (``{"type": "update", ...}``) or keyed (``{"update": {...}}``)."""
     if not isinstance(raw, Mapping):
         return None
@@ -172,7 +175,7 @@ def _change_entry(raw: Any) -> tuple[str, Mapping[str, Any]] | None:
     return None
 
 
-def codex_changes(root: Path, raw_input: Any) -> list[MappedChange] | None:
+def codex_changes(root: Path, raw_input: JsonValue) -> list[MappedChange] | None:
     """Changes from Codex's ``rawInput.changes`` (None when absent or not understood)."""
     if not isinstance(raw_input, Mapping):
         return None
@@ -186,16 +189,16 @@ def codex_changes(root: Path, raw_input: Any) -> list[MappedChange] | None:
             return None
         kind, body = entry
         disk = read_disk(root, str(path))
-        if kind == "add" and isinstance(body.get("content"), str):
+        if kind == "add" and isinstance(content := body.get("content"), str):
             if disk.text is not None:
                 raise MappingError(f"{disk.rel}: the agent adds a file that already exists")
-            mapped.append(MappedChange(FileCreate(disk.rel, body["content"]), True))
-        elif kind == "update" and isinstance(body.get("unified_diff"), str):
+            mapped.append(MappedChange(FileCreate(disk.rel, content), True))
+        elif kind == "update" and isinstance(diff := body.get("unified_diff"), str):
             if body.get("move_path"):
                 return None
             if disk.text is None or disk.sha256 is None:
                 raise MappingError(f"{disk.rel}: the agent updates a file that does not exist")
-            new_text = apply_unified_diff(disk.text, body["unified_diff"])
+            new_text = apply_unified_diff(disk.text, diff)
             mapped.append(
                 MappedChange(
                     FileModify(disk.rel, disk.sha256, disk.text, new_text, disk.encoding), True

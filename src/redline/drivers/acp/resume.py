@@ -15,13 +15,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.acp.client import Resolution
 from redline.drivers.acp.events import AcpNotice
 from redline.review.events import PendingPushed, PendingReplaced, PendingResolved, Undone
 from redline.review.session_log import ResumeError, SessionLogError, read_log
 from redline.workspace.queue import QueueError, WorkspaceQueue
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject
 
 STATE_FOLDER = "acp"
 PURPOSE = "acp-session"
@@ -34,7 +37,7 @@ class AcpHistory:
     """What a session log says about an external agent's session, for continuing it."""
 
     session_id: str
-    header: dict[str, Any]
+    header: JsonObject
     #: The ACP session to ask the agent to load, when its signed record verifies.
     acp_session_id: str | None = None
     #: Resolutions (and undos) the agent has not been told about.

@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.acp.client import AcpAgent, AcpError, Resolution, resolution_prompt
 from redline.drivers.acp.events import AcpMessage, AcpStderr, AcpUsage
@@ -36,6 +36,7 @@ from redline.review.result import ToolResult
 from redline.review.session import Capabilities, Decision, Verb
 
 if TYPE_CHECKING:
+    from redline.extensibility.custom_tools import PluginError
     from redline.review.provenance import GitBatch
     from redline.workspace.queue import WorkspaceQueue
 
@@ -63,7 +64,7 @@ class AcpSession:
         self.spec = spec
         state_dir = ensure_state_dir(self.cwd)
         self.recovery_messages: list[str] = recover(self.cwd)
-        self.plugin_errors: list[Any] = []
+        self.plugin_errors: list[PluginError] = []
         self.untrusted_plugin_dir: Path | None = None
         sid = session_id or new_session_id()
         self.store = queue_store(self.cwd, spec, sid)

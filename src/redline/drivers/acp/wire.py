@@ -24,7 +24,12 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import acp
+
+    from redline.jsontypes import JsonObject, JsonValue
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +45,7 @@ class Screened:
     """What to do with one line: pass ``forward`` on, answer ``reply``, log ``problem``."""
 
     forward: bytes | None = None
-    reply: dict[str, Any] | None = None
+    reply: JsonObject | None = None
     problem: str = ""
 
 
@@ -71,8 +76,8 @@ def _type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _invalid(message_id: object, why: str) -> Screened:
-    reply = {
+def _invalid(message_id: JsonValue, why: str) -> Screened:
+    reply: JsonObject = {
         "jsonrpc": "2.0",
         "id": message_id,
         "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {why}"},
@@ -227,14 +232,14 @@ class ScreenedStdout:
 
 @contextlib.asynccontextmanager
 async def spawn_screened_agent(
-    client: Any,
+    client: acp.Client,
     command: str,
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     shutdown_timeout: float = 2.0,
     name: str = "agent",
-) -> AsyncIterator[tuple[Any, asyncio.subprocess.Process]]:
+) -> AsyncIterator[tuple[acp.ClientSideConnection, asyncio.subprocess.Process]]:
     """``acp.spawn_agent_process`` with :class:`ScreenedStdout` between the process and the
     library: the same process handling and shutdown (the library's
     ``spawn_stdio_transport``), the same connection (``acp.connect_to_agent``)."""
