@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from redline.drivers.model.providers.base import (
     Message,
@@ -69,6 +69,7 @@ from redline.workspace.queue import Resolution as QueueResolution
 from redline.workspace.queue import WorkspaceQueue
 
 if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
     from redline.review.provenance import GitBatch
     from redline.rules import RuleSet
 
@@ -498,7 +499,7 @@ class AgentSession(TurnLoop):
         """
         return self.plugins.trust_workspace()
 
-    def _plugin_event(self, kind: str, **fields: Any) -> None:
+    def _plugin_event(self, kind: str, **fields: JsonValue) -> None:
         """Emit what the plugin host reports (``plugin_error``, ``plugin_loaded``,
         ``plugin_output``) as the typed event; the host sits below the agent layer, so it
         names the type and fields, and they are checked here when the event is built."""

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from redline.drivers.model.providers.base import (
@@ -32,6 +33,7 @@ from redline.drivers.model.providers.openai_provider import (
     parse_arguments,
     translate_sdk_error,
 )
+from redline.jsontypes import JsonObject, JsonValue
 from redline.redaction import redact_url
 
 MISSING_EXTRA = "the anthropic provider needs the optional extra: pip install 'redline[anthropic]'"
@@ -40,29 +42,34 @@ OFFICIAL_HOST = "api.anthropic.com"
 DEFAULT_MAX_TOKENS = 8192
 
 # Thinking blocks of one assistant turn, keyed by that turn's first tool-call id.
-ThinkingStore = Mapping[str, list[dict[str, Any]]]
+ThinkingStore = Mapping[str, list[JsonObject]]
 
 
-def anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+def anthropic_tools(tools: Sequence[ToolSpec]) -> list[JsonValue]:
     return [
         {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
         for tool in tools
     ]
 
 
-def anthropic_tool_choice(choice: ToolChoice) -> dict[str, Any]:
+def anthropic_tool_choice(choice: ToolChoice) -> JsonObject:
     if isinstance(choice, ForceTool):
         return {"type": "tool", "name": choice.name}
-    return {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}[choice]
+    choices: dict[str, JsonObject] = {
+        "auto": {"type": "auto"},
+        "required": {"type": "any"},
+        "none": {"type": "none"},
+    }
+    return choices[choice]
 
 
 def forces_tool(choice: ToolChoice) -> bool:
     return isinstance(choice, ForceTool) or choice == "required"
 
 
-def _blocks(message: Message, thinking: ThinkingStore) -> list[dict[str, Any]]:
+def _blocks(message: Message, thinking: ThinkingStore) -> list[JsonValue]:
     if message.role == "tool":
-        result: dict[str, Any] = {
+        result: JsonObject = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id or "",
             "content": message.content,
@@ -70,7 +77,7 @@ def _blocks(message: Message, thinking: ThinkingStore) -> list[dict[str, Any]]:
         if message.is_error:
             result["is_error"] = True
         return [result]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[JsonValue] = []
     if message.role == "assistant" and message.tool_calls:
         blocks.extend(thinking.get(message.tool_calls[0].id, ()))
     if message.content:
@@ -84,7 +91,7 @@ def _blocks(message: Message, thinking: ThinkingStore) -> list[dict[str, Any]]:
 
 def anthropic_messages(
     messages: Sequence[Message], thinking: ThinkingStore | None = None
-) -> tuple[str, list[dict[str, Any]]]:
+) -> tuple[str, list[JsonValue]]:
     """``(system, messages)`` in the Messages API shape.
 
     System messages become the top-level system text; tool results become user-role
@@ -94,7 +101,7 @@ def anthropic_messages(
     """
     store = thinking or {}
     system: list[str] = []
-    out: list[dict[str, Any]] = []
+    turns: list[tuple[str, list[JsonValue]]] = []
     for message in messages:
         if message.role == "system":
             if message.content:
@@ -104,11 +111,11 @@ def anthropic_messages(
         blocks = _blocks(message, store)
         if not blocks:
             continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
         else:
-            out.append({"role": role, "content": blocks})
-    return "\n\n".join(system), out
+            turns.append((role, blocks))
+    return "\n\n".join(system), [{"role": role, "content": blocks} for role, blocks in turns]
 
 
 def thinking_allowed(request: ModelRequest, thinking: ThinkingStore) -> bool:
@@ -132,10 +139,10 @@ def build_params(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     thinking_budget: int | None = None,
     thinking: ThinkingStore | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     store = thinking or {}
     system, messages = anthropic_messages(request.messages, store)
-    params: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
+    params: JsonObject = {"model": model, "max_tokens": max_tokens, "messages": messages}
     if system:
         params["system"] = system
     if request.tools:
@@ -146,16 +153,33 @@ def build_params(
     return params
 
 
+@dataclass
+class _Block:
+    """One content block of the streamed turn, filled in as its events arrive."""
+
+    type: str
+    text: str = ""
+    id: str = ""
+    name: str = ""
+    input: JsonValue = None
+    input_json: str = ""  # the tool input's streamed JSON text
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+
+
 class StreamAccumulator:
     """Folds raw Messages API stream events (objects with a ``type`` attribute) into a turn."""
 
     def __init__(self, on_text: TextSink) -> None:
         self._on_text = on_text
-        self._blocks: dict[int, dict[str, Any]] = {}
+        self._blocks: dict[int, _Block] = {}
         self._input_tokens = 0
         self._output_tokens = 0
         self._stop_reason = ""
 
+    # ``event`` and the client below are the optional ``anthropic`` SDK's objects: the
+    # extra is not installed for type checking (pyproject's mypy override), so they are Any.
     def feed(self, event: Any) -> None:
         kind = getattr(event, "type", "")
         if kind == "message_start":
@@ -164,71 +188,66 @@ class StreamAccumulator:
             self._output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
         elif kind == "content_block_start":
             block = event.content_block
-            self._blocks[event.index] = {
-                "type": block.type,
-                "text": getattr(block, "text", "") or "",
-                "id": getattr(block, "id", ""),
-                "name": getattr(block, "name", ""),
-                "input": getattr(block, "input", None),
-                "json": "",
-                "thinking": getattr(block, "thinking", "") or "",
-                "signature": getattr(block, "signature", "") or "",
-                "data": getattr(block, "data", ""),
-            }
-            if block.type == "text" and self._blocks[event.index]["text"]:
-                self._on_text(self._blocks[event.index]["text"])
+            self._blocks[event.index] = _Block(
+                type=block.type,
+                text=getattr(block, "text", "") or "",
+                id=getattr(block, "id", ""),
+                name=getattr(block, "name", ""),
+                input=getattr(block, "input", None),
+                thinking=getattr(block, "thinking", "") or "",
+                signature=getattr(block, "signature", "") or "",
+                data=getattr(block, "data", ""),
+            )
+            if block.type == "text" and self._blocks[event.index].text:
+                self._on_text(self._blocks[event.index].text)
         elif kind == "content_block_delta":
             current = self._blocks.get(event.index)
             delta = event.delta
             if current is None:
                 return
             if delta.type == "text_delta":
-                current["text"] += delta.text
+                current.text += delta.text
                 self._on_text(delta.text)
             elif delta.type == "input_json_delta":
-                current["json"] += delta.partial_json
+                current.input_json += delta.partial_json
             elif delta.type == "thinking_delta":
-                current["thinking"] += delta.thinking
+                current.thinking += delta.thinking
             elif delta.type == "signature_delta":
-                current["signature"] += delta.signature
+                current.signature += delta.signature
         elif kind == "message_delta":
             self._stop_reason = getattr(event.delta, "stop_reason", None) or self._stop_reason
             usage = getattr(event, "usage", None)
             if usage is not None and getattr(usage, "output_tokens", None) is not None:
                 self._output_tokens = int(usage.output_tokens)
 
-    def thinking_blocks(self) -> list[dict[str, Any]]:
-        blocks: list[dict[str, Any]] = []
+    def thinking_blocks(self) -> list[JsonObject]:
+        blocks: list[JsonObject] = []
         for _, block in sorted(self._blocks.items()):
-            if block["type"] == "thinking":
+            if block.type == "thinking":
                 blocks.append(
-                    {
-                        "type": "thinking",
-                        "thinking": block["thinking"],
-                        "signature": block["signature"],
-                    }
+                    {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
                 )
-            elif block["type"] == "redacted_thinking":
-                blocks.append({"type": "redacted_thinking", "data": block["data"]})
+            elif block.type == "redacted_thinking":
+                blocks.append({"type": "redacted_thinking", "data": block.data})
         return blocks
 
     def response(self) -> ModelResponse:
         ordered = [block for _, block in sorted(self._blocks.items())]
         calls: list[ToolCall] = []
         for block in ordered:
-            if block["type"] != "tool_use":
+            if block.type != "tool_use":
                 continue
-            raw = block["json"] or (json.dumps(block["input"]) if block["input"] else "")
+            raw = block.input_json or (json.dumps(block.input) if block.input else "")
             calls.append(
                 ToolCall(
-                    id=block["id"],
-                    name=block["name"],
+                    id=block.id,
+                    name=block.name,
                     arguments=parse_arguments(raw),
                     raw_arguments=raw,
                 )
             )
         return ModelResponse(
-            text="".join(block["text"] for block in ordered if block["type"] == "text"),
+            text="".join(block.text for block in ordered if block.type == "text"),
             tool_calls=tuple(calls),
             usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
             stop_reason=self._stop_reason,
@@ -276,7 +295,7 @@ class AnthropicProvider(Provider):
         self.label = f"anthropic:{model}" if official else f"anthropic:{model} @ {self.display_url}"
         self._api_key = api_key
         self._client: Any = None
-        self._thinking: dict[str, list[dict[str, Any]]] = {}
+        self._thinking: dict[str, list[JsonObject]] = {}
 
     def __repr__(self) -> str:
         return f"AnthropicProvider({self.label!r})"

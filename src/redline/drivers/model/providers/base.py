@@ -5,7 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
+
+from redline.jsontypes import JsonObject
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -16,14 +18,14 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
 
 @dataclass(frozen=True)
 class ToolCall:
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
     # The exact argument text the model sent; kept so a malformed call can be reported.
     raw_arguments: str = ""
 
@@ -69,7 +71,7 @@ class ModelResponse:
     stop_reason: str = ""
     # A scripted provider's pause request before the next turn, in seconds.
     wait_after: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
 
 TextSink: TypeAlias = Callable[[str], None]

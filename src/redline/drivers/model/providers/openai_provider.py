@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 from urllib.parse import urlparse
 
 from redline.drivers.model.providers.base import (
@@ -26,9 +26,12 @@ from redline.drivers.model.providers.base import (
     ToolSpec,
     Usage,
 )
+from redline.jsontypes import JsonObject
 from redline.redaction import redact_url, redact_urls
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletionChunk
 
@@ -44,7 +47,7 @@ def is_official_endpoint(base_url: str | None, host: str = OFFICIAL_HOST) -> boo
     return (urlparse(base_url).hostname or "").lower() == host
 
 
-def parse_arguments(raw: str) -> dict[str, Any]:
+def parse_arguments(raw: str) -> JsonObject:
     """Tool-call argument text as a dict; ``{}`` when it is not a JSON object.
 
     The runtime compares ``raw_arguments`` against this to report malformed calls, so
@@ -59,8 +62,8 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def to_chat_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def to_chat_messages(messages: tuple[Message, ...] | list[Message]) -> list[JsonObject]:
+    out: list[JsonObject] = []
     for message in messages:
         if message.role == "tool":
             out.append(
@@ -94,7 +97,7 @@ def to_chat_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict
     return out
 
 
-def to_chat_tools(tools: tuple[ToolSpec, ...] | list[ToolSpec]) -> list[dict[str, Any]]:
+def to_chat_tools(tools: tuple[ToolSpec, ...] | list[ToolSpec]) -> list[JsonObject]:
     return [
         {
             "type": "function",
@@ -108,7 +111,7 @@ def to_chat_tools(tools: tuple[ToolSpec, ...] | list[ToolSpec]) -> list[dict[str
     ]
 
 
-def to_chat_tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
+def to_chat_tool_choice(choice: ToolChoice) -> str | JsonObject:
     if isinstance(choice, ForceTool):
         return {"type": "function", "function": {"name": choice.name}}
     return choice
@@ -233,7 +236,7 @@ class OpenAIProvider(Provider):
         from openai import omit
 
         offer_tools = bool(request.tools)
-        created: Any = await self._get_client().chat.completions.create(
+        created = await self._get_client().chat.completions.create(
             model=self.model,
             messages=to_chat_messages(request.messages),  # type: ignore[arg-type]
             tools=to_chat_tools(request.tools) if offer_tools else omit,  # type: ignore[arg-type]
@@ -301,7 +304,7 @@ class OpenAIProvider(Provider):
 
 
 def translate_sdk_error(
-    sdk: Any,
+    sdk: ModuleType,
     exc: Exception,
     *,
     label: str,
@@ -333,7 +336,7 @@ def translate_sdk_error(
 
 
 def _translate_sdk_error(
-    sdk: Any,
+    sdk: ModuleType,
     exc: Exception,
     *,
     label: str,
@@ -389,7 +392,7 @@ def _translate_sdk_error(
     return ProviderError(f"{where}{exc}")
 
 
-def _server_message(exc: Any) -> str:
+def _server_message(exc: Exception) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         message = body.get("message")

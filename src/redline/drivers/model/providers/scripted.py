@@ -15,7 +15,6 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from redline.drivers.model.providers.base import (
     ForceTool,
@@ -25,6 +24,7 @@ from redline.drivers.model.providers.base import (
     TextSink,
     ToolCall,
 )
+from redline.jsontypes import JsonObject
 
 SCRIPTED_NOTE = "scripted run — calls no language model"
 # Set to a number to scale every {"wait": ...} step (0 skips them; tests and CI use 0).
@@ -39,7 +39,7 @@ class PlanError(ValueError):
 class Step:
     kind: str
     text: str = ""
-    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    calls: tuple[tuple[str, JsonObject], ...] = ()
     action: str = ""
     seconds: float = 0.0
 
@@ -167,6 +167,6 @@ class ScriptedProvider(Provider):
         )
 
     def _resolve_response(self, action: str, reason: str) -> ModelResponse:
-        args = {"action": action, "reason": reason}
+        args: JsonObject = {"action": action, "reason": reason}
         call = ToolCall(self._call_id(), "resolve", args, json.dumps(args))
         return ModelResponse(tool_calls=(call,), stop_reason="tool_calls")
