@@ -282,6 +282,8 @@ def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: P
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
     assert "redline.drivers.hooks.payload" in imported
     assert not {"asyncio", "pydantic", "redline.review.session", "redline.config"} & imported
+    # What the hook's modules are typed with is imported for the type checker only.
+    assert not {"redline.jsontypes", "typing_extensions", "redline.review.store"} & imported
 
 
 def test_a_rule_over_sources_decides_a_hook_action(
@@ -410,6 +412,19 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
             "redline.commands._levels",
             "asyncio",
             "ssl",
+            # The gateway's annotations (issue 43) import nothing at run time, and no
+            # dashboard, AST tooling, other driver or settings-file editor comes along.
+            "redline.jsontypes",
+            "redline.tools",
+            "redline.drivers.acp",
+            "redline.drivers.model",
+            "redline.drivers.hooks.codex_trust",
+            "textual",
+            "rich",
+            "libcst",
+            "tomlkit",
+            "acp",
+            "openai",
         }
         & at_push
     )
