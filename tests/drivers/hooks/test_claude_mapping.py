@@ -89,6 +89,14 @@ def test_notebook_edit_matches_what_claude_code_wrote(root: Path) -> None:
     assert change.new_text == (FIXTURES / "notebook-after.ipynb").read_text(encoding="utf-8")
 
 
+def test_a_notebook_cell_that_is_not_an_object_is_refused_by_name(root: Path) -> None:
+    """A cell the edit would replace that is not a JSON object: a clear refusal, no crash."""
+    (root / "nb.ipynb").write_text(json.dumps({"cells": ["print(1)"]}), encoding="utf-8")
+    payload = parse_payload("claude", recorded("pre-notebookedit.json", root, cell_id="cell-0"))
+    with pytest.raises(MappingError, match="Notebook is not valid JSON"):
+        map_call(root, payload)
+
+
 def test_multi_edit_of_older_versions(root: Path) -> None:
     data = json.loads(recorded("pre-edit.json", root))
     data["tool_name"] = "MultiEdit"

@@ -254,3 +254,17 @@ def test_codex_status_says_hooks_are_off(
     assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
     line = capsys.readouterr().out.splitlines()[1]
     assert line.startswith("codex: installed, but ") and "[features] hooks = false" in line
+
+
+def test_a_codex_handler_with_a_null_timeout_hashes_as_one_without() -> None:
+    """A handler whose ``timeout`` is null (or not a number) gets Codex's default of 600 s
+    in its trusted hash instead of crashing the install (it is JSON from a file)."""
+    from redline.drivers.hooks.codex_trust import handler_hash
+
+    group = {"matcher": "apply_patch"}
+    plain = handler_hash("PreToolUse", group, {"type": "command", "command": "x"})
+    for odd in (None, [1], {"s": 1}):
+        handler = {"type": "command", "command": "x", "timeout": odd}
+        assert handler_hash("PreToolUse", group, handler) == plain
+    timed = {"type": "command", "command": "x", "timeout": 30}
+    assert handler_hash("PreToolUse", group, timed) != plain
