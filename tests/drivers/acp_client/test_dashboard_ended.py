@@ -104,7 +104,14 @@ async def test_crash_with_a_held_write_shows_the_end_and_keeps_review(tmp_path: 
             assert "agent ended" in row
             assert app.agent_ended == "exited with status 9"
             banner = _banner(app)
-            assert banner.ended and banner.display
+            # The banner is redrawn from the session's events: await it, not the next frame.
+            await wait_until(
+                pilot,
+                lambda: banner.ended
+                and banner.display
+                and "1 action it left stays for review" in str(banner.render()),
+                GUARD,
+            )
             shown = str(banner.render())
             assert "python via ACP exited with status 9" in shown
             assert "1 action it left stays for review" in shown
@@ -125,7 +132,7 @@ async def test_crash_with_a_held_write_shows_the_end_and_keeps_review(tmp_path: 
             assert not isinstance(app.focused, PromptInput)
             await pilot.press("y")
             await wait_until(pilot, lambda: session.store.count == 0, GUARD)
-            assert "nothing pending" in str(banner.render())
+            await wait_until(pilot, lambda: "nothing pending" in str(banner.render()), GUARD)
             # Resuming is refused with the reason, without starting a run.
             app.action_resume_session()
             await pilot.pause()
