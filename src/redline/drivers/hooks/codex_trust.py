@@ -22,7 +22,11 @@ from redline.drivers.hooks.settings_io import InstallError as TrustError
 from redline.drivers.hooks.settings_io import write_text_atomic
 
 #: hooks.json event names → the snake-case labels Codex uses in trust keys.
-EVENT_LABELS = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
+EVENT_LABELS = {
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "UserPromptSubmit": "user_prompt_submit",
+}
 
 
 def codex_home() -> Path:
