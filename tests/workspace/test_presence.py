@@ -123,3 +123,36 @@ def test_workspaces_list_shows_watched_by_live_ones_only(
         assert process.stdin is not None
         process.stdin.close()
         process.wait()
+
+
+def test_the_dashboard_command_is_present_while_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from redline.commands import dashboard
+
+    root = _workspace(tmp_path)
+    seen: list[bool] = []
+
+    def fake_run(_args: object, at: Path) -> int:
+        seen.append(watched(at))
+        return 0
+
+    monkeypatch.setattr(dashboard, "_run", fake_run)
+    assert main(["-C", str(root)]) == 0
+    assert seen == [True]
+    assert not watched(root)
+    assert list(workspace_folder(root).iterdir()) == []
+
+
+def test_a_team_dashboard_is_present_in_the_workspace_it_was_started_in(tmp_path: Path) -> None:
+    import argparse
+
+    from redline.commands.dashboard import _team_presence
+
+    root = _workspace(tmp_path)
+    with _team_presence(argparse.Namespace(cwd=str(root))):
+        assert [p.kind for p in watchers(root)] == ["team"]
+    bare = tmp_path / "no-queue"
+    bare.mkdir()
+    with _team_presence(argparse.Namespace(cwd=str(bare))):
+        assert not (bare / ".redline").exists()  # never creates a queue folder

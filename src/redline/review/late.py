@@ -23,19 +23,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _handed_over(source: Source, applied_by: str, alive: bool) -> bool:
+def _handed_over(source: Source, applied_by: str, *, owner_alive: bool | None = None) -> bool:
     """A hook's action its hook no longer waits for: handed over (or the rest of a partial
     decision, or an edit of it), or left by a hook the agent stopped (orphaned)."""
     if source.kind != "hook" or not source.session_id:
         return False
-    return applied_by == "preview" or (applied_by == "owner" and not alive)
+    if applied_by == "preview":
+        return True
+    alive = source.alive() if owner_alive is None else owner_alive
+    return applied_by == "owner" and not alive
 
 
 def decided(root: Path, record: QueueRecord, verb: str, outcome: ResolveOutcome) -> None:
     """``record`` (a queued action) was applied or discarded as ``outcome`` says: post it
     to its hook session's outbox when its hook no longer waits for it. Never raises."""
     try:
-        if not _handed_over(record.source, record.applied_by, record.source.alive()):
+        if not _handed_over(record.source, record.applied_by):
             return
         from redline.workspace.outbox import Late, post
 
@@ -77,7 +80,7 @@ def undone(root: Path, action_id: str, label: str, files: list[str]) -> None:
         if not isinstance(record, dict) or not isinstance(record.get("source"), dict):
             return
         source = Source.from_dict(record["source"])
-        if not _handed_over(source, str(record.get("applied_by", "")), alive=True):
+        if not _handed_over(source, str(record.get("applied_by", "")), owner_alive=True):
             return
         from redline.workspace.outbox import Late, post
 
