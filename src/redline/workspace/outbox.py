@@ -18,15 +18,15 @@ died before that is taken over by the next call, and an entry older than
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from redline.workspace.queue.procs import is_alive, process_start_time
+from redline.workspace.procs import is_alive, process_start_time
+
+_now = time.time
 
 FOLDER = "outbox"
 SUFFIX = ".json"
@@ -42,33 +42,67 @@ OUTCOMES: tuple[str, ...] = (
     "undone",
 )
 _AGENT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+# A session id used as a folder name as it is (never "h-…", the hashed ones' prefix).
+_PLAIN = re.compile(r"(?!h-)[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 def session_folder(agent: str, session_id: str) -> Path:
-    """The outbox of ``agent``'s session ``session_id`` (hashed: any text is a safe name)."""
+    """The outbox of ``agent``'s session ``session_id``: named by the id itself when it is
+    a plain one (the agents send UUIDs), else by its hash (any text makes a safe name)."""
     from redline.paths import user_state_dir
 
     if not _AGENT.fullmatch(agent):
         raise ValueError(f"not an agent name: {agent!r}")
-    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return user_state_dir() / FOLDER / agent / digest
+    name = session_id
+    if not _PLAIN.fullmatch(session_id):
+        import hashlib  # only here: the usual id needs no hashing on the hook's path
+
+        name = "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return user_state_dir() / FOLDER / agent / name
 
 
-@dataclass(frozen=True)
 class Late:
-    """One outcome the agent has not heard yet."""
+    """One outcome the agent has not heard yet (a plain class: no dataclass code generation
+    on the hook's path)."""
 
-    action_id: str
-    label: str
-    outcome: str
-    reason: str = ""
-    files: tuple[str, ...] = ()
-    #: The action left pending with the rest of a partial decision.
-    remaining: str = ""
-    #: ``"2 of 3 hunks"`` for a partial decision.
-    parts: str = ""
-    workspace: str = ""
-    time: float = field(default_factory=time.time)
+    __slots__ = (
+        "action_id",
+        "files",
+        "label",
+        "outcome",
+        "parts",
+        "reason",
+        "remaining",
+        "time",
+        "workspace",
+    )
+
+    def __init__(
+        self,
+        action_id: str,
+        label: str,
+        outcome: str,
+        reason: str = "",
+        files: tuple[str, ...] = (),
+        remaining: str = "",
+        parts: str = "",
+        workspace: str = "",
+        time: float | None = None,
+    ) -> None:
+        self.action_id = action_id
+        self.label = label
+        self.outcome = outcome
+        self.reason = reason
+        self.files = tuple(files)
+        #: The action left pending with the rest of a partial decision.
+        self.remaining = remaining
+        #: ``"2 of 3 hunks"`` for a partial decision.
+        self.parts = parts
+        self.workspace = workspace
+        self.time = _now() if time is None else time
+
+    def __repr__(self) -> str:
+        return f"Late({self.action_id!r}, {self.outcome!r})"
 
     @property
     def text(self) -> str:
@@ -170,13 +204,13 @@ def prune(outbox: Path, now: float | None = None) -> None:
                         os.rmdir(session.path)
 
 
-@dataclass
 class Taken:
     """The entries one hook call claimed: tell them, then :meth:`done` (or :meth:`give_back`
     when the answer could not carry them)."""
 
-    folder: Path | None = None
-    entries: list[tuple[str, Late]] = field(default_factory=list)
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self.entries: list[tuple[str, Late]] = []
 
     def __bool__(self) -> bool:
         return bool(self.entries)

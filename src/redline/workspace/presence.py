@@ -5,7 +5,7 @@ Each dashboard of a workspace (``redline``, a team dashboard started in one) and
 dashboard over every known workspace (``redline --all``) writes the same file in the user's
 state folder (``$XDG_STATE_HOME/redline/presence/``), since it watches them all. A file
 holds the pid and the process's start time, checked the way the queue checks an action's
-owner (:mod:`redline.workspace.queue.procs`): a file whose process has ended — killed, so it
+owner (:mod:`redline.workspace.procs`): a file whose process has ended — killed, so it
 could not remove it — is ignored, and removed by the next ``redline workspaces list``.
 
 :func:`watched` is on the path of every proposal that may notify (a hook call), so it
@@ -19,11 +19,10 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from redline.workspace.queue.procs import is_alive, process_start_time
+from redline.workspace.procs import is_alive, process_start_time
 
 FOLDER = "presence"
 SUFFIX = ".json"
@@ -34,15 +33,23 @@ PresenceKind = Literal["dashboard", "team", "follower", "all"]
 KINDS: tuple[str, ...] = ("dashboard", "team", "follower", "all")
 
 
-@dataclass(frozen=True)
 class Presence:
-    """One watching process."""
+    """One watching process (a plain class: no dataclass code generation on the hook's
+    path)."""
 
-    pid: int
-    start_time: int | None
-    kind: str
-    since: float
-    file: Path
+    __slots__ = ("file", "kind", "pid", "since", "start_time")
+
+    def __init__(
+        self, pid: int, start_time: int | None, kind: str, since: float, file: Path
+    ) -> None:
+        self.pid = pid
+        self.start_time = start_time
+        self.kind = kind
+        self.since = since
+        self.file = file
+
+    def __repr__(self) -> str:
+        return f"Presence(pid={self.pid}, kind={self.kind!r})"
 
     def alive(self) -> bool:
         return is_alive(self.pid, self.start_time)
