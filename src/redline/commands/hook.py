@@ -83,6 +83,8 @@ def handle(
     try:
         payload = parse_payload(agent, raw)
     except PayloadError as exc:
+        if _prompt_time(agent, raw):  # it only brings news: never block the person's prompt
+            return Rendered("", f"redline: {exc}\n", 1)
         return blocked(str(exc))
     if seen is not None:
         seen.append(payload)
@@ -144,6 +146,19 @@ def handle(
         action=answer.action_id or None,
     )
     return render(agent, payload.event, answer)
+
+
+def _prompt_time(agent: str, raw: bytes) -> bool:
+    """Whether ``raw`` (a payload that was refused) is the agent's prompt-time event."""
+    import json
+
+    from redline.drivers.hooks.payload import PROMPT_EVENTS
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("hook_event_name") == PROMPT_EVENTS.get(agent)
 
 
 def _team_queue(root: Path) -> AbstractContextManager[object]:

@@ -268,8 +268,9 @@ def test_install_registers_the_prompt_time_event_without_a_matcher(
     done = install(agent, tmp_path, user=True, wait_seconds=600, base=BASE)
     data = json.loads(done.path.read_text(encoding="utf-8"))
     [group] = data["hooks"][event]
+    # No fail-closed guard: a redline that cannot run must never block the person's prompt.
     assert group == {
-        "hooks": [{"type": "command", "command": hook_command(agent, BASE), "timeout": timeout}]
+        "hooks": [{"type": "command", "command": f"{BASE} hook {agent}", "timeout": timeout}]
     }
     assert uninstall(agent, tmp_path, user=True)[1] is True
     assert "hooks" not in json.loads(done.path.read_text(encoding="utf-8"))

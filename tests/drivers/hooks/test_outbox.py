@@ -285,3 +285,11 @@ def test_entries_older_than_seven_days_are_dropped(root: Path) -> None:
     assert [late.action_id for _n, late in taken.entries] == ["pa-3"]
     taken.done()
     assert os.listdir(outbox.session_folder("claude", SESSION)) == []
+
+
+def test_a_refused_prompt_time_payload_never_blocks_the_prompt(root: Path) -> None:
+    raw = json.loads(payload("claude", PROMPT["claude"], root))
+    del raw["session_id"]
+    done = hook("claude", json.dumps(raw).encode(), root)
+    assert (done.returncode, done.stdout) == (1, b"")  # a non-blocking error
+    assert b"session_id" in done.stderr

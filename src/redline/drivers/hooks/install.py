@@ -176,8 +176,11 @@ def agent_timeout(agent: str, wait_seconds: float) -> int:
 def _entries(agent: str, command: str, timeout: int) -> dict[str, dict[str, Any]]:
     pre, post = EVENTS[agent]
     entry = {"type": "command", "command": command, "timeout": timeout}
-    # The prompt-time call reads one folder and answers at once: no review wait.
-    prompt = {"type": "command", "command": command, "timeout": agent_timeout(agent, 0)}
+    # The prompt-time call reads one folder and answers at once: no review wait. It only
+    # tells the agent news, so it fails open: no guard (a failing redline must not turn
+    # every prompt into a blocked one).
+    bare = command.split(" || ", 1)[0]
+    prompt = {"type": "command", "command": bare, "timeout": agent_timeout(agent, 0)}
     return {
         pre: {"matcher": MATCHERS[agent], "hooks": [entry]},
         post: {"matcher": MATCHERS[agent], "hooks": [dict(entry)]},
