@@ -234,11 +234,52 @@ def test_exec_tells_of_what_its_rules_left_pending(
     later: list[Callable[[], None]] = []
     with WorkspaceQueue(root) as queue:
         store = PendingActionStore(queue=queue, source=Source.current("exec"))
-        stop = unseen.watch_store(root, store, after=lambda _delay, check: later.append(check))
+        finish = unseen.watch_store(root, store, after=lambda _delay, due: later.append(due))
         kept = store.push(PendingAction(label="kept", apply=lambda _r: None, kind="custom"))
         decided = store.push(PendingAction(label="ruled", apply=lambda _r: None, kind="custom"))
         store.remove(decided.id)  # a rule decided it before the grace ended
-        for check in later:
-            check()
-        stop()
-    assert told == [kept.id]
+        for due in later:
+            due()
+        assert told == [kept.id]
+        # Ending before the grace: what still waits is told at once, and only once.
+        last = store.push(PendingAction(label="last", apply=lambda _r: None, kind="custom"))
+        finish()
+        later[-1]()  # its timer fires after all: nothing more
+        finish()
+    assert told == [kept.id, last.id]
+
+
+def test_a_redline_exec_process_that_leaves_an_edit_for_review_notifies(
+    root: Path, recorder: tuple[Path, Path], isolated_user_config: Path, tmp_path: Path
+) -> None:
+    _config(isolated_user_config, _notify_command(recorder))
+    steps = [
+        {"call": [{"tool": "write", "args": {"path": "notes.md", "content": "n\n"}}]},
+        {"say": "waiting for review"},
+    ]
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"name": "t", "steps": steps}), encoding="utf-8")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "redline",
+            "exec",
+            "--model",
+            f"scripted:{plan}",
+            "--resolver",
+            "human",
+            "--json",
+            "--prompt",
+            "go",
+        ],
+        cwd=root,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert b"\x1b" not in done.stdout
+    with WorkspaceQueue(root) as queue:
+        [record] = queue.list()
+    [argv] = wait_for_lines(recorder[1])
+    assert argv == [record.id, record.label, "exec"], done.stderr

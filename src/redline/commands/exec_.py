@@ -326,7 +326,7 @@ def _run_session(
     from redline.review.unseen import watch_store
 
     # With no dashboard watching, the person hears of each action left for review.
-    watch_store(cwd, session.store)
+    told = watch_store(cwd, session.store)
     with session:
         for message in session.recovery_messages:
             print(f"redline: {message}", file=sys.stderr)
@@ -348,4 +348,5 @@ def _run_session(
             session.abort()
             session.wait(1.0)
             status = "aborted"
+        told()  # what still waits is told now: the process ends next
     return EXIT_STATUS.get(status, 1)

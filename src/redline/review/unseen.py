@@ -76,7 +76,9 @@ def watch_store(
     after: Callable[[float, Callable[[], None]], object] | None = None,
 ) -> Callable[[], None]:
     """Tell the person about each action ``store`` queues that is still pending ``grace``
-    seconds later (``redline exec``: its rules decide meanwhile); returns the unsubscribe.
+    seconds later (``redline exec``: its rules decide meanwhile). Returns ``finish``: it
+    stops watching and tells at once of what is still waiting for its grace to end (call
+    it before the process ends: ``exec`` often ends right after queueing).
     ``after(delay, callback)`` schedules (default: a daemon timer thread)."""
 
     def schedule(delay: float, callback: Callable[[], None]) -> object:
@@ -86,6 +88,8 @@ def watch_store(
         return timer
 
     later = after or schedule
+    waiting: dict[str, Callable[[], None]] = {}
+    guard = threading.Lock()
 
     def on_event(event: StoreEvent) -> None:
         action = event.action
@@ -98,9 +102,27 @@ def watch_store(
             if store.get(action_id) is not None:
                 tell_if_unseen(root, action_id, label, source)
 
-        later(grace, check)
+        def due() -> None:
+            with guard:
+                if waiting.pop(action_id, None) is None:
+                    return  # told (or dropped) already
+            check()
 
-    return store.subscribe(on_event)
+        with guard:
+            waiting[action_id] = check
+        later(grace, due)
+
+    unsubscribe = store.subscribe(on_event)
+
+    def finish() -> None:
+        unsubscribe()
+        with guard:
+            left = list(waiting.values())
+            waiting.clear()
+        for check in left:
+            check()
+
+    return finish
 
 
 __all__ = ["GRACE_SECONDS", "tell_if_unseen", "watch_store"]
