@@ -169,22 +169,33 @@ def post(agent: str, session_id: str, late: Late) -> Path | None:
     """Put ``late`` in the session's outbox (best effort: None when it cannot be written)."""
     try:
         folder = session_folder(agent, session_id)
-        os.makedirs(folder.parent.parent, mode=0o700, exist_ok=True)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        safe_id = re.sub(r"[^A-Za-z0-9@._-]", "_", late.action_id)[:80]
-        name = f"{time.time_ns():020d}-{os.getpid()}-{safe_id}-{late.outcome}{SUFFIX}"
-        temporary = folder / f".{name}.tmp"
-        temporary.write_text(json.dumps(late.to_json()) + "\n", encoding="utf-8")
-        os.replace(temporary, folder / name)
-    except (OSError, ValueError):
+    except ValueError:
         return None
+    safe_id = re.sub(r"[^A-Za-z0-9@._-]", "_", late.action_id)[:80]
+    name = f"{time.time_ns():020d}-{os.getpid()}-{safe_id}-{late.outcome}{SUFFIX}"
+    for attempt in range(2):
+        try:
+            os.makedirs(folder.parent.parent, mode=0o700, exist_ok=True)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            temporary = folder / f".{name}.tmp"
+            temporary.write_text(json.dumps(late.to_json()) + "\n", encoding="utf-8")
+            os.replace(temporary, folder / name)
+            break
+        except FileNotFoundError:
+            if attempt:  # removed twice under us: give up (best effort)
+                return None
+            continue  # a prune removed the empty folder meanwhile: make it again
+        except OSError:
+            return None
     prune(folder.parent.parent)
     return folder / name
 
 
 def prune(outbox: Path, now: float | None = None) -> None:
-    """Drop every session's entries older than :data:`KEEP_SECONDS` (and empty folders)."""
-    cutoff = (time.time() if now is None else now) - KEEP_SECONDS
+    """Drop every session's entries older than :data:`KEEP_SECONDS`, and session folders
+    empty for an hour (a younger one may be about to get its first entry)."""
+    moment = time.time() if now is None else now
+    cutoff = moment - KEEP_SECONDS
     with contextlib.suppress(OSError):
         for agent in os.scandir(outbox):
             if not agent.is_dir(follow_symlinks=False):
@@ -200,7 +211,7 @@ def prune(outbox: Path, now: float | None = None) -> None:
                                 os.unlink(entry.path)
                                 continue
                         left += 1
-                    if not left:
+                    if not left and session.stat(follow_symlinks=False).st_mtime < moment - 3600:
                         os.rmdir(session.path)
 
 
