@@ -17,6 +17,14 @@ recorded Write payload on stdin. Two spans are timed per call:
 
 Their sum is what redline adds to a reviewed tool call, apart from the person's time. The
 pass-through (a ``Read``, which needs no review) is timed from start to exit.
+
+Issue 46 added two steps to the hook path, each timed here in-process (median per call over
+``--loops`` calls) as well as inside the real calls above: the **presence lookup** (is a
+dashboard watching? one live and one dead dashboard's files in the workspace, a dashboard
+over every workspace in the user's folder) and the **outbox check** (late decisions for
+this session: nothing there, the usual case; and one entry claimed, read and removed). The
+benchmark holds a dashboard's presence for the workspace, so no notification is sent; a
+prompt-time call (``UserPromptSubmit``, which only checks the outbox) is timed start to exit.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ def main() -> int:
     parser.add_argument(
         "--think", type=float, default=0.0, help="ms between queued and the decision"
     )
+    parser.add_argument("--loops", type=int, default=2000, help="in-process timings' calls")
     args = parser.parse_args()
     # The hook runs from compiled modules, as an installed redline does: compile them
     # once, and let the hook processes write bytecode (some shells set
@@ -74,10 +83,31 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        # The user's state (known workspaces, presence, outboxes) of this run only.
+        os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"] = str(root / ".state")
         (root / ".git").mkdir()
         (root / "a.txt").write_text("hello\n", encoding="utf-8")
         queue = WorkspaceQueue(root)
         queue.list()  # the queue's folders exist before the first hook runs
+        from redline.workspace.presence import present
+
+        # A dashboard watches (no notification from any call), and a killed one left its file.
+        watching = present(root, "dashboard")
+        watching.__enter__()
+        dead = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        folder = root / ".redline" / "presence"
+        (folder / f"{int(dead.stdout)}.json").write_text(
+            json.dumps(
+                {"pid": int(dead.stdout), "start_time": 1, "kind": "dashboard", "since": 0.0}
+            )
+        )
+        added = in_process(root, args.loops)
+        prompted: list[float] = []
         queued: list[float] = []
         answered: list[float] = []
         passed: list[float] = []
@@ -139,7 +169,15 @@ def main() -> int:
                 )
                 passed.append(time.perf_counter() - start)
                 assert done.returncode == 0 and not done.stdout, done
+                raw = prompt_payload(root)
+                start = time.perf_counter()
+                done = subprocess.run(
+                    [REDLINE, "hook", "claude"], input=raw, capture_output=True, env=env
+                )
+                prompted.append(time.perf_counter() - start)
+                assert done.returncode == 0 and not done.stdout, done
         finally:
+            watching.__exit__(None, None, None)
             queue.close()
     total = [a + b for a, b in zip(queued, answered, strict=True)]
     print(f"load average after: {os.getloadavg()[0]:.2f}; decisions retried: {retried}")
@@ -150,12 +188,71 @@ def main() -> int:
         ("decision -> hook exited", answered),
         ("redline's overhead (sum)", total),
         ("pass-through (Read), start -> exit", passed),
+        ("prompt-time call, start -> exit", prompted),
     ):
         print(
             f"  {name:38} median {statistics.median(values) * 1000:6.1f} ms   "
             f"p95 {pct(values, 0.95) * 1000:6.1f} ms"
         )
+    print(f"steps added by issue 46, in-process, {args.loops} calls each (limit 3 ms):")
+    for name, values in added.items():
+        print(
+            f"  {name:38} median {statistics.median(values) * 1000:6.3f} ms   "
+            f"p95 {pct(values, 0.95) * 1000:6.3f} ms"
+        )
     return 0
+
+
+def prompt_payload(root: Path) -> bytes:
+    data = json.loads((FIXTURES / "user-prompt-submit.json").read_text(encoding="utf-8"))
+    data["cwd"] = str(root)
+    return json.dumps(data).encode()
+
+
+def in_process(root: Path, loops: int) -> dict[str, list[float]]:
+    """Each issue-46 step of the hook path timed alone, ``loops`` times."""
+    from redline.workspace import outbox
+    from redline.workspace.presence import present, watched
+
+    timings: dict[str, list[float]] = {
+        "presence lookup (watched?)": [],
+        "outbox check, nothing there": [],
+        "outbox check, one entry told": [],
+    }
+    with present(None, "all"):
+        for _ in range(loops):
+            start = time.perf_counter()
+            watched(root)
+            timings["presence lookup (watched?)"].append(time.perf_counter() - start)
+    for _ in range(loops):
+        start = time.perf_counter()
+        outbox.take("claude", "bench-session").done()
+        timings["outbox check, nothing there"].append(time.perf_counter() - start)
+    # Nobody watching another workspace: the decision, then `[notify] command` started
+    # (detached; `true` as the command, set in a user config of this run only).
+    other = root / "unwatched"
+    other.mkdir()
+    config = root / ".config"
+    config.mkdir()
+    (config / "config.toml").write_text('[notify]\ncommand = ["true"]\n', encoding="utf-8")
+    os.environ["REDLINE_CONFIG_DIR"] = str(config)
+    from redline.review.unseen import tell_if_unseen
+
+    timings["nobody watching: notify started"] = []
+    for n in range(min(loops, 200)):
+        start = time.perf_counter()
+        assert tell_if_unseen(other, f"pa-{n + 1}", "Write a.txt", "hook:claude") == "true"
+        timings["nobody watching: notify started"].append(time.perf_counter() - start)
+    del os.environ["REDLINE_CONFIG_DIR"]
+    late = outbox.Late("pa-1", "Write a.txt", "applied", files=("a.txt",))
+    for _ in range(min(loops, 500)):
+        outbox.post("claude", "bench-session", late)
+        start = time.perf_counter()
+        taken = outbox.take("claude", "bench-session")
+        assert taken.text
+        taken.done()
+        timings["outbox check, one entry told"].append(time.perf_counter() - start)
+    return timings
 
 
 if __name__ == "__main__":

@@ -275,3 +275,107 @@ class CommandNotifier:
                     self._on_error(error)
                 except Exception:
                     log.exception("reporting a notify failure failed")
+
+
+# -- nobody watching: the notification from the process that queued the action -------------
+#: What ``osascript`` runs: the text is the script's argument, never part of its source, so
+#: no quote or ``$(…)`` in a label can change what runs.
+OSASCRIPT_LINES = (
+    "on run argv",
+    f'display notification (item 1 of argv) with title "{TITLE}"',
+    "end run",
+)
+NONE_AVAILABLE = "none available"
+
+
+def platform_notifier(
+    environ: Mapping[str, str] | None = None,
+    system: str | None = None,
+    which: Callable[[str], str | None] | None = None,
+) -> tuple[str, str] | None:
+    """The desktop's own notifier here, as ``(kind, program)``: ``notify-send`` where it is
+    found and a desktop session is there to show it, ``osascript`` on macOS outside SSH;
+    None where there is none (SSH, headless)."""
+    import shutil
+    import sys
+
+    env = os.environ if environ is None else environ
+    found = shutil.which if which is None else which
+    platform = sys.platform if system is None else system
+    over_ssh = bool(env.get("SSH_CONNECTION") or env.get("SSH_TTY"))
+    forwarded = platform != "darwin" and bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+    if over_ssh and not forwarded:
+        return None  # over SSH nothing shows on the person's screen (X forwarding aside)
+    if platform == "darwin":
+        program = found("osascript")
+        return ("osascript", program) if program else None
+    if not (
+        env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("DBUS_SESSION_BUS_ADDRESS")
+    ):
+        return None
+    program = found("notify-send")
+    return ("notify-send", program) if program else None
+
+
+def platform_argv(kind: str, program: str, text: str) -> list[str]:
+    """The notifier's argv; ``text`` is always one argument of its own (the text starts
+    with the action's id, never with ``-``)."""
+    if kind == "osascript":
+        script: list[str] = []
+        for line in OSASCRIPT_LINES:
+            script += ["-e", line]
+        return [program, *script, text]
+    return [program, f"--app-name={TITLE}", TITLE, text]
+
+
+def unseen_argv(
+    config: NotifyConfig, arrival: Arrival, environ: Mapping[str, str] | None = None
+) -> list[str] | None:
+    """How the person is told about ``arrival`` with no dashboard open: ``[notify] command``
+    when set, else the desktop's notifier (not when ``[notify] desktop = "off"``); None when
+    there is no way."""
+    if config.command:
+        return command_argv(config.command, arrival)
+    if config.desktop == "off":
+        return None
+    found = platform_notifier(environ)
+    if found is None:
+        return None
+    return platform_argv(found[0], found[1], notice_text([arrival]))
+
+
+def availability(config: NotifyConfig, environ: Mapping[str, str] | None = None) -> str:
+    """What tells the person when no dashboard watches (``redline workspaces list``)."""
+    if config.command:
+        return f"[notify] command {config.command[0]} ({config.origin})"
+    if config.desktop == "off":
+        return f'{NONE_AVAILABLE} ([notify] desktop = "off" and no command)'
+    found = platform_notifier(environ)
+    return found[0] if found is not None else NONE_AVAILABLE
+
+
+def spawn_detached(argv: Sequence[str], arrival: Arrival, timeout: float) -> str | None:
+    """Start ``argv`` without waiting for it (its own session, no stdin/stdout/stderr: a
+    hook's and an MCP server's stdout is their protocol); a daemon thread stops it after
+    ``timeout`` seconds while this process lives. None when it started, else why not."""
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=command_env(arrival),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        return f"notifier {argv[0]!r} could not start: {exc.strerror or exc}"
+
+    def reap() -> None:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+
+    threading.Thread(target=reap, name="redline-notify-reap", daemon=True).start()
+    return None

@@ -121,3 +121,33 @@ async def test_review_rules_decide_at_push(tmp_path: Path) -> None:
         assert [r.id for r in work.queue.list()] == [waits.action_id]
     finally:
         work.close()
+
+
+async def test_with_nobody_watching_a_waiting_proposal_is_told_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: the MCP server notifies for what waits (not for what a rule decided)."""
+    import os
+
+    from redline.workspace.presence import present
+
+    config = Path(os.environ["REDLINE_CONFIG_DIR"])
+    (config / "config.toml").write_text('[notify]\ncommand = ["notify-me", "{id}", "{label}"]\n')
+    (config / "rules.toml").write_text(
+        '[[rule]]\nname = "docs"\ndecision = "apply"\npaths = ["docs/**"]\n'
+    )
+    started: list[list[str]] = []
+    monkeypatch.setattr(
+        "redline.notify.spawn_detached", lambda argv, *_a: started.append(list(argv))
+    )
+    work = Proposals(tmp_path)
+    try:
+        session = work.session_for("stdio")
+        await work.propose_write("cursor", session, "docs/a.md", "ruled\n")
+        waits = await work.propose_write("cursor", session, "src/b.py", "b = 1\n")
+        assert started == [["notify-me", waits.action_id, "Write: src/b.py"]]
+        with present(work.root, "dashboard"):
+            await work.propose_write("cursor", session, "src/c.py", "c = 1\n")
+        assert len(started) == 1  # a dashboard watches: nothing more
+    finally:
+        work.close()

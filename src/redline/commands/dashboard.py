@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,10 +135,27 @@ def run_team(args: argparse.Namespace) -> int:
     from redline.tui.team.app import TeamApp
 
     try:
-        code = TeamApp(client, reviewer=shown, workspace=only).run()
+        with _team_presence(args):
+            code = TeamApp(client, reviewer=shown, workspace=only).run()
     finally:
         client.close()
     return int(code or 0)
+
+
+def _team_presence(args: argparse.Namespace) -> AbstractContextManager[object]:
+    """A team dashboard watches the workspace it was started in, when that one has a
+    queue (``redline workspaces list`` shows it; no notification is sent there)."""
+    from contextlib import nullcontext
+
+    from redline.workspace.presence import present
+
+    try:
+        root = workspace_root(args).resolve()
+    except (OSError, RuntimeError):
+        return nullcontext()
+    if not (root / ".redline" / "queue").is_dir():
+        return nullcontext()
+    return present(root, "team")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,12 +169,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     root = root.resolve()
     from redline.teamqueue.background import following
+    from redline.workspace.presence import present
 
     # With a team queue configured, the dashboard follows its workspace while it runs; what
-    # the follower reports is printed once the dashboard has closed the screen.
+    # the follower reports is printed once the dashboard has closed the screen. Its
+    # presence file says a person watches this workspace (no notification is needed).
     lines: list[str] = []
     try:
-        with following(root, log=lines.append):
+        with following(root, log=lines.append), present(root, "dashboard"):
             return _run(args, root)
     finally:
         for line in lines:

@@ -323,6 +323,10 @@ def _run_session(
             reader_gone = True
             session.abort()
 
+    from redline.review.unseen import watch_store
+
+    # With no dashboard watching, the person hears of each action left for review.
+    told = watch_store(cwd, session.store)
     with session:
         for message in session.recovery_messages:
             print(f"redline: {message}", file=sys.stderr)
@@ -344,4 +348,5 @@ def _run_session(
             session.abort()
             session.wait(1.0)
             status = "aborted"
+        told()  # what still waits is told now: the process ends next
     return EXIT_STATUS.get(status, 1)

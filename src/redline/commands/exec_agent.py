@@ -141,6 +141,10 @@ def run_exec(args: argparse.Namespace) -> int:
     except (OSError, QueueError) as exc:
         log.close()
         return _error(args, f"cannot use the review queue in {root / '.redline'}: {exc}", 1)
+    from redline.review.unseen import watch_store
+
+    # With no dashboard watching, the person hears of each action left for review.
+    told = watch_store(root, store)
     # User rules always; the workspace's only when it is trusted (or --trust).
     rules = RuleSet(root, trusted=True if args.trust else None)
     run = AcpRun(
@@ -159,6 +163,7 @@ def run_exec(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         status = "aborted"
     finally:
+        told()  # what still waits is told now: the process ends next
         log.close()
     if status == "awaiting_review" and not args.json and not reader_gone:
         from redline.termtext import one_line

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from redline.drivers.hooks.answers import Rendered
+    from redline.drivers.hooks.payload import HookPayload
 
 AGENT_CHOICES = ("claude", "codex", "gemini")
 
@@ -38,15 +39,21 @@ def run_agent(agent: str, *, exiting: bool = False) -> int:
 
     from redline.drivers.hooks.answers import blocked
 
+    seen: list[HookPayload] = []
     try:
         raw = sys.stdin.buffer.read()
-        rendered = handle(agent, raw, exiting=exiting)
+        rendered = handle(agent, raw, exiting=exiting, seen=seen)
     except BaseException as exc:  # fail closed, whatever happened
         if isinstance(exc, KeyboardInterrupt):
             rendered = blocked("interrupted while waiting for review")
         else:
             detail = str(exc)
             rendered = blocked(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
+    taken = None
+    if seen:  # decisions the agent did not wait for, told once (drivers/hooks/outbox.py)
+        from redline.drivers.hooks.outbox import attach
+
+        rendered, taken = attach(seen[0], rendered)
     try:
         if rendered.stdout:
             sys.stdout.write(rendered.stdout)
@@ -55,13 +62,20 @@ def run_agent(agent: str, *, exiting: bool = False) -> int:
             sys.stderr.write(rendered.stderr)
             sys.stderr.flush()
     except OSError:
+        if taken is not None:
+            taken.give_back()
         return 2
+    if taken is not None:
+        taken.done()
     return rendered.code
 
 
-def handle(agent: str, raw: bytes, *, exiting: bool = False) -> Rendered:
-    """The rendered answer to one hook call (exceptions are the caller's: they block)."""
-    from redline.drivers.hooks.answers import Answer, blocked, render, render_post
+def handle(
+    agent: str, raw: bytes, *, exiting: bool = False, seen: list[HookPayload] | None = None
+) -> Rendered:
+    """The rendered answer to one hook call (exceptions are the caller's: they block).
+    ``seen`` gets the parsed payload (the late outcomes are added to the answer with it)."""
+    from redline.drivers.hooks.answers import Answer, Rendered, blocked, render, render_post
     from redline.drivers.hooks.payload import AGENTS, PayloadError, parse_payload
 
     if agent not in AGENTS:
@@ -69,7 +83,13 @@ def handle(agent: str, raw: bytes, *, exiting: bool = False) -> Rendered:
     try:
         payload = parse_payload(agent, raw)
     except PayloadError as exc:
+        if _prompt_time(agent, raw):  # it only brings news: never block the person's prompt
+            return Rendered("", f"redline: {exc}\n", 1)
         return blocked(str(exc))
+    if seen is not None:
+        seen.append(payload)
+    if payload.is_prompt:  # the prompt-time event only carries late outcomes
+        return Rendered("", "", 0)
     from redline.drivers.hooks.mapping import reviewed_tool
 
     reviewed = reviewed_tool(payload)
@@ -126,6 +146,19 @@ def handle(agent: str, raw: bytes, *, exiting: bool = False) -> Rendered:
         action=answer.action_id or None,
     )
     return render(agent, payload.event, answer)
+
+
+def _prompt_time(agent: str, raw: bytes) -> bool:
+    """Whether ``raw`` (a payload that was refused) is the agent's prompt-time event."""
+    import json
+
+    from redline.drivers.hooks.payload import PROMPT_EVENTS
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("hook_event_name") == PROMPT_EVENTS.get(agent)
 
 
 def _team_queue(root: Path) -> AbstractContextManager[object]:

@@ -131,6 +131,10 @@ def _status_line(found: object) -> str:
             where += " (also " + "; ".join(found.skipped) + ")"
     else:
         where = "not installed"
+    if found.outdated:
+        from redline.drivers.hooks.install import OUTDATED
+
+        where += "".join(f" ({path}: {OUTDATED})" for path in found.outdated)
     if found.advice:
         where += f" ({found.advice})"
     if found.version is None:

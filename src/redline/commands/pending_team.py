@@ -280,8 +280,11 @@ def run_follow(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     _out(f"Following {redact_url(settings.url)} for {ident} ({root}); Ctrl-C stops.")
+    from redline.workspace.presence import present
+
     try:
-        follower.run(stop)
+        with present(root, "follower"):
+            follower.run(stop)
     except TeamQueueError as exc:
         _out(f"redline pending: {exc}", err=True)
         return EXIT_FAILED

@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,8 @@ class Row:
     conflict: bool = False
     problem: str = ""
     stale_ids: frozenset[str] = frozenset()
+    #: The live dashboards and followers watching it (workspace/presence.py).
+    watched_by: list[dict[str, object]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -62,7 +64,7 @@ class Row:
             "path": self.known.path,
             "pending": self.pending,
             "stale": self.stale,
-            "watched_by": [],
+            "watched_by": self.watched_by,
             "missing": self.missing,
             "conflict": self.conflict,
         }
@@ -96,12 +98,15 @@ Visit = Callable[[Row, "WorkspaceQueue", "list[QueueRecord]"], None]
 
 def _row(known: Known, visit: Visit | None = None) -> Row:
     from redline.teamqueue.settings import TeamQueueError
+    from redline.workspace.presence import watchers
     from redline.workspace.queue import QueueError, WorkspaceQueue
 
     root = Path(known.path)
     if not os.path.isdir(root):
         return Row(known, known.id, True, None, None)
     row = Row(known, known.id, False, 0, 0)
+    # Listing is where a killed dashboard's leftover presence file is removed.
+    row.watched_by = [p.to_json() for p in watchers(root, prune=True)]
     try:
         row.id = _ident(known, root)
     except TeamQueueError as exc:
@@ -194,11 +199,13 @@ def _list(args: argparse.Namespace, folder: Path) -> int:
     if args.json:
         print(json.dumps({"workspaces": [r.to_json() for r in found]}))
         return status
+    notifier = _notifier(args)
     from redline.termtext import one_line
 
     print(f"Known workspaces (from {folder}):")
     if not found:
         print("  none yet: redline remembers a workspace when its queue is first opened")
+        print(f"notify: {one_line(notifier)}")
         return status
     here = str(Path(args.cwd).resolve()) if args.cwd else ""
     for row in found:
@@ -212,8 +219,30 @@ def _list(args: argparse.Namespace, folder: Path) -> int:
             notes.append(f"conflict: another known path has the id {row.id}")
         if row.problem:
             notes.append(one_line(row.problem))
+        if row.watched_by:
+            notes.append("watched by " + ", ".join(_watcher_text(w) for w in row.watched_by))
         print(f"{mark} {row.id or '-':<13} {one_line(row.known.path)}  ({'; '.join(notes)})")
+    print(f"notify: {one_line(notifier)}")
     return status
+
+
+def _watcher_text(watcher: dict[str, object]) -> str:
+    kind = {"all": "redline --all", "team": "team dashboard"}.get(str(watcher["kind"]))
+    return f"{kind or watcher['kind']} (pid {watcher['pid']})"
+
+
+def _notifier(args: argparse.Namespace) -> str:
+    """What tells the person of an action no dashboard watches, from here (the user's
+    ``[notify]``, and this workspace's when it is trusted)."""
+    from redline.config import ConfigError, notify_settings
+    from redline.notify import availability
+
+    here = Path(args.cwd).resolve() if args.cwd else None
+    try:
+        config = notify_settings(here if here is not None and here.is_dir() else None)
+    except ConfigError as exc:
+        return f"none available ({exc})"
+    return availability(config)
 
 
 def _forget(args: argparse.Namespace) -> int:

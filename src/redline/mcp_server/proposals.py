@@ -183,6 +183,11 @@ class Proposals:
         except QueueError as exc:
             raise ProposalError(str(exc)) from None
         ruled = await self._apply_rules(record)
+        if ruled is None or self._still_pending(record.id):
+            # Nobody watching the workspace: the person hears of it (review/unseen.py).
+            from redline.review.unseen import tell_if_unseen
+
+            tell_if_unseen(self.root, record.id, record.label, source.canonical)
         if ruled is not None:
             return Outcome(ruled, record.id)
         from redline.workspace.preview import via_lines
@@ -197,6 +202,12 @@ class Proposals:
             f"yet.\n\n{diff}",
             record.id,
         )
+
+    def _still_pending(self, action_id: str) -> bool:
+        try:
+            return self.queue.get(action_id) is not None
+        except QueueError:
+            return False
 
     async def _apply_rules(self, record: QueueRecord) -> str | None:
         """Review rules decide at push (docs/rules.md): the text that replaces the

@@ -39,7 +39,18 @@ def _target(root: Path, entry_id: str | None) -> journal.HistoryItem | None:
 
 
 def undo(root: Path, entry_id: str | None) -> GitUndo:
-    """Undo the apply ``entry_id`` (None: the newest) and its commit; UndoError if not."""
+    """Undo the apply ``entry_id`` (None: the newest) and its commit; UndoError if not.
+    A hook's agent that had stopped waiting for the action hears of it (review/late.py)."""
+    done = _undo(root, entry_id)
+    receipt = done.receipt
+    if receipt.action_id:
+        from redline.review.late import undone
+
+        undone(root, receipt.action_id, receipt.label, list(receipt.files))
+    return done
+
+
+def _undo(root: Path, entry_id: str | None) -> GitUndo:
     from redline.review.provenance import undo_note
     from redline.workspace.decisions import DecisionsError, commit_of
     from redline.workspace.git import GitError, commit_exists, is_ancestor, repo_of

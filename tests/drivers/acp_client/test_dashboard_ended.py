@@ -107,9 +107,11 @@ async def test_crash_with_a_held_write_shows_the_end_and_keeps_review(tmp_path: 
             # The banner is redrawn from the session's events: await it, not the next frame.
             await wait_until(
                 pilot,
-                lambda: banner.ended
-                and banner.display
-                and "1 action it left stays for review" in str(banner.render()),
+                lambda: (
+                    banner.ended
+                    and banner.display
+                    and "1 action it left stays for review" in str(banner.render())
+                ),
                 GUARD,
             )
             shown = str(banner.render())

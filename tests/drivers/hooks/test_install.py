@@ -268,3 +268,54 @@ def test_a_codex_handler_with_a_null_timeout_hashes_as_one_without() -> None:
         assert handler_hash("PreToolUse", group, handler) == plain
     timed = {"type": "command", "command": "x", "timeout": 30}
     assert handler_hash("PreToolUse", group, timed) != plain
+
+
+# -- the prompt-time event (issue 46) ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("agent", "event", "timeout"),
+    [("claude", "UserPromptSubmit", 30), ("gemini", "BeforeAgent", 30000)],
+)
+def test_install_registers_the_prompt_time_event_without_a_matcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str, event: str, timeout: int
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    done = install(agent, tmp_path, user=True, wait_seconds=600, base=BASE)
+    data = json.loads(done.path.read_text(encoding="utf-8"))
+    [group] = data["hooks"][event]
+    # No fail-closed guard: a redline that cannot run must never block the person's prompt.
+    assert group == {
+        "hooks": [{"type": "command", "command": f"{BASE} hook {agent}", "timeout": timeout}]
+    }
+    assert uninstall(agent, tmp_path, user=True)[1] is True
+    assert "hooks" not in json.loads(done.path.read_text(encoding="utf-8"))
+
+
+def test_codex_trusts_its_prompt_time_hook_too(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["hooks", "install", "codex", "--user", "--trust-codex-hook", "-C", str(tmp_path)]
+    assert main(args) == 0
+    data = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
+    assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["timeout"] == 30
+    assert ":user_prompt_submit:0:0" in (codex_home / "config.toml").read_text(encoding="utf-8")
+
+
+def test_status_names_a_hook_installed_by_an_older_redline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    install("claude", tmp_path, user=False, wait_seconds=600, base=BASE)
+    path = tmp_path / ".claude" / "settings.local.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["hooks"]["UserPromptSubmit"]  # as a redline before issue 46 wrote it
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert (
+        f"({path}: installed by an older redline: run hooks install again (Codex: trust it "
+        "again))" in line
+    )
+    install("claude", tmp_path, user=False, wait_seconds=600, base=BASE)
+    assert main(["hooks", "status", "-C", str(tmp_path)]) == 0
+    assert "older redline" not in capsys.readouterr().out

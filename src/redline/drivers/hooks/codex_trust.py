@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 Table: TypeAlias = Mapping[str, object]
 
 #: hooks.json event names → the snake-case labels Codex uses in trust keys.
-EVENT_LABELS = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use"}
+EVENT_LABELS = {
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "UserPromptSubmit": "user_prompt_submit",
+}
 
 
 def codex_home() -> Path:

@@ -269,6 +269,11 @@ class HookCall:
         self._decided = self._loop.create_future()
         assert self._proposed is not None, "_propose() comes first"
         ruled = await self._rules(session, self._proposed)
+        if ruled is None:  # it waits: with no dashboard watching, the person is told
+            from redline.review.unseen import tell_if_unseen
+
+            proposed = self._proposed
+            tell_if_unseen(self.root, proposed.id, proposed.label, f"hook:{self.payload.agent}")
         return ruled is not None
 
     def _note(self, event: str, **fields: JsonValue) -> None:

@@ -64,6 +64,11 @@ EVENTS = {
     "codex": ("PreToolUse", "PostToolUse"),
     "gemini": ("BeforeTool", "AfterTool"),
 }
+#: The prompt-time event, per agent: the agent hears decisions it did not wait for there
+#: (drivers/hooks/outbox.py; Claude Code also at PreToolUse).
+PROMPT_EVENTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
+#: What ``hooks status`` says of a hook installed before the prompt-time event existed.
+OUTDATED = "installed by an older redline: run hooks install again (Codex: trust it again)"
 #: Seconds the agent's hook timeout is set above redline's own wait.
 TIMEOUT_MARGIN = 30
 SUPPORTED = ("claude", "codex", "gemini")
@@ -81,6 +86,8 @@ class Status:
     #: Why an installed hook will not run ("Codex will skip it until …"), per file.
     skipped: list[str] = field(default_factory=list)
     advice: str = ""
+    #: Installed files without the prompt-time event (an older redline wrote them).
+    outdated: list[Path] = field(default_factory=list)
 
 
 def redline_command() -> str:
@@ -174,9 +181,15 @@ def agent_timeout(agent: str, wait_seconds: float) -> int:
 def _entries(agent: str, command: str, timeout: int) -> dict[str, JsonObject]:
     pre, post = EVENTS[agent]
     entry: JsonObject = {"type": "command", "command": command, "timeout": timeout}
+    # The prompt-time call reads one folder and answers at once: no review wait. It only
+    # tells the agent news, so it fails open: no guard (a failing redline must not turn
+    # every prompt into a blocked one).
+    bare = command.split(" || ", 1)[0]
+    prompt: JsonObject = {"type": "command", "command": bare, "timeout": agent_timeout(agent, 0)}
     return {
         pre: {"matcher": MATCHERS[agent], "hooks": [entry]},
         post: {"matcher": MATCHERS[agent], "hooks": [dict(entry)]},
+        PROMPT_EVENTS[agent]: {"hooks": [prompt]},
     }
 
 
@@ -322,7 +335,8 @@ def uninstall(agent: str, root: Path, *, user: bool) -> tuple[Path, bool]:
     return path, True
 
 
-def installed_in(agent: str, path: Path) -> bool:
+def installed_in(agent: str, path: Path, event: str | None = None) -> bool:
+    """Whether redline's hook for ``event`` (default: the pre-tool one) is in ``path``."""
     try:
         data = read_json(path)
     except InstallError:
@@ -330,7 +344,7 @@ def installed_in(agent: str, path: Path) -> bool:
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return False
-    pre = hooks.get(EVENTS[agent][0])
+    pre = hooks.get(event or EVENTS[agent][0])
     return isinstance(pre, list) and any(
         isinstance(group, dict)
         and isinstance(inner := group.get("hooks"), list)
@@ -434,4 +448,5 @@ def status(agent: str, root: Path) -> Status:
         version in TESTED_VERSIONS[agent],
         skipped=skipped,
         advice=advice,
+        outdated=[p for p, _project in found if not installed_in(agent, p, PROMPT_EVENTS[agent])],
     )

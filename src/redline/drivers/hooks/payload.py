@@ -20,6 +20,8 @@ MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 PRE_EVENTS = {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
 POST_EVENTS = {"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"}
+#: The prompt-time event: the agent hears late decisions there (drivers/hooks/outbox.py).
+PROMPT_EVENTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 
 
 class PayloadError(ValueError):
@@ -48,6 +50,10 @@ class HookPayload:
     @property
     def is_post(self) -> bool:
         return self.event == POST_EVENTS.get(self.agent)
+
+    @property
+    def is_prompt(self) -> bool:
+        return self.event == PROMPT_EVENTS.get(self.agent)
 
 
 def _string(data: JsonObject, key: str, *, required: bool = True) -> str:
@@ -98,15 +104,26 @@ def parse_payload(agent: str, raw: bytes) -> HookPayload:
     if not isinstance(data, dict):
         raise PayloadError(f"hook payload is a JSON {type(data).__name__}, not an object")
     event = _string(data, "hook_event_name")
+    if event == PROMPT_EVENTS[agent]:  # no tool: only the session matters
+        cwd = data.get("cwd")
+        return HookPayload(
+            agent=agent,
+            event=event,
+            tool_name="",
+            tool_input={},
+            session_id=_string(data, "session_id"),
+            cwd=cwd if isinstance(cwd, str) else "",
+            raw=data,
+        )
     tool_name = _string(data, "tool_name")
     tool_input = data.get("tool_input")
     if not isinstance(tool_input, dict):
         raise PayloadError("hook payload: `tool_input` is missing or not an object")
-    known = (PRE_EVENTS[agent], POST_EVENTS[agent])
+    known = (PRE_EVENTS[agent], POST_EVENTS[agent], PROMPT_EVENTS[agent])
     if event not in known:
         raise PayloadError(
             f"hook payload: event {event!r} is not one redline handles for {agent} "
-            f"(expected {' or '.join(known)})"
+            f"(expected {', '.join(known[:-1])} or {known[-1]})"
         )
     return HookPayload(
         agent=agent,
