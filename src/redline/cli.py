@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from redline import __version__
+
+if TYPE_CHECKING:  # an agent's hook call never builds a parser
+    import argparse
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2

@@ -8,12 +8,12 @@ call needs, so a hook call starts fast (``bench/hooks.py`` measures it).
 
 from __future__ import annotations
 
-import argparse
 import os
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse
     from pathlib import Path
 
     from redline.drivers.hooks.answers import Rendered

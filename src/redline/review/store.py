@@ -11,12 +11,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
+    # Imported where used at run time: a hook's push never needs the hunk machinery.
     from pathlib import Path
 
+    from redline.workspace.hunks import Origin
     from redline.workspace.queue import ActionDraft, QueueRecord, Source, WorkspaceQueue
     from redline.workspace.safe_apply import ApplyReceipt
 
@@ -83,6 +84,8 @@ class PendingAction:
             return self.origin
         if self.preview is None:
             return None
+        from redline.workspace.hunks import Origin
+
         return Origin.of(self.label, self.preview)
 
     def __post_init__(self) -> None:

@@ -11,9 +11,8 @@ import builtins
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import CONTENTS, QueueBase
@@ -24,6 +23,9 @@ from redline.workspace.queue.records import (
     Source,
 )
 from redline.workspace.realpath import canonical_preview
+
+if TYPE_CHECKING:  # imported where used: queueing an action needs none of the hunk machinery
+    from redline.workspace.hunks import Origin
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,8 @@ class QueueContents(QueueBase):
         proposal = data.get("proposal")
         if isinstance(proposal, dict):
             data["proposal"] = self._unblob(proposal, record.id).to_dict()
+        from redline.workspace.hunks import Origin
+
         try:
             return Origin.from_dict(data)
         except ValueError as exc:
