@@ -137,6 +137,41 @@ def test_discard_denies_with_the_reason(
     assert not (root / "new.txt").exists()
 
 
+def test_a_hook_process_lets_its_watcher_go_once_its_answer_is_decided(
+    root: Path, queue: WorkspaceQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`redline hook` (exiting) closes the queue's watch when the decision lands, beside the
+    decision's last writes, not at its exit; the answer is the same."""
+    from redline.review.follower import QueueFollower
+
+    released: list[Path] = []
+    release = QueueFollower.release
+
+    def spy(self: QueueFollower) -> None:
+        released.append(self.root)
+        release(self)
+
+    monkeypatch.setattr(QueueFollower, "release", spy)
+    done: Future[Rendered] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(
+                hook_command.handle("claude", recorded("pre-write.json", root), exiting=True)
+            )
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    [record] = pending(queue)
+    assert released == []  # still waiting: the watch hears the decision
+    decide(queue, record.id, "discard", "not now")
+    output = answer_of(done.result(30))
+    assert output["permissionDecisionReason"] == "Discarded by the reviewer: not now"
+    assert released and set(released) == {root}
+    assert queue.list() == [] and queue.resolution(record.id) is not None
+
+
 def test_no_decision_in_time_hands_over_then_blocks(
     root: Path, queue: WorkspaceQueue, isolated_user_config: Path
 ) -> None:

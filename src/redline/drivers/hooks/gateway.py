@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
+#: Outcomes answered at once (a replacement is followed: it still needs the watcher).
+_FINAL = frozenset({"apply", "discard", "parts", "removed"})
 NO_REASON = "no reason given"
 
 
@@ -330,6 +332,8 @@ class HookCall:
         future, loop = self._decided, self._loop
         if future is None or loop is None:
             return
+        if verb in _FINAL and self.exiting:
+            self._let_go()
 
         def done() -> None:
             if not future.done():
@@ -368,6 +372,16 @@ class HookCall:
             f"Codex cannot write this version of {change.rel} exactly: apply_patch ends every "
             "file with a newline and writes no carriage returns. Edit it again, or discard it."
         )
+
+    def _let_go(self) -> None:
+        """The answer is decided and the process exits once it is given: the queue's watcher
+        starts ending now, beside the decision's last writes, rather than at the exit (the
+        agent waits for the exit; docs/performance.md)."""
+        if self._queue is None:
+            return
+        from redline.review.follower import QueueFollower
+
+        QueueFollower.of(self._queue).release()
 
     def _on_reject(self, reason: str) -> None:
         self._settle("discard", reason)

@@ -6,6 +6,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 class QueueWatcher:
@@ -18,6 +19,7 @@ class QueueWatcher:
         self.suffix = suffix
         self._stop = threading.Event()
         self._ready = threading.Event()
+        self._notify: Any = None  # the RustNotify being watched, for release()
         self._thread = threading.Thread(target=self._run, name="redline-queue-watch", daemon=True)
 
     def start(self) -> None:
@@ -38,10 +40,16 @@ class QueueWatcher:
         except Exception:
             self._ready.set()
             raise
+        self._notify = notify
         with notify:
             self._ready.set()
             while not self._stop.is_set():
-                raw = notify.watch(50, 10, 200, self._stop)
+                try:
+                    raw = notify.watch(50, 10, 200, self._stop)
+                except RuntimeError:
+                    if self._stop.is_set():  # closed by release()
+                        return
+                    raise
                 if isinstance(raw, str):  # "timeout", or "stop" / "signal": the end
                     if raw == "timeout":
                         continue
@@ -83,3 +91,15 @@ class QueueWatcher:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(5.0)
+
+    def release(self) -> None:
+        """End the watch now, without waiting for the thread: for a process about to exit.
+        The kernel's teardown of the watch (10-20 ms, after the close returns) then
+        overlaps what the process still does instead of delaying its exit."""
+        self._stop.set()
+        notify = self._notify
+        if notify is not None:
+            try:
+                notify.close()
+            except Exception:  # already closed: the thread's own exit got there first
+                return
