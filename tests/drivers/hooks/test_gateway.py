@@ -319,6 +319,43 @@ def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: P
     assert not {"asyncio", "pydantic", "redline.review.session", "redline.config"} & imported
     # What the hook's modules are typed with is imported for the type checker only.
     assert not {"redline.jsontypes", "typing_extensions", "redline.review.store"} & imported
+    # Issue 49: no typing, no dataclasses (nor the inspect, ast and dis they bring), no
+    # argument parser, no mapping of calls to changes: the payload, the answer, the outbox.
+    assert (
+        not {
+            "typing",
+            "dataclasses",
+            "inspect",
+            "ast",
+            "argparse",
+            "redline.drivers.hooks.mapping",
+            "redline.workspace.preview",
+        }
+        & imported
+    )
+    assert {m for m in imported if m.startswith("redline")} <= PASS_THROUGH_MODULES
+
+
+#: Every redline module a pass-through call loads (issue 49: a new one here is a cost every
+#: tool call of every agent pays; docs/performance.md).
+PASS_THROUGH_MODULES = {
+    "redline",
+    "redline.__main__",
+    "redline.cli",
+    "redline.commands",
+    "redline.commands.hook",
+    "redline.drivers",
+    "redline.drivers.hooks",
+    "redline.drivers.hooks.answers",
+    "redline.drivers.hooks.outbox",
+    "redline.drivers.hooks.payload",
+    "redline.drivers.hooks.tools",
+    "redline.drivers.hooks.values",
+    "redline.paths",
+    "redline.workspace",
+    "redline.workspace.outbox",
+    "redline.workspace.procs",
+}
 
 
 def test_a_rule_over_sources_decides_a_hook_action(
@@ -439,6 +476,12 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
             "redline.review.rebase",
             "merge3",
             "redline.review.follower",
+            # Issue 49: the hunk machinery, pydantic's TypedDict base and the parser.
+            "redline.workspace.hunks",
+            "redline.workspace.pyparse",
+            "redline.workspace.summary",
+            "typing_extensions",
+            "argparse",
             "watchfiles",
             "multiprocessing",
             "pickle",
@@ -463,6 +506,9 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
         }
         & at_push
     )
+    # A cap on the redline modules loaded before the action is safe (45 when issue 49
+    # pinned it): a module added to the queueing path must be one it cannot do without.
+    assert len({m for m in at_push if m.startswith("redline")}) <= 46
 
 
 def test_a_hook_process_that_blocks_still_prints_its_reason_and_exits_2(root: Path) -> None:
