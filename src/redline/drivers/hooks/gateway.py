@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
+#: How often a hook process's queue watch looks for the decision, in ms (10 elsewhere).
+HOOK_WATCH_STEP_MS = 4
 #: Outcomes answered at once (a replacement is followed: it still needs the watcher).
 _FINAL = frozenset({"apply", "discard", "parts", "removed"})
 NO_REASON = "no reason given"
@@ -152,6 +154,10 @@ class HookCall:
             if early is not None:
                 return early
         session, queue = self._opened()
+        if self.exiting:  # a process of its own, waiting on this one decision: hear it sooner
+            from redline.workspace.queue.watcher import QueueWatcher
+
+            QueueWatcher.step_ms = HOOK_WATCH_STEP_MS
         try:
             if not await self._started(session):
                 follow_queue(session)

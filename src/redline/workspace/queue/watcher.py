@@ -13,6 +13,11 @@ class QueueWatcher:
     """A watchfiles thread on ``.redline/queue/`` (or another state folder: files whose
     name ends in ``suffix`` count); stop() ends it."""
 
+    #: How often the watch looks for changes, in ms: a change is heard one to two steps
+    #: after it is made. A process that only waits on one decision (``redline hook``) looks
+    #: more often; it ends with that decision.
+    step_ms = 10
+
     def __init__(self, path: Path, callback: Callable[[], None], *, suffix: str = ".json") -> None:
         self.path = path
         self.callback = callback
@@ -45,7 +50,7 @@ class QueueWatcher:
             self._ready.set()
             while not self._stop.is_set():
                 try:
-                    raw = notify.watch(50, 10, 200, self._stop)
+                    raw = notify.watch(50, self.step_ms, 200, self._stop)
                 except RuntimeError:
                     if self._stop.is_set():  # closed by release()
                         return
@@ -66,7 +71,7 @@ class QueueWatcher:
             watch_filter=lambda _change, path: self._interesting(path),
             stop_event=self._stop,
             debounce=50,
-            step=10,
+            step=self.step_ms,
             rust_timeout=200,
             yield_on_timeout=False,
             raise_interrupt=False,
