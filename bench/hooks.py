@@ -18,8 +18,10 @@ the moment weighs on all of them alike:
   this process, writing the record just queued again on the same disk: disk latency is
   visible on its own line, not hidden in the start-up;
 * **decision → exit**: a decision is made here (discard through ``resolve_queued``) → the
-  hook has printed its answer and exited. With ``--think MS`` the decision comes that long
-  after queueing, as a person's does; the default 0 decides at once, the worst case;
+  hook has printed its answer and exited. The decision comes ``--think`` ms after queueing
+  (500 by default), as a person's does: a hook loads what only a decision needs (the event
+  loop, the queue's watch, the resolution machinery) while the person reads. ``--think 0``
+  decides at once, the worst case, which pays for those loads too;
 * **rule-decided**: a Write that a review rule (user ``rules.toml``) discards at push,
   start → exit;
 * **pass-through**: a ``Read``, which needs no review, start → exit;
@@ -134,7 +136,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument(
-        "--think", type=float, default=0.0, help="ms between queued and the decision"
+        "--think", type=float, default=500.0, help="ms between queued and the decision"
     )
     parser.add_argument("--loops", type=int, default=2000, help="in-process timings' calls")
     args = parser.parse_args()

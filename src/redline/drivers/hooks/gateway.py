@@ -28,13 +28,13 @@ import dataclasses
 import logging
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
+from redline.drivers.hooks.values import Value
 
 # What a call holds is typed through these; at run time each is imported where it is used,
 # so a pass-through call loads none of them and a reviewed one queues its action first.
@@ -59,10 +59,15 @@ _FINAL = frozenset({"apply", "discard", "parts", "removed"})
 NO_REASON = "no reason given"
 
 
-@dataclass(frozen=True)
-class HookSettings:
-    wait_seconds: float = 600.0
-    review_shell: bool = False
+class HookSettings(Value):
+    """``[hooks]``: how long a call waits for a decision; whether shell calls are reviewed."""
+
+    _fields = ("wait_seconds", "review_shell")
+    wait_seconds: float
+    review_shell: bool
+
+    def __init__(self, wait_seconds: float = 600.0, review_shell: bool = False) -> None:
+        self._set(wait_seconds=wait_seconds, review_shell=review_shell)
 
 
 def discarded(reason: str) -> Answer:

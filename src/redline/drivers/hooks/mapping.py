@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.payload import HookPayload, PayloadError, input_bool, input_string
 
@@ -22,6 +20,7 @@ from redline.drivers.hooks.tools import CLAUDE_FILE_TOOLS as CLAUDE_FILE_TOOLS
 from redline.drivers.hooks.tools import FILE_TOOLS as FILE_TOOLS
 from redline.drivers.hooks.tools import SHELL_TOOLS as SHELL_TOOLS
 from redline.drivers.hooks.tools import reviewed_tool as reviewed_tool
+from redline.drivers.hooks.values import TYPE_CHECKING, Value
 
 if TYPE_CHECKING:
     from redline.jsontypes import JsonObject, JsonValue
@@ -31,16 +30,21 @@ class MappingError(ValueError):
     """The tool call cannot be turned into a change; the message is for the model."""
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Value):
     """One file the call changes: workspace-relative ``rel``; ``old_text`` None = new file;
     ``delete``: the call removes the file (``new_text`` is then empty)."""
 
+    _fields = ("rel", "old_text", "new_text", "tool", "delete")
     rel: str
     old_text: str | None
     new_text: str
     tool: str
-    delete: bool = False
+    delete: bool
+
+    def __init__(
+        self, rel: str, old_text: str | None, new_text: str, tool: str, delete: bool = False
+    ) -> None:
+        self._set(rel=rel, old_text=old_text, new_text=new_text, tool=tool, delete=delete)
 
 
 def inside(root: Path, path_text: str, cwd: str) -> tuple[Path, str]:
