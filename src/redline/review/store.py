@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from redline.lazylog import LazyLogger
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from redline.workspace.queue import ActionDraft, QueueRecord, Source, WorkspaceQueue
     from redline.workspace.safe_apply import ApplyReceipt
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # logging is imported when something is logged
 
 ApplyCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
 RejectCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import time
 from collections.abc import Coroutine
 from pathlib import Path
@@ -35,6 +34,7 @@ from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
 from redline.drivers.hooks.values import Value
+from redline.lazylog import LazyLogger
 
 # What a call holds is typed through these; at run time each is imported where it is used,
 # so a pass-through call loads none of them and a reviewed one queues its action first.
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from redline.rules import RuleOutcome
     from redline.workspace.queue import Resolution, WorkspaceQueue
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # logging is imported when something is logged
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
 #: How often a hook process's queue watch looks for the decision, in ms (10 elsewhere).
