@@ -482,6 +482,8 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
             "redline.workspace.summary",
             "typing_extensions",
             "argparse",
+            "logging",  # imported at the first message (redline.lazylog)
+            "difflib",  # a new file's line counts need no diff
             "watchfiles",
             "multiprocessing",
             "pickle",
