@@ -27,7 +27,7 @@ def told(app: TeamApp, text: str) -> bool:
 
 
 def activity(app: TeamApp) -> str:
-    return app.inbox.activity.plain()
+    return app.inbox.activity.plain
 
 
 def header(app: TeamApp) -> str:

@@ -167,7 +167,7 @@ class InboxSource(Screen[None]):
             note = f"Cannot show {action_id}: {view.error}"
         elif action is None:
             note = self.held_note
-        key = (id(action), id(view), note, self.stack.total)
+        key = (id(action), id(view), note, self.stack.total, listing.arrivals > 0)
         if key == self._previewed:
             return
         self._previewed = key
