@@ -185,3 +185,19 @@ async def test_the_top_line_says_who_you_are_connected_as() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.shown_id == ROWS[0]["id"])
         assert "connected as Alice A <a@x>" in status(app) and "online" in status(app)
+
+
+async def test_the_help_greys_out_what_the_team_queue_cannot_do_and_says_why() -> None:
+    from textual.widgets import Static
+
+    from redline.tui.screens.help import HelpScreen
+
+    app = TeamApp(FakeTeamQueue(ROWS), reviewer="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.shown_id == ROWS[0]["id"])
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        cells = [str(cell.render()) for cell in app.screen.query(".what").results(Static)]
+        assert any(text.startswith("not here: The team queue carries") for text in cells)
+        assert any("runs no agent" in text for text in cells)
+        assert any(text.startswith("apply the marked actions") for text in cells)  # y is live

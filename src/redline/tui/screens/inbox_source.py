@@ -146,6 +146,24 @@ class InboxSource(Screen[None]):
             "prompt_refusal": f"This dashboard runs no agent to prompt: it reviews {source.title}.",
         }
 
+    def unavailable_keys(self) -> dict[str, str]:
+        """The help's keys this screen's review source cannot serve, and why (none over a
+        session: its keys say why when pressed)."""
+        from redline.tui.screens.help import CAPABILITY_KEYS
+
+        source = self.source
+        if source is None:
+            return {}
+        caps = source.capabilities
+        keys: dict[str, str] = {}
+        for name, shown in CAPABILITY_KEYS.items():
+            why = caps.refusal(name)
+            for key in shown if why else ():
+                keys[key] = why
+        no_agent = f"this dashboard runs no agent: it reviews {source.title}"
+        keys.update({"i": no_agent, "ctrl+x": no_agent})
+        return keys
+
     def rows_arrived(self, rows: Sequence[ListedAction]) -> None:
         """A fresh listing from the source: show it."""
         self.listing.set_rows(rows)
