@@ -106,6 +106,7 @@ async def test_keys_the_team_queue_cannot_serve_are_greyed_and_say_why() -> None
             ("space", "toggle_mark", "one action at a time"),
             ("i", "focus_prompt", "runs no agent"),
             ("c", "run_checks", "Checks run in the action's workspace"),
+            ("s", "toggle_split", "the diff its workspace mirrored"),
         ):
             assert inbox.check_action(name, ()) is None, name  # greyed, shown in the footer
             await pilot.press(key)

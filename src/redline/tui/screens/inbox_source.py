@@ -138,7 +138,15 @@ class InboxSource(Screen[None]):
         if source is None:
             return {}
         caps = source.capabilities
+        selected = self.stack.selected_id
+        view = self.listing.view_of(selected)
+        mirrored = view is not None and view.preview is None and view.diff is not None
         return {
+            "view_refusal": f"{selected} is shown as the diff its workspace mirrored "
+            f"({source.title} keeps no file contents): one view of it, read it with the "
+            "arrows or d."
+            if mirrored
+            else "",
             "undo_refusal": caps.refusal("undo"),
             "marks_refusal": caps.refusal("marks"),
             "checks_refusal": caps.refusal("checks"),
