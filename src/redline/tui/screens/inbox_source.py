@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 
+from redline.review.resolve import ResolveKind, ResolveOutcome
 from redline.review.result import ToolResult
 from redline.review.session import Decision
 from redline.review.source import ActionView, ListedAction, ReviewSource, SourceOutcome
@@ -249,6 +250,24 @@ class InboxSource(Screen[None]):
         except Exception as exc:
             outcome = SourceOutcome(False, f"Could not {verb} {action_id}: {exc}")
         self.post_message(SourceDecided(verb, action_id, outcome))
+
+    def decide_marked_in_source(
+        self, verb: str, ids: tuple[str, ...], reason: str
+    ) -> tuple[tuple[str, ResolveOutcome], ...]:
+        """On the resolve worker: each marked action decided through the source in turn."""
+        assert self.source is not None
+        chosen: Literal["apply", "discard"] = "apply" if verb == "apply" else "discard"
+        done: ResolveKind = "applied" if chosen == "apply" else "discarded"
+        results: list[tuple[str, ResolveOutcome]] = []
+        for action_id in ids:
+            decision = Decision(chosen, reason, via="dashboard")
+            try:
+                outcome = self.source.decide(action_id, decision, self.listing.view_of(action_id))
+            except Exception as exc:
+                outcome = SourceOutcome(False, f"Could not {verb} {action_id}: {exc}")
+            kind: ResolveKind = done if outcome.ok else "failed"
+            results.append((action_id, ResolveOutcome(kind, outcome.text)))
+        return tuple(results)
 
     def on_source_decided(self, message: SourceDecided) -> None:
         self.busy = False
