@@ -21,7 +21,13 @@ from textual.screen import Screen
 from redline.review.resolve import ResolveKind, ResolveOutcome
 from redline.review.result import ToolResult
 from redline.review.session import Decision
-from redline.review.source import ActionView, ListedAction, ReviewSource, SourceOutcome
+from redline.review.source import (
+    ActionView,
+    ListedAction,
+    ReviewSource,
+    SourceCapabilities,
+    SourceOutcome,
+)
 from redline.tui.source_list import SourceList
 from redline.tui.widgets.prompt_input import PromptInput
 
@@ -32,6 +38,7 @@ if TYPE_CHECKING:
 
     from redline.review.store import PendingAction
     from redline.tui.controls import Controls
+    from redline.tui.protocol import SessionLike
     from redline.tui.widgets.activity_log import ActivityLog
     from redline.tui.widgets.pending_stack import PendingStack
     from redline.tui.widgets.preview_panel import PreviewPanel
@@ -75,6 +82,7 @@ class InboxSource(Screen[None]):
 
     if TYPE_CHECKING:
         source: ReviewSource | None
+        session: SessionLike
         pending: object
         _workspace_filter: str | None
         busy: bool
@@ -133,25 +141,39 @@ class InboxSource(Screen[None]):
         self._panel("stack-panel").border_title = self._stack_title()
         self._show_selected()
 
+    @property
+    def capabilities(self) -> SourceCapabilities:
+        """What the screen's review source declares it can do: the source's, or the
+        session's workspace as a source (``review.workspace_source.session_capabilities``)."""
+        if self.source is not None:
+            return self.source.capabilities
+        from redline.review.workspace_source import session_capabilities
+
+        session = self.session
+        return session_capabilities(session.capabilities, has_rules=session.rules is not None)
+
     def _source_refusals(self) -> dict[str, str]:
-        """What the review source cannot do at all, and why (nothing over a session)."""
+        """What the review source cannot do at all, and why (greyed keys say it)."""
+        caps = self.capabilities
+        refusals = {
+            "undo_refusal": caps.refusal("undo"),
+            "marks_refusal": caps.refusal("marks"),
+            "checks_refusal": caps.refusal("checks"),
+            "rules_refusal": caps.refusal("rules"),
+        }
         source = self.source
         if source is None:
-            return {}
-        caps = source.capabilities
+            return refusals
         selected = self.stack.selected_id
         view = self.listing.view_of(selected)
         mirrored = view is not None and view.preview is None and view.diff is not None
         return {
+            **refusals,
             "view_refusal": f"{selected} is shown as the diff its workspace mirrored "
             f"({source.title} keeps no file contents): one view of it, read it with the "
             "arrows or d."
             if mirrored
             else "",
-            "undo_refusal": caps.refusal("undo"),
-            "marks_refusal": caps.refusal("marks"),
-            "checks_refusal": caps.refusal("checks"),
-            "rules_refusal": caps.refusal("rules"),
             "prompt_refusal": f"This dashboard runs no agent to prompt: it reviews {source.title}.",
         }
 
