@@ -162,8 +162,14 @@ async def test_opened_on_one_workspace_it_shows_that_one_until_f() -> None:
         await wait_until(pilot, lambda: app.shown_id == ROWS[2]["id"])
         assert app.listed_ids == [ROWS[2]["id"]]
         assert "w9f8e7d6c5b4" in str(app.inbox.query_one("#stack-panel").border_title)
-        await pilot.press("f")  # the next workspace by path: /srv/ci/web is the last
-        await wait_until(pilot, lambda: len(app.listed_ids) == 3)
+        # /srv/ci/web is the last workspace by path: f goes on (through the sources, where
+        # the source steps through them too) until every action is listed again.
+        for _press in range(5):
+            await pilot.press("f")
+            await pilot.pause()
+            if len(app.listed_ids) == 3:
+                break
+        assert len(app.listed_ids) == 3
         await pilot.press("f")  # the first by path: /home/ann/api
         await wait_until(pilot, lambda: app.listed_ids == [ROWS[0]["id"], ROWS[1]["id"]])
 
