@@ -45,9 +45,12 @@ def configure(sub: Any) -> None:
 
 
 def _out(text: str, *, err: bool = False) -> None:
-    from redline.commands.pending import _out as out
+    """Print ``text``; bytes of file names that are not UTF-8 show as ``\\udcXX``."""
+    import sys
 
-    out(text, err=err)
+    from redline.workspace.names import shown
+
+    print(shown(text), file=sys.stderr if err else sys.stdout)
 
 
 def _bad(text: str) -> int:
@@ -109,9 +112,9 @@ def _record_and_preview(
 
 
 def _list(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
-    from redline.commands.pending import _dump
     from redline.review.comments import comment_line, listed
     from redline.termtext import one_line
+    from redline.workspace.names import json_dumps
 
     record, preview = _record_and_preview(queue, action_id)
     if record is None:
@@ -119,7 +122,7 @@ def _list(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         return EXIT_FAILED
     comments = listed(queue, action_id, preview)
     if as_json:
-        _out(_dump({"comments": comments}))
+        _out(json_dumps({"comments": comments}))
         return EXIT_OK
     if not comments:
         _out(f"{action_id} has no comments.")
