@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from redline.workspace.hunks import Unit
 from redline.workspace.preview import (
     FileChange,
     FileDelete,
@@ -253,3 +254,34 @@ def with_notes(text: str, notes: str) -> str:
     if not notes or notes in text:
         return text
     return f"{text.rstrip()}\n{notes}" if text.strip() else notes
+
+
+def _in_unit(comment: dict[str, Any], unit: Unit) -> bool:
+    line = comment.get("line")
+    if comment.get("path") != unit.path or not isinstance(line, int):
+        return False
+    old_start, old_end, new_start, new_end = unit.block
+    if comment.get("side") == "old":
+        return old_start < line <= old_end
+    return new_start < line <= new_end
+
+
+def split_for_discard(
+    queue: WorkspaceQueue, old_id: str, new_id: str, dropped: Sequence[Unit]
+) -> list[dict[str, Any]]:
+    """Some hunks of ``old_id`` were discarded and the rest is ``new_id`` (which took the
+    whole conversation): the comments on the dropped hunks go back to ``old_id`` — they
+    reach the agent with that discard — and are returned; the rest stay with ``new_id``."""
+    try:
+        document = store.read(queue, new_id)
+        taken = [c for c in document["comments"] if any(_in_unit(c, u) for u in dropped)]
+        if not taken:
+            return []
+        document["comments"] = [c for c in document["comments"] if c not in taken]
+        store.write(queue, new_id, document)
+        old = store.read(queue, old_id)
+        old["comments"] = taken
+        store.write(queue, old_id, old)
+    except (QueueError, QueueRecordError):
+        return []
+    return taken
