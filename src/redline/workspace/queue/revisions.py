@@ -186,3 +186,28 @@ def link(queue: QueueBase, draft: ActionDraft, record: QueueRecord, number: int 
 
     with contextlib.suppress(QueueError):  # the revision stands without them
         conversation.copy(queue, target, record.id, keep=True)
+
+
+def links(queue: QueueBase) -> dict[str, str]:
+    """Every revision link the queue knows: reviser id → the id it revises."""
+    fd = _signed(queue).fd
+    found: dict[str, str] = {}
+    for name in os.listdir(fd):
+        if name.startswith("taken-pa-"):
+            by = revised_by(queue, name.removeprefix("taken-"))
+            if by is not None:
+                found[by] = name.removeprefix("taken-")
+    return found
+
+
+def chains(revises: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """Each reviser → (the first action of its chain, its revision number)."""
+    found: dict[str, tuple[str, int]] = {}
+    for start in revises:
+        current, number, seen = start, 1, {start}
+        while current in revises and revises[current] not in seen:
+            current = revises[current]
+            seen.add(current)
+            number += 1
+        found[start] = (current, number)
+    return found
