@@ -44,6 +44,7 @@ from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_checks import InboxChecks
+from redline.tui.screens.inbox_conversation import InboxConversation
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.session_calls import (
     apply_session_rules,
@@ -82,7 +83,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxChecks, InboxSearch):
+class InboxScreen(InboxChecks, InboxSearch, InboxConversation):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -368,7 +369,7 @@ class InboxScreen(InboxChecks, InboxSearch):
             apply, discard = f"Apply {marked} marked", f"Discard {marked} marked"
         else:
             apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
-            discard = f"Discard {picked}/{parts}" if picked else "Discard"
+            discard = f"Discard {picked}/{parts}" if picked else self._discard_label()
         changed = False
         for key, description in (("y", apply), ("n", discard)):
             bindings = self._bindings.key_to_bindings.get(key, [])

@@ -64,11 +64,8 @@ def has_comments(queue: QueueBase, action_id: str) -> bool:
 
 
 def write(queue: QueueBase, action_id: str, document: dict[str, Any]) -> None:
-    """Replace ``action_id``'s document atomically (QueueUnavailable on failure); an
-    empty conversation removes the file."""
-    if not document.get("comments") and not document.get("viewed"):
-        remove(queue, action_id)
-        return
+    """Replace ``action_id``'s document atomically (QueueUnavailable on failure). A
+    document whose comments were all deleted is kept: comment ids are never reused."""
     _signed(queue).write(record_name(check_id(action_id)), document, action_id, sync_dir=False)
 
 
