@@ -244,9 +244,26 @@ def agent_notes(queue: WorkspaceQueue | None, action_id: str, verb: str) -> str:
     if queue is None:
         return ""
     try:
-        return notes_text(verb, stored(queue, action_id))
+        comments = stored(queue, action_id)
+        if not comments:
+            return ""
+        # Marked outdated where their line changed (comments carried from a revision).
+        return notes_text(verb, [public(c, _preview_of(queue, action_id)) for c in comments])
     except (QueueError, QueueRecordError, ValueError):
         return ""
+
+
+def _preview_of(queue: WorkspaceQueue, action_id: str) -> Preview | None:
+    """The action's Preview, pending or kept in the resolved log (None: not readable)."""
+    from redline.workspace.queue import QueueRecord
+
+    record = queue.get(action_id)
+    if record is None:
+        resolution = queue.resolution(action_id)
+        if resolution is None or resolution.record is None:
+            return None
+        record = QueueRecord.from_dict(resolution.record, action_id)
+    return queue.preview(record)
 
 
 def with_notes(text: str, notes: str) -> str:

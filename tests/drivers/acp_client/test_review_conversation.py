@@ -42,4 +42,7 @@ def test_comment_discard_then_the_next_write_is_revision_2(started: Any, workspa
     assert code == 0, stderr
     said = prompts(run.heard())[1]
     assert "discarded. Reason: warmer\napp.py:2: say hello" in said
-    assert "applied. Reason: no reason given\napplied; reviewer notes:\napp.py:2: say hello" in said
+    assert (
+        "applied. Reason: no reason given\napplied; reviewer notes:\napp.py:2 (outdated): say hello"
+        in said
+    )

@@ -89,6 +89,10 @@ class QueueResolved(QueueContents):
         kept.update(self.ids())
         with contextlib.suppress(OSError, QueueError):
             conversation.forget_except(self, kept)
+        from redline.workspace.queue import revisions
+
+        with contextlib.suppress(OSError, QueueError):
+            revisions.forget_except(self, kept)
         self.collect()
 
     def collect(self) -> int:

@@ -211,3 +211,11 @@ def chains(revises: dict[str, str]) -> dict[str, tuple[str, int]]:
             number += 1
         found[start] = (current, number)
     return found
+
+
+def forget_except(queue: QueueBase, keep: set[str]) -> None:
+    """Remove the revision markers of actions the queue no longer keeps."""
+    fd = _signed(queue).fd
+    for name in os.listdir(fd):
+        if name.startswith("taken-pa-") and name.removeprefix("taken-") not in keep:
+            storage.unlink(fd, name)
