@@ -16,8 +16,6 @@ EXIT_BAD_INPUT = 2
 
 
 def configure(sub: Any) -> None:
-    from redline.commands.queue import add_queue_option
-
     comment = sub.add_parser(
         "comment",
         help="comment on a line or file of an action (the agent hears it with the decision)",
@@ -32,7 +30,6 @@ def configure(sub: Any) -> None:
     comment.add_argument("--list", action="store_true", help="list the action's comments")
     comment.add_argument("--json", action="store_true", help="with --list: print one JSON object")
     comment.add_argument("--delete", metavar="c-N", help="delete one comment")
-    add_queue_option(comment)
     viewed = sub.add_parser(
         "viewed",
         help="mark an action's files (or one file) viewed",
@@ -41,7 +38,6 @@ def configure(sub: Any) -> None:
     )
     viewed.add_argument("id", metavar="ID")
     viewed.add_argument("path", nargs="?", metavar="PATH")
-    add_queue_option(viewed)
 
 
 def _out(text: str, *, err: bool = False) -> None:

@@ -211,3 +211,11 @@ def test_tagged_ids_name_the_workspace(ws: Path, capfd: pytest.CaptureFixture[st
     code, _out, err = run(capfd, "comment", f"pa-1@{row.id}", "a.txt:1", "from afar")
     assert code == 0, err
     assert [c["text"] for c in comments(capfd, ws, "pa-1")] == ["from afar"]
+
+
+def test_the_team_queue_is_refused(ws: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    WorkspaceQueue(ws).push(edit_draft(ws))
+    code, _, err = run(
+        capfd, "--queue", "postgresql://x/y", "-C", str(ws), "comment", "pa-1", "a.txt", "x"
+    )
+    assert code == 2 and "--queue does not apply to `redline pending comment`" in err
