@@ -39,6 +39,8 @@ from redline.drivers.hooks.payload import HookPayload
 if TYPE_CHECKING:
     import asyncio
 
+    from redline.workspace.queue import WorkspaceQueue
+
 log = logging.getLogger(__name__)
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
@@ -55,7 +57,7 @@ def discarded(reason: str) -> Answer:
     return Answer("deny", DISCARDED_PREFIX + (reason.strip() or NO_REASON))
 
 
-def _noted(answer: Answer, queue: Any) -> Answer:
+def _noted(answer: Answer, queue: WorkspaceQueue | None) -> Answer:
     """The reviewer's comments go with the answer (docs/review-conversation.md): one per
     line after a discard's reason, as ``applied; reviewer notes:`` after an apply."""
     if not answer.action_id or queue is None:
