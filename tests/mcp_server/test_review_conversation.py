@@ -100,3 +100,26 @@ async def test_revises_names_only_a_discarded_action(workspace: Path) -> None:
         assert bad.is_error and "is not a pending action id" in text(bad)
     done = redline(workspace, "pending", "list", "--json")
     assert [a["id"] for a in json.loads(done.stdout)["actions"]] == ["pa-1"]
+
+
+@pytest.mark.parametrize("connection", ["stdio", "http-session:abc", "http-client:zed"])
+async def test_stateless_http_links_only_by_revises(workspace: Path, connection: str) -> None:
+    from redline.mcp_server.proposals import Proposals
+    from redline.mcp_server.server import _implicit
+    from redline.review.queued import resolve_queued
+
+    work = Proposals(workspace)
+    try:
+        session = work.session_for(connection)
+        implicit = _implicit(connection)
+        first = await work.propose_edit("zed", session, "app.py", "pass", "return", None, implicit)
+        assert first.action_id is not None
+        assert not (await resolve_queued(work.queue, first.action_id, "discard", "no")).is_error
+        second = await work.propose_edit(
+            "zed", session, "app.py", "pass", "return None", None, implicit
+        )
+        record = work.queue.get(str(second.action_id))
+        assert record is not None
+        assert record.revision_of == (None if connection.startswith("http-client:") else "pa-1")
+    finally:
+        work.close()
