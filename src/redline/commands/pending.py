@@ -416,6 +416,9 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
             lines.append(f"  replaced by: {one_line(res['replaced_by'])}")
         if res["result_text"]:
             lines.append(f"  result:  {one_line(res['result_text'])}")
+    from redline.commands.pending_comment import show_lines
+
+    lines.extend(show_lines(queue, record, preview))
     if record.details not in (None, "", {}):
         lines.append("  details:")
         lines.extend(details_text(record.details, "    "))

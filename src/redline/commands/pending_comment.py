@@ -171,3 +171,31 @@ def show_json(
     info = revision_info(queue, record, preview)
     if info is not None:
         data["revision"] = info.to_json()
+
+
+def show_lines(queue: WorkspaceQueue, record: QueueRecord, preview: Preview | None) -> list[str]:
+    """What ``pending show`` (text) adds: the revision, the comments, the viewed files."""
+    from redline.review.comments import comment_line, listed
+    from redline.review.viewed import viewed_files
+    from redline.termtext import one_line
+    from redline.workspace.queue import QueueError
+
+    lines: list[str] = []
+    if record.revision_of is not None:
+        lines.append(
+            f"  revision: {record.revision} of {one_line(record.revision_of)} "
+            "(`pending show --json` has the interdiff)"
+        )
+    try:
+        comments = listed(queue, record.id, preview)
+    except (QueueError, ValueError):
+        comments = []
+    if comments:
+        lines.append(f"  comments: {len(comments)}")
+        for comment in comments:
+            first = comment_line(comment).split("\n")[0]
+            lines.append(f"    {one_line(comment['id'])} {one_line(first)}")
+    viewed = [path for path, seen in viewed_files(queue, record.id, preview).items() if seen]
+    if viewed:
+        lines.append(f"  viewed:  {one_line(', '.join(viewed))}")
+    return lines

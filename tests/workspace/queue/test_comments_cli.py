@@ -219,3 +219,18 @@ def test_the_team_queue_is_refused(ws: Path, capfd: pytest.CaptureFixture[str]) 
         capfd, "--queue", "postgresql://x/y", "-C", str(ws), "comment", "pa-1", "a.txt", "x"
     )
     assert code == 2 and "--queue does not apply to `redline pending comment`" in err
+
+
+def test_show_text_names_comments_viewed_and_revision(
+    ws: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    WorkspaceQueue(ws).push(edit_draft(ws))
+    assert run(capfd, "-C", str(ws), "comment", "pa-1", "a.txt:3", "why more")[0] == 0
+    assert run(capfd, "-C", str(ws), "viewed", "pa-1")[0] == 0
+    code, out, _ = run(capfd, "-C", str(ws), "show", "pa-1")
+    assert code == 0
+    assert "  comments: 1\n    c-1 a.txt:3: why more\n  viewed:  a.txt" in out
+    assert run(capfd, "-C", str(ws), "discard", "pa-1", "--reason", "no")[0] == 0
+    WorkspaceQueue(ws).push(edit_draft(ws, new="hello\nworld\nless\n"))
+    code, out, _ = run(capfd, "-C", str(ws), "show", "pa-2")
+    assert "  revision: 2 of pa-1" in out and "c-1 a.txt:3 (outdated): why more" in out
