@@ -34,7 +34,7 @@ dashboard over every workspace), the **outbox check** (nothing there; one entry 
 read and removed), the **notification** when nobody watches, the **model capture** of the
 post-tool path (``drivers/hooks/agent_model.py``: the model named in Claude Code's
 transcript, the recorded one of tests/fixtures) and the **revision lookup** at push
-(issue 47: not on this branch yet, so its row is a placeholder that measures nothing).
+(issue 47: the session's last discarded action read and checked, for another file).
 The run holds a dashboard's presence for the workspace, so no call sends a notification.
 """
 
@@ -292,9 +292,6 @@ def report(
         )
     print(f"steps added this round, in-process, up to {args.loops} calls each (target <= 3 ms):")
     for name, values in added.items():
-        if not values:
-            print(f"  {name:36} (placeholder: measures nothing)")
-            continue
         print(
             f"  {name:36} median {statistics.median(values) * 1000:6.3f} ms   "
             f"p95 {pct(values, 0.95) * 1000:6.3f} ms"
@@ -312,9 +309,6 @@ def in_process(root: Path, loops: int) -> dict[str, list[float]]:
         "outbox check, one entry told": [],
         "nobody watching: notify started": [],
         "model capture (Claude transcript)": [],
-        # Issue 47's lookup of the action's earlier revision at push is not on this branch:
-        # the row is kept, named, and measures nothing until it is.
-        "revision lookup (issue 47, not merged)": [],
     }
     with present(None, "all"):
         for _ in range(loops):
@@ -365,7 +359,34 @@ def in_process(root: Path, loops: int) -> dict[str, list[float]]:
         model, why = model_of(post)
         timings["model capture (Claude transcript)"].append(time.perf_counter() - start)
         assert model, why
+    timings["revision lookup at push (issue 47)"] = revision_lookup(min(loops, 500))
     return timings
+
+
+def revision_lookup(rounds: int) -> list[float]:
+    """The revision lookup a push does (issue 47): the session's last discarded action read
+    (one signed file) and checked, as every hook call's push does it."""
+    from redline.workspace.preview import FileCreate, Preview
+    from redline.workspace.queue import ActionDraft, QueueRecord, Source, WorkspaceQueue
+    from redline.workspace.queue.revisions import link
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        queue = WorkspaceQueue(root)
+        source = Source.current("hook", "claude", "bench-session")
+        draft = ActionDraft("x", source, preview=Preview([FileCreate("a.txt", "a\n")]))
+        first = queue.push(draft)
+        with queue.claim(first.id) as claim:
+            queue.discard_record(claim, "bench")
+        spans = []
+        for n in range(rounds):
+            # Another file of the same session: looked up and checked, not linked.
+            record = QueueRecord(f"pa-{n + 100}", n, "x", "write", source, 0.0, files=["b.txt"])
+            start = time.perf_counter()
+            link(queue, draft, record, None)
+            spans.append(time.perf_counter() - start)
+        queue.close()
+    return spans
 
 
 if __name__ == "__main__":
