@@ -751,6 +751,7 @@ def follow_queue(session: ReviewSession) -> None:
 
     session.follow(submit)
     session.prepare_to_serve()  # the action is queued: load the rest while a person reviews
+    import redline.review.comments  # noqa: F401  (the answer carries the reviewer's notes)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
