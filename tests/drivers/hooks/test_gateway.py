@@ -514,6 +514,58 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
     assert len({m for m in at_push if m.startswith("redline")}) <= 48
 
 
+# What a hook process imports between a person's decision and its exit (issue 49: the
+# decision -> exit path loads nothing; what it needs was loaded while the person read).
+_AFTER_DECISION = """
+import json, sys
+import redline.cli as cli
+import redline.drivers.hooks.gateway as gateway
+seen = {}
+reject = gateway.HookCall._on_reject
+def spy(self, reason):
+    seen["decided"] = set(sys.modules)
+    return reject(self, reason)
+gateway.HookCall._on_reject = spy
+exit_now = cli._exit_now
+def leave(code):
+    sys.stderr.write("LATE " + json.dumps(sorted(set(sys.modules) - seen["decided"])) + "\\n")
+    exit_now(code)
+cli._exit_now = leave
+sys.argv = ["redline", "hook", "claude"]
+cli.main()
+"""
+
+
+def test_a_hook_process_imports_nothing_between_the_decision_and_its_exit(
+    root: Path, queue: WorkspaceQueue
+) -> None:
+    import os
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _AFTER_DECISION],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(recorded("pre-write.json", root))
+    proc.stdin.close()
+    proc.stdin = None
+    try:
+        [record] = pending(queue)
+        decide(queue, record.id, "discard", "not this way")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"Discarded by the reviewer: not this way" in out, err.decode()[-2000:]
+    lines = [line for line in err.decode().splitlines() if line.startswith("LATE ")]
+    assert len(lines) == 1, err.decode()[-2000:]
+    assert json.loads(lines[0].removeprefix("LATE ")) == []
+
+
 def test_a_hook_process_that_blocks_still_prints_its_reason_and_exits_2(root: Path) -> None:
     """`redline hook` ends its own process without the interpreter's teardown: what it
     printed is flushed first, and the blocking exit survives."""

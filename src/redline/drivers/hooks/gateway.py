@@ -751,7 +751,14 @@ def follow_queue(session: ReviewSession) -> None:
 
     session.follow(submit)
     session.prepare_to_serve()  # the action is queued: load the rest while a person reviews
-    import redline.review.comments  # noqa: F401  (the answer carries the reviewer's notes)
+    # What the decision's own path imports where it is used: the reviewer's notes the answer
+    # carries, the decisions log and its Assisted-by facts, the late outcomes the answer
+    # may carry (nothing is left to import after the decision: pinned by a test).
+    import redline.drivers.hooks.outbox
+    import redline.review.comments
+    import redline.review.trailers
+    import redline.workspace.decisions
+    import redline.workspace.outbox  # noqa: F401
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
