@@ -320,9 +320,11 @@ def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: P
     # What the hook's modules are typed with is imported for the type checker only.
     assert not {"redline.jsontypes", "typing_extensions", "redline.review.store"} & imported
     # Issue 49: no typing, no dataclasses (nor the inspect, ast and dis they bring), no
-    # argument parser, no mapping of calls to changes: the payload, the answer, the outbox.
+    # argument parser, no mapping of calls to changes, no pathlib (an empty outbox is read
+    # by its path as text): the payload, the answer, the outbox.
     assert (
         not {
+            "pathlib",
             "typing",
             "dataclasses",
             "inspect",
