@@ -14,6 +14,7 @@ from redline.review.result import ToolResult
 from redline.review.store import PendingAction
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
+from redline.workspace.details import details_from_json
 from redline.workspace.preview import Preview
 from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
 from redline.workspace.queue.index import collector_paused
@@ -341,7 +342,8 @@ class PendingList:
         action = QueuedCopy(
             record.label,
             elsewhere,
-            details=record.details,
+            details=details_from_json(record.kind, record.details),
+            kind=record.kind,
             source_tool_name=record.source_tool_name,
             source=record.source,
             id=record.id,

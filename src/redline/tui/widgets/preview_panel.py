@@ -18,6 +18,7 @@ from redline.tui.diff_model import next_context, previous_context
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
 from redline.tui.widgets.pending_stack import action_source, source_badge
+from redline.workspace.details import details_to_json
 from redline.workspace.hunks import Unit, hunk_units
 from redline.workspace.preview import via_lines
 
@@ -40,7 +41,7 @@ def command_line(details: Any) -> str | None:
 
 
 def _details_lines(action: PendingAction) -> list[Content]:
-    details: Any = action.details
+    details: Any = details_to_json(action.details)  # as the queue stores them
     command = command_line(details)
     if command is not None:
         raw = details.get("raw_input") or {}

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from redline.jsonvalue import JSONValue
+from redline.workspace.details import ActionKind, infer_kind
 from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 from redline.workspace.queue import storage
@@ -34,7 +36,8 @@ class ActionDraft:
     source: Source
     source_tool_name: str = "custom_tool"
     preview: Preview | None = None
-    details: Any = None
+    #: The details' JSON (``details.details_to_json`` of a PendingAction's).
+    details: JSONValue = None
     applied_by: str | None = None  # default: "preview" with a Preview, else "owner"
     applied_text: str | None = None
     stale: bool = False
@@ -44,6 +47,8 @@ class ActionDraft:
     # What an owner action's process can do besides a whole apply or discard, when asked
     # (``"parts"``: apply or discard some hunks; see :class:`OwnerRequest`).
     owner_serves: tuple[str, ...] = ()
+    #: What the action is (``details.ActionKind``); None: inferred as a version 1 record's.
+    kind: ActionKind | None = None
 
 
 def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
@@ -131,6 +136,8 @@ class QueueContents(QueueBase):
             applied_text=draft.applied_text,
             origin=origin_data,
             owner_serves=list(draft.owner_serves) if applied_by == "owner" else [],
+            kind=draft.kind
+            or infer_kind(draft.source_tool_name, draft.preview is not None, draft.source.kind),
         )
 
     def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:
