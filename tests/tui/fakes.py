@@ -205,7 +205,7 @@ class FakeSession:
         return future
 
     def push(self, action: PendingAction) -> PendingAction:
-        self.store.push(action)
+        action = self.store.push(action)
         self.emit(
             PendingPushed(
                 action_id=action.id,

@@ -440,14 +440,27 @@ def agent_ended(details: ActionDetails) -> str | None:
     return None
 
 
-def infer_kind(source_tool_name: str, has_preview: bool, source_kind: str) -> ActionKind:
-    """The kind of an action recorded before records named it (format version 1)."""
+#: The tools whose actions are redline's own file changes (model runtime, MCP, imports).
+_FILE_TOOLS = ("edit", "write", "import", "mcp:propose_edit", "mcp:propose_write")
+
+
+def infer_kind(
+    source_tool_name: str, has_preview: bool, source_kind: str, applied_by: str = "preview"
+) -> ActionKind:
+    """The kind of an action recorded before records named it (format version 1), from
+    the tool that made it: anything redline does not know as its own is a custom tool's."""
     if source_tool_name in ("ast_edit", "mcp:ast_edit"):
         return "ast_edit"
-    if has_preview:
-        return "file_change" if source_tool_name != "custom_tool" else "custom"
-    if source_kind in ("hook", "acp"):
-        return "permission"
+    if source_tool_name in _FILE_TOOLS:
+        return "file_change" if has_preview else "custom"
+    if source_kind in ("hook", "acp") and source_tool_name.startswith(("hook:", "acp:")):
+        # A held write (ACP) or a hook's file: a Preview; an agent's request: none, or
+        # one its agent writes itself (an ACP permission, applied by its owner).
+        if not has_preview:
+            return "permission"
+        if source_kind == "acp" and applied_by == "owner":
+            return "permission"
+        return "file_change"
     return "custom"
 
 

@@ -137,7 +137,9 @@ class QueueContents(QueueBase):
             origin=origin_data,
             owner_serves=list(draft.owner_serves) if applied_by == "owner" else [],
             kind=draft.kind
-            or infer_kind(draft.source_tool_name, draft.preview is not None, draft.source.kind),
+            or infer_kind(
+                draft.source_tool_name, draft.preview is not None, draft.source.kind, applied_by
+            ),
         )
 
     def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:

@@ -295,7 +295,10 @@ class QueueRecord:
             kind = data.get("kind")
             if kind is None:  # version 1: no kind recorded
                 kind = infer_kind(
-                    str(data.get("source_tool_name", "")), preview is not None, source.kind
+                    str(data.get("source_tool_name", "")),
+                    preview is not None,
+                    source.kind,
+                    applied_by,
                 )
             elif kind not in ACTION_KINDS:
                 raise ValueError(f"unknown kind {kind!r}")
