@@ -29,7 +29,8 @@ from redline.review.texts import (
     conflict_reason,
     rebased_text,
 )
-from redline.workspace.details import details_from_json
+from redline.workspace.details import ActionDetails, details_from_json
+from redline.workspace.details import imported as imported_facts
 from redline.workspace.hunks import (
     Origin,
 )
@@ -361,7 +362,7 @@ async def _resolve_here(
         )
     result = outcome.to_tool_result()
     if not outcome.is_error:
-        helper, why, imported = assisted_facts(record.source.canonical, record.details)
+        helper, why, imported = assisted_facts(record.source.canonical, action.details)
         notes = record_decision(
             queue.root,
             Decided(
@@ -373,7 +374,7 @@ async def _resolve_here(
                 record.edited,
                 resolved_by,
                 store.written,
-                co_authors=_co_authors(record.details),
+                co_authors=_co_authors(action.details),
                 reviewer=reviewer,
                 via=via,
                 rule=rule,
@@ -391,10 +392,11 @@ async def _resolve_here(
     return result, store.written
 
 
-def _co_authors(details: object) -> tuple[str, ...]:
-    """An imported action's original author (``details["author"]``), for Co-authored-by."""
-    author = details.get("author") if isinstance(details, dict) else None
-    return (author,) if isinstance(author, str) and author.strip() else ()
+def _co_authors(details: ActionDetails) -> tuple[str, ...]:
+    """An imported action's original author (its details' ``author``), for Co-authored-by."""
+    facts = imported_facts(details)
+    author = facts.author if facts is not None else None
+    return (author,) if author is not None and author.strip() else ()
 
 
 def _ask_owner(

@@ -440,6 +440,36 @@ def agent_ended(details: ActionDetails) -> str | None:
     return None
 
 
+def _raw(details: ActionDetails, key: str) -> JSONValue:
+    """``key`` of details that are not typed (a custom tool's, a record's that did not
+    read typed), or of a typed one's ``extra``."""
+    if isinstance(details, _TYPED):
+        return details.extra.get(key)
+    return details.get(key) if isinstance(details, dict) else None
+
+
+def reported_model(details: ActionDetails) -> str | None:
+    """The model the agent behind an action reported (a hook call's ``model``), or None."""
+    if isinstance(details, (FileChangeDetails, PermissionDetails)) and details.call is not None:
+        return details.call.model
+    value = _raw(details, "model")
+    return value if isinstance(value, str) else None
+
+
+def imported(details: ActionDetails) -> Imported | None:
+    """What an imported action says of its source commits (author, their Assisted-by).
+
+    Read from typed details, else from raw ones as leniently as redline always read them
+    (an ``assisted_by`` list keeps its strings)."""
+    if isinstance(details, FileChangeDetails) and details.imported is not None:
+        return details.imported
+    author, found = _raw(details, "author"), _raw(details, "assisted_by")
+    helpers = tuple(v for v in found if isinstance(v, str)) if isinstance(found, list) else None
+    if not isinstance(author, str) and helpers is None:
+        return None
+    return Imported("", "", "", author if isinstance(author, str) else None, helpers)
+
+
 #: The tools whose actions are redline's own file changes (model runtime, MCP, imports).
 _FILE_TOOLS = ("edit", "write", "import", "mcp:propose_edit", "mcp:propose_write")
 
@@ -481,5 +511,7 @@ __all__ = [
     "agent_ended",
     "details_from_json",
     "details_to_json",
+    "imported",
     "infer_kind",
+    "reported_model",
 ]
