@@ -99,3 +99,38 @@ def test_a_queued_pushes_stamp_applies_under_the_claim(tmp_path: Path) -> None:
         assert outcome.kind == "applied", outcome.text
         assert queue.get("pa-1") is None
         assert queue.resolution("pa-1") is not None
+
+
+def test_typed_details_are_stored_as_their_json_with_the_kind(tmp_path: Path) -> None:
+    import json
+
+    from redline.review.file_action import file_action
+    from redline.review.queued import resolve_queued
+    from redline.workspace.details import FileChangeDetails
+    from redline.workspace.preview import FileModify, Preview, sha256_bytes
+
+    (tmp_path / "a.txt").write_text("old\n", encoding="utf-8")
+    preview = Preview([FileModify("a.txt", sha256_bytes(b"old\n"), "old\n", "new\n")])
+    details = FileChangeDetails(path="a.txt", change="modify")
+    action = file_action(
+        tmp_path,
+        preview,
+        label="Edit a.txt",
+        source_tool_name="edit",
+        applied_text="",
+        repreview=None,
+        details=details,
+    )
+    with WorkspaceQueue(tmp_path) as queue:
+        pushed = PendingActionStore(queue=queue).push(action)
+        record = queue.get(pushed.id)
+        assert record is not None and record.kind == "file_change"
+        assert record.details == {"path": "a.txt", "kind": "modify"}
+        stored = (tmp_path / ".redline" / "queue" / "actions" / f"{pushed.id}.json").read_text()
+        header, _, body = stored.partition("\n")
+        assert json.loads(header)["version"] == 2
+        assert json.loads(body)["kind"] == "file_change"
+        # Another process resolves it from the record (its details read back typed).
+        result = asyncio.run(resolve_queued(queue, pushed.id, "apply", "ok"))
+        assert not result.is_error, result.text
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "new\n"
