@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from redline.jsonvalue import JSONValue
@@ -167,6 +167,13 @@ KEYS = st.sampled_from(
 )
 
 
+@settings(
+    max_examples=300,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(st.sampled_from(ACTION_KINDS), st.dictionaries(KEYS, JSON, max_size=8) | JSON)
 def test_reading_any_record_is_lossless(kind: str, value: JSONValue) -> None:
     assert details_to_json(details_from_json(kind, value)) == value
