@@ -66,6 +66,7 @@ def test_reading_the_pushed_original_warns_and_forwards() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert action.label == "Do it" and isinstance(action, PendingAction)
+        assert repr(action) == repr(pushed)
         # The stamped action (what redline passes around) never warns.
         assert pushed.id == "pa-1" and not pushed.stale
     store.remove(pushed.id)

@@ -187,3 +187,22 @@ def test_old_records_kind_is_inferred_from_their_tool() -> None:
     assert infer_kind("acp:edit", True, "acp", "owner") == "permission"
     assert infer_kind("acp:edit", True, "acp", "preview") == "file_change"
     assert infer_kind("renamer", True, "sdk") == "custom"
+
+
+def test_a_record_of_an_unknown_kind_is_a_clear_error() -> None:
+    from redline.workspace.queue import QueueRecord, QueueRecordError
+
+    data = {
+        "version": 2,
+        "id": "pa-3",
+        "position": 3,
+        "label": "x",
+        "created_at": 1.0,
+        "kind": "teleport",
+        "details": {"path": 1},
+    }
+    with pytest.raises(QueueRecordError, match=r"queue record pa-3 is damaged: unknown kind"):
+        QueueRecord.from_dict(data, "pa-3")
+    record = QueueRecord.from_dict({**data, "kind": "file_change"}, "pa-3")
+    typed = details_from_json(record.kind, record.details)
+    assert isinstance(typed, FileChangeDetails) and typed.extra == {"path": 1}

@@ -169,6 +169,10 @@ def _forward(original: PendingAction, stamped: PendingAction, store: PendingActi
                 {
                     "__slots__": (),
                     "__getattribute__": _forwarding_getattribute,
+                    # Shown as the stamped action it forwards to (and without a warning).
+                    "__repr__": lambda self: repr(
+                        object.__getattribute__(self, "_redline_pushed")[1]
+                    ),
                     "__module__": cls.__module__,
                     "__qualname__": cls.__qualname__,
                 },
