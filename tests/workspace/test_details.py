@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from redline.jsonvalue import JSONValue
+from redline.jsontypes import JsonValue
 from redline.workspace.details import (
     ACTION_KINDS,
     AgentCall,
@@ -119,7 +119,7 @@ def test_custom_details_are_any_json_value() -> None:
 
 
 def test_a_bad_known_field_stays_as_it_was() -> None:
-    hostile: dict[str, JSONValue] = {"path": 5, "kind": "explode", "agent_ended": ["x"], "z": 1}
+    hostile: dict[str, JsonValue] = {"path": 5, "kind": "explode", "agent_ended": ["x"], "z": 1}
     typed = details_from_json("file_change", hostile)
     assert isinstance(typed, FileChangeDetails)
     assert (typed.path, typed.change, typed.agent_ended) == (None, None, None)
@@ -175,7 +175,7 @@ KEYS = st.sampled_from(
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(st.sampled_from(ACTION_KINDS), st.dictionaries(KEYS, JSON, max_size=8) | JSON)
-def test_reading_any_record_is_lossless(kind: str, value: JSONValue) -> None:
+def test_reading_any_record_is_lossless(kind: str, value: JsonValue) -> None:
     assert details_to_json(details_from_json(kind, value)) == value
 
 

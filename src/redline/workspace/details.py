@@ -3,7 +3,7 @@
 A pending action says what it is (:data:`ActionKind`): a file change, an ast_edit batch, an
 agent's permission request, or a custom tool's action. redline's own kinds carry typed
 details (:class:`FileChangeDetails`, :class:`AstEditDetails`, :class:`PermissionDetails`); a
-custom tool's are any JSON value (:data:`~redline.jsonvalue.JSONValue`), kept as given.
+custom tool's are any JSON value (:data:`~redline.jsontypes.JsonValue`), kept as given.
 
 The queue record stores the JSON (:func:`details_to_json`) exactly as redline wrote these
 dicts before they were typed, so ``redline pending show --json`` and every other output keeps
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, TypeGuard
 
-from redline.jsonvalue import JSONObject, JSONValue
+from redline.jsontypes import JsonObject, JsonValue
 
 ActionKind: TypeAlias = Literal["file_change", "ast_edit", "permission", "custom"]
 ACTION_KINDS: tuple[ActionKind, ...] = ("file_change", "ast_edit", "permission", "custom")
@@ -28,11 +28,11 @@ ACTION_KINDS: tuple[ActionKind, ...] = ("file_change", "ast_edit", "permission",
 CHANGE_KINDS = ("create", "modify", "delete", "rename")
 
 
-def _is_object(value: object) -> TypeGuard[JSONObject]:
+def _is_object(value: object) -> TypeGuard[JsonObject]:
     return isinstance(value, dict) and all(isinstance(k, str) for k in value)
 
 
-def _take_str(rest: dict[str, JSONValue], key: str) -> str | None:
+def _take_str(rest: dict[str, JsonValue], key: str) -> str | None:
     """``rest[key]`` taken out when it is a string (else left in ``rest``: None)."""
     value = rest.get(key)
     if isinstance(value, str):
@@ -41,7 +41,7 @@ def _take_str(rest: dict[str, JSONValue], key: str) -> str | None:
     return None
 
 
-def _take_int(rest: dict[str, JSONValue], key: str) -> int | None:
+def _take_int(rest: dict[str, JsonValue], key: str) -> int | None:
     value = rest.get(key)
     if isinstance(value, int) and not isinstance(value, bool):
         del rest[key]
@@ -49,7 +49,7 @@ def _take_int(rest: dict[str, JSONValue], key: str) -> int | None:
     return None
 
 
-def _take_strs(rest: dict[str, JSONValue], key: str) -> tuple[str, ...] | None:
+def _take_strs(rest: dict[str, JsonValue], key: str) -> tuple[str, ...] | None:
     value = rest.get(key)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         del rest[key]
@@ -57,7 +57,7 @@ def _take_strs(rest: dict[str, JSONValue], key: str) -> tuple[str, ...] | None:
     return None
 
 
-def _put(data: JSONObject, key: str, value: JSONValue | tuple[str, ...]) -> None:
+def _put(data: JsonObject, key: str, value: JsonValue | tuple[str, ...]) -> None:
     """``data[key] = value`` unless value is None (a tuple becomes a list)."""
     if value is None:
         return
@@ -84,7 +84,7 @@ class AgentCall:
     #: The model the agent reported (Codex's payload): ``Assisted-by`` for a later apply.
     model: str | None = None
 
-    def write(self, data: JSONObject) -> None:
+    def write(self, data: JsonObject) -> None:
         data.update(
             agent=self.agent,
             tool_name=self.tool_name,
@@ -96,7 +96,7 @@ class AgentCall:
         _put(data, "model", self.model)
 
     @classmethod
-    def take(cls, rest: dict[str, JSONValue]) -> AgentCall | None:
+    def take(cls, rest: dict[str, JsonValue]) -> AgentCall | None:
         """The call, its keys taken out of ``rest``, when every one of them is there with
         the right type (else None and ``rest`` as it was)."""
         if not all(key in rest for key in _CALL_KEYS):
@@ -121,11 +121,11 @@ class CallGroup:
     index: int
     size: int
 
-    def write(self, data: JSONObject) -> None:
+    def write(self, data: JsonObject) -> None:
         data.update(group=self.group, group_index=self.index, group_size=self.size)
 
     @classmethod
-    def take(cls, rest: dict[str, JSONValue]) -> CallGroup | None:
+    def take(cls, rest: dict[str, JsonValue]) -> CallGroup | None:
         group, index, size = rest.get("group"), rest.get("group_index"), rest.get("group_size")
         if not isinstance(group, str) or not _is_int(index) or not _is_int(size):
             return None
@@ -148,13 +148,13 @@ class Imported:
     author: str | None = None
     assisted_by: tuple[str, ...] | None = None
 
-    def write(self, data: JSONObject) -> None:
+    def write(self, data: JsonObject) -> None:
         data["import"] = {"kind": self.kind, "source": self.source, "path": self.path}
         _put(data, "author", self.author)
         _put(data, "assisted_by", self.assisted_by)
 
     @classmethod
-    def take(cls, rest: dict[str, JSONValue]) -> Imported | None:
+    def take(cls, rest: dict[str, JsonValue]) -> Imported | None:
         found = rest.get("import")
         if not _is_object(found) or set(found) != {"kind", "source", "path"}:
             return None
@@ -165,7 +165,7 @@ class Imported:
         return cls(kind, source, path, _take_str(rest, "author"), _take_strs(rest, "assisted_by"))
 
 
-def _take_source(rest: dict[str, JSONValue]) -> tuple[bool, JSONObject | None]:
+def _take_source(rest: dict[str, JsonValue]) -> tuple[bool, JsonObject | None]:
     """An ACP agent's ``source`` (its ``AcpSource`` as a dict, or null): (there, value)."""
     if "source" not in rest:
         return False, None
@@ -190,15 +190,15 @@ class FileChangeDetails:
     group: CallGroup | None = None
     #: An ACP agent's source (``AcpSource.to_dict()``, null without one) when ``acp``.
     acp: bool = False
-    acp_source: JSONObject | None = None
+    acp_source: JsonObject | None = None
     imported: Imported | None = None
     #: How the external agent behind it ended (its session is over).
     agent_ended: str | None = None
     #: Keys this redline does not know (or whose values it could not read), kept as given.
-    extra: Mapping[str, JSONValue] = field(default_factory=dict)
+    extra: Mapping[str, JsonValue] = field(default_factory=dict)
 
-    def to_json(self) -> JSONObject:
-        data: JSONObject = dict(self.extra)
+    def to_json(self) -> JsonObject:
+        data: JsonObject = dict(self.extra)
         if self.acp:
             data["source"] = self.acp_source
         if self.call is not None:
@@ -213,7 +213,7 @@ class FileChangeDetails:
         return data
 
     @classmethod
-    def from_json(cls, data: JSONObject) -> FileChangeDetails:
+    def from_json(cls, data: JsonObject) -> FileChangeDetails:
         rest = dict(data)
         acp, source = _take_source(rest)
         call = AgentCall.take(rest)
@@ -253,10 +253,10 @@ class AstEditDetails:
     errors: tuple[AstEditError, ...] = ()
     limit_reached: bool = False
     agent_ended: str | None = None
-    extra: Mapping[str, JSONValue] = field(default_factory=dict)
+    extra: Mapping[str, JsonValue] = field(default_factory=dict)
 
-    def to_json(self) -> JSONObject:
-        data: JSONObject = dict(self.extra)
+    def to_json(self) -> JsonObject:
+        data: JsonObject = dict(self.extra)
         data.update(
             replacements=self.replacements,
             files=list(self.files),
@@ -267,7 +267,7 @@ class AstEditDetails:
         return data
 
     @classmethod
-    def from_json(cls, data: JSONObject) -> AstEditDetails | None:
+    def from_json(cls, data: JsonObject) -> AstEditDetails | None:
         """None when the batch's own fields are not all there with their types."""
         replacements, files = data.get("replacements"), data.get("files")
         errors, limit = data.get("errors"), data.get("limit_reached")
@@ -301,7 +301,7 @@ class AstEditDetails:
 _AST_KEYS = ("replacements", "files", "errors", "limit_reached")
 
 
-def _str_or_none(value: JSONValue) -> str | None:
+def _str_or_none(value: JsonValue) -> str | None:
     return value if isinstance(value, str) else None
 
 
@@ -320,22 +320,22 @@ class PermissionDetails:
 
     #: The hook call (``redline hook`` for a shell command) and its tool input.
     call: AgentCall | None = None
-    tool_input: JSONObject | None = None
+    tool_input: JsonObject | None = None
     #: An ACP agent's request: its source (``AcpSource.to_dict()`` or null), its tool
     #: call's id, kind (``edit``, ``execute``, …) and raw input as the agent sent them.
     acp: bool = False
-    acp_source: JSONObject | None = None
+    acp_source: JsonObject | None = None
     tool_call_id: str | None = None
     tool_kind: str | None = None
-    raw_input: JSONValue = None
+    raw_input: JsonValue = None
     #: Why the request's change cannot be checked against the disk, and its diffs then.
     not_verifiable: str | None = None
     diffs: tuple[DiffShown, ...] | None = None
     agent_ended: str | None = None
-    extra: Mapping[str, JSONValue] = field(default_factory=dict)
+    extra: Mapping[str, JsonValue] = field(default_factory=dict)
 
-    def to_json(self) -> JSONObject:
-        data: JSONObject = dict(self.extra)
+    def to_json(self) -> JsonObject:
+        data: JsonObject = dict(self.extra)
         if self.acp:
             data["source"] = self.acp_source
             _put(data, "tool_call_id", self.tool_call_id)
@@ -353,11 +353,11 @@ class PermissionDetails:
         return data
 
     @classmethod
-    def from_json(cls, data: JSONObject) -> PermissionDetails:
+    def from_json(cls, data: JsonObject) -> PermissionDetails:
         rest = dict(data)
         acp = "raw_input" in rest and "source" in rest
-        source: JSONObject | None = None
-        raw: JSONValue = None
+        source: JsonObject | None = None
+        raw: JsonValue = None
         if acp:
             acp, source = _take_source(rest)
         if acp:
@@ -382,7 +382,7 @@ class PermissionDetails:
         )
 
 
-def _take_diffs(rest: dict[str, JSONValue]) -> tuple[DiffShown, ...] | None:
+def _take_diffs(rest: dict[str, JsonValue]) -> tuple[DiffShown, ...] | None:
     value = rest.get("diffs")
     if not isinstance(value, list):
         return None
@@ -403,19 +403,19 @@ def _take_diffs(rest: dict[str, JSONValue]) -> tuple[DiffShown, ...] | None:
 TypedDetails: TypeAlias = "FileChangeDetails | AstEditDetails | PermissionDetails"
 #: What a PendingAction's ``details`` hold: typed for redline's own kinds, any JSON value
 #: for a custom tool's (and for a record whose details are not an object).
-ActionDetails: TypeAlias = "TypedDetails | JSONValue"
+ActionDetails: TypeAlias = "TypedDetails | JsonValue"
 
 _TYPED = (FileChangeDetails, AstEditDetails, PermissionDetails)
 
 
-def details_to_json(details: ActionDetails) -> JSONValue:
+def details_to_json(details: ActionDetails) -> JsonValue:
     """The JSON a queue record (and every output) holds for ``details``."""
     if isinstance(details, _TYPED):
         return details.to_json()
     return details
 
 
-def details_from_json(kind: str, value: JSONValue) -> ActionDetails:
+def details_from_json(kind: str, value: JsonValue) -> ActionDetails:
     """``details`` of an action of ``kind`` as read from its record (untrusted): typed for
     redline's kinds when the value is an object, else the value as it is. Never raises."""
     if not _is_object(value):
@@ -440,7 +440,7 @@ def agent_ended(details: ActionDetails) -> str | None:
     return None
 
 
-def _raw(details: ActionDetails, key: str) -> JSONValue:
+def _raw(details: ActionDetails, key: str) -> JsonValue:
     """``key`` of details that are not typed (a custom tool's, a record's that did not
     read typed), or of a typed one's ``extra``."""
     if isinstance(details, _TYPED):

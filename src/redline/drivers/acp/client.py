@@ -73,7 +73,7 @@ from redline.drivers.acp.mapping import (
 )
 from redline.drivers.acp.spec import AgentSpec, redline_mcp_server
 from redline.drivers.acp.wire import spawn_screened_agent
-from redline.jsonvalue import JSONObject
+from redline.jsontypes import JsonObject
 from redline.review.events import ErrorEvent, EventStream, Notice
 from redline.review.result import ToolResult
 from redline.review.session import Decision as ReviewDecision
@@ -663,7 +663,7 @@ class AcpAgent(Approvals):
         else:
             loop.call_soon_threadsafe(settle)
 
-    def _source_details(self) -> JSONObject | None:
+    def _source_details(self) -> JsonObject | None:
         """This agent's source as its actions' details name it (``source``)."""
         return self.source.to_dict() if self.source else None
 

@@ -31,7 +31,7 @@ from redline.extensibility.isolation import (
     not_capturing,
     safe_str,
 )
-from redline.jsonvalue import JSONValue
+from redline.jsontypes import JsonValue
 from redline.review.result import TextPart, ToolResult, coerce_result
 from redline.review.store import (
     ApplyCallback,
@@ -222,7 +222,7 @@ class CustomToolAPI:
         label: str,
         apply: ApplyCallback | None = None,
         reject: RejectCallback | None = None,
-        details: JSONValue = None,
+        details: JsonValue = None,
         preview: Preview | None = None,
         source_tool_name: str = DEFAULT_SOURCE_TOOL_NAME,
     ) -> str:

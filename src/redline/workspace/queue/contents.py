@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from redline.jsonvalue import JSONValue
+from redline.jsontypes import JsonValue
 from redline.workspace.details import ActionKind, infer_kind
 from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
@@ -37,7 +37,7 @@ class ActionDraft:
     source_tool_name: str = "custom_tool"
     preview: Preview | None = None
     #: The details' JSON (``details.details_to_json`` of a PendingAction's).
-    details: JSONValue = None
+    details: JsonValue = None
     applied_by: str | None = None  # default: "preview" with a Preview, else "owner"
     applied_text: str | None = None
     stale: bool = False

@@ -40,7 +40,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
-from redline.jsonvalue import JSONValue
+from redline.jsontypes import JsonValue
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
 from redline.workspace.queue.claims import Claim, _step
@@ -96,7 +96,7 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
                 self._write_record(record)
             return record
 
-    def update_details(self, action_id: str, details: JSONValue) -> QueueRecord | None:
+    def update_details(self, action_id: str, details: JsonValue) -> QueueRecord | None:
         """Replace an action's ``details`` (its pusher learned more, e.g. its agent ended)."""
         try:
             storage.canonical_check(details)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
-from redline.jsonvalue import JSONValue
+from redline.jsontypes import JsonValue
 from redline.workspace.details import ACTION_KINDS, ActionKind, infer_kind
 from redline.workspace.queue.procs import is_alive, process_start_time
 
@@ -184,7 +184,7 @@ class QueueRecord:
     applied_by: str = "preview"
     #: The details as stored (JSON): ``redline.workspace.details.details_from_json``
     #: with :attr:`kind` reads them typed.
-    details: JSONValue = None
+    details: JsonValue = None
     preview: dict[str, Any] | None = None  # Preview.to_dict() with texts as {"blob": sha}
     files: list[str] = field(default_factory=list)
     # Real path -> the path it was asked for, where they differ (a symlinked folder).
