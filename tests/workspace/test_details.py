@@ -187,6 +187,7 @@ def test_old_records_kind_is_inferred_from_their_tool() -> None:
     assert infer_kind("acp:edit", True, "acp", "owner") == "permission"
     assert infer_kind("acp:edit", True, "acp", "preview") == "file_change"
     assert infer_kind("renamer", True, "sdk") == "custom"
+    assert infer_kind("custom_tool", False, "hook", "owner") == "permission"
 
 
 def test_a_record_of_an_unknown_kind_is_a_clear_error() -> None:

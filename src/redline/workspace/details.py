@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, TypeGuard
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeGuard
 
-from redline.jsontypes import JsonObject, JsonValue
+if TYPE_CHECKING:  # annotations only: the hook's path never loads the alias (typing_extensions)
+    from redline.jsontypes import JsonObject, JsonValue
 
 ActionKind: TypeAlias = Literal["file_change", "ast_edit", "permission", "custom"]
 ACTION_KINDS: tuple[ActionKind, ...] = ("file_change", "ast_edit", "permission", "custom")
@@ -483,7 +484,7 @@ def infer_kind(
         return "ast_edit"
     if source_tool_name in _FILE_TOOLS:
         return "file_change" if has_preview else "custom"
-    if source_kind in ("hook", "acp") and source_tool_name.startswith(("hook:", "acp:")):
+    if source_kind in ("hook", "acp"):
         # A held write (ACP) or a hook's file: a Preview; an agent's request: none, or
         # one its agent writes itself (an ACP permission, applied by its owner).
         if not has_preview:

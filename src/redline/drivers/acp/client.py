@@ -73,7 +73,6 @@ from redline.drivers.acp.mapping import (
 )
 from redline.drivers.acp.spec import AgentSpec, redline_mcp_server
 from redline.drivers.acp.wire import spawn_screened_agent
-from redline.jsontypes import JsonObject
 from redline.review.events import ErrorEvent, EventStream, Notice
 from redline.review.result import ToolResult
 from redline.review.session import Decision as ReviewDecision
@@ -85,6 +84,7 @@ from redline.workspace.preview import Preview
 from redline.workspace.realpath import canonical_preview
 
 if TYPE_CHECKING:
+    from redline.jsontypes import JsonObject
     from redline.rules import Decision as RuleDecision
     from redline.rules import RuleOutcome, RuleSet
     from redline.workspace.queue import Resolution as QueueResolution

@@ -31,7 +31,6 @@ from redline.extensibility.isolation import (
     not_capturing,
     safe_str,
 )
-from redline.jsontypes import JsonValue
 from redline.review.result import TextPart, ToolResult, coerce_result
 from redline.review.store import (
     ApplyCallback,
@@ -44,6 +43,7 @@ from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
     from redline.workspace.safe_apply import ApplyReceipt
 
 STORE_UNAVAILABLE_MESSAGE = "Pending action store unavailable for custom tools in this runtime."

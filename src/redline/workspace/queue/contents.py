@@ -11,9 +11,8 @@ import builtins
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from redline.jsontypes import JsonValue
 from redline.workspace.details import ActionKind, infer_kind
 from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
@@ -26,6 +25,9 @@ from redline.workspace.queue.records import (
     Source,
 )
 from redline.workspace.realpath import canonical_preview
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from redline.jsontypes import JsonValue
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
 from redline.workspace.queue.claims import Claim, _step
@@ -50,6 +50,9 @@ from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.reconcile import QueueReconcile
 from redline.workspace.queue.records import QueueRecord
 from redline.workspace.queue.watcher import QueueWatcher
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 __all__ = [
     "ActionDraft",

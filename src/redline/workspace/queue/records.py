@@ -13,11 +13,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from redline.jsontypes import JsonValue
 from redline.workspace.details import ACTION_KINDS, ActionKind, infer_kind
 from redline.workspace.queue.procs import is_alive, process_start_time
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 # Version 1 is the first queue format. Raise it when a field changes meaning; keep reading
 # every older version here and refuse a newer one (see QueueRecordError).
