@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
     from redline.review.session import Decision
     from redline.workspace.preview import Preview
     from redline.workspace.queue import QueueRecord
@@ -156,7 +157,7 @@ class ListedAction:
     note: str = ""
     has_preview: bool = True
     #: The record's free-form details (JSON), shown by the preview of actions without files.
-    details: object = field(default=None, compare=False)
+    details: JsonValue = field(default=None, compare=False)
 
     @property
     def conflict(self) -> bool:
@@ -284,13 +285,7 @@ class ReviewSource(Protocol):
 def record_kind(record: QueueRecord) -> ListedKind:
     """What a queue record is, as its action's ``kind`` says (until records store the
     kind itself): an ``ast_edit`` batch, a file change, a held permission, a custom one."""
-    if record.source_tool_name == "ast_edit" and record.has_preview:
-        return "ast_edit"
-    if record.has_preview:
-        return "file_change"
-    if record.applied_by == "owner":
-        return "permission"
-    return "custom"
+    return record.kind
 
 
 def record_files(record: QueueRecord) -> tuple[str, ...]:

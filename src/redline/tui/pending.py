@@ -16,6 +16,7 @@ from redline.review.store import PendingAction
 from redline.review.workspace_source import record_allows, resolution_text, session_allows
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
+from redline.workspace.details import details_from_json
 from redline.workspace.preview import Preview
 from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue
 from redline.workspace.queue.index import collector_paused
@@ -296,7 +297,8 @@ class PendingList:
         action = QueuedCopy(
             listed.label,
             elsewhere,
-            details=record.details,
+            details=details_from_json(record.kind, record.details),
+            kind=record.kind,
             source_tool_name=listed.source_tool_name,
             source=record.source,
             id=listed.id,

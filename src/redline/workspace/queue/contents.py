@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from redline.workspace.details import ActionKind, infer_kind
 from redline.workspace.preview import Preview
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import CONTENTS, QueueBase
@@ -24,7 +25,8 @@ from redline.workspace.queue.records import (
 )
 from redline.workspace.realpath import canonical_preview
 
-if TYPE_CHECKING:  # imported where used: queueing an action needs none of the hunk machinery
+if TYPE_CHECKING:  # hunks imported where used: queueing an action needs none of them
+    from redline.jsontypes import JsonValue
     from redline.workspace.hunks import Origin
 
 
@@ -36,7 +38,8 @@ class ActionDraft:
     source: Source
     source_tool_name: str = "custom_tool"
     preview: Preview | None = None
-    details: Any = None
+    #: The details' JSON (``details.details_to_json`` of a PendingAction's).
+    details: JsonValue = None
     applied_by: str | None = None  # default: "preview" with a Preview, else "owner"
     applied_text: str | None = None
     stale: bool = False
@@ -51,6 +54,8 @@ class ActionDraft:
     # (see :mod:`redline.workspace.queue.revisions`).
     revises: str | None = None
     implicit_revision: bool = True
+    #: What the action is (``details.ActionKind``); None: inferred as a version 1 record's.
+    kind: ActionKind | None = None
 
 
 def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
@@ -138,6 +143,10 @@ class QueueContents(QueueBase):
             applied_text=draft.applied_text,
             origin=origin_data,
             owner_serves=list(draft.owner_serves) if applied_by == "owner" else [],
+            kind=draft.kind
+            or infer_kind(
+                draft.source_tool_name, draft.preview is not None, draft.source.kind, applied_by
+            ),
         )
 
     def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:
