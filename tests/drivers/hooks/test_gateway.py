@@ -510,9 +510,9 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
         }
         & at_push
     )
-    # A cap on the redline modules loaded before the action is safe (47 when issue 49
-    # pinned it, issue 47's revision lookup included): a module added to the queueing path
-    # must be one it cannot do without.
+    # A cap on the redline modules loaded before the action is safe (48 when issue 49
+    # pinned it, with issue 47's revision lookup and issue 43's typed details): a module
+    # added to the queueing path must be one it cannot do without.
     assert len({m for m in at_push if m.startswith("redline")}) <= 48
 
 
