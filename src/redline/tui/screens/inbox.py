@@ -31,10 +31,8 @@ from redline.tui.agent_ended import ended_note
 from redline.tui.checks import DashboardChecks
 from redline.tui.controls import Controls, key_state, refusal
 from redline.tui.messages import (
-    BatchFinished,
     CommandFinished,
     ForeignResolved,
-    MarkedFinished,
     ResolutionFinished,
     UndoChecked,
 )
@@ -43,13 +41,12 @@ from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
+from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
 from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.session_calls import (
     apply_session_rules,
     resolve_action,
-    resolve_all,
-    resolve_marked,
     run_command,
     undo_available,
 )
@@ -64,7 +61,6 @@ from redline.tui.widgets.resolve_bar import ResolveBar
 from redline.tui.widgets.search_input import SearchBar, SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
-NO_REASON = "no reason given"
 UNDO_BLOCKED_HINT = (
     "Hint: put those files back as the apply left them and press u again, or undo an older "
     "change whose files are unchanged: `redline undo --list`, then `redline undo ID`."
@@ -82,7 +78,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxChecks, InboxSearch):
+class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -505,96 +501,6 @@ class InboxScreen(InboxChecks, InboxSearch):
             if outcome.action is None:
                 self.activity.write_lines(error_lines(outcome.text))
         self._update_controls()
-
-    def action_apply_all(self) -> None:
-        self._resolve_all("apply")
-
-    def action_discard_all(self) -> None:
-        self._resolve_all("discard")
-
-    def _resolve_all(self, verb: str) -> None:
-        if self.busy or not self.session.store.has_pending:
-            return
-        self.busy = True
-        self._update_controls()
-        self._resolve_all_worker(verb, self.resolve_bar.reason or NO_REASON)
-
-    @work(thread=True, exit_on_error=False, group="resolve")
-    def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        resolve_all(self.session, verb, reason, self.post_message)
-
-    def on_batch_finished(self, message: BatchFinished) -> None:
-        # Not stopped: it goes on to the app, which resumes the agent when it can.
-        self.busy = False
-        if not self._alive():
-            return
-        verb = "Applied" if message.verb == "apply" else "Discarded"
-        if message.verb == "apply":
-            self.check_undo()
-        if message.stopped_at:
-            self.notify(
-                f"{verb} {message.done}; stopped at {message.stopped_at}.", severity="warning"
-            )
-        else:
-            self.resolve_bar.clear_reason()
-            self.notify(f"{verb} {message.done} action{'s' if message.done != 1 else ''}.")
-        self._update_controls()
-
-    # -- marked actions ------------------------------------------------------------------
-    def action_toggle_mark(self) -> None:
-        """space in the stack: mark or unmark the selected action for one y / n on all."""
-        marked = self.stack.toggle_mark()
-        if marked is None:
-            self.notify(self._refusal("apply_top"), title="Nothing marked", severity="warning")
-            return
-        self._update_controls()
-
-    def _resolve_marked(self, verb: str) -> None:
-        ids = self.stack.marked
-        self._own.update(ids)
-        self.busy = True
-        self._update_controls()
-        self._marked_worker(verb, ids, self.resolve_bar.reason or NO_REASON)
-
-    @work(thread=True, exit_on_error=False, group="resolve")
-    def _marked_worker(self, verb: str, ids: tuple[str, ...], reason: str) -> None:
-        def foreign_done(action_id: str, text: str) -> None:
-            self.post_message(ForeignResolved(verb, action_id, text))
-
-        resolve_marked(self.session, verb, ids, reason, self.post_message, foreign_done)
-
-    def on_marked_finished(self, message: MarkedFinished) -> None:
-        # Not stopped: it goes on to the app, which resumes the agent when it can.
-        self.busy = False
-        if not self._alive():
-            return
-        if message.verb == "apply":
-            self.check_undo()
-        done = [action_id for action_id, outcome in message.results if not outcome.is_error]
-        failed = [(action_id, o) for action_id, o in message.results if o.is_error]
-        verb = "Applied" if message.verb == "apply" else "Discarded"
-        lines = [
-            Content.assemble((f"✓ {action_id} ", "bold"), verb.lower())
-            if not outcome.is_error
-            else Content.assemble((f"✗ {action_id} ", "bold"), "not resolved: ", outcome.text)
-            for action_id, outcome in message.results
-        ]
-        summary = f"{verb} {len(done)} of {len(message.results)} marked"
-        notes = [Content(note) for note in message.notes]
-        self.activity.write_lines([Content.styled(f"ℹ {summary}:", "bold"), *lines, *notes])
-        for action_id, _outcome in failed:
-            self._own.discard(action_id)
-        if failed:
-            why = "; ".join(f"{action_id}: {outcome.text}" for action_id, outcome in failed)
-            self.notify(
-                f"{summary}. Still marked: {why}",
-                title=f"{message.verb.capitalize()} marked",
-                severity="warning",
-            )
-        else:
-            self.resolve_bar.clear_reason()
-            self.notify(f"{summary}.", title=f"{message.verb.capitalize()} marked")
-        self.refresh_stack()
 
     # -- undo, re-preview, session rules, edits ---------------------------------------
     def action_undo(self) -> None:
