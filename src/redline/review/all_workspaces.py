@@ -164,9 +164,14 @@ class AllWorkspaces:
         return self.spaces()
 
     def space(self, wsid: str) -> Space:
-        """The usable workspace with id ``wsid``; RouteError naming why there is none."""
+        """The usable workspace with id ``wsid``; RouteError naming why there is none.
+        An id not known yet makes the known workspaces be read again first."""
         with self._lock:
             matches = [s for s in self._spaces.values() if s.id == wsid]
+        if not matches:
+            self.refresh()
+            with self._lock:
+                matches = [s for s in self._spaces.values() if s.id == wsid]
         present = [s for s in matches if not s.missing]
         if len(present) > 1:
             paths = " and ".join(s.path for s in present)
