@@ -251,6 +251,11 @@ class ReviewSource(Protocol):
         binds a decision to it refuses one made on nothing shown)."""
         ...
 
+    def gone_text(self, action_id: str) -> str:
+        """How ``action_id``, no longer listed, left: ``pa-3 was discarded by … (reason:
+        …).`` (may block: the team queue asks the database)."""
+        ...
+
     def edit(self, action_id: str, path: str, text: str) -> SourceOutcome:
         """Replace ``path``'s proposed text with a person's ``text``."""
         ...
