@@ -321,3 +321,18 @@ def test_registrations_racing_leave_one_entry_each(tmp_path: Path) -> None:
     spaces = AllWorkspaces()
     assert len(spaces.refresh()) == 3
     spaces.close()
+
+
+def test_it_is_a_review_source_and_says_how_an_action_left(three: list[Path]) -> None:
+    from redline.review.source import ReviewSource
+
+    api, _web, _docs = three
+    _push(api, "api")
+    source: ReviewSource = AllWorkspacesSource()
+    try:
+        source.listed()
+        assert source.decide("pa-1@wsapi", Decision("discard", "no thanks")).ok
+        text = source.gone_text("pa-1@wsapi")
+        assert "pa-1 was discarded" in text and "no thanks" in text and str(api) in text
+    finally:
+        source.close()

@@ -40,7 +40,6 @@ from redline.review.source import (
 
 if TYPE_CHECKING:
     from redline.review.session import Decision
-    from redline.workspace.queue import QueueRecord
 
 T = TypeVar("T")
 
@@ -102,7 +101,9 @@ class AllWorkspacesSource:
         record = self.spaces.record(space, local)
         if record is None:
             return _nothing(caps, f"{action.id} is no longer pending")
-        return caps.narrowed(**_record_limits(record))
+        from redline.review.workspace_source import record_allows
+
+        return record_allows(record, caps)
 
     def view(self, action_id: str) -> ActionView:
         try:
@@ -145,6 +146,18 @@ class AllWorkspacesSource:
             _in(space, outcome.text),
             lost=outcome.is_error and self._gone(space, local),
         )
+
+    def gone_text(self, action_id: str) -> str:
+        from redline.review.workspace_source import resolution_text
+
+        try:
+            space, local = self.spaces.route(action_id)
+        except RouteError as exc:
+            return str(exc)
+        queue = self.spaces.queue(space)
+        if queue is None:
+            return f"{action_id} is no longer pending."
+        return _in(space, resolution_text(queue, local))
 
     def edit(self, action_id: str, path: str, text: str) -> SourceOutcome:
         try:
@@ -296,30 +309,6 @@ def _nothing(caps: SourceCapabilities, reason: str) -> SourceCapabilities:
     return caps.narrowed(
         whole=reason, parts=reason, edit=reason, repreview=reason, checks=reason, marks=reason
     )
-
-
-def _record_limits(record: QueueRecord) -> dict[str, str]:
-    """What another process's queued action does not allow, and why (as the workspace
-    dashboard says it)."""
-    from redline.review.decide import hook_waiting_text, owned_by_hook
-    from redline.review.queued import parts_refusal
-
-    parts = parts_refusal(record)
-    if parts:
-        parts += "."
-    if record.applied_by == "preview":
-        return {"parts": parts}
-    if owned_by_hook(record):
-        return {"parts": parts, "repreview": f"{hook_waiting_text(record.id)}."}
-    whole = (
-        f"{record.id} ({record.label}) is applied by the process that queued it: "
-        "it cannot be {}; apply or discard it as a whole."
-    )
-    return {
-        "parts": parts,
-        "edit": whole.format("edited"),
-        "repreview": whole.format("re-previewed"),
-    }
 
 
 __all__ = ["KNOWN_KEY", "RULES_REFUSAL", "AllWorkspacesSource"]
