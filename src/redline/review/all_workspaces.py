@@ -264,13 +264,11 @@ class AllWorkspaces:
         queue = self.queue(space)
         if queue is None:
             return None
+        if many:
+            self.load(space)
+            with self._lock:
+                return space.records.get(local)
         try:
-            if many:
-                records = queue.list()
-                with self._lock:
-                    space.records = {r.id: r for r in records}
-                    space.complete = True
-                    return space.records.get(local)
             record = queue.get(local)
         except Exception as exc:
             log.warning("reading %s in %s failed: %s", local, space.path, exc)
@@ -279,6 +277,32 @@ class AllWorkspaces:
             with self._lock:
                 space.records[local] = record
         return record
+
+    def load(self, space: Space) -> None:
+        """Read every record of ``space`` at once from its listing index (when several
+        rows of it are wanted: cheaper than one file each)."""
+        with self._lock:
+            if space.complete:
+                return
+        queue = self.queue(space)
+        if queue is None:
+            return
+        try:
+            records = queue.list()
+        except Exception as exc:
+            log.warning("reading %s's queue failed: %s", space.path, exc)
+            return
+        with self._lock:
+            space.records = {r.id: r for r in records}
+            space.complete = True
+
+    def remember_hashes(self) -> None:
+        """Keep the files' hashes the staleness checks read for the next listing (each
+        queue's memo, ``queue/hashes.py``; never raises)."""
+        for space in self.spaces():
+            queue = space.queue
+            if queue is not None:
+                queue.remember_hashes()
 
     def listed(
         self, space: Space, local: str, hashes: dict[str, str | None] | None = None
@@ -412,8 +436,18 @@ class Listing(Sequence[ListedAction]):
         return made
 
     def __iter__(self) -> Iterator[ListedAction]:
+        """Every row, in order (each workspace's records read at once from its index, not
+        one file each); actions that left their queue since the summaries are skipped."""
+        seen: set[str] = set()
+        for space, _local in self._order:
+            if space.path not in seen:
+                seen.add(space.path)
+                self._spaces.load(space)
         for index in range(len(self._order)):
-            yield self[index]
+            row = self[index]
+            if row.state != "gone":
+                yield row
+        self._spaces.remember_hashes()
 
     def ids(self) -> list[str]:
         """Every row's id, in order, without making the rows."""
