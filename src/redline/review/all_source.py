@@ -80,11 +80,13 @@ class AllWorkspacesSource:
         return True
 
     # -- listing -------------------------------------------------------------------------
-    def listed(self) -> Sequence[ListedAction]:
-        """Every usable workspace's actions newest first; rows made when first read."""
+    def listed(self, *, check_files: bool = True) -> Sequence[ListedAction]:
+        """Every usable workspace's actions newest first; rows made when first read.
+        ``check_files``: rows say stale when their files changed on disk (checked by hash;
+        without it only what the records say, for a quick first listing)."""
         if not self.spaces.spaces():
             self.spaces.refresh()
-        listing = self.spaces.read()
+        listing = self.spaces.read(check_files=check_files)
         self._listing = listing
         return listing
 
@@ -244,8 +246,14 @@ class AllWorkspacesSource:
         from redline.workspace.queue.multiwatch import MultiQueueWatcher
 
         self.spaces.refresh()
-        on_rows(self.listed())
+        # The first listing at once, the files' staleness a moment later (by hash: on
+        # 10,000 actions that is most of the reading).
+        quick = self.spaces.read(check_files=False)
+        on_rows(quick)
         on_status(True, "")
+        if not stop.is_set():
+            self._listing = quick.checked()
+            on_rows(self._listing)
         watcher = MultiQueueWatcher(self._heard)
         try:
             folder = known_dir()

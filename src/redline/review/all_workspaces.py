@@ -7,14 +7,12 @@ its folder (``missing`` when gone: shown, never read), whether its id is shared 
 another known path (``conflict``: listed, but refused as a target), and its queue, opened
 only when its ``.redline/queue/`` exists (listing never creates one).
 
-**Lazy.** :meth:`AllWorkspaces.read` reads each queue's *summaries* from its listing index
-(id, position, time, files: no record's body, no Preview) and orders every workspace's
-actions newest first; :class:`Listing` is a sequence over that order whose rows
-(:class:`~redline.review.source.ListedAction`) are made when first asked for, from the
-record (one file read, or the workspace's whole list from its index once several of it
-are asked for). So the first frame over 50 workspaces and 10,000 actions reads the
-summaries and the rows on the screen; the Preview of one action is read when it is shown
-(:meth:`AllWorkspaces.preview`).
+**Lazy.** :meth:`AllWorkspaces.read` reads each queue's records from its listing index
+(``workspace/queue/index.py``: a record file that did not change is not read again, no
+Preview is read) and orders every workspace's actions newest first; :class:`Listing` is a
+sequence over that order whose rows (:class:`~redline.review.source.ListedAction`, with
+the staleness check by hash) are made when first asked for. The Preview of one action is
+read when it is shown (:meth:`AllWorkspaces.preview`).
 
 **Routing.** A ``pa-N@WSID`` names its workspace; :meth:`AllWorkspaces.route` finds it
 and refuses a missing or conflicting one, and :meth:`AllWorkspaces.session` is that
@@ -43,7 +41,7 @@ if TYPE_CHECKING:
     from redline.review.session import ReviewSession
     from redline.workspace.known import Known
     from redline.workspace.preview import Preview
-    from redline.workspace.queue import QueueRecord, RecordSummary, WorkspaceQueue
+    from redline.workspace.queue import QueueRecord, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +83,6 @@ class Space:
     conflict: bool = False
     problem: str = ""
     queue: WorkspaceQueue | None = None
-    summaries: list[RecordSummary] = field(default_factory=list)
     #: Records read so far, by local id (all of them once ``complete``).
     records: dict[str, QueueRecord] = field(default_factory=dict)
     complete: bool = False
@@ -193,8 +190,12 @@ class AllWorkspaces:
         return self.space(wsid), local
 
     # -- reading -------------------------------------------------------------------------
-    def read(self) -> Listing:
-        """Every usable workspace's pending actions, newest first, from summaries only."""
+    def read(self, *, check_files: bool = True) -> Listing:
+        """Every usable workspace's pending actions, newest first, from each queue's
+        listing index (records whose files did not change are not read again; no Preview
+        is read). The rows themselves are made when first asked for; ``check_files``:
+        with the staleness check of each row's files by hash (else only what the records
+        say: a first frame's quick listing, followed by a checked one)."""
         from redline.workspace.queue.index import collector_paused
 
         with collector_paused():
@@ -202,11 +203,11 @@ class AllWorkspaces:
             for space in self.spaces():
                 if not space.usable:
                     continue
-                for summary in self._summaries(space):
-                    number = _number(summary.id)
-                    order.append((summary.created_at, number, space, summary.id))
+                for record in self.load(space, again=True):
+                    number = _number(record.id)
+                    order.append((record.created_at, number, space, record.id))
             order.sort(key=lambda item: (item[0], item[1], item[2].path), reverse=True)
-        return Listing(self, [(space, local) for _, _, space, local in order])
+        return Listing(self, [(space, local) for _, _, space, local in order], check_files)
 
     def reread(self, paths: set[str]) -> None:
         """Forget what was read of the workspaces at ``paths`` (they changed)."""
@@ -217,24 +218,6 @@ class AllWorkspaces:
                     space.records = {}
                     space.complete = False
                     space.single_reads = 0
-
-    def _summaries(self, space: Space) -> list[RecordSummary]:
-        queue = self.queue(space)
-        if queue is None:
-            space.summaries = []
-            return []
-        try:
-            summaries = queue.summaries()
-        except Exception as exc:  # a damaged queue: shown as a problem, the others listed
-            space.problem = f"its queue cannot be read: {exc}"
-            log.warning("reading %s's queue failed: %s", space.path, exc)
-            return []
-        space.problem = ""
-        space.summaries = summaries
-        with self._lock:
-            listed = {s.id for s in summaries}
-            space.records = {k: v for k, v in space.records.items() if k in listed}
-        return summaries
 
     def queue(self, space: Space) -> WorkspaceQueue | None:
         """The workspace's queue, opened on first use (None when it has no queue folder:
@@ -278,23 +261,26 @@ class AllWorkspaces:
                 space.records[local] = record
         return record
 
-    def load(self, space: Space) -> None:
-        """Read every record of ``space`` at once from its listing index (when several
-        rows of it are wanted: cheaper than one file each)."""
+    def load(self, space: Space, *, again: bool = False) -> list[QueueRecord]:
+        """Every pending record of ``space``, read at once from its listing index (kept
+        until :meth:`reread`; ``again``: read now whatever is kept)."""
         with self._lock:
-            if space.complete:
-                return
+            if space.complete and not again:
+                return list(space.records.values())
         queue = self.queue(space)
         if queue is None:
-            return
+            return []
         try:
             records = queue.list()
-        except Exception as exc:
+        except Exception as exc:  # a damaged queue: shown as a problem, the others listed
+            space.problem = f"its queue cannot be read: {exc}"
             log.warning("reading %s's queue failed: %s", space.path, exc)
-            return
+            return []
         with self._lock:
+            space.problem = ""
             space.records = {r.id: r for r in records}
             space.complete = True
+        return records
 
     def remember_hashes(self) -> None:
         """Keep the files' hashes the staleness checks read for the next listing (each
@@ -305,7 +291,12 @@ class AllWorkspaces:
                 queue.remember_hashes()
 
     def listed(
-        self, space: Space, local: str, hashes: dict[str, str | None] | None = None
+        self,
+        space: Space,
+        local: str,
+        hashes: dict[str, str | None] | None = None,
+        *,
+        check_files: bool = True,
     ) -> ListedAction | None:
         """The listed row of ``local`` in ``space``, with its staleness checked by hash
         now (``hashes``: the listing's cache of the files' hashes; unchanged files are not
@@ -314,11 +305,12 @@ class AllWorkspaces:
         queue = space.queue
         if record is None or queue is None:
             return None
+        changed: list[str] = []
         try:
-            changed = queue.stale_reasons(record, {} if hashes is None else hashes)
+            if check_files:
+                changed = queue.stale_reasons(record, {} if hashes is None else hashes)
         except Exception as exc:
             log.warning("checking %s for staleness failed: %s", record.id, exc)
-            changed = []
         return listed_from_record(
             record, workspace=space.ref, qualified=True, stale_reasons=changed
         )
@@ -372,7 +364,7 @@ class AllWorkspaces:
                 store_queue.close()
         if queue is not None:
             queue.close()
-        space.records, space.complete, space.summaries = {}, False, []
+        space.records, space.complete = {}, False
 
 
 def _number(action_id: str) -> int:
@@ -384,13 +376,16 @@ def _number(action_id: str) -> int:
 class Listing(Sequence[ListedAction]):
     """Every workspace's actions newest first; each row made when first asked for.
 
-    A row whose action left its queue since the summaries were read is listed as gone
+    A row whose action left its queue since the listing was read is listed as gone
     (its label says so) until the next listing, so indexes never shift under the screen.
     """
 
-    def __init__(self, spaces: AllWorkspaces, order: list[tuple[Space, str]]) -> None:
+    def __init__(
+        self, spaces: AllWorkspaces, order: list[tuple[Space, str]], check_files: bool = True
+    ) -> None:
         self._spaces = spaces
         self._order = order
+        self.check_files = check_files
         self._rows: dict[int, ListedAction] = {}
         self._lock = threading.Lock()
         self._positions: dict[str, int] | None = None
@@ -417,9 +412,11 @@ class Listing(Sequence[ListedAction]):
         if row is not None:
             return row
         space, local = self._order[index]
-        with self._lock:
-            hashes = self._hashes.setdefault(space.path, {})
-        made = self._spaces.listed(space, local, hashes)
+        hashes: dict[str, str | None] | None = None
+        if self.check_files:
+            with self._lock:
+                hashes = self._hashes.setdefault(space.path, {})
+        made = self._spaces.listed(space, local, hashes, check_files=self.check_files)
         if made is None:
             ref = space.ref
             made = ListedAction(
@@ -437,7 +434,7 @@ class Listing(Sequence[ListedAction]):
 
     def __iter__(self) -> Iterator[ListedAction]:
         """Every row, in order (each workspace's records read at once from its index, not
-        one file each); actions that left their queue since the summaries are skipped."""
+        one file each); actions that left their queue since the listing are skipped."""
         seen: set[str] = set()
         for space, _local in self._order:
             if space.path not in seen:
@@ -447,7 +444,12 @@ class Listing(Sequence[ListedAction]):
             row = self[index]
             if row.state != "gone":
                 yield row
-        self._spaces.remember_hashes()
+        if self.check_files:
+            self._spaces.remember_hashes()
+
+    def checked(self) -> Listing:
+        """The same listing with each row's files checked for staleness by hash."""
+        return Listing(self._spaces, self._order, True)
 
     def ids(self) -> list[str]:
         """Every row's id, in order, without making the rows."""
