@@ -297,6 +297,12 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
         assert threading.active_count() == before + 2
         assert source.decide("pa-1@wsdocs", Decision("discard")).ok
         wait_for(["pa-1@wslate", "pa-1@wsapi"])
+        import shutil
+
+        shutil.rmtree(api)  # deleted while the inbox is open: shown missing, skipped
+        wait_for(["pa-1@wslate"])
+        assert [s.missing for s in source.workspaces() if s.path == str(api)] == [True]
+        assert threading.active_count() == before + 2
     finally:
         stop.set()
         worker.join(10)
