@@ -25,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from redline.review.result import ToolResult
+from redline.review.source import ReviewSource
 from redline.review.store import PendingAction
 from redline.tui.activity_format import departure_block, error_lines
 from redline.tui.agent_ended import ended_note
@@ -44,12 +45,14 @@ from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
 from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.screens.inbox_search import InboxSearch
+from redline.tui.screens.inbox_source import InboxSource
 from redline.tui.session_calls import (
     apply_session_rules,
     resolve_action,
     run_command,
     undo_available,
 )
+from redline.tui.source_list import SourceList
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
@@ -78,7 +81,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
+class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -122,11 +125,26 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
     # How the external agent's process ended (None: alive, or not external): no prompting.
     agent_ended: reactive[str | None] = reactive(None, bindings=True, init=False)
 
-    def __init__(self, session: SessionLike, *, workspace_label: str) -> None:
+    def __init__(
+        self,
+        session: SessionLike,
+        *,
+        workspace_label: str,
+        source: ReviewSource | None = None,
+        workspace_filter: str | None = None,
+    ) -> None:
+        """``source``: list and decide through this review source (the team queue, every
+        workspace) instead of the session's workspace; ``session`` then only labels the
+        screen (``tui.source_session.SourceSession``). ``workspace_filter``: show only
+        that workspace's actions at first (a source spanning workspaces; ``f`` steps on)."""
         super().__init__()
         self.session = session
         self.workspace_label = workspace_label
-        self.pending = PendingList(session)
+        self.source = source
+        self.pending: PendingList | SourceList = (
+            PendingList(session) if source is None else SourceList(source)
+        )
+        self._workspace_filter = workspace_filter
         # A resolve, a batch or an undo is on its way through the session.
         self.busy = False
         # One action is being resolved: the stack is re-read once it is done, not on each
@@ -214,6 +232,9 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
         self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
+        if self.source is not None:
+            self._start_over_source(self.source)
+            return
         self.checks = DashboardChecks(self)
         self.preview.mount(self.checks.pane)
 
@@ -239,11 +260,18 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
         )
         # The selection follows the top until the person moves it; an action they moved to
         # never slides onto another: the next y would apply something they have not read.
-        follows = self.stack.follows_top
+        # Over a review source spanning workspaces (the team queue) nothing is selected then
+        # either: the next action may be another workspace's, read by no one yet.
+        follows = self.stack.follows_top and not (
+            self.source is not None and self.source.spans_workspaces
+        )
         self.stack.update_actions(actions, clear=gone and not follows)
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
-            text = f"{gone_text(self.session, before)} {then}"
+            told = (
+                gone_text(self.session, before) if self.source is None else self.tell_gone(before)
+            )
+            text = f"{told} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
         if self.checks is not None:
@@ -269,16 +297,23 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
     def _stack_title(self) -> str:
         # Every listed action: this session's and, over a queue, every other process's.
         total = self.stack.total
-        source = self.stack.source_filter
-        if source is None:
+        shown = [
+            shown
+            for shown in (self.stack.source_filter, self.stack.workspace_filter)
+            if shown is not None
+        ]
+        if not shown:
             return f"Pending ({total})"
-        return f"Pending ({len(self.stack.rows)} of {total}, {source})"
+        return f"Pending ({len(self.stack.rows)} of {total}, {', '.join(shown)})"
 
     def selected_action(self) -> PendingAction | None:
         return self.pending.get(self.stack.selected_id)
 
     def _show_selected(self) -> None:
         action = self.selected_action()
+        if self.source is not None:
+            self.show_from_source(action)
+            return
         key = (
             (id(action), action.stale, action.stale_reason, ended_note(action.details))
             if action
@@ -295,6 +330,8 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
         # Queued selections can arrive while the app shuts down, after this screen went.
         if not self._alive():
             return
+        if self.stack.selected_id is not None:
+            self.held_note = ""
         self._show_selected()
         self._update_controls()
 
@@ -341,6 +378,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
             parts_refusal=limits.parts,
             edit_refusal=limits.edit,
             repreview_refusal=limits.repreview,
+            **self._source_refusals(),
         )
         self.resolve_bar.set_enabled(
             apply=bool(marked) or (selected is not None and not selected.stale)
@@ -463,6 +501,10 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
     def _resolve_worker(
         self, verb: str, action_id: str, reason: str, only: list[str] | None = None
     ) -> None:
+        if self.source is not None:
+            self.decide_in_source(verb, action_id, reason, only or [])
+            return
+
         def foreign_done(text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
@@ -506,7 +548,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
     def action_undo(self) -> None:
         self.busy = True
         self._update_controls()
-        self.run_command("undo", self.session.undo)
+        self.run_command("undo", self.session.undo if self.source is None else self.source_undo)
 
     def action_repreview(self) -> None:
         action = self.selected_action()
@@ -515,6 +557,9 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
             return
         action_id = action.id
         self._own.add(action_id)
+        if self.source is not None:
+            self.run_command("repreview", lambda: self.source_repreview(action_id))
+            return
         self.run_command("repreview", lambda: self.session.repreview(action_id))
 
     def action_always_apply(self) -> None:
@@ -573,6 +618,8 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
         self._edits.add(action_id)
 
         def edit() -> ToolResult:
+            if self.source is not None:
+                return self.source_edit(action_id, path, text)
             outcome = session.edit(action_id, path, text)
             if outcome.is_error:
                 return ToolResult.error(outcome.text)
@@ -693,6 +740,12 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch):
             stack.action_cursor_home()
 
     def action_filter_source(self) -> None:
+        if self.source is not None and self.source.spans_workspaces:
+            showing = self.cycle_workspace()
+            self._panel("stack-panel").border_title = self._stack_title()
+            self.refresh_stack()
+            self.notify(f"Showing {showing}.", title="Filter")
+            return
         shown = self.stack.cycle_filter()
         self._panel("stack-panel").border_title = self._stack_title()
         self.notify(f"Showing {shown or 'every source'}.", title="Filter")
