@@ -186,14 +186,14 @@ def run_all(args: argparse.Namespace) -> int:
     except UserDirError as exc:
         print(f"redline: {exc}", file=sys.stderr)
         return 1
+    from redline.tui.all_app import AllWorkspacesApp
+
     source = AllWorkspacesSource()
-    source.close()
-    print(
-        "redline: the dashboard over every workspace is not built yet; "
-        "`redline pending list --all` lists their actions",
-        file=sys.stderr,
-    )
-    return 1
+    try:
+        code = AllWorkspacesApp(source).run()
+    finally:
+        source.close()
+    return int(code or 0)
 
 
 def run(args: argparse.Namespace) -> int:
