@@ -189,26 +189,15 @@ class AllWorkspacesSource:
         self._touched(space)
         return SourceOutcome(not result.is_error, _in(space, result.text))
 
-    def undo_target(self, workspace: WorkspaceRef | None) -> str:
+    def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
         """What :meth:`undo` would undo in ``workspace``, in words for the confirmation
         ("" when nothing can be undone there; the refusal is then :meth:`undo`'s)."""
         space = self._space_of(workspace)
         if isinstance(space, str):
             return ""
-        from redline.workspace.journal import undo_history
+        from redline.review.undo_words import undo_question
 
-        try:
-            history = undo_history(Path(space.path))
-        except Exception:
-            return ""
-        if not history:
-            return ""
-        newest = history[0]
-        what = f"{newest.label or 'the last apply'}"
-        if newest.action_id:
-            what += f" ({newest.action_id}@{space.id})"
-        files = ", ".join(newest.files[:3]) + (" …" if len(newest.files) > 3 else "")
-        return f"Undo {what}, {files}, in {space.path}?"
+        return undo_question(Path(space.path), space.ref)
 
     def undo(self, workspace: WorkspaceRef | None = None) -> SourceOutcome:
         space = self._space_of(workspace)
