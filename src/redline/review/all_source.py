@@ -46,6 +46,10 @@ T = TypeVar("T")
 #: The key the known workspaces' own folder is watched under.
 KNOWN_KEY = "\0known"
 
+CHECKS_REFUSAL = (
+    "Checks are configured and run per workspace: run them with `redline pending check "
+    "pa-N@WSID`, or open redline in that workspace (redline -C PATH)."
+)
 RULES_REFUSAL = (
     "Session rules belong to one workspace: open redline in that workspace (redline -C "
     "PATH) to add one."
@@ -73,7 +77,9 @@ class AllWorkspacesSource:
 
     @property
     def capabilities(self) -> SourceCapabilities:
-        return SourceCapabilities(rules=Capability.no(RULES_REFUSAL))
+        return SourceCapabilities(
+            rules=Capability.no(RULES_REFUSAL), checks=Capability.no(CHECKS_REFUSAL)
+        )
 
     @property
     def spans_workspaces(self) -> bool:
@@ -308,4 +314,4 @@ def _nothing(caps: SourceCapabilities, reason: str) -> SourceCapabilities:
     )
 
 
-__all__ = ["KNOWN_KEY", "RULES_REFUSAL", "AllWorkspacesSource"]
+__all__ = ["CHECKS_REFUSAL", "KNOWN_KEY", "RULES_REFUSAL", "AllWorkspacesSource"]
