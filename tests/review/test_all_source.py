@@ -281,13 +281,15 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
                 lambda: bool(listings) and [r.id for r in listings[-1]] == ids, 30
             ), [r.id for r in listings[-1]] if listings else None
 
+    def watchers() -> int:
+        return sum(1 for t in threading.enumerate() if t.name == "redline-queues-watch")
+
     stop = threading.Event()
-    before = threading.active_count()
     worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
     worker.start()
     try:
         wait_for(["pa-1@wsapi"])
-        assert threading.active_count() == before + 2  # the worker and ONE watcher
+        assert watchers() == 1  # ONE watcher thread for every queue
         _push_elsewhere(docs, "docs")
         wait_for(["pa-1@wsdocs", "pa-1@wsapi"])
         # A workspace remembered while the inbox is open is picked up.
@@ -295,7 +297,7 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
         _config_id(late, "wslate")
         _push_elsewhere(late, "late")
         wait_for(["pa-1@wslate", "pa-1@wsdocs", "pa-1@wsapi"])
-        assert threading.active_count() == before + 2
+        assert watchers() == 1
         assert source.decide("pa-1@wsdocs", Decision("discard")).ok
         wait_for(["pa-1@wslate", "pa-1@wsapi"])
         import shutil
@@ -303,7 +305,7 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
         shutil.rmtree(api)  # deleted while the inbox is open: shown missing, skipped
         wait_for(["pa-1@wslate"])
         assert [s.missing for s in source.workspaces() if s.path == str(api)] == [True]
-        assert threading.active_count() == before + 2
+        assert watchers() == 1
     finally:
         stop.set()
         worker.join(10)

@@ -161,7 +161,13 @@ async def test_opened_on_one_workspace_it_shows_that_one_until_f() -> None:
         await wait_until(pilot, lambda: app.shown_id == ROWS[2]["id"])
         assert app.listed_ids == [ROWS[2]["id"]]
         assert "w9f8e7d6c5b4" in str(app.inbox.query_one("#stack-panel").border_title)
-        await pilot.press("f")  # the next workspace by path: /srv/ci/web is the last
+        await pilot.press("f")  # /srv/ci/web is the last by path: the sources come next
+        stack = app.inbox.stack
+        assert stack.source_filter is not None and stack.workspace_filter is None
+        for _ in range(3):  # each source, then everything again
+            if len(app.listed_ids) == 3:
+                break
+            await pilot.press("f")
         await wait_until(pilot, lambda: len(app.listed_ids) == 3)
         await pilot.press("f")  # the first by path: /home/ann/api
         await wait_until(pilot, lambda: app.listed_ids == [ROWS[0]["id"], ROWS[1]["id"]])
