@@ -59,3 +59,22 @@ async def test_another_process_action_is_decided_in_parts_on_the_one_screen(
         await wait_until(pilot, lambda: app.listed_ids == [])
     assert (ws / "a.txt").read_text() == BASE.replace("line 2\n", "two\n")
     assert app.watch_stopped.wait(30)
+
+
+async def test_marked_actions_are_decided_through_the_source(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text(BASE)
+    queued_elsewhere(ws, NEW)
+    app = SourceApp(WorkspaceSource(WorkspaceQueue(ws)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.shown_id == "pa-1")
+        queued_elsewhere(ws, NEW)  # a second proposal of the same change, by another process
+        await wait_until(pilot, lambda: len(app.listed_ids) == 2)
+        app.inbox.stack.focus()
+        await pilot.press("space", "j", "space")
+        assert app.inbox.stack.marked == ("pa-2", "pa-1")
+        await pilot.press("r", *"both", "escape", "n")
+        await wait_until(pilot, lambda: app.listed_ids == [])
+        assert "Discarded 2 of 2 marked" in app.inbox.activity.plain
+    assert (ws / "a.txt").read_text() == BASE

@@ -106,6 +106,7 @@ async def test_keys_the_team_queue_cannot_serve_are_greyed_and_say_why() -> None
             ("space", "toggle_mark", "one action at a time"),
             ("i", "focus_prompt", "runs no agent"),
             ("c", "run_checks", "Checks run in the action's workspace"),
+            ("s", "toggle_split", "the diff its workspace mirrored"),
         ):
             assert inbox.check_action(name, ()) is None, name  # greyed, shown in the footer
             await pilot.press(key)
@@ -161,14 +162,14 @@ async def test_opened_on_one_workspace_it_shows_that_one_until_f() -> None:
         await wait_until(pilot, lambda: app.shown_id == ROWS[2]["id"])
         assert app.listed_ids == [ROWS[2]["id"]]
         assert "w9f8e7d6c5b4" in str(app.inbox.query_one("#stack-panel").border_title)
-        await pilot.press("f")  # /srv/ci/web is the last by path: the sources come next
-        stack = app.inbox.stack
-        assert stack.source_filter is not None and stack.workspace_filter is None
-        for _ in range(3):  # each source, then everything again
+        # /srv/ci/web is the last workspace by path: f goes on (through the sources, where
+        # the source steps through them too) until every action is listed again.
+        for _press in range(5):
+            await pilot.press("f")
+            await pilot.pause()
             if len(app.listed_ids) == 3:
                 break
-            await pilot.press("f")
-        await wait_until(pilot, lambda: len(app.listed_ids) == 3)
+        assert len(app.listed_ids) == 3
         await pilot.press("f")  # the first by path: /home/ann/api
         await wait_until(pilot, lambda: app.listed_ids == [ROWS[0]["id"], ROWS[1]["id"]])
 
@@ -191,3 +192,19 @@ async def test_the_top_line_says_who_you_are_connected_as() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.shown_id == ROWS[0]["id"])
         assert "connected as Alice A <a@x>" in status(app) and "online" in status(app)
+
+
+async def test_the_help_greys_out_what_the_team_queue_cannot_do_and_says_why() -> None:
+    from textual.widgets import Static
+
+    from redline.tui.screens.help import HelpScreen
+
+    app = TeamApp(FakeTeamQueue(ROWS), reviewer="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.shown_id == ROWS[0]["id"])
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        cells = [str(cell.render()) for cell in app.screen.query(".what").results(Static)]
+        assert any(text.startswith("not here: The team queue carries") for text in cells)
+        assert any("runs no agent" in text for text in cells)
+        assert any(text.startswith("apply the marked actions") for text in cells)  # y is live

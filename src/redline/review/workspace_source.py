@@ -88,6 +88,17 @@ class SessionCalls(Protocol):
     def undo(self) -> ToolResult: ...
 
 
+def session_capabilities(capabilities: Capabilities, *, has_rules: bool) -> SourceCapabilities:
+    """What a workspace offers through a session: every decision kind for the workspace's
+    actions (each narrowed by its record or the session, :func:`record_allows`,
+    :func:`session_allows`), undo, rules and checks as the session declares them."""
+    return SourceCapabilities(
+        undo=Capability() if capabilities.undo else Capability.no("This session cannot undo."),
+        rules=Capability() if capabilities.rules and has_rules else Capability.no(NO_RULES),
+        checks=Capability() if capabilities.checks else Capability.no(NO_CHECKS),
+    )
+
+
 def record_allows(record: QueueRecord, base: SourceCapabilities) -> SourceCapabilities:
     """What can be done to another process's queued action now: ``base`` narrowed by its
     record, with the reason for each thing that cannot."""
@@ -159,14 +170,10 @@ class WorkspaceSource:
         self.session = session
         self.workspace = workspace
         self.qualified = qualified
-        rules = session is not None and session.capabilities.rules
-        checks = session is None or session.capabilities.checks
-        self._capabilities = SourceCapabilities(
-            undo=Capability()
-            if session is None or session.capabilities.undo
-            else Capability.no("This session cannot undo."),
-            rules=Capability() if rules else Capability.no(NO_RULES),
-            checks=Capability() if checks else Capability.no(NO_CHECKS),
+        self._capabilities = (
+            SourceCapabilities(rules=Capability.no(NO_RULES))
+            if session is None
+            else session_capabilities(session.capabilities, has_rules=True)
         )
 
     @property

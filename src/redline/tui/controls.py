@@ -40,6 +40,9 @@ class Controls:
     checks_refusal: str = ""
     rules_refusal: str = ""
     prompt_refusal: str = ""
+    # The selected action is shown as a diff its source mirrored (no file contents): why
+    # its hunks, files, split view and context cannot be stepped or changed.
+    view_refusal: str = ""
 
 
 def key_state(
@@ -107,6 +110,8 @@ def _source_refusal(action: str, controls: Controls) -> str:
         return controls.rules_refusal
     if action == "focus_prompt":
         return controls.prompt_refusal
+    if action in ("step_hunk", "step_file", "toggle_split", "context"):
+        return controls.view_refusal
     return ""
 
 

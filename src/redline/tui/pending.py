@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
-from redline.review.source import SourceCapabilities, record_files
+from redline.review.source import SourceCapabilities, listed_from_record, record_files
 from redline.review.store import PendingAction
 from redline.review.workspace_source import record_allows, resolution_text, session_allows
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
 from redline.workspace.preview import Preview
-from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
+from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue
 from redline.workspace.queue.index import collector_paused
 
 log = logging.getLogger(__name__)
@@ -291,20 +291,20 @@ class PendingList:
                 log.warning("queue record %s: %s", record.id, exc)
                 return None
 
+        # The row every list shows, made from the record by the one function.
+        listed = listed_from_record(record, stale_reasons=changed)
         action = QueuedCopy(
-            record.label,
+            listed.label,
             elsewhere,
             details=record.details,
-            source_tool_name=record.source_tool_name,
+            source_tool_name=listed.source_tool_name,
             source=record.source,
-            id=record.id,
+            id=listed.id,
             created_at=record.created_at,
-            stale=record.stale or record.orphaned() or bool(changed),
-            stale_reason=ORPHANED_REASON
-            if record.orphaned()
-            else record.stale_reason or "; ".join(changed),
+            stale=listed.stale,
+            stale_reason=listed.stale_reason,
         )
         if record.preview is not None:
-            action.defer(load, record_facts(record))
+            action.defer(load, listed.facts)
         self._foreign[record.id] = (key, action, record)
         return action

@@ -754,6 +754,6 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
         self.notify(f"Showing {shown or 'every source'}.", title="Filter")
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.unavailable_keys()))
 
     # -- search --------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from redline.tui.messages import BatchFinished, ForeignResolved, MarkedFinished
 from redline.tui.session_calls import resolve_all, resolve_marked
 
 if TYPE_CHECKING:
+    from redline.review.resolve import ResolveOutcome
+    from redline.review.source import ReviewSource
     from redline.tui.protocol import SessionLike
     from redline.tui.widgets.activity_log import ActivityLog
     from redline.tui.widgets.pending_stack import PendingStack
@@ -49,6 +51,12 @@ class InboxBatches(Screen[None]):
         def check_undo(self) -> None: ...
 
         def refresh_stack(self) -> None: ...
+
+        source: ReviewSource | None
+
+        def decide_marked_in_source(
+            self, verb: str, ids: tuple[str, ...], reason: str
+        ) -> tuple[tuple[str, ResolveOutcome], ...]: ...
 
     def action_apply_all(self) -> None:
         self._resolve_all("apply")
@@ -102,6 +110,10 @@ class InboxBatches(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _marked_worker(self, verb: str, ids: tuple[str, ...], reason: str) -> None:
+        if self.source is not None:
+            self.post_message(MarkedFinished(verb, self.decide_marked_in_source(verb, ids, reason)))
+            return
+
         def foreign_done(action_id: str, text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 

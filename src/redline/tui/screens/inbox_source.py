@@ -18,12 +18,14 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 
+from redline.review.resolve import ResolveKind, ResolveOutcome
 from redline.review.result import ToolResult
 from redline.review.session import Decision
 from redline.review.source import (
     ActionView,
     ListedAction,
     ReviewSource,
+    SourceCapabilities,
     SourceOutcome,
     WorkspaceRef,
 )
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
     from redline.review.store import PendingAction
     from redline.tui.controls import Controls
+    from redline.tui.protocol import SessionLike
     from redline.tui.widgets.activity_log import ActivityLog
     from redline.tui.widgets.pending_stack import PendingStack
     from redline.tui.widgets.preview_panel import PreviewPanel
@@ -89,6 +92,7 @@ class InboxSource(Screen[None]):
 
     if TYPE_CHECKING:
         source: ReviewSource | None
+        session: SessionLike
         pending: object
         _workspace_filter: str | None
         busy: bool
@@ -149,19 +153,59 @@ class InboxSource(Screen[None]):
         self._panel("stack-panel").border_title = self._stack_title()
         self._show_selected()
 
+    @property
+    def capabilities(self) -> SourceCapabilities:
+        """What the screen's review source declares it can do: the source's, or the
+        session's workspace as a source (``review.workspace_source.session_capabilities``)."""
+        if self.source is not None:
+            return self.source.capabilities
+        from redline.review.workspace_source import session_capabilities
+
+        session = self.session
+        return session_capabilities(session.capabilities, has_rules=session.rules is not None)
+
     def _source_refusals(self) -> dict[str, str]:
-        """What the review source cannot do at all, and why (nothing over a session)."""
-        source = self.source
-        if source is None:
-            return {}
-        caps = source.capabilities
-        return {
+        """What the review source cannot do at all, and why (greyed keys say it)."""
+        caps = self.capabilities
+        refusals = {
             "undo_refusal": caps.refusal("undo"),
             "marks_refusal": caps.refusal("marks"),
             "checks_refusal": caps.refusal("checks"),
             "rules_refusal": caps.refusal("rules"),
+        }
+        source = self.source
+        if source is None:
+            return refusals
+        selected = self.stack.selected_id
+        view = self.listing.view_of(selected)
+        mirrored = view is not None and view.preview is None and view.diff is not None
+        return {
+            **refusals,
+            "view_refusal": f"{selected} is shown as the diff its workspace mirrored "
+            f"({source.title} keeps no file contents): one view of it, read it with the "
+            "arrows or d."
+            if mirrored
+            else "",
             "prompt_refusal": f"This dashboard runs no agent to prompt: it reviews {source.title}.",
         }
+
+    def unavailable_keys(self) -> dict[str, str]:
+        """The help's keys this screen's review source cannot serve, and why (none over a
+        session: its keys say why when pressed)."""
+        from redline.tui.screens.help import CAPABILITY_KEYS
+
+        source = self.source
+        if source is None:
+            return {}
+        caps = source.capabilities
+        keys: dict[str, str] = {}
+        for name, shown in CAPABILITY_KEYS.items():
+            why = caps.refusal(name)
+            for key in shown if why else ():
+                keys[key] = why
+        no_agent = f"this dashboard runs no agent: it reviews {source.title}"
+        keys.update({"i": no_agent, "ctrl+x": no_agent})
+        return keys
 
     def rows_arrived(self, rows: Sequence[ListedAction]) -> None:
         """A fresh listing from the source: show it."""
@@ -240,6 +284,24 @@ class InboxSource(Screen[None]):
         except Exception as exc:
             outcome = SourceOutcome(False, f"Could not {verb} {action_id}: {exc}")
         self.post_message(SourceDecided(verb, action_id, outcome))
+
+    def decide_marked_in_source(
+        self, verb: str, ids: tuple[str, ...], reason: str
+    ) -> tuple[tuple[str, ResolveOutcome], ...]:
+        """On the resolve worker: each marked action decided through the source in turn."""
+        assert self.source is not None
+        chosen: Literal["apply", "discard"] = "apply" if verb == "apply" else "discard"
+        done: ResolveKind = "applied" if chosen == "apply" else "discarded"
+        results: list[tuple[str, ResolveOutcome]] = []
+        for action_id in ids:
+            decision = Decision(chosen, reason, via="dashboard")
+            try:
+                outcome = self.source.decide(action_id, decision, self.listing.view_of(action_id))
+            except Exception as exc:
+                outcome = SourceOutcome(False, f"Could not {verb} {action_id}: {exc}")
+            kind: ResolveKind = done if outcome.ok else "failed"
+            results.append((action_id, ResolveOutcome(kind, outcome.text)))
+        return tuple(results)
 
     def on_source_decided(self, message: SourceDecided) -> None:
         self.busy = False
