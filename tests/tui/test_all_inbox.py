@@ -209,7 +209,7 @@ def test_all_workspaces_look(
         app = AllWorkspacesApp(AllWorkspacesSource())
 
         async def shown(pilot: Pilot[Any]) -> None:
-            await wait_until(pilot, lambda: len(app.listed_ids) == 3 and _shown(app))
+            await wait_until(pilot, lambda: len(app.listed_ids) == 3 and _shown(app), 180)
             # Both listings in (the quick one, then the files checked), the view read and
             # the keys it allows lit (the footer follows a frame later).
             await wait_until(
