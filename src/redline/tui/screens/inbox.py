@@ -547,9 +547,12 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConv
 
     # -- undo, re-preview, session rules, edits ---------------------------------------
     def action_undo(self) -> None:
+        if self.source is not None:
+            self.ask_undo()  # what it would undo, and where, confirmed first
+            return
         self.busy = True
         self._update_controls()
-        self.run_command("undo", self.session.undo if self.source is None else self.source_undo)
+        self.run_command("undo", self.session.undo)
 
     def action_repreview(self) -> None:
         action = self.selected_action()
