@@ -29,6 +29,7 @@ from redline.workspace.queue.index import (
     identity,
     settled,
 )
+from redline.workspace.queue.listing import ListingMemo
 from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
@@ -74,6 +75,7 @@ class QueueBase:
         self._used_ids = UsedIds(self.root)
         self._index: RecordIndex | None = None
         self._hashes: FileHashes | None = None
+        self._listing: ListingMemo | None = None
         # What the first reconcile read, for the listing that follows it.
         self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
         self._index_lock = threading.Lock()
@@ -113,6 +115,7 @@ class QueueBase:
             self._signers.clear()
             self._index = None
             self._hashes = None
+            self._listing = None
 
     def __enter__(self) -> Self:
         return self
@@ -299,6 +302,12 @@ class QueueBase:
             signed = self._records()
             self._hashes = FileHashes(self._fd(""), signed.key, signed.keys)
         return self._hashes
+
+    def _listing_memo(self) -> ListingMemo:
+        if self._listing is None:
+            signed = self._records()
+            self._listing = ListingMemo(self._fd(""), signed.key, signed.keys)
+        return self._listing
 
     def _load(self, full: bool) -> tuple[builtins.list[Entry], builtins.list[QueueRecordError]]:
         """Every record file's entry (see :mod:`.index`): unchanged files are not read again.

@@ -47,13 +47,14 @@ class QueueReconcile(QueueClaims):
         """
         self._sweep_temporaries()
         messages = self._reconcile(full)
-        if messages or not full:
+        if messages:
             self._loaded = None  # records were settled (what was read is out of date)
         return messages
 
     def _reconcile(self, full: bool) -> builtins.list[str]:
         messages: builtins.list[str] = []
-        # Kept for a listing that follows at once (``full``: with the records themselves).
+        # Kept for a listing that follows at once (``full``: with the records themselves; a
+        # listing takes it only right after its own reconcile, of the kind it asked for).
         entries, problems = self._loaded = self._load(full)
         leftovers = [p.action_id for p in problems if isinstance(p, ReplayedRecord)]
         if leftovers:
