@@ -107,7 +107,7 @@ def test_a_forged_or_damaged_memo_is_ignored(
     header, _, payload = memo.read_bytes().partition(b"\n")
     # The memo now says b.txt's bytes are a.txt's hash, for b.txt's identity.
     data = marshal.loads(payload)
-    data["b.txt"][5] = data["a.txt"][5]
+    data["b.txt"] = (data["b.txt"][0], data["a.txt"][1])
     forged = marshal.dumps(data)
     if damage == "forged":
         memo.write_bytes(header + b"\n" + forged)

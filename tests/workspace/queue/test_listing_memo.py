@@ -130,8 +130,8 @@ def _forge(memo: Path, damage: str) -> None:
     """The memo says pa-2's label is "Forged", for pa-2's identity, by ``damage``."""
     header, _, payload = memo.read_bytes().partition(b"\n")
     data = marshal.loads(payload)
-    key, row = data["pa-2.json"]
-    data["pa-2.json"] = (key, listing.Row(*row)._replace(label="Forged")[:])
+    key, summary, row = data["pa-2.json"]
+    data["pa-2.json"] = (key, summary, listing.Row(*row)._replace(label="Forged")[:])
     forged = marshal.dumps(data)
     if damage == "forged":
         memo.write_bytes(header + b"\n" + forged)
@@ -167,10 +167,16 @@ def test_a_row_of_the_wrong_shape_is_rebuilt(ws: Path, settled: None) -> None:
     memo = listing.ListingMemo(0, b"k" * 32, (b"k" * 32,))
     memo.loaded = True
     key = (1, 2, 3, 4, 5)
-    memo.known = {"pa-1.json": (key, ("pa-1", "exec")), "pa-2.json": (key, 7)}
+    summary = ("pa-1", 1, 0.0, "pending", None, ("a.txt",))
+    memo.known = {
+        "pa-1.json": (key, summary, ("pa-1", "exec")),
+        "pa-2.json": (key, 7, 8),
+        "pa-3.json": (key, summary[1:], summary),
+    }
     assert memo.get("pa-1.json", key) is None
     assert memo.get("pa-2.json", key) is None
     assert memo.get("pa-3.json", key) is None
+    assert memo.get("pa-4.json", key) is None
 
 
 def test_young_records_are_not_remembered(
@@ -184,3 +190,19 @@ def test_young_records_are_not_remembered(
     assert _table(capfd, ws) == first
     assert sorted(reads) == ["pa-1.json", "pa-2.json", "pa-3.json"]
     assert not (ws / ".redline" / "queue" / listing.LISTING).exists()
+
+
+def test_a_copy_of_a_resolved_record_is_removed_not_listed(
+    ws: Path, settled: None, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _queue(ws)
+    _table(capfd, ws)
+    record = ws / ".redline" / "queue" / "actions" / "pa-2.json"
+    copy = record.read_bytes()
+    assert main(["pending", "-C", str(ws), "discard", "pa-2", "--reason", "no"]) == 0
+    record.write_bytes(copy)  # a leftover copy of a resolved action, made by hand
+    capfd.readouterr()
+    assert main(["pending", "-C", str(ws), "list"]) == 0
+    out, err = capfd.readouterr()
+    assert "pa-2" not in out and "pa-1" in out and "pa-3" in out
+    assert "pa-2" in err and not record.exists()

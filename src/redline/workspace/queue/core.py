@@ -44,22 +44,15 @@ from collections.abc import Callable
 from typing import Any
 
 from redline.workspace.queue import storage
-from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id, record_name
+from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
 from redline.workspace.queue.index import (
-    PERSIST_AFTER,
-    Entry,
     RecordSummary,
-    collector_paused,
-    identity,
 )
-from redline.workspace.queue.listing import Listed, ListingMemo, Row, row_of
 from redline.workspace.queue.owners import QueueOwners
-from redline.workspace.queue.procs import is_alive
-from redline.workspace.queue.reconcile import QueueReconcile
-from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
-from redline.workspace.queue.staleness import run_checks
+from redline.workspace.queue.records import QueueRecord
+from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher
 
 __all__ = [
@@ -73,7 +66,7 @@ __all__ = [
 ]
 
 
-class WorkspaceQueue(QueueOwners, QueueReconcile):
+class WorkspaceQueue(QueueOwners, QueueListing):
     """The queue of the workspace at ``root``; see the module doc for layout and commit order.
 
     Cheap to create; folders are opened on first use. Thread-safe for use from one process's
@@ -148,70 +141,6 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
         summaries, problems = self._load_summaries()
         self.problems = problems
         return summaries
-
-    def listing(self) -> builtins.list[Listed]:
-        """What ``redline pending list`` prints of every pending action, top first, with
-        each one's staleness found now; unusable records go to :attr:`problems`.
-
-        Cheaper than :meth:`list` on a long queue: a record file that did not change since a
-        listing built its row is not parsed (:mod:`.listing`), and the files' hashes come
-        from their memo while the files keep their identity (:mod:`.hashes`).
-        """
-        loaded = None
-        if not self._reconciled:
-            self._ensure_reconciled(full=False)
-            loaded, self._loaded = self._loaded, None  # nothing settled: no second scan
-        entries, problems = loaded if loaded is not None else self._load(full=False)
-        self.problems = problems
-        with collector_paused(), self._index_lock:
-            memo = self._listing_memo()
-            rows: builtins.list[Row | None] = [
-                memo.get(record_name(entry.summary.id), entry.key) for entry in entries
-            ]
-            missing = [i for i, row in enumerate(rows) if row is None]
-            if len(missing) > PERSIST_AFTER:
-                self._record_index().fill_records()  # one parse instead of many files read
-            for i in missing:
-                rows[i] = self._build_row(entries[i], memo)
-            hashes = self._file_hashes()
-            cache: dict[str, str | None] = {}
-            listed: builtins.list[Listed] = []
-            for entry, row in zip(entries, rows, strict=True):
-                if row is None:
-                    continue
-                try:
-                    reasons = run_checks(self.root, list(row.checks), cache, hashes)
-                except (TypeError, ValueError):  # a remembered row of another shape
-                    row = self._build_row(entry, memo, remembered=False)
-                    if row is None:
-                        continue
-                    reasons = run_checks(self.root, list(row.checks), cache, hashes)
-                owner = row.owner
-                orphaned = owner is not None and not is_alive(*owner)
-                listed.append(Listed(row, reasons, orphaned))
-            hashes.save()
-            memo.save()
-        problems.sort(key=lambda e: id_number(e.action_id) or 0)
-        return listed
-
-    def _build_row(self, entry: Entry, memo: ListingMemo, *, remembered: bool = True) -> Row | None:
-        """The row of ``entry``'s record: from the index's record, else read from its file
-        (None when it went meanwhile; a record now unusable goes to :attr:`problems`)."""
-        action_id = entry.summary.id
-        record, key = entry.record, entry.key
-        if record is None:
-            try:
-                record, st = self._read_entry(action_id)
-            except QueueRecordError as exc:
-                self.problems.append(exc)
-                return None
-            if record is None or st is None:
-                return None
-            key = identity(st) or key
-        row = row_of(record)
-        if remembered:
-            memo.put(record_name(action_id), key, row)
-        return row
 
     def stale_reasons(
         self, record: QueueRecord, cache: dict[str, str | None] | None = None

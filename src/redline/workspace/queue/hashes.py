@@ -81,10 +81,10 @@ class FileHashes:
         row = self.known.get(rel)
         if row is None:
             return None
-        # a tuple: put() here; else a row as read, checked now
-        found: tuple[Identity, str] | None = row if type(row) is tuple else _entry(row)
-        if found is None or found[0] != key:
+        # (identity, sha): put() here or read (then checked now); else of another shape
+        if type(row) is not tuple or len(row) != 2 or row[0] != key or type(row[1]) is not str:
             return None
+        found: tuple[Identity, str] = row
         self.used[rel] = found
         return found[1]
 
@@ -102,9 +102,7 @@ class FileHashes:
         if self.unsaved < PERSIST_AFTER:
             return
         try:
-            payload = marshal.dumps(
-                {rel: [*key, sha] for rel, (key, sha) in used.items()}, marshal.version
-            )
+            payload = marshal.dumps(used, marshal.version)  # rel -> (identity, sha)
         except ValueError:
             return
         header = {
@@ -120,13 +118,3 @@ class FileHashes:
         except OSError:
             return
         self.unsaved = 0
-
-
-def _entry(row: Any) -> tuple[Identity, str] | None:
-    if type(row) is not list or len(row) != 6:
-        return None
-    *numbers, sha = row
-    if not all(type(n) is int for n in numbers) or type(sha) is not str:
-        return None
-    dev, ino, size, mtime, ctime = numbers
-    return (dev, ino, size, mtime, ctime), sha

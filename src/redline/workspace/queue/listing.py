@@ -8,7 +8,9 @@ check compares (:func:`.staleness.checks`), keyed by the record file's identity 
 index: a listing of unchanged records reads one small file, and builds a row from the
 record only for a file that changed.
 
-* **What a row holds** is a pure function of the record (:func:`row_of`); what can change
+* **What a row holds** is a pure function of the record (:func:`row_of`), beside the
+  record's summary (:class:`.index.RecordSummary`: what settling crash leftovers needs, so
+  a listing of unchanged records needs neither the index nor the records); what can change
   without the record changing is worked out at every listing: whether the files still fit
   the preview (their hashes, :mod:`.hashes`; the folders' confinement once per listing)
   and whether an owner action's process still runs.
@@ -31,12 +33,12 @@ import time
 from typing import Any, NamedTuple
 
 from redline.workspace.queue import index, storage
-from redline.workspace.queue.index import CODEC, Identity, settled
+from redline.workspace.queue.index import CODEC, Identity, RecordSummary, settled
 from redline.workspace.queue.records import QueueRecord
 from redline.workspace.queue.staleness import Check, checks
 
 LISTING = "listing"
-LISTING_FORMAT = 1
+LISTING_FORMAT = 1  # name -> (identity, RecordSummary, Row), as tuples
 PURPOSE = "queue-listing"
 MAX_LISTING_BYTES = 128 * 1024 * 1024
 # The memo is rewritten after a listing that had to build this many rows.
@@ -97,8 +99,10 @@ class ListingMemo:
         self.root_fd = root_fd
         self.key = key
         self.keys = keys
-        self.known: dict[str, Any] = {}  # name -> (identity, row) as read; checked when used
-        self.used: dict[str, tuple[Identity, Row]] = {}  # looked up or built since the save
+        # name -> (identity, summary, row) as read; the shape is checked when used
+        self.known: dict[str, Any] = {}
+        # looked up or built since the last save
+        self.used: dict[str, tuple[Identity, RecordSummary, Row]] = {}
         self.loaded = False
         self.unsaved = 0
 
@@ -128,21 +132,30 @@ class ListingMemo:
         if type(data) is dict:
             self.known = data
 
+    def take(self, name: str, found: Any) -> tuple[RecordSummary, Row] | None:
+        """``found`` (what :attr:`known` holds for ``name``, its identity already compared
+        with the file's) as a summary and a row; None if it is of another shape."""
+        if type(found) is not tuple or len(found) != 3:
+            return None
+        summary, row = _summary(found[1]), _row(found[2])
+        if summary is None or row is None:
+            return None
+        self.used[name] = (found[0], summary, row)
+        return summary, row
+
     def get(self, name: str, key: Identity) -> Row | None:
         """The remembered row of record file ``name`` if the file still has identity ``key``."""
         self.load()
         found = self.known.get(name)
-        if type(found) is not tuple or len(found) != 2 or found[0] != key:
+        if type(found) is not tuple or not found or found[0] != key:
             return None
-        row = _row(found[1])
-        if row is not None:
-            self.used[name] = (key, row)
-        return row
+        taken = self.take(name, found)
+        return taken[1] if taken is not None else None
 
-    def put(self, name: str, key: Identity, row: Row) -> None:
+    def put(self, name: str, key: Identity, summary: RecordSummary, row: Row) -> None:
         """Remember ``row`` for record file ``name`` of identity ``key`` (once it settled)."""
         if settled(key, time.time_ns()):
-            self.used[name] = (key, row)
+            self.used[name] = (key, summary, row)
             self.unsaved += 1
 
     def save(self) -> None:
@@ -151,9 +164,8 @@ class ListingMemo:
         if self.unsaved < PERSIST_AFTER:
             return
         try:
-            payload = marshal.dumps(
-                {name: (key, tuple(row)) for name, (key, row) in used.items()}, marshal.version
-            )
+            known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
+            payload = marshal.dumps(known, marshal.version)
         except ValueError:
             return
         header = {"version": LISTING_FORMAT, "codec": CODEC}
@@ -165,11 +177,27 @@ class ListingMemo:
             storage.write_atomic(self.root_fd, LISTING, data, durable=False)
         except OSError:
             return
-        self.known = {name: (key, tuple(row)) for name, (key, row) in used.items()}
+        self.known = known
         self.unsaved = 0
 
 
 _FIELDS = len(Row._fields)
+
+
+def _summary(raw: Any) -> RecordSummary | None:
+    if type(raw) is not tuple or len(raw) != len(RecordSummary._fields):
+        return None
+    summary = RecordSummary(*raw)
+    if not (
+        type(summary.id) is str
+        and type(summary.position) is int
+        and type(summary.created_at) in (int, float)
+        and type(summary.state) is str
+        and (summary.replaces is None or type(summary.replaces) is str)
+        and type(summary.files) is tuple
+    ):
+        return None
+    return summary
 
 
 def _row(raw: Any) -> Row | None:

@@ -60,7 +60,12 @@ class QueueReconcile(QueueClaims):
         if leftovers:
             messages.extend(self._remove_leftovers(leftovers))
             entries, problems = self._loaded = self._load(full)
-        records = [entry.summary for entry in entries]
+        messages.extend(self._settle([entry.summary for entry in entries]))
+        return messages
+
+    def _settle(self, records: builtins.list[RecordSummary]) -> builtins.list[str]:
+        """Settle those of ``records`` a crash left unfinished; what was done."""
+        messages: builtins.list[str] = []
         if not records:
             return messages
         ids = {r.id for r in records}

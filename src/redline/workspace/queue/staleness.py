@@ -71,7 +71,7 @@ def _target(
     folder = _folder(root, parent, cache)
     if folder is None:
         raise paths.ConfinementError(f"{rel}: refused")
-    return os.path.join(folder, name)
+    return f"{folder}/{name}" if folder != "/" else f"/{name}"
 
 
 def _sha(
