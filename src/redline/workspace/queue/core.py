@@ -40,6 +40,7 @@ updating, listing and watching (:mod:`~redline.workspace.queue.watcher`).
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -47,11 +48,9 @@ from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
-from redline.workspace.queue.index import (
-    RecordSummary,
-)
+from redline.workspace.queue.index import Entry, RecordSummary, collector_paused, identity
 from redline.workspace.queue.owners import QueueOwners
-from redline.workspace.queue.records import QueueRecord
+from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
 from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher
 
@@ -141,6 +140,38 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         summaries, problems = self._load_summaries()
         self.problems = problems
         return summaries
+
+    def touching(self, paths: set[str]) -> builtins.list[RecordSummary]:
+        """The summaries of the pending actions whose files include any of ``paths``, top
+        first: the ones a decision that wrote ``paths`` re-bases.
+
+        Does not look at every record (:meth:`summaries` does): the folder's names are
+        listed, a record the index knows is found through the index's map of files to
+        records (a record's files never change under its id: every rewrite keeps them), and
+        only records the index does not know are read. Unusable ones are left out (each
+        one found is claimed and read again before it is re-based)."""
+        self._ensure_reconciled()
+        self._loaded = None
+        found: builtins.list[Entry] = []
+        with collector_paused(), self._index_lock:
+            index = self._record_index()
+            index.load()
+            names = set(os.listdir(self._fd(ACTIONS)))
+            known = index.entries
+            for name in index.naming(paths) & names:
+                found.append(known[name])
+            for name in names.difference(known):
+                action_id = name[:-5]
+                if not name.endswith(".json") or id_number(action_id) is None:
+                    continue
+                try:
+                    record, st = self._read_entry(action_id)
+                except QueueRecordError:
+                    continue
+                if record is not None and st is not None and paths.intersection(record.files):
+                    found.append(Entry(identity(st) or (0, 0, 0, 0, 0), RecordSummary.of(record)))
+        found.sort(key=lambda e: e.order, reverse=True)
+        return [entry.summary for entry in found]
 
     def stale_reasons(
         self, record: QueueRecord, cache: dict[str, str | None] | None = None
