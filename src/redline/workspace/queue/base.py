@@ -331,6 +331,7 @@ class QueueBase:
                 index.fill_records()
             now = time.time_ns()
             seen: dict[str, Entry] = {}
+            young: builtins.list[str] = []
             with os.scandir(actions) as found:
                 for item in found:
                     name = item.name
@@ -371,9 +372,13 @@ class QueueBase:
                             continue
                         if settled(read_key, now):
                             index.unsaved += 1
+                        else:
+                            young.append(name)
                     seen[name] = entry
                     entries.append(entry)
-            index.entries = {n: e for n, e in seen.items() if settled(e.key, now)}
+            for name in young:  # the index's own entries were settled when they came in
+                del seen[name]
+            index.entries = seen
             index.save()
         entries.sort(key=lambda e: e.order, reverse=True)
         problems.sort(key=lambda e: id_number(e.action_id) or 0)

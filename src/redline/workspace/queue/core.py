@@ -159,7 +159,9 @@ class WorkspaceQueue(QueueOwners, QueueListing):
             names = set(os.listdir(self._fd(ACTIONS)))
             known = index.entries
             for name in index.naming(paths) & names:
-                found.append(known[name])
+                entry = known.get(name)
+                if entry is not None:
+                    found.append(entry)
             for name in names.difference(known):
                 action_id = name[:-5]
                 if not name.endswith(".json") or id_number(action_id) is None:

@@ -235,40 +235,29 @@ class RecordIndex:
         self.root_fd = root_fd
         self.key = key  # signs
         self.keys = keys  # verify
-        self._entries: dict[str, Entry] = {}
-        self._by_file: dict[str, builtins.list[str]] | None = None
+        self.entries: dict[str, Entry] = {}
+        self._by_file: dict[str, builtins.list[str]] = {}  # see naming()
+        self._mapped: set[str] = set()
         self.loaded = False
         self._records_line: bytes | None = None  # the disk index's records, parsed on demand
         self._records_names: builtins.list[str] = []
         self._records_tag = ""
         self.unsaved = 0  # settled files read since the index was last loaded or saved
 
-    @property
-    def entries(self) -> dict[str, Entry]:
-        """Record file name -> its entry (replace it as a whole, or call :meth:`changed`)."""
-        return self._entries
-
-    @entries.setter
-    def entries(self, value: dict[str, Entry]) -> None:
-        self._entries = value
-        self._by_file = None
-
-    def changed(self) -> None:
-        """:attr:`entries` was changed in place."""
-        self._by_file = None
-
     def naming(self, paths: set[str]) -> set[str]:
-        """The record files among :attr:`entries` whose summaries name any of ``paths``
-        (from a map of workspace file -> record files, built once per set of entries)."""
-        if self._by_file is None:
-            by_file: dict[str, builtins.list[str]] = {}
-            for name, entry in self._entries.items():
-                for rel in entry.summary.files:
-                    by_file.setdefault(rel, []).append(name)
-            self._by_file = by_file
+        """Record file names whose summaries name any of ``paths``: every one of
+        :attr:`entries` that does, and perhaps names no longer there (the caller keeps
+        those it finds in the folder and in :attr:`entries`). A map of workspace file ->
+        record files, extended by the entries not mapped yet: a record's files never change
+        under its name (every rewrite of a record keeps them), so nothing is ever unmapped."""
+        by_file = self._by_file
+        for name in self.entries.keys() - self._mapped:
+            for rel in self.entries[name].summary.files:
+                by_file.setdefault(rel, []).append(name)
+            self._mapped.add(name)
         found: set[str] = set()
         for rel in paths:
-            found.update(self._by_file.get(rel, ()))
+            found.update(by_file.get(rel, ()))
         return found
 
     # -- the file ------------------------------------------------------------------------
@@ -313,7 +302,6 @@ class RecordIndex:
             name, key, summary = _summary_from_row(row)
             self.entries[name] = Entry(key, summary)
             names.append(name)
-        self.changed()
         self._records_line = records
         self._records_names = names
         self._records_tag = records_tag
@@ -340,7 +328,6 @@ class RecordIndex:
                 entry.record = record
                 continue
             del self.entries[name]  # read the file itself instead
-            self.changed()
         self._records_names = []
 
     def save(self) -> None:
