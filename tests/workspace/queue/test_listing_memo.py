@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from redline.cli import main
-from redline.workspace.queue import WorkspaceQueue, index, listing, storage
+from redline.workspace.queue import WorkspaceQueue, core, index, listing, staleness, storage
 
 from .helpers import create_draft, edit_draft
 
@@ -206,3 +206,36 @@ def test_a_copy_of_a_resolved_record_is_removed_not_listed(
     out, err = capfd.readouterr()
     assert "pa-2" not in out and "pa-1" in out and "pa-3" in out
     assert "pa-2" in err and not record.exists()
+
+
+def test_the_dashboards_staleness_check_agrees_with_the_table(
+    ws: Path, settled: None, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stale_reasons of a listed record takes what to compare from its row; the answer is
+    the one the record itself gives, before and after the files change."""
+    _queue(ws)
+    _table(capfd, ws)  # the rows remembered
+    worked_out: list[object] = []
+    original = core.checks
+
+    def counting(preview: object) -> list[staleness.Check]:
+        worked_out.append(preview)
+        return original(preview)
+
+    monkeypatch.setattr(core, "checks", counting)
+    with WorkspaceQueue(ws) as queue:
+        listed = queue.list()
+        assert [queue.stale_reasons(r) for r in listed] == [[], [], []]
+        assert worked_out == []  # from the rows
+        (ws / "b.txt").write_text("changed by hand\n")
+        (ws / "c.txt").write_text("made by hand\n")
+        by_id = {r.id: queue.stale_reasons(r) for r in queue.list()}
+        assert by_id == {
+            "pa-1": [],
+            "pa-2": ["b.txt (modified since the preview)"],
+            "pa-3": ["c.txt (already exists)"],
+        }
+        fresh = queue.get("pa-2")  # a record object of its own: compared from its preview
+        assert fresh is not None
+        assert queue.stale_reasons(fresh) == ["b.txt (modified since the preview)"]
+        assert len(worked_out) == 1

@@ -38,6 +38,7 @@ from redline.workspace.queue.records import (
     ReplayedRecord,
     id_number,
 )
+from redline.workspace.queue.staleness import Check
 from redline.workspace.queue.used import Ranges, UsedIds, UsedIdsError
 from redline.workspace.state import StateFolderError, open_state_dir
 
@@ -76,6 +77,8 @@ class QueueBase:
         self._index: RecordIndex | None = None
         self._hashes: FileHashes | None = None
         self._listing: ListingMemo | None = None
+        # record id -> (the record object, what its staleness check compares)
+        self._checks_of: dict[str, tuple[QueueRecord, builtins.list[Check]]] = {}
         # What the first reconcile read, for the listing that follows it.
         self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
         self._index_lock = threading.Lock()
@@ -116,6 +119,7 @@ class QueueBase:
             self._index = None
             self._hashes = None
             self._listing = None
+            self._checks_of = {}
 
     def __enter__(self) -> Self:
         return self

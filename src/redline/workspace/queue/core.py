@@ -45,12 +45,13 @@ from collections.abc import Callable
 from typing import Any
 
 from redline.workspace.queue import storage
-from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
+from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id, record_name
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
 from redline.workspace.queue.index import Entry, RecordSummary, collector_paused, identity
 from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
+from redline.workspace.queue.staleness import Check, checks, run_checks
 from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher
 
@@ -181,14 +182,35 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         """Why the record's Preview no longer fits the files ([] when fresh); no blob reads.
 
         A file whose identity is unchanged since a listing hashed it is not read again
-        (:mod:`.hashes`); :meth:`remember_hashes` keeps what was hashed for the next one."""
-        from redline.workspace.queue.staleness import quick_stale
-
+        (:mod:`.hashes`); :meth:`remember_hashes` keeps what was hashed for the next one.
+        What to compare is worked out once per record object listed (a record the queue
+        shares with its index: from its row in the listing memo when that was built from the
+        same file, see :mod:`.listing`)."""
         with self._index_lock:
             hashes = self._file_hashes()
-            return quick_stale(
-                self.root, record.preview, cache if cache is not None else {}, hashes
+            return run_checks(
+                self.root, self._checks(record), cache if cache is not None else {}, hashes
             )
+
+    def _checks(self, record: QueueRecord) -> builtins.list[Check]:
+        known = self._checks_of.get(record.id)
+        if known is not None and known[0] is record:
+            return known[1]
+        found = None
+        index = self._index
+        name = record_name(record.id)
+        entry = index.entries.get(name) if index is not None else None
+        if entry is not None and entry.record is record:
+            # The row was built from the file of this identity: the file this record is.
+            row = self._listing_memo().get(name, entry.key)
+            if row is not None:
+                found = builtins.list(row.checks)
+        if found is None:
+            found = checks(record.preview)
+        if len(self._checks_of) > 2 * len(index.entries if index is not None else ()) + 64:
+            self._checks_of.clear()  # records that left the queue
+        self._checks_of[record.id] = (record, found)
+        return found
 
     def remember_hashes(self) -> None:
         """Keep the files' hashes looked up by :meth:`stale_reasons` for the next listing
