@@ -44,6 +44,7 @@ from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_checks import InboxChecks
+from redline.tui.screens.inbox_first import InboxFirstFrame
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.session_calls import (
     apply_session_rules,
@@ -82,7 +83,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxChecks, InboxSearch):
+class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -136,6 +137,7 @@ class InboxScreen(InboxChecks, InboxSearch):
         # One action is being resolved: the stack is re-read once it is done, not on each
         # of the queue's file changes meanwhile (each re-read lists the whole queue).
         self._resolving = False
+        self._reading = False  # see InboxFirstFrame
         self._stack_outdated = False
         self.can_undo = True
         self._ready = False
@@ -226,14 +228,15 @@ class InboxScreen(InboxChecks, InboxSearch):
         return self.is_attached
 
     # -- the stack and the selected action -------------------------------------------
-    def refresh_stack(self) -> None:
-        """Re-read what is pending and show it: the stack, the counts, the selected action."""
-        if self._resolving:
+    def refresh_stack(self, actions: tuple[PendingAction, ...] | None = None) -> None:
+        """Re-read what is pending (or show ``actions``, read on a thread) and show it."""
+        if self._resolving or self._reading:
             self._stack_outdated = True
             return
         self._stack_outdated = False
         before = self.stack.selected_id
-        actions = self.pending.read()
+        if actions is None:
+            actions = self.pending.read()
         self._log_departures()
         gone = (
             before is not None

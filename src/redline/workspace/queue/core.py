@@ -48,7 +48,13 @@ from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id, record_name
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
-from redline.workspace.queue.index import Entry, RecordSummary, collector_paused, identity
+from redline.workspace.queue.index import (
+    PERSIST_AFTER,
+    Entry,
+    RecordSummary,
+    collector_paused,
+    identity,
+)
 from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
 from redline.workspace.queue.staleness import Check, checks, run_checks
@@ -141,6 +147,50 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         summaries, problems = self._load_summaries()
         self.problems = problems
         return summaries
+
+    def top(self, minimum: int = 0) -> QueueRecord | None:
+        """The top pending action, read and verified from its own file; the others are
+        ordered by the index's summaries and not read (a dashboard's first frame, issue 44).
+
+        None when the index knows fewer than ``minimum`` records, when many records are new
+        to it, or when no pending one can be read: then :meth:`list`. Crash leftovers are
+        not settled here (the listing that follows does that): a record whose id was used,
+        that is not pending or that cannot be used is passed over."""
+        with collector_paused(), self._index_lock:
+            index = self._record_index()
+            index.load()
+            known = index.entries
+            if len(known) < minimum:
+                return None
+            ranked: builtins.list[tuple[tuple[int, int], str]] = []
+            new = 0
+            for name in os.listdir(self._fd(ACTIONS)):
+                entry = known.get(name)
+                if entry is not None:
+                    ranked.append((entry.order, name))
+                    continue
+                number = id_number(name[:-5]) if name.endswith(".json") else None
+                if number is None:
+                    continue
+                new += 1
+                if new > PERSIST_AFTER:
+                    return None
+                try:
+                    record, _st = self._read_entry(name[:-5])
+                except QueueRecordError:
+                    continue
+                if record is not None:
+                    ranked.append(((record.position, number), name))
+            ranked.sort(reverse=True)
+            used = self._used()
+            for _order, name in ranked[:PERSIST_AFTER]:
+                try:
+                    record, _st = self._read_entry(name[:-5], used)
+                except QueueRecordError:
+                    continue
+                if record is not None and record.state == "pending":
+                    return record
+        return None
 
     def touching(self, paths: set[str]) -> builtins.list[RecordSummary]:
         """The summaries of the pending actions whose files include any of ``paths``, top
