@@ -296,6 +296,7 @@ def _table(queue: WorkspaceQueue, listed: list[Listed] | None = None) -> int:
             _out(f"No pending actions in {queue.root}.")
         return status
     rows = [("ID", "SOURCE", "+/-", "LABEL", "NOTE")]
+    widths = [len(cell) for cell in rows[0][:4]]
     for row, reasons, orphaned in listed:
         notes = []
         if row.stale or reasons:
@@ -305,11 +306,15 @@ def _table(queue: WorkspaceQueue, listed: list[Listed] | None = None) -> int:
         notes.extend(row.notes)
         # Each cell on one line: a label or name holding a newline or an escape cannot
         # print rows of its own (redline.termtext; the row's own cells already are).
-        rows.append((row.id, row.source, row.counts, row.label, one_line("; ".join(notes))))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        note = one_line("; ".join(notes)) if notes else ""
+        rows.append((row.id, row.source, row.counts, row.label, note))
+        cells = (row.id, row.source, row.counts, row.label)
+        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
     # One write for the table (10,000 rows printed one by one cost a tenth of a listing).
+    w0, w1, w2, w3 = widths
     lines = [
-        "  ".join([*(row[i].ljust(widths[i]) for i in range(4)), row[4]]).rstrip() for row in rows
+        f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}  {r[3].ljust(w3)}  {r[4]}".rstrip()
+        for r in rows
     ]
     lines.append(f"{len(listed)} pending (top first). Show one with `redline pending show ID`.")
     _out("\n".join(lines))

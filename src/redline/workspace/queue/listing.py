@@ -187,16 +187,14 @@ _FIELDS = len(Row._fields)
 def _summary(raw: Any) -> RecordSummary | None:
     if type(raw) is not tuple or len(raw) != len(RecordSummary._fields):
         return None
-    summary = RecordSummary(*raw)
-    if not (
-        type(summary.id) is str
-        and type(summary.position) is int
-        and type(summary.created_at) in (int, float)
-        and type(summary.state) is str
-        and (summary.replaces is None or type(summary.replaces) is str)
-        and type(summary.files) is tuple
+    summary = RecordSummary._make(raw)
+    if (
+        type(summary.id) is not str
+        or type(summary.position) is not int
+        or type(summary.created_at) not in (int, float)
+        or type(summary.files) is not tuple
     ):
-        return None
+        return None  # (state and replaces are only compared: another type never matches)
     return summary
 
 
