@@ -102,11 +102,14 @@ class QueueReconcile(QueueClaims):
                 messages.append(str(exc))
         return messages
 
-    def _sweep_temporaries(self) -> None:
-        """Remove temporary files left by writers that were killed mid-write."""
+    def _sweep_temporaries(
+        self, folders: tuple[str, ...] = ("", ACTIONS, CONTENTS, RESOLVED, REQUESTS)
+    ) -> None:
+        """Remove temporary files left by writers that were killed mid-write (in
+        ``folders``; "": the index's own)."""
         from redline.workspace.queue.procs import is_alive
 
-        for folder in ("", ACTIONS, CONTENTS, RESOLVED, REQUESTS):  # "": the index's own
+        for folder in folders:
             fd = self._fd(folder)
             for name in os.listdir(fd):
                 if not (name.startswith(".") and name.endswith(".tmp")):

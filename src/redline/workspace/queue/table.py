@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import os
 
-from redline.workspace.queue.base import ACTIONS, record_name
+from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, record_name
 from redline.workspace.queue.index import (
     PERSIST_AFTER,
     Entry,
@@ -47,7 +47,9 @@ class QueueListing(QueueReconcile):
                 found = self._from_memo()
             else:
                 self._reconciled = True
-                self._sweep_temporaries()
+                # Not the contents store's (10,000 blobs to list): the next decision or
+                # push of any redline sweeps it.
+                self._sweep_temporaries(("", ACTIONS, RESOLVED, REQUESTS))
                 found = self._from_memo()
                 if found is None:
                     messages = self._reconcile(full=False)
