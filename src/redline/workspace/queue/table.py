@@ -43,6 +43,7 @@ class QueueListing(QueueReconcile):
         Cheaper than :meth:`list` on a long queue (see the module doc): an unchanged record
         file is neither read nor parsed, from its file or from the index."""
         with collector_paused():
+            loaded = None
             if self._reconciled:
                 found = self._from_memo()
             else:
@@ -53,14 +54,16 @@ class QueueListing(QueueReconcile):
                 found = self._from_memo()
                 if found is None:
                     messages = self._reconcile(full=False)
-                    self._loaded = None
+                    loaded, self._loaded = self._loaded, None
+                    if messages:  # records were settled: what reconcile read is old
+                        loaded = None
                 else:
                     messages = self._settle([summary for _o, summary, _r in found])
                     if messages:  # records were settled: read them as they are now
                         found = None
                 self.messages.extend(messages)
             if found is None:
-                found = self._from_index()
+                found = self._from_index(loaded)
             return self._checked(found)
 
     def _from_memo(self) -> builtins.list[Found] | None:
@@ -121,10 +124,12 @@ class QueueListing(QueueReconcile):
         self.problems = problems
         return found
 
-    def _from_index(self) -> builtins.list[Found]:
+    def _from_index(
+        self, loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None
+    ) -> builtins.list[Found]:
         """Every record's summary and row by way of the index (rows built where the memo
-        has none)."""
-        entries, problems = self._load(full=False)
+        has none); ``loaded``: what reconcile has just read, if nothing was settled."""
+        entries, problems = loaded if loaded is not None else self._load(full=False)
         self.problems = problems
         with self._index_lock:
             memo = self._listing_memo()
