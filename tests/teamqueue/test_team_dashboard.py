@@ -21,7 +21,6 @@ from redline.teamqueue.client import TeamClient
 from redline.teamqueue.follower import StepReport, TeamFollower
 from redline.teamqueue.settings import team_id, workspace_id
 from redline.tui.team.app import TeamApp
-from redline.tui.team.status import TeamStatus
 
 from .conftest import Team
 from .helpers import make_workspace, open_queue, propose
@@ -86,11 +85,18 @@ def row(q: Queue, team: str) -> dict[str, object]:
 
 
 def status_text(app: TeamApp) -> str:
-    return str(app.query_one(TeamStatus).render())
+    """The top line, the notifications and the activity log: what the person was told."""
+    notes = [str(n.message) for n in app._notifications]
+    return "\n".join([str(app.inbox.status_line.render()), *notes, app.inbox.activity.plain])
 
 
 def listed(app: TeamApp) -> list[str]:
-    return [r["id"] for r in app.action_list.rows]
+    return app.listed_ids
+
+
+def shown_text(app: TeamApp) -> str:
+    """What the preview shows: the diff, or the note in its place."""
+    return "\n".join(app.inbox.preview.diff_view.plain_lines())
 
 
 @asynccontextmanager
@@ -116,22 +122,28 @@ async def test_lists_two_workspaces_and_applies_through_the_follower(
     team1, team2 = team_id(workspace_id(ws1), "pa-1"), team_id(workspace_id(ws2), "pa-1")
     async with dashboard(q, "alice") as (app, pilot):
         await wait_until(pilot, lambda: set(listed(app)) == {team1, team2})
-        assert "2 pending in 2 workspaces" in status_text(app)
+        assert "2 pending" in status_text(app)
         assert "connected as alice" in status_text(app)
-        # The list names each workspace's path and the source badge.
-        prompts = [str(option.prompt) for option in app.action_list.options]
-        assert any(str(ws1) in p and team1 in p and "‹exec" in p for p in prompts)
-        assert any(str(ws2) in p and team2 in p for p in prompts)
+        # Each row carries its workspace (badged by its folder) and its source.
+        spaces = {row.id: (row.workspace, row.source) for row in app.rows()}
+        assert spaces[team1][0] is not None and spaces[team1][0].path == str(ws1)
+        assert spaces[team2][0] is not None and spaces[team2][0].path == str(ws2)
+        assert spaces[team1][1].startswith("exec")
+        drawn = "".join(
+            segment.text for y in range(4) for segment in app.inbox.stack.render_line(y)
+        )
+        assert "⌂ one" in drawn and "⌂ two" in drawn and "‹exec" in drawn
+        title = app.inbox.query_one("#stack-panel")
         # f: only the first workspace (by path), then the next, then all again.
         await pilot.press("f")
-        assert listed(app) == [team1] and "1 of 2 pending" in status_text(app)
+        assert listed(app) == [team1] and "1 of 2" in str(title.border_title)
         await pilot.press("f")
         assert listed(app) == [team2]
         await pilot.press("f")
         assert set(listed(app)) == {team1, team2}
         await pilot.press("f")  # back to workspace one, its action selected and shown
-        await wait_until(pilot, lambda: app.detail.team_id == team1)
-        diff = "\n".join(app.detail.diff.plain_lines())
+        await wait_until(pilot, lambda: app.shown_id == team1)
+        diff = shown_text(app)
         assert "+more" in diff and "a.txt" in diff
         await pilot.press("r")
         await pilot.press(*"looks right")
@@ -140,7 +152,7 @@ async def test_lists_two_workspaces_and_applies_through_the_follower(
         await wait_until(pilot, lambda: "Decided:" in status_text(app))
         assert "by alice" in status_text(app)
         # The decision leaves the list live (its row is decided) ...
-        await wait_until(pilot, lambda: team1 not in [r["id"] for r in app.all_rows])
+        await wait_until(pilot, lambda: team1 not in [r.id for r in app.rows()])
     got = row(q, team1)
     assert got["decision"] == "apply" and got["decided_by"] == "alice"
     assert got["reason"] == "looks right"
@@ -159,9 +171,9 @@ async def test_enter_in_the_reason_field_discards_with_the_reason(q: Queue, tmp_
     mirrored(ws, q.host_url)
     team = team_id(workspace_id(ws), "pa-1")
     async with dashboard(q, "carol") as (app, pilot):
-        await wait_until(pilot, lambda: app.action_list.selected_id == team)
+        await wait_until(pilot, lambda: app.shown_id == team)
         # Tab from the reason field never reaches Apply: the buttons take no focus.
-        assert not app.query_one("#apply").can_focus
+        assert not app.inbox.query_one("#apply").can_focus
         await pilot.press("r")
         await pilot.press(*"not needed")
         await pilot.press("enter")
@@ -181,11 +193,11 @@ async def test_two_dashboards_racing_one_wins_the_other_is_told_who(
     mirrored(ws, q.host_url)
     team = team_id(workspace_id(ws), "pa-1")
     async with dashboard(q, "alice") as (a, pa), dashboard(q, "bob") as (b, pb):
-        await wait_until(pa, lambda: a.action_list.selected_id == team)
-        await wait_until(pb, lambda: b.action_list.selected_id == team)
+        await wait_until(pa, lambda: a.shown_id == team)
+        await wait_until(pb, lambda: b.shown_id == team)
         # Both decide before either hears of the other.
-        a.action_decide("apply")
-        b.action_decide("discard")
+        a.inbox.action_apply_top()
+        b.inbox.action_discard_top()
 
         def settled(app: TeamApp) -> bool:
             text = status_text(app)
@@ -199,8 +211,8 @@ async def test_two_dashboards_racing_one_wins_the_other_is_told_who(
         how = f"already decided: {got['decision']} by {got['decided_by']} at "
         assert how in status_text(loser)
         # The loser's dashboard selects nothing rather than the next action.
-        assert loser.action_list.selected_id is None
-        assert how in str(loser.query_one("#team-header").render())
+        assert loser.inbox.stack.selected_id is None
+        assert how in shown_text(loser)
     assert got["decided_by"] in ("alice", "bob")
     assert follow(ws, q.host_url) == [
         (team, "applied" if got["decision"] == "apply" else "discarded")
@@ -211,9 +223,7 @@ async def test_a_new_proposal_appears_without_a_key_press(q: Queue, tmp_path: Pa
     ws = make_workspace(tmp_path / "ws")
     async with dashboard(q, "alice") as (app, pilot):
         await wait_until(pilot, lambda: app.rows_seen >= 1 and "online" in status_text(app))
-        assert listed(app) == [] and "Nothing is pending" in str(
-            app.query_one("#team-header").render()
-        )
+        assert listed(app) == [] and "Nothing is pending" in shown_text(app)
         seen = app.rows_seen
         # The workspace's follower mirrors a new proposal; its NOTIFY redraws the list.
         done = threading.Thread(target=lambda: (propose(ws), mirrored(ws, q.host_url)))
@@ -222,7 +232,7 @@ async def test_a_new_proposal_appears_without_a_key_press(q: Queue, tmp_path: Pa
         done.join(30)
         assert app.rows_seen > seen
         team = team_id(workspace_id(ws), "pa-1")
-        await wait_until(pilot, lambda: app.detail.team_id == team)  # the top is selected
+        await wait_until(pilot, lambda: app.shown_id == team)  # the top is selected
 
 
 async def test_decided_elsewhere_while_reading_it_says_who(q: Queue, tmp_path: Path) -> None:
@@ -236,19 +246,20 @@ async def test_decided_elsewhere_while_reading_it_says_who(q: Queue, tmp_path: P
     ident = workspace_id(ws)
     async with dashboard(q, "alice") as (app, pilot):
         await wait_until(pilot, lambda: len(listed(app)) == 2)
-        selected = app.action_list.selected_id
+        await wait_until(pilot, lambda: app.shown_id is not None)
+        selected = app.inbox.stack.selected_id
         assert selected is not None
         with psycopg.connect(q.url("dave")) as conn:
             assert decide(conn, selected, "discard").won
         await wait_until(pilot, lambda: "already decided: discard by dave" in status_text(app))
         # Nothing selected: y now does nothing rather than act on the other action.
-        assert app.action_list.selected_id is None
+        assert app.inbox.stack.selected_id is None
         await pilot.press("y")
-        assert "Nothing selected" in status_text(app)
+        await wait_until(pilot, lambda: "Nothing is selected" in status_text(app))
         other = ({team_id(ident, "pa-1"), team_id(ident, "pa-2")} - {selected}).pop()
         assert row(q, other)["state"] == "pending"
         await pilot.press("j")
-        await wait_until(pilot, lambda: app.detail.team_id == other)
+        await wait_until(pilot, lambda: app.shown_id == other)
 
 
 def test_the_watch_catches_up_after_losing_its_connection(pg_url: str, tmp_path: Path) -> None:
@@ -384,11 +395,12 @@ async def test_two_reviewers_three_workspaces_each_change_written_once_where_it_
             for team, (who, key) in plan.items():
                 app, pilot = apps[who]
                 await wait_until(pilot, lambda app=app, team=team: team in listed(app))
-                app.action_list.select(team)
-                await wait_until(pilot, lambda app=app, team=team: app.detail.team_id == team)
+                assert app.select(team)
+                await wait_until(pilot, lambda app=app, team=team: app.shown_id == team)
                 await pilot.press(key)
-                await wait_until(pilot, lambda app=app: app.deciding is None)
-                assert "Decided:" in status_text(app), status_text(app)
+                await wait_until(
+                    pilot, lambda app=app, team=team: f"Decided: {team}" in status_text(app)
+                )
             await wait_until(pa, lambda: len(outcomes) == len(plan))
             await wait_until(pa, lambda: listed(a) == [] and listed(b) == [])
     finally:

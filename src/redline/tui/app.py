@@ -16,7 +16,7 @@ import asyncio
 import gc
 import logging
 from collections.abc import Callable, Iterable
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events, on, work
@@ -48,6 +48,7 @@ from redline.tui.agent_ended import exit_error_lines
 from redline.tui.agent_run import AgentRuns
 from redline.tui.bridge import EventBridge
 from redline.tui.command_palette import dashboard_commands
+from redline.tui.frame import css_paths, size_classes
 from redline.tui.hook_activity import (
     HookActivityArrived,
     HookActivityFeed,
@@ -79,27 +80,9 @@ from redline.tui.widgets.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
-STYLE_FILES = (
-    "app.tcss",
-    "stack.tcss",
-    "preview.tcss",
-    "activity.tcss",
-    "modals.tcss",
-    "layout.tcss",
-)
 QUIT_GRACE_SECONDS = 2.0
 # How often a live run over an external agent is asked whether it only waits on review.
 WAITING_POLL_SECONDS = 0.2
-NARROW_BELOW = 100
-TINY_BELOW = 22
-SHORT_BELOW = 32
-
-
-def _css_paths() -> list[str | PurePath]:
-    from redline.resources import styles_dir
-
-    base = styles_dir()
-    return [base / name for name in STYLE_FILES]
 
 
 def _default_watcher_factory(root: Path, on_change: Callable[[set[str]], None]) -> WatcherLike:
@@ -113,7 +96,7 @@ class RedlineApp(ShownApp[int]):
     """The review dashboard for one session."""
 
     TITLE = "redline"
-    CSS_PATH = _css_paths()
+    CSS_PATH = css_paths()
     AUTO_FOCUS = "#stack"
     ENABLE_COMMAND_PALETTE = True
     # Setting either refreshes the footer's keys (only when the value really changes).
@@ -195,16 +178,7 @@ class RedlineApp(ShownApp[int]):
     # -- terminal size ---------------------------------------------------------------
     def _size_classes(self, width: int, height: int) -> None:
         """One class per axis on the app; styles/layout.tcss reshapes the panels by them."""
-        tall = "-tiny" if height < TINY_BELOW else "-short" if height < SHORT_BELOW else "-tall"
-        self.update_classes(
-            {
-                "-narrow": width < NARROW_BELOW,
-                "-wide": width >= NARROW_BELOW,
-                "-tiny": tall == "-tiny",
-                "-short": tall == "-short",
-                "-tall": tall == "-tall",
-            }
-        )
+        size_classes(self, width, height)
 
     def on_resize(self, event: events.Resize) -> None:
         self._size_classes(event.size.width, event.size.height)

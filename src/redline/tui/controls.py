@@ -33,6 +33,16 @@ class Controls:
     parts_refusal: str = ""
     edit_refusal: str = ""
     repreview_refusal: str = ""
+    # What the review source cannot do at all, and why ("": it can): the team queue undoes,
+    # marks, runs checks and takes session rules nowhere, and runs no agent to prompt.
+    undo_refusal: str = ""
+    marks_refusal: str = ""
+    checks_refusal: str = ""
+    rules_refusal: str = ""
+    prompt_refusal: str = ""
+    # The selected action is shown as a diff its source mirrored (no file contents): why
+    # its hunks, files, split view and context cannot be stepped or changed.
+    view_refusal: str = ""
 
 
 def key_state(
@@ -51,6 +61,9 @@ def key_state(
     session rules; ``prompting``: the agent can take a prompt; ``searching``: a search term
     is set; ``search_open``: the search input is open.
     """
+    refused = _source_refusal(action, controls)
+    if refused:
+        return None
     if action in ("apply_top", "discard_top"):
         # A stale selection keeps y live, so the press can say why nothing happened.
         if controls.busy:
@@ -85,6 +98,23 @@ def key_state(
     return True
 
 
+def _source_refusal(action: str, controls: Controls) -> str:
+    """Why the review source cannot do ``action`` at all ("" when it can)."""
+    if action == "undo":
+        return controls.undo_refusal
+    if action == "toggle_mark":
+        return controls.marks_refusal
+    if action in ("run_checks", "discard_citing_checks"):
+        return controls.checks_refusal
+    if action == "always_apply":
+        return controls.rules_refusal
+    if action == "focus_prompt":
+        return controls.prompt_refusal
+    if action in ("step_hunk", "step_file", "toggle_split", "context"):
+        return controls.view_refusal
+    return ""
+
+
 def refusal(
     action: str,
     controls: Controls,
@@ -97,6 +127,9 @@ def refusal(
 
     The inbox says it when such a key is pressed, so no key is ever refused silently.
     """
+    refused = _source_refusal(action, controls)
+    if refused:
+        return refused
     selected = controls.selected_id
     nothing = (
         "Nothing is selected: pick an action with j / k (g: the top)."

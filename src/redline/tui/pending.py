@@ -11,47 +11,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
+from redline.review.source import SourceCapabilities, listed_from_record, record_files
 from redline.review.store import PendingAction
+from redline.review.workspace_source import record_allows, resolution_text, session_allows
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
+from redline.workspace.details import details_from_json
 from redline.workspace.preview import Preview
-from redline.workspace.queue import ORPHANED_REASON, QueueRecord, Resolution, WorkspaceQueue
+from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue
 from redline.workspace.queue.index import collector_paused
 
 log = logging.getLogger(__name__)
-
-
-# Who decided, as a queue resolution's ``resolved_by`` names them, in words.
-_DECIDERS = {
-    "person": "a person elsewhere (redline pending or another dashboard)",
-    "agent": "the agent",
-    "recovery": "recovery after a crash",
-}
 
 
 def gone_text(session: SessionLike, action_id: str) -> str:
     """How ``action_id`` left the queue, from its logged resolution when there is one:
     ``pa-3 was discarded by a person elsewhere (...) (reason: not needed).``"""
     queue = session_queue(session)
-    resolution = None
-    if queue is not None:
-        try:
-            resolution = queue.resolution(action_id)
-        except Exception as exc:  # a damaged log only loses the detail
-            log.warning("reading the resolution of %s failed: %s", action_id, exc)
-    if resolution is None:
+    if queue is None:
         return f"{action_id} is no longer pending (decided elsewhere)."
-    decision = resolution.decision
-    done = {"apply": "applied", "discard": "discarded"}.get(decision, decision)
-    if decision == "replaced" and resolution.replaced_by:
-        done = f"replaced by {resolution.replaced_by}"
-    by = resolution.resolved_by
-    if by == "rule":
-        who = f"rule {resolution.rule}" if resolution.rule else "a review rule"
-    else:
-        who = _DECIDERS.get(by, by)
-    reason = f" (reason: {resolution.reason})" if resolution.reason else ""
-    return f"{action_id} was {done} by {who}{reason}."
+    return resolution_text(queue, action_id)
 
 
 #: What the stack's row says of an action without reading its Preview: the files it
@@ -94,16 +73,9 @@ class QueuedCopy(PendingAction):
 
 
 def record_facts(record: QueueRecord) -> RowFacts:
-    """The stack row's files and +/- lines from a record, as its Preview's summary gives them
-    (a rename is listed by its new path)."""
-    files: list[str] = []
-    changes = record.preview.get("changes") if isinstance(record.preview, dict) else None
-    for change in changes if isinstance(changes, list) else ():
-        if isinstance(change, dict):
-            path = change.get("new_path") if change.get("kind") == "rename" else change.get("path")
-            if isinstance(path, str):
-                files.append(path)
-    return tuple(files), record.added, record.removed
+    """The stack row's files and +/- lines from a record, as the listed action made from
+    it says (:func:`redline.review.source.record_files`)."""
+    return record_files(record), record.added, record.removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,32 +88,18 @@ class Limits:
     repreview: str = ""
 
 
-_OWN_EXTERNAL = Limits(
-    parts="An external agent's change resolves only as a whole: apply or discard all of it.",
-    edit="An external agent's change cannot be edited before it lands: discard it with a "
-    "reason and the agent hears why.",
-    repreview="Re-preview is not available for an external agent's actions; discard it and "
-    "ask the agent again.",
-)
+def limits_of(allows: SourceCapabilities) -> Limits:
+    """The keys' refusals from what a review source allows an action."""
+    return Limits(
+        parts=allows.refusal("parts"),
+        edit=allows.refusal("edit"),
+        repreview=allows.refusal("repreview"),
+    )
 
 
 def record_limits(record: QueueRecord) -> Limits:
     """What cannot be done to another process's queued action, and why."""
-    from redline.review.decide import hook_waiting_text, owned_by_hook
-    from redline.review.queued import parts_refusal
-
-    parts = parts_refusal(record)
-    if parts:
-        parts += "."
-    if record.applied_by == "preview":
-        return Limits(parts=parts)
-    if owned_by_hook(record):
-        return Limits(parts=parts, repreview=f"{hook_waiting_text(record.id)}.")
-    whole = (
-        f"{record.id} ({record.label}) is applied by the process that queued it: "
-        "it cannot be {}; apply or discard it as a whole."
-    )
-    return Limits(parts=parts, edit=whole.format("edited"), repreview=whole.format("re-previewed"))
+    return limits_of(record_allows(record, SourceCapabilities()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,11 +152,7 @@ class PendingList:
         capabilities = self.session.capabilities
         if capabilities.parts and capabilities.edit and capabilities.repreview:
             return Limits()
-        return Limits(
-            parts="" if capabilities.parts else _OWN_EXTERNAL.parts,
-            edit="" if capabilities.edit else _OWN_EXTERNAL.edit,
-            repreview="" if capabilities.repreview else _OWN_EXTERNAL.repreview,
-        )
+        return limits_of(session_allows(capabilities, SourceCapabilities()))
 
     def read_top(self, minimum: int) -> tuple[PendingAction, ...] | None:
         """Only the queue's top action, when the queue holds at least ``minimum`` and the
@@ -356,20 +310,21 @@ class PendingList:
                 log.warning("queue record %s: %s", record.id, exc)
                 return None
 
+        # The row every list shows, made from the record by the one function.
+        listed = listed_from_record(record, stale_reasons=changed)
         action = QueuedCopy(
-            record.label,
+            listed.label,
             elsewhere,
-            details=record.details,
-            source_tool_name=record.source_tool_name,
+            details=details_from_json(record.kind, record.details),
+            kind=record.kind,
+            source_tool_name=listed.source_tool_name,
             source=record.source,
-            id=record.id,
+            id=listed.id,
             created_at=record.created_at,
-            stale=record.stale or record.orphaned() or bool(changed),
-            stale_reason=ORPHANED_REASON
-            if record.orphaned()
-            else record.stale_reason or "; ".join(changed),
+            stale=listed.stale,
+            stale_reason=listed.stale_reason,
         )
         if record.preview is not None:
-            action.defer(load, record_facts(record))
+            action.defer(load, listed.facts)
         self._foreign[record.id] = (key, action, record)
         return action

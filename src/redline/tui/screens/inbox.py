@@ -25,16 +25,15 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from redline.review.result import ToolResult
+from redline.review.source import ReviewSource
 from redline.review.store import PendingAction
 from redline.tui.activity_format import departure_block, error_lines
 from redline.tui.agent_ended import ended_note
 from redline.tui.checks import DashboardChecks
 from redline.tui.controls import Controls, key_state, refusal
 from redline.tui.messages import (
-    BatchFinished,
     CommandFinished,
     ForeignResolved,
-    MarkedFinished,
     ResolutionFinished,
     UndoChecked,
 )
@@ -43,17 +42,19 @@ from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
+from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
 from redline.tui.screens.inbox_checks import InboxChecks
+from redline.tui.screens.inbox_conversation import InboxConversation
 from redline.tui.screens.inbox_first import InboxFirstFrame
 from redline.tui.screens.inbox_search import InboxSearch
+from redline.tui.screens.inbox_source import InboxSource
 from redline.tui.session_calls import (
     apply_session_rules,
     resolve_action,
-    resolve_all,
-    resolve_marked,
     run_command,
     undo_available,
 )
+from redline.tui.source_list import SourceList
 from redline.tui.widgets.activity_log import ActivityLog
 from redline.tui.widgets.ended_banner import EndedBanner
 from redline.tui.widgets.fitting_footer import FittingFooter
@@ -65,7 +66,6 @@ from redline.tui.widgets.resolve_bar import ResolveBar
 from redline.tui.widgets.search_input import SearchBar, SearchInput
 from redline.tui.widgets.status_line import StatusLine
 
-NO_REASON = "no reason given"
 UNDO_BLOCKED_HINT = (
     "Hint: put those files back as the apply left them and press u again, or undo an older "
     "change whose files are unchanged: `redline undo --list`, then `redline undo ID`."
@@ -83,7 +83,9 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
+class InboxScreen(
+    InboxFirstFrame, InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConversation
+):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -127,11 +129,26 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
     # How the external agent's process ended (None: alive, or not external): no prompting.
     agent_ended: reactive[str | None] = reactive(None, bindings=True, init=False)
 
-    def __init__(self, session: SessionLike, *, workspace_label: str) -> None:
+    def __init__(
+        self,
+        session: SessionLike,
+        *,
+        workspace_label: str,
+        source: ReviewSource | None = None,
+        workspace_filter: str | None = None,
+    ) -> None:
+        """``source``: list and decide through this review source (the team queue, every
+        workspace) instead of the session's workspace; ``session`` then only labels the
+        screen (``tui.source_session.SourceSession``). ``workspace_filter``: show only
+        that workspace's actions at first (a source spanning workspaces; ``f`` steps on)."""
         super().__init__()
         self.session = session
         self.workspace_label = workspace_label
-        self.pending = PendingList(session)
+        self.source = source
+        self.pending: PendingList | SourceList = (
+            PendingList(session) if source is None else SourceList(source)
+        )
+        self._workspace_filter = workspace_filter
         # A resolve, a batch or an undo is on its way through the session.
         self.busy = False
         # One action is being resolved: the stack is re-read once it is done, not on each
@@ -220,6 +237,9 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
         self._panel("stack-panel").border_title = "Pending"
         self.preview.border_title = "Preview"
         self._panel("activity-panel").border_title = "Activity"
+        if self.source is not None:
+            self._start_over_source(self.source)
+            return
         self.checks = DashboardChecks(self)
         self.preview.mount(self.checks.pane)
 
@@ -246,11 +266,18 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
         )
         # The selection follows the top until the person moves it; an action they moved to
         # never slides onto another: the next y would apply something they have not read.
-        follows = self.stack.follows_top
+        # Over a review source spanning workspaces (the team queue) nothing is selected then
+        # either: the next action may be another workspace's, read by no one yet.
+        follows = self.stack.follows_top and not (
+            self.source is not None and self.source.spans_workspaces
+        )
         self.stack.update_actions(actions, clear=gone and not follows)
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
-            text = f"{gone_text(self.session, before)} {then}"
+            told = (
+                gone_text(self.session, before) if self.source is None else self.tell_gone(before)
+            )
+            text = f"{told} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
         if self.checks is not None:
@@ -276,16 +303,23 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
     def _stack_title(self) -> str:
         # Every listed action: this session's and, over a queue, every other process's.
         total = self.stack.total
-        source = self.stack.source_filter
-        if source is None:
+        shown = [
+            shown
+            for shown in (self.stack.source_filter, self.stack.workspace_filter)
+            if shown is not None
+        ]
+        if not shown:
             return f"Pending ({total})"
-        return f"Pending ({len(self.stack.rows)} of {total}, {source})"
+        return f"Pending ({len(self.stack.rows)} of {total}, {', '.join(shown)})"
 
     def selected_action(self) -> PendingAction | None:
         return self.pending.get(self.stack.selected_id)
 
     def _show_selected(self) -> None:
         action = self.selected_action()
+        if self.source is not None:
+            self.show_from_source(action)
+            return
         key = (
             (id(action), action.stale, action.stale_reason, ended_note(action.details))
             if action
@@ -302,6 +336,8 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
         # Queued selections can arrive while the app shuts down, after this screen went.
         if not self._alive():
             return
+        if self.stack.selected_id is not None:
+            self.held_note = ""
         self._show_selected()
         self._update_controls()
 
@@ -348,6 +384,7 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
             parts_refusal=limits.parts,
             edit_refusal=limits.edit,
             repreview_refusal=limits.repreview,
+            **self._source_refusals(),
         )
         self.resolve_bar.set_enabled(
             apply=bool(marked) or (selected is not None and not selected.stale)
@@ -371,7 +408,7 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
             apply, discard = f"Apply {marked} marked", f"Discard {marked} marked"
         else:
             apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
-            discard = f"Discard {picked}/{parts}" if picked else "Discard"
+            discard = f"Discard {picked}/{parts}" if picked else self._discard_label()
         changed = False
         for key, description in (("y", apply), ("n", discard)):
             bindings = self._bindings.key_to_bindings.get(key, [])
@@ -470,6 +507,10 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
     def _resolve_worker(
         self, verb: str, action_id: str, reason: str, only: list[str] | None = None
     ) -> None:
+        if self.source is not None:
+            self.decide_in_source(verb, action_id, reason, only or [])
+            return
+
         def foreign_done(text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
@@ -509,101 +550,11 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
                 self.activity.write_lines(error_lines(outcome.text))
         self._update_controls()
 
-    def action_apply_all(self) -> None:
-        self._resolve_all("apply")
-
-    def action_discard_all(self) -> None:
-        self._resolve_all("discard")
-
-    def _resolve_all(self, verb: str) -> None:
-        if self.busy or not self.session.store.has_pending:
-            return
-        self.busy = True
-        self._update_controls()
-        self._resolve_all_worker(verb, self.resolve_bar.reason or NO_REASON)
-
-    @work(thread=True, exit_on_error=False, group="resolve")
-    def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        resolve_all(self.session, verb, reason, self.post_message)
-
-    def on_batch_finished(self, message: BatchFinished) -> None:
-        # Not stopped: it goes on to the app, which resumes the agent when it can.
-        self.busy = False
-        if not self._alive():
-            return
-        verb = "Applied" if message.verb == "apply" else "Discarded"
-        if message.verb == "apply":
-            self.check_undo()
-        if message.stopped_at:
-            self.notify(
-                f"{verb} {message.done}; stopped at {message.stopped_at}.", severity="warning"
-            )
-        else:
-            self.resolve_bar.clear_reason()
-            self.notify(f"{verb} {message.done} action{'s' if message.done != 1 else ''}.")
-        self._update_controls()
-
-    # -- marked actions ------------------------------------------------------------------
-    def action_toggle_mark(self) -> None:
-        """space in the stack: mark or unmark the selected action for one y / n on all."""
-        marked = self.stack.toggle_mark()
-        if marked is None:
-            self.notify(self._refusal("apply_top"), title="Nothing marked", severity="warning")
-            return
-        self._update_controls()
-
-    def _resolve_marked(self, verb: str) -> None:
-        ids = self.stack.marked
-        self._own.update(ids)
-        self.busy = True
-        self._update_controls()
-        self._marked_worker(verb, ids, self.resolve_bar.reason or NO_REASON)
-
-    @work(thread=True, exit_on_error=False, group="resolve")
-    def _marked_worker(self, verb: str, ids: tuple[str, ...], reason: str) -> None:
-        def foreign_done(action_id: str, text: str) -> None:
-            self.post_message(ForeignResolved(verb, action_id, text))
-
-        resolve_marked(self.session, verb, ids, reason, self.post_message, foreign_done)
-
-    def on_marked_finished(self, message: MarkedFinished) -> None:
-        # Not stopped: it goes on to the app, which resumes the agent when it can.
-        self.busy = False
-        if not self._alive():
-            return
-        if message.verb == "apply":
-            self.check_undo()
-        done = [action_id for action_id, outcome in message.results if not outcome.is_error]
-        failed = [(action_id, o) for action_id, o in message.results if o.is_error]
-        verb = "Applied" if message.verb == "apply" else "Discarded"
-        lines = [
-            Content.assemble((f"✓ {action_id} ", "bold"), verb.lower())
-            if not outcome.is_error
-            else Content.assemble((f"✗ {action_id} ", "bold"), "not resolved: ", outcome.text)
-            for action_id, outcome in message.results
-        ]
-        summary = f"{verb} {len(done)} of {len(message.results)} marked"
-        notes = [Content(note) for note in message.notes]
-        self.activity.write_lines([Content.styled(f"ℹ {summary}:", "bold"), *lines, *notes])
-        for action_id, _outcome in failed:
-            self._own.discard(action_id)
-        if failed:
-            why = "; ".join(f"{action_id}: {outcome.text}" for action_id, outcome in failed)
-            self.notify(
-                f"{summary}. Still marked: {why}",
-                title=f"{message.verb.capitalize()} marked",
-                severity="warning",
-            )
-        else:
-            self.resolve_bar.clear_reason()
-            self.notify(f"{summary}.", title=f"{message.verb.capitalize()} marked")
-        self.refresh_stack()
-
     # -- undo, re-preview, session rules, edits ---------------------------------------
     def action_undo(self) -> None:
         self.busy = True
         self._update_controls()
-        self.run_command("undo", self.session.undo)
+        self.run_command("undo", self.session.undo if self.source is None else self.source_undo)
 
     def action_repreview(self) -> None:
         action = self.selected_action()
@@ -612,6 +563,9 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
             return
         action_id = action.id
         self._own.add(action_id)
+        if self.source is not None:
+            self.run_command("repreview", lambda: self.source_repreview(action_id))
+            return
         self.run_command("repreview", lambda: self.session.repreview(action_id))
 
     def action_always_apply(self) -> None:
@@ -670,6 +624,8 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
         self._edits.add(action_id)
 
         def edit() -> ToolResult:
+            if self.source is not None:
+                return self.source_edit(action_id, path, text)
             outcome = session.edit(action_id, path, text)
             if outcome.is_error:
                 return ToolResult.error(outcome.text)
@@ -790,11 +746,17 @@ class InboxScreen(InboxFirstFrame, InboxChecks, InboxSearch):
             stack.action_cursor_home()
 
     def action_filter_source(self) -> None:
+        if self.source is not None and self.source.spans_workspaces:
+            showing = self.cycle_workspace()
+            self._panel("stack-panel").border_title = self._stack_title()
+            self.refresh_stack()
+            self.notify(f"Showing {showing}.", title="Filter")
+            return
         shown = self.stack.cycle_filter()
         self._panel("stack-panel").border_title = self._stack_title()
         self.notify(f"Showing {shown or 'every source'}.", title="Filter")
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.unavailable_keys()))
 
     # -- search --------------------------------------------------------------------------

@@ -19,9 +19,10 @@ from textual import work
 from textual.screen import Screen
 
 from redline.review.store import PendingAction
+from redline.tui.pending import PendingList
 
 if TYPE_CHECKING:
-    from redline.tui.pending import PendingList
+    from redline.tui.source_list import SourceList
     from redline.tui.widgets.pending_stack import PendingStack
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class InboxFirstFrame(Screen[None]):
     _reading: bool
     _resolving: bool
     _stack_outdated: bool
-    pending: PendingList
+    pending: PendingList | SourceList
 
     if TYPE_CHECKING:
 
@@ -55,6 +56,8 @@ class InboxFirstFrame(Screen[None]):
         """A long queue's first frame: show its top action at once and list the rest on a
         thread, then show them all and call ``then`` (issue 44). False: the queue is short
         (or the session has actions of its own): :meth:`refresh_stack` reads it all now."""
+        if not isinstance(self.pending, PendingList):  # a review source lists itself
+            return False
         top = self.pending.read_top(LONG_QUEUE)
         if top is None:
             return False

@@ -6,7 +6,7 @@ three. Row facts (files, +/- lines) are computed once per action id and cached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,10 +20,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from redline.review.source import WorkspaceRef
 from redline.review.store import PendingAction
 from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
-from redline.tui.pending import QueuedCopy
+from redline.tui.pending import QueuedCopy, RowFacts
 from redline.tui.render import content_strip, fit
 
 ROW_HEIGHT = 2
@@ -78,6 +79,13 @@ class StackRow:
     origin: str = "agent"
     # How the agent that left this action ended (empty: its agent is alive or unknown).
     ended: str = ""
+    # The workspace it belongs to, badged when the list spans several workspaces.
+    workspace: WorkspaceRef | None = None
+
+
+def workspace_name(workspace: WorkspaceRef) -> str:
+    """A workspace's badge: its folder's name (its id when the path has none)."""
+    return workspace.path.rstrip("/").rpartition("/")[2] or workspace.id
 
 
 def _facts(action: PendingAction) -> tuple[tuple[str, ...], int, int]:
@@ -133,6 +141,11 @@ class PendingStack(ScrollView, can_focus=True):
         self._marked: dict[str, None] = {}
         # Each action's check badge (docs/checks.md), set by the inbox's DashboardChecks.
         self.check_badges: dict[str, Content] = {}
+        # Over a review source: each row's facts and workspace come from its listed action.
+        self.row_facts: Callable[[PendingAction], RowFacts | None] | None = None
+        self.row_workspace: Callable[[PendingAction], WorkspaceRef | None] | None = None
+        # Show only this workspace's actions (its id; None: every workspace).
+        self.workspace_filter: str | None = None
 
     # -- data ----------------------------------------------------------------------
     @property
@@ -200,7 +213,9 @@ class PendingStack(ScrollView, can_focus=True):
             ):
                 row = known[1]
             else:
-                files, added, removed = _facts(action)
+                given = self.row_facts(action) if self.row_facts is not None else None
+                files, added, removed = given if given is not None else _facts(action)
+                space = self.row_workspace(action) if self.row_workspace is not None else None
                 row = StackRow(
                     action.id,
                     action.label,
@@ -212,6 +227,7 @@ class PendingStack(ScrollView, can_focus=True):
                     action.stale_reason,
                     action_source(action),
                     ended,
+                    space,
                 )
             built[action.id] = (action, row)
             counts[row.origin] = counts.get(row.origin, 0) + 1
@@ -221,6 +237,10 @@ class PendingStack(ScrollView, can_focus=True):
             self.source_filter = None
         if self.source_filter is not None:
             rows = [row for row in rows if row.origin == self.source_filter]
+        if self.workspace_filter is not None:
+            rows = [
+                row for row in rows if row.workspace and row.workspace.id == self.workspace_filter
+            ]
         self._built = built
         self.rows = rows
         listed = {action.id for action in actions}
@@ -304,6 +324,15 @@ class PendingStack(ScrollView, can_focus=True):
         self._follow_top = self.validate_cursor(index) == 0
         self.cursor = index
 
+    def select_id(self, action_id: str) -> bool:
+        """Move the selection to ``action_id`` as the person would (False: not shown)."""
+        ids = [row.action_id for row in self.rows]
+        if action_id not in ids:
+            return False
+        self._cleared = False
+        self._move(ids.index(action_id))
+        return True
+
     def action_cursor_down(self) -> None:
         self._move(self.cursor + 1)
 
@@ -376,7 +405,20 @@ class PendingStack(ScrollView, can_focus=True):
         if part == 0:
             on_top = row.action_id == self._top_id
             marker = ("▶ top ", "bold $redline-text-accent") if on_top else ("      ", "")
-            head = Content.assemble(marker, (f"{row.action_id:<7}", "$text-muted"), " ")
+            space = row.workspace
+            if space is not None:
+                # Several workspaces: the local id and the workspace's badge (the id's
+                # ``@WSID`` is in the preview's header).
+                local = row.action_id.partition("@")[0]
+                head = Content.assemble(
+                    marker,
+                    (f"{local:<5}", "$text-muted"),
+                    " ",
+                    (f"⌂ {one_line(workspace_name(space))}", "bold $text-primary"),
+                    " ",
+                )
+            else:
+                head = Content.assemble(marker, (f"{row.action_id:<7}", "$text-muted"), " ")
             if row.action_id in self._marked:
                 # Marked (space) for the next y / n on all the marked actions.
                 head = Content.assemble(head, ("● ", "bold $redline-text-accent"))

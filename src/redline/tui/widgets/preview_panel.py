@@ -11,13 +11,16 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import OptionList, Static
 
+from redline.review.source import ActionView, WorkspaceRef
 from redline.review.store import PendingAction
 from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
 from redline.tui.diff_model import next_context, previous_context
+from redline.tui.widgets.diff_text import diff_lines
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
-from redline.tui.widgets.pending_stack import action_source, source_badge
+from redline.tui.widgets.pending_stack import action_source, source_badge, workspace_name
+from redline.workspace.details import details_to_json
 from redline.workspace.hunks import Unit, hunk_units
 from redline.workspace.preview import via_lines
 
@@ -40,7 +43,7 @@ def command_line(details: Any) -> str | None:
 
 
 def _details_lines(action: PendingAction) -> list[Content]:
-    details: Any = action.details
+    details: Any = details_to_json(action.details)  # as the queue stores them
     command = command_line(details)
     if command is not None:
         raw = details.get("raw_input") or {}
@@ -82,6 +85,10 @@ class PreviewPanel(Vertical):
         # The person's selection of the shown action: unit addresses (``PATH#N``, ``PATH``).
         self.selected: set[str] = set()
         self.units: tuple[Unit, ...] = ()
+        # Over a review source: the workspace of the shown action (said in the header when
+        # the source spans several) and the id whose view (Preview or diff) is on screen.
+        self.workspace: WorkspaceRef | None = None
+        self.shown_id: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="preview-header")
@@ -98,11 +105,32 @@ class PreviewPanel(Vertical):
             return 0
         return len(self.action.preview.changes)
 
-    def show_action(self, action: PendingAction | None, *, listed: int = 0) -> None:
-        """Show ``action``; with None, say that nothing is pending or, when ``listed``
-        actions are, that none of them is selected."""
-        same = action is not None and self.action is not None and action.id == self.action.id
+    def show_action(
+        self,
+        action: PendingAction | None,
+        *,
+        listed: int = 0,
+        view: ActionView | None = None,
+        note: str = "",
+        workspace: WorkspaceRef | None = None,
+        empty: str = "No pending actions.",
+    ) -> None:
+        """Show ``action``; with None, say that nothing is pending (``empty``; or ``note``)
+        or, when ``listed`` actions are, that none of them is selected.
+
+        Over a review source: ``view`` is the loaded view (its unified ``diff`` is shown
+        when there is no Preview), ``note`` what to say while it loads or why it cannot be
+        read, ``workspace`` the action's workspace."""
+        # The same action as shown (its selection kept), unless its Preview arrived since
+        # (a review source reads it after the row is listed).
+        same = (
+            action is not None
+            and self.action is not None
+            and action.id == self.action.id
+            and (self.action.preview is not None or action.preview is None)
+        )
         self.action = action
+        self.workspace = workspace
         if not same:
             self.file_index = 0
             self.selected = set()
@@ -112,13 +140,27 @@ class PreviewPanel(Vertical):
         if action is None:
             file_list.display = False
             file_list.clear_options()
-            text = (
+            self.shown_id = None
+            text = note or (
                 f"Nothing is selected ({listed} pending): pick an action with j / k (g: the top)."
                 if listed
-                else "No pending actions."
+                else empty
             )
             self.diff_view.show_text([Content.styled(text, "$text-muted")])
             return
+        if action.preview is None and (note or (view is not None and view.diff is not None)):
+            # A source without file contents (the team queue): its mirrored diff as text.
+            file_list.display = False
+            file_list.clear_options()
+            if view is not None and view.diff is not None and not note:
+                self.shown_id = action.id
+                lines = diff_lines(view.diff) or [Content("(no diff was mirrored)")]
+            else:
+                self.shown_id = None
+                lines = [Content.styled(one_line(note), "$text-muted")]
+            self.diff_view.show_text(lines)
+            return
+        self.shown_id = action.id
         if action.preview is None or not action.preview.changes:
             file_list.display = False
             file_list.clear_options()
@@ -146,6 +188,18 @@ class PreviewPanel(Vertical):
             "  ",
             source_badge(action_source(action)),
         ]
+        if self.workspace is not None:
+            parts.extend(
+                [
+                    "\n",
+                    ("workspace ", "$text-muted"),
+                    (f"⌂ {one_line(workspace_name(self.workspace))}", "bold $text-primary"),
+                    "  ",
+                    one_line(self.workspace.id),
+                    "  ",
+                    one_line(self.workspace.path),
+                ]
+            )
         # A path reached through a symlinked folder: say where it really writes.
         for line in via_lines(action.preview.via if action.preview is not None else {}):
             parts.extend(["\n", (" SYMLINK ", "bold $redline-text-warning on $warning-muted")])

@@ -25,6 +25,10 @@ class StatusLine(Widget):
     state: reactive[AgentState] = reactive(AgentState.IDLE)
     pending: reactive[int] = reactive(0)
     sources: reactive[tuple[tuple[str, int], ...]] = reactive(())
+    # Over a review source with a link (the team queue): whether it is reached, in place of
+    # the agent's state ("" over a session). ``link_bad``: offline.
+    link: reactive[str] = reactive("")
+    link_bad: reactive[bool] = reactive(False)
 
     def __init__(
         self, model_label: str, workspace: str, *, scripted: bool, id: str | None = None
@@ -49,9 +53,10 @@ class StatusLine(Widget):
         parts: list[tuple[str, str] | str] = [
             ("agent: ", "$text-muted"),
             (self.state.value, STATE_STYLE[self.state]),
-            bar,
-            (f"{self.pending} pending", "bold" if self.pending else "$text-muted"),
         ]
+        if self.link:
+            parts = [(self.link, "bold $text-error" if self.link_bad else "$redline-text-success")]
+        parts += [bar, (f"{self.pending} pending", "bold" if self.pending else "$text-muted")]
         if with_sources and len(self.sources) > 1:
             counts = ", ".join(f"{badge} {count}" for badge, count in self.sources)
             parts.append((f" ({counts})", "$text-muted"))

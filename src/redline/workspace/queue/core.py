@@ -42,7 +42,7 @@ from __future__ import annotations
 import builtins
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id, record_name
@@ -60,6 +60,9 @@ from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_nu
 from redline.workspace.queue.staleness import Check, checks, run_checks
 from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 __all__ = [
     "ActionDraft",
@@ -81,11 +84,15 @@ class WorkspaceQueue(QueueOwners, QueueListing):
 
     def push(self, draft: ActionDraft) -> QueueRecord:
         """Queue a new action on top; durable when this returns."""
+        from redline.workspace.queue import revisions
+
         self._ensure_reconciled()
+        revision = revisions.check_named(self, draft) if draft.revises is not None else None
         number = self._allocate()
         _step("push: id allocated")
         record = self._new_record(draft, number, number)
         _step("push: contents stored")
+        revisions.link(self, draft, record, revision)
         self._write_record(record)
         _step("push: record written")
         return record
@@ -106,7 +113,7 @@ class WorkspaceQueue(QueueOwners, QueueListing):
                 self._write_record(record)
             return record
 
-    def update_details(self, action_id: str, details: Any) -> QueueRecord | None:
+    def update_details(self, action_id: str, details: JsonValue) -> QueueRecord | None:
         """Replace an action's ``details`` (its pusher learned more, e.g. its agent ended)."""
         try:
             storage.canonical_check(details)

@@ -70,12 +70,12 @@ class Listed(NamedTuple):
 def row_of(record: QueueRecord) -> Row:
     """The row of ``record`` (see :class:`Row`)."""
     from redline.termtext import one_line
+    from redline.workspace.details import agent_ended, details_from_json
     from redline.workspace.preview import via_lines
 
     notes: list[str] = []
-    details = record.details
-    ended = details.get("agent_ended") if isinstance(details, dict) else None
-    if isinstance(ended, str) and ended:
+    ended = agent_ended(details_from_json(record.kind, record.details))
+    if ended:
         notes.append(f"its agent {ended}")
     notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
     source = record.source
