@@ -154,6 +154,24 @@ class PendingList:
             return Limits()
         return limits_of(session_allows(capabilities, SourceCapabilities()))
 
+    def read_top(self, minimum: int) -> tuple[PendingAction, ...] | None:
+        """Only the queue's top action, when the queue holds at least ``minimum`` and the
+        session none of its own (a long queue's first frame; :meth:`read` lists the rest);
+        None: read them all."""
+        queue = session_queue(self.session)
+        if queue is None or self.session.store.has_pending:
+            return None
+        try:
+            record = queue.top(minimum)
+        except Exception as exc:
+            log.warning("reading the workspace queue's top failed: %s", exc)
+            return None
+        action = self._foreign_action(queue, record, {}, set()) if record is not None else None
+        if action is None:
+            return None
+        self._actions = {action.id: action}
+        return (action,)
+
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others."""
         with collector_paused():
