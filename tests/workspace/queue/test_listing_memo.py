@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from redline.cli import main
-from redline.workspace.queue import WorkspaceQueue, core, index, listing, staleness, storage
+from redline.workspace.queue import WorkspaceQueue, index, listing, staleness, storage
 
 from .helpers import create_draft, edit_draft
 
@@ -216,13 +216,13 @@ def test_the_dashboards_staleness_check_agrees_with_the_table(
     _queue(ws)
     _table(capfd, ws)  # the rows remembered
     worked_out: list[object] = []
-    original = core.checks
+    original = staleness.checks
 
     def counting(preview: object) -> list[staleness.Check]:
         worked_out.append(preview)
         return original(preview)
 
-    monkeypatch.setattr(core, "checks", counting)
+    monkeypatch.setattr(staleness, "checks", counting)
     with WorkspaceQueue(ws) as queue:
         listed = queue.list()
         assert [queue.stale_reasons(r) for r in listed] == [[], [], []]

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from redline.workspace import known
 from redline.workspace.queue import storage
@@ -29,7 +29,6 @@ from redline.workspace.queue.index import (
     identity,
     settled,
 )
-from redline.workspace.queue.listing import ListingMemo
 from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
@@ -38,9 +37,13 @@ from redline.workspace.queue.records import (
     ReplayedRecord,
     id_number,
 )
-from redline.workspace.queue.staleness import Check
 from redline.workspace.queue.used import Ranges, UsedIds, UsedIdsError
 from redline.workspace.state import StateFolderError, open_state_dir
+
+if TYPE_CHECKING:
+    # Loaded by the first listing, not by a queue that only pushes (a hook's queueing path).
+    from redline.workspace.queue.listing import ListingMemo
+    from redline.workspace.queue.staleness import Check
 
 ACTIONS = "actions"
 CONTENTS = "contents"
@@ -309,6 +312,8 @@ class QueueBase:
 
     def _listing_memo(self) -> ListingMemo:
         if self._listing is None:
+            from redline.workspace.queue.listing import ListingMemo
+
             signed = self._records()
             self._listing = ListingMemo(self._fd(""), signed.key, signed.keys)
         return self._listing

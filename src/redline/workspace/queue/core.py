@@ -57,12 +57,12 @@ from redline.workspace.queue.index import (
 )
 from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
-from redline.workspace.queue.staleness import Check, checks, run_checks
 from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher
 
 if TYPE_CHECKING:
     from redline.jsontypes import JsonValue
+    from redline.workspace.queue.staleness import Check
 
 __all__ = [
     "ActionDraft",
@@ -244,6 +244,8 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         shares with its index: from its row in the listing memo when that was built from the
         same file, see :mod:`.listing`)."""
         with self._index_lock:
+            from redline.workspace.queue.staleness import run_checks
+
             hashes = self._file_hashes()
             return run_checks(
                 self.root, self._checks(record), cache if cache is not None else {}, hashes
@@ -263,6 +265,8 @@ class WorkspaceQueue(QueueOwners, QueueListing):
             if row is not None:
                 found = builtins.list(row.checks)
         if found is None:
+            from redline.workspace.queue.staleness import checks
+
             found = checks(record.preview)
         if len(self._checks_of) > 2 * len(index.entries if index is not None else ()) + 64:
             self._checks_of.clear()  # records that left the queue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import os
+from typing import TYPE_CHECKING, TypeAlias
 
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, record_name
 from redline.workspace.queue.index import (
@@ -23,14 +24,16 @@ from redline.workspace.queue.index import (
     collector_paused,
     identity,
 )
-from redline.workspace.queue.listing import Listed, ListingMemo, Row, row_of
 from redline.workspace.queue.procs import is_alive
 from redline.workspace.queue.reconcile import QueueReconcile
 from redline.workspace.queue.records import QueueRecordError, ReplayedRecord, id_number
-from redline.workspace.queue.staleness import run_checks
+
+if TYPE_CHECKING:
+    # Loaded by the first listing, not by a queue that only pushes (a hook's queueing path).
+    from redline.workspace.queue.listing import Listed, ListingMemo, Row
 
 #: One action of a listing: its listing order (position, id number), summary and row.
-Found = tuple[tuple[int, int], RecordSummary, Row]
+Found: TypeAlias = "tuple[tuple[int, int], RecordSummary, Row]"
 
 
 class QueueListing(QueueReconcile):
@@ -69,6 +72,8 @@ class QueueListing(QueueReconcile):
     def _from_memo(self) -> builtins.list[Found] | None:
         """Every record's summary and row from the memo, a few changed files read on their
         own; None when that would not be cheap or a record is a leftover to remove."""
+        from redline.workspace.queue.listing import row_of
+
         with self._index_lock:
             memo = self._listing_memo()
             memo.load()
@@ -148,6 +153,8 @@ class QueueListing(QueueReconcile):
     def _build_row(self, entry: Entry, memo: ListingMemo) -> Row | None:
         """The row of ``entry``'s record: from the index's record, else read from its file
         (None when it went meanwhile; a record now unusable goes to :attr:`problems`)."""
+        from redline.workspace.queue.listing import row_of
+
         action_id = entry.summary.id
         record, key = entry.record, entry.key
         if record is None:
@@ -165,6 +172,9 @@ class QueueListing(QueueReconcile):
 
     def _checked(self, found: builtins.list[Found]) -> builtins.list[Listed]:
         """Each row with its staleness and orphan state found now; the memos saved."""
+        from redline.workspace.queue.listing import Listed
+        from redline.workspace.queue.staleness import run_checks
+
         with self._index_lock:
             hashes = self._file_hashes()
             cache: dict[str, str | None] = {}
