@@ -27,6 +27,7 @@ from textual.widgets import Input
 from redline.review.result import ToolResult
 from redline.review.source import ReviewSource
 from redline.review.store import PendingAction
+from redline.review.workspace_source import WorkspaceSource
 from redline.tui.activity_format import departure_block, error_lines
 from redline.tui.agent_ended import ended_note
 from redline.tui.checks import DashboardChecks
@@ -37,7 +38,7 @@ from redline.tui.messages import (
     ResolutionFinished,
     UndoChecked,
 )
-from redline.tui.pending import PendingList, gone_text
+from redline.tui.pending import PendingList
 from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
@@ -185,6 +186,14 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
         yield FittingFooter(first=FOOTER_FIRST)
 
     @property
+    def workspace_source(self) -> WorkspaceSource:
+        """The session's workspace as the review source the stack lists and decides
+        through (a screen given another ``source`` has none)."""
+        pending = self.pending
+        assert isinstance(pending, PendingList), "the inbox is over a session's workspace"
+        return pending.source
+
+    @property
     def stack(self) -> PendingStack:
         return self._widget(PendingStack)
 
@@ -269,7 +278,9 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
             told = (
-                gone_text(self.session, before) if self.source is None else self.tell_gone(before)
+                self.workspace_source.gone_text(before)
+                if self.source is None
+                else self.tell_gone(before)
             )
             text = f"{told} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
@@ -508,7 +519,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
         def foreign_done(text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
-        outcome = resolve_action(self.session, verb, action_id, reason, only, foreign_done)
+        outcome = resolve_action(self.workspace_source, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
     def on_foreign_resolved(self, _message: ForeignResolved) -> None:

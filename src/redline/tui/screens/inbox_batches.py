@@ -17,6 +17,7 @@ from redline.tui.session_calls import resolve_all, resolve_marked
 if TYPE_CHECKING:
     from redline.review.resolve import ResolveOutcome
     from redline.review.source import ReviewSource
+    from redline.review.workspace_source import WorkspaceSource
     from redline.tui.protocol import SessionLike
     from redline.tui.widgets.activity_log import ActivityLog
     from redline.tui.widgets.pending_stack import PendingStack
@@ -53,6 +54,9 @@ class InboxBatches(Screen[None]):
         def refresh_stack(self) -> None: ...
 
         source: ReviewSource | None
+
+        @property
+        def workspace_source(self) -> WorkspaceSource: ...
 
         def decide_marked_in_source(
             self, verb: str, ids: tuple[str, ...], reason: str
@@ -117,7 +121,15 @@ class InboxBatches(Screen[None]):
         def foreign_done(action_id: str, text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
-        resolve_marked(self.session, verb, ids, reason, self.post_message, foreign_done)
+        resolve_marked(
+            self.session,
+            verb,
+            ids,
+            reason,
+            self.post_message,
+            foreign_done,
+            self.workspace_source,
+        )
 
     def on_marked_finished(self, message: MarkedFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
