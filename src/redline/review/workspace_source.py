@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from redline.review.result import ToolResult
     from redline.review.session import Capabilities, Decision
     from redline.review.store import PendingAction, PendingActionStore
+    from redline.workspace.preview import Preview
     from redline.workspace.queue import QueueRecord, WorkspaceQueue
 
 log = logging.getLogger(__name__)
@@ -432,6 +433,24 @@ class WorkspaceSource:
 
             hunks = tuple(unit.address for unit in hunk_units(preview))
         return ActionView(row, preview=preview, hunks=hunks)
+
+    def load_preview(self, action_id: str) -> Preview | None:
+        """The Preview of listed ``action_id``, read from the record it was listed from (the
+        session's own action's as the session holds it); None when it has none or cannot
+        be read (logged). The dashboard's stack reads it when it first shows the action."""
+        mine = self.own_action(action_id)
+        if mine is not None:
+            return mine.preview
+        if self.queue is None:
+            return None
+        try:
+            record = self.record(action_id) or self.queue.get(self.local_id(action_id))
+            if record is None:
+                return None
+            return self.queue.preview(record)
+        except Exception as exc:
+            log.warning("queue record %s: %s", self.local_id(action_id), exc)
+            return None
 
     def resolve(self, action_id: str, decision: Decision) -> ResolveOutcome:
         """Apply or discard ``action_id`` as :meth:`decide` does, with the whole outcome (what

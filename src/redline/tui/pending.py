@@ -250,11 +250,7 @@ class PendingList:
             return ToolResult.error(f"{record.id} is resolved through the workspace queue")
 
         def load() -> Preview | None:
-            try:
-                return queue.preview(record)
-            except Exception as exc:
-                log.warning("queue record %s: %s", record.id, exc)
-                return None
+            return source.load_preview(row.id)
 
         # The row every list shows, made from the record by the one function.
         action = QueuedCopy(

@@ -24,7 +24,6 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input
 
-from redline.review.result import ToolResult
 from redline.review.source import ReviewSource
 from redline.review.store import PendingAction
 from redline.review.workspace_source import WorkspaceSource
@@ -559,7 +558,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
     def action_undo(self) -> None:
         self.busy = True
         self._update_controls()
-        self.run_command("undo", self.session.undo if self.source is None else self.source_undo)
+        self.run_command("undo", self.source_undo)
 
     def action_repreview(self) -> None:
         action = self.selected_action()
@@ -568,10 +567,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
             return
         action_id = action.id
         self._own.add(action_id)
-        if self.source is not None:
-            self.run_command("repreview", lambda: self.source_repreview(action_id))
-            return
-        self.run_command("repreview", lambda: self.session.repreview(action_id))
+        self.run_command("repreview", lambda: self.source_repreview(action_id))
 
     def action_always_apply(self) -> None:
         """Offer a session rule: always apply this tool's changes under this folder."""
@@ -623,20 +619,11 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
             self._save_edit(action_id, path, new_text)
 
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
-        session = self.session
         self._own.add(action_id)
         # The replacement it makes is logged as an edit, not a re-preview (took_edit).
         self._edits.add(action_id)
 
-        def edit() -> ToolResult:
-            if self.source is not None:
-                return self.source_edit(action_id, path, text)
-            outcome = session.edit(action_id, path, text)
-            if outcome.is_error:
-                return ToolResult.error(outcome.text)
-            return ToolResult.text_result(outcome.text)
-
-        self.run_command("edit", edit)
+        self.run_command("edit", lambda: self.source_edit(action_id, path, text))
 
     def took_edit(self, action_id: str) -> bool:
         """Whether ``action_id`` was replaced by a person's edit made here (asked once)."""
