@@ -133,9 +133,11 @@ class PendingList:
     """The pending actions top first, and each of them by id: the rows of the session's
     workspace source, each as the action the stack shows."""
 
-    def __init__(self, session: SessionLike) -> None:
+    def __init__(self, session: SessionLike, source: WorkspaceSource | None = None) -> None:
+        """``source``: the session's workspace as a review source (made from the session
+        when not given: :func:`workspace_source`)."""
         self.session = session
-        self._source: WorkspaceSource | None = None
+        self._source = source
         # What the stack shows, by id, and the listed rows they were made from.
         self._actions: dict[str, PendingAction] = {}
         self._rows: dict[str, ListedAction] = {}

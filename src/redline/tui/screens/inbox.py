@@ -135,15 +135,22 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
     ) -> None:
         """``source``: list and decide through this review source (the team queue, every
         workspace) instead of the session's workspace; ``session`` then only labels the
-        screen (``tui.source_session.SourceSession``). ``workspace_filter``: show only
+        screen (``tui.source_session.SourceSession``). A ``WorkspaceSource`` over
+        ``session`` itself is the session's workspace (the workspace dashboard; also what
+        no ``source`` means). ``workspace_filter``: show only
         that workspace's actions at first (a source spanning workspaces; ``f`` steps on)."""
         super().__init__()
         self.session = session
         self.workspace_label = workspace_label
+        if isinstance(source, WorkspaceSource) and source.session is session:
+            # The session's own workspace (``redline``): listed and decided through that
+            # source, with what only a session has (its agent, checks and rules) and its
+            # actions shown at once (the own ones at hand, others' Previews read lazily).
+            self.pending: PendingList | SourceList = PendingList(session, source)
+            source = None
+        else:
+            self.pending = PendingList(session) if source is None else SourceList(source)
         self.source = source
-        self.pending: PendingList | SourceList = (
-            PendingList(session) if source is None else SourceList(source)
-        )
         self._workspace_filter = workspace_filter
         # A resolve, a batch or an undo is on its way through the session.
         self.busy = False
