@@ -200,6 +200,7 @@ def main() -> int:
             f"  {name:38} median {statistics.median(values) * 1000:6.3f} ms   "
             f"p95 {pct(values, 0.95) * 1000:6.3f} ms"
         )
+    print(f"  {'revision lookup at push (in-process)':38} median {lookup_ms():6.3f} ms")
     return 0
 
 
@@ -253,6 +254,32 @@ def in_process(root: Path, loops: int) -> dict[str, list[float]]:
         taken.done()
         timings["outbox check, one entry told"].append(time.perf_counter() - start)
     return timings
+
+
+def lookup_ms(rounds: int = 200) -> float:
+    """The revision lookup a push does (issue 47): the session's last discarded action read
+    (one signed file) and checked, as every hook call's push does it — median, in ms."""
+    from redline.workspace.preview import FileCreate, Preview
+    from redline.workspace.queue import ActionDraft, QueueRecord, Source, WorkspaceQueue
+    from redline.workspace.queue.revisions import link
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        queue = WorkspaceQueue(root)
+        source = Source.current("hook", "claude", "bench-session")
+        draft = ActionDraft("x", source, preview=Preview([FileCreate("a.txt", "a\n")]))
+        first = queue.push(draft)
+        with queue.claim(first.id) as claim:
+            queue.discard_record(claim, "bench")
+        spans = []
+        for n in range(rounds):
+            # Another file of the same session: looked up and checked, not linked.
+            record = QueueRecord(f"pa-{n + 100}", n, "x", "write", source, 0.0, files=["b.txt"])
+            start = time.perf_counter()
+            link(queue, draft, record, None)
+            spans.append(time.perf_counter() - start)
+        queue.close()
+    return statistics.median(spans) * 1000
 
 
 if __name__ == "__main__":

@@ -297,6 +297,26 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         setup=_queued,
     ),
+    "redline pending comment": Scenario(
+        ["pending", "comment"],
+        ["pa-1", "a.txt:1", "in target"],
+        lambda r: (
+            _check_ok(r),
+            (r.target / ".redline/queue/comments/pa-1.json").is_file() or _fail(r),
+            _untouched_queue(r),
+        ),
+        setup=_queued,
+    ),
+    "redline pending viewed": Scenario(
+        ["pending", "viewed"],
+        ["pa-1"],
+        lambda r: (
+            _check_ok(r),
+            (r.target / ".redline/queue/comments/pa-1.json").is_file() or _fail(r),
+            _untouched_queue(r),
+        ),
+        setup=_queued,
+    ),
     "redline pending discard": Scenario(
         ["pending", "discard"],
         ["pa-1", "--reason", "not this one"],

@@ -89,12 +89,12 @@ async def test_tools_and_schemas(workspace: Path) -> None:
         schema: dict[str, Any] = tools[name].input_schema
         return schema
 
-    assert set(props("propose_edit")["properties"]) == {"path", "old", "new"}
+    assert set(props("propose_edit")["properties"]) == {"path", "old", "new", "revises"}
     assert set(props("propose_edit")["required"]) == {"path", "old", "new"}
-    assert set(props("propose_write")["properties"]) == {"path", "content"}
+    assert set(props("propose_write")["properties"]) == {"path", "content", "revises"}
     assert set(props("propose_write")["required"]) == {"path", "content"}
     ast = props("ast_edit")
-    assert set(ast["properties"]) == {"ops", "path", "glob", "limit"}
+    assert set(ast["properties"]) == {"ops", "path", "glob", "limit", "revises"}
     assert ast["required"] == ["ops"]
     op = ast["$defs"]["AstEditOp"]
     assert set(op["properties"]) == {"pat", "out"}

@@ -72,8 +72,55 @@ def _since(root: Path, ref: str) -> float | str:
         return f"--since {ref}: cannot read the time of the merge base"
 
 
-def decision_json(record: DecisionRecord) -> dict[str, Any]:
-    """One decision as ``--json`` prints it (the issue's fields, in its order)."""
+#: A revision's place: reviser id → (the id it revises, its revision number).
+Revisions = dict[str, tuple[str, int]]
+
+
+def _revisions(root: Path) -> Revisions:
+    """The revision links of the workspace's queue (none when it has no queue)."""
+    from redline.workspace.queue import QueueError, WorkspaceQueue
+    from redline.workspace.queue.revisions import REVISIONS, chains, links
+
+    if not (root / ".redline" / "queue" / REVISIONS).is_dir():
+        return {}
+    try:
+        with WorkspaceQueue(root, reconcile=False) as queue:
+            revises = links(queue)
+    except (QueueError, OSError):
+        return {}
+    numbered = chains(revises)
+    return {rid: (revises[rid], numbered[rid][1]) for rid in revises}
+
+
+def _grouped(records: list[DecisionRecord], revisions: Revisions) -> list[DecisionRecord]:
+    """Oldest first, each action's revisions right after it (``redline log`` groups them)."""
+    if not revisions:
+        return records
+
+    def first(action_id: str) -> str:
+        seen = {action_id}
+        while action_id in revisions and revisions[action_id][0] not in seen:
+            action_id = revisions[action_id][0]
+            seen.add(action_id)
+        return action_id
+
+    groups: dict[str, list[DecisionRecord]] = {}
+    for record in records:
+        groups.setdefault(first(record.id), []).append(record)
+    return [record for group in groups.values() for record in group]
+
+
+def decision_json(record: DecisionRecord, revisions: Revisions | None = None) -> dict[str, Any]:
+    """One decision as ``--json`` prints it (the issue's fields, in its order; a
+    revision's ``revision`` last)."""
+    data = _decision_json(record)
+    if revisions and record.id in revisions:
+        of, number = revisions[record.id]
+        data["revision"] = {"number": number, "of": of}
+    return data
+
+
+def _decision_json(record: DecisionRecord) -> dict[str, Any]:
     from redline.workspace.queue import iso_utc
 
     return {
@@ -96,9 +143,12 @@ def decision_json(record: DecisionRecord) -> dict[str, Any]:
     }
 
 
-def _facts(record: DecisionRecord) -> list[str]:
+def _facts(record: DecisionRecord, revisions: Revisions | None = None) -> list[str]:
     """What text and Markdown both say beside the decision: how, by what, through what."""
     facts = [record.source] if record.source else []
+    if revisions and record.id in revisions:
+        of, number = revisions[record.id]
+        facts.append(f"revision {number} of {of}")
     if record.parts:
         facts.append(f"applied {record.parts}")
     if record.edited:
@@ -114,18 +164,19 @@ def _facts(record: DecisionRecord) -> list[str]:
     return facts
 
 
-def _markdown(records: list[DecisionRecord]) -> str:
+def _markdown(records: list[DecisionRecord], revisions: Revisions) -> str:
     def cell(text: str) -> str:
         return " ".join(text.split()).replace("`", "'")
 
     lines = ["### Review decisions (redline)", ""]
     for record in records:
-        extra = [cell(fact) for fact in _facts(record)]
+        extra = [cell(fact) for fact in _facts(record, revisions)]
         if record.edited:
             extra[extra.index("edited")] = "edited by the reviewer"
         if record.commit:
             extra.append(f"`{record.commit[:12]}`")
-        line = f"- **{record.decision}** `{record.id}` {cell(record.label)}"
+        indent = "  " if record.id in revisions else ""
+        line = f"{indent}- **{record.decision}** `{record.id}` {cell(record.label)}"
         if extra:
             line += f" ({', '.join(extra)})"
         if record.reason:
@@ -134,7 +185,7 @@ def _markdown(records: list[DecisionRecord]) -> str:
     return "\n".join(lines)
 
 
-def _text(records: list[DecisionRecord]) -> str:
+def _text(records: list[DecisionRecord], revisions: Revisions) -> str:
     import datetime
 
     from redline.termtext import one_line
@@ -142,8 +193,9 @@ def _text(records: list[DecisionRecord]) -> str:
     lines = []
     for record in records:
         when = datetime.datetime.fromtimestamp(record.time).strftime("%Y-%m-%d %H:%M")
-        line = f"{when}  {record.id:<7} {record.decision:<9} {one_line(record.label)}"
-        facts = _facts(record)
+        mark = "  └ " if record.id in revisions else ""
+        line = f"{when}  {mark}{record.id:<7} {record.decision:<9} {one_line(record.label)}"
+        facts = _facts(record, revisions)
         if record.commit:
             facts.append(f"commit {record.commit[:12]}")
         if facts:
@@ -213,12 +265,13 @@ def run(args: argparse.Namespace) -> int:
             _err("--verify prints text or --json, not --markdown")
             return EXIT_BAD_INPUT
         return _verify(root, records, json=args.json)
+    revisions = _revisions(root)
     if args.json:
-        print(json_dumps({"decisions": [decision_json(r) for r in records]}))
+        print(json_dumps({"decisions": [decision_json(r, revisions) for r in records]}))
     elif not records:
         print(shown(f"No decisions recorded in {root}."))
     elif args.markdown:
-        print(shown(_markdown(records)))
+        print(shown(_markdown(_grouped(records, revisions), revisions)))
     else:
-        print(shown(_text(records)))
+        print(shown(_text(_grouped(records, revisions), revisions)))
     return EXIT_OK

@@ -111,6 +111,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from redline.commands.pending_check import configure_check
 
     configure_check(check)
+    from redline.commands import pending_comment
+
+    pending_comment.configure(sub)
     clear = sub.add_parser("clear", help="discard every pending action, newest first")
     clear.add_argument("--reason", default="", metavar="TEXT", help="why (the model sees it)")
 
@@ -216,6 +219,12 @@ def run(args: argparse.Namespace) -> int:
             from redline.commands.pending_check import run_check
 
             return run_check(queue, args)
+        if command in ("comment", "viewed"):
+            from redline.commands import pending_comment
+
+            if command == "comment":
+                return pending_comment.run_comment(queue, args)
+            return pending_comment.run_viewed(queue, args)
         return _resolve(
             queue, args.ids, command, args.reason, args.only, getattr(args, "batch", False)
         )
@@ -335,6 +344,7 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
         hunks: list[dict[str, Any]] = []
         described: list[str] = []
         shown_diff, hidden = "", 0
+        preview = None
         try:
             preview = queue.preview(record)
             diff = preview.diff() if preview is not None else ""
@@ -359,6 +369,9 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
     if resolution is not None:
         data["resolution"] = resolution.public()
     if as_json:
+        from redline.commands.pending_comment import show_json
+
+        show_json(queue, record, preview, data)
         _out(_dump(data))
         return EXIT_OK
     source = {key: one_line(value) for key, value in data["source"].items()}
@@ -403,6 +416,9 @@ def _show(queue: WorkspaceQueue, action_id: str, as_json: bool) -> int:
             lines.append(f"  replaced by: {one_line(res['replaced_by'])}")
         if res["result_text"]:
             lines.append(f"  result:  {one_line(res['result_text'])}")
+    from redline.commands.pending_comment import show_lines
+
+    lines.extend(show_lines(queue, record, preview))
     if record.details not in (None, "", {}):
         lines.append("  details:")
         lines.extend(details_text(record.details, "    "))

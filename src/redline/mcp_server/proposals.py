@@ -94,7 +94,14 @@ class Proposals:
 
     # -- propose -------------------------------------------------------------------
     async def propose_edit(
-        self, client: str, session: str, path: str, old: str, new: str
+        self,
+        client: str,
+        session: str,
+        path: str,
+        old: str,
+        new: str,
+        revises: str | None = None,
+        implicit: bool = True,
     ) -> Outcome:
         from redline.tools.files._common import FileToolError
         from redline.tools.files.edit import EditRequest, build_edit_action
@@ -107,9 +114,17 @@ class Proposals:
             )
         except FileToolError as exc:
             raise _refused(exc) from None
-        return await self._push(action, "mcp:propose_edit", client, session)
+        return await self._push(action, "mcp:propose_edit", client, session, revises, implicit)
 
-    async def propose_write(self, client: str, session: str, path: str, content: str) -> Outcome:
+    async def propose_write(
+        self,
+        client: str,
+        session: str,
+        path: str,
+        content: str,
+        revises: str | None = None,
+        implicit: bool = True,
+    ) -> Outcome:
         from redline.tools.files._common import FileToolError
         from redline.tools.files.write import NothingToWrite, WriteRequest, build_write_action
 
@@ -122,7 +137,7 @@ class Proposals:
             raise _refused(exc) from None
         except NothingToWrite as exc:
             return Outcome(str(exc))
-        return await self._push(action, "mcp:propose_write", client, session)
+        return await self._push(action, "mcp:propose_write", client, session, revises, implicit)
 
     async def ast_edit(
         self,
@@ -132,6 +147,8 @@ class Proposals:
         path: str | None,
         glob: str | None,
         limit: int | None,
+        revises: str | None = None,
+        implicit: bool = True,
     ) -> Outcome:
         from pydantic import ValidationError
 
@@ -164,9 +181,17 @@ class Proposals:
         if not report.files:
             return Outcome(preview_text(report, None) + "\nNothing was queued.")
         action = build_action(self.root, params, report)
-        return await self._push(action, "mcp:ast_edit", client, session)
+        return await self._push(action, "mcp:ast_edit", client, session, revises, implicit)
 
-    async def _push(self, action: PendingAction, tool: str, client: str, session: str) -> Outcome:
+    async def _push(
+        self,
+        action: PendingAction,
+        tool: str,
+        client: str,
+        session: str,
+        revises: str | None = None,
+        implicit: bool = True,
+    ) -> Outcome:
         assert action.preview is not None
         source = Source.current("mcp", name=client, session_id=session)
         draft = ActionDraft(
@@ -177,9 +202,15 @@ class Proposals:
             details=action.details,
             applied_by="preview",
             applied_text=action.applied_text if action.preview_apply else None,
+            revises=revises or None,
+            implicit_revision=implicit,
         )
+        from redline.workspace.queue.revisions import RevisionError
+
         try:
             record = await asyncio.to_thread(self.queue.push, draft)
+        except RevisionError as exc:
+            raise _refused(exc) from None
         except QueueError as exc:
             raise ProposalError(str(exc)) from None
         ruled = await self._apply_rules(record)
@@ -197,9 +228,14 @@ class Proposals:
         preview = canonical_preview(self.root, action.preview)
         diff = preview.diff().rstrip("\n")
         via = "".join(f" {line}." for line in via_lines(preview.via))
+        revision = (
+            f" It is revision {record.revision} of {record.revision_of}."
+            if record.revision_of
+            else ""
+        )
         return Outcome(
-            f"Queued {record.id} for review: {record.label}.{via} Nothing has been written "
-            f"yet.\n\n{diff}",
+            f"Queued {record.id} for review: {record.label}.{via}{revision} Nothing has been "
+            f"written yet.\n\n{diff}",
             record.id,
         )
 
@@ -242,13 +278,57 @@ class Proposals:
             check_id(action_id)
             record = self.queue.get(action_id)
             if record is not None:
-                return f"{action_id} pending: {record.label}"
+                return with_comments(
+                    f"{action_id} pending: {record.label}", self._comments(action_id, "")
+                )
             resolution = self.queue.resolution(action_id)
         except QueueError as exc:
             raise ProposalError(str(exc)) from None
         if resolution is None:
             raise ProposalError(f"No pending or recently resolved action {action_id}.")
-        return outcome_line(resolution)
+        return self._decided_text(resolution, result=False)
+
+    def _comments(self, action_id: str, verb: str) -> str:
+        """The reviewer's comments on ``action_id`` as the agent reads them ("" for none):
+        after a decision as it carries them, while pending as the comments so far."""
+        from redline.review.comments import agent_notes, comment_lines, stored
+
+        if verb:
+            return agent_notes(self.queue, action_id, verb)
+        try:
+            return comment_lines(stored(self.queue, action_id))
+        except (QueueError, ValueError):
+            return ""
+
+    def comments_json(self, action_id: str) -> list[dict[str, Any]]:
+        """``action_id``'s comments as ``pending comment --list --json`` lists them."""
+        from redline.review.comments import listed
+        from redline.workspace.queue import QueueRecord
+
+        try:
+            record = self.queue.get(action_id)
+            if record is None:
+                resolution = self.queue.resolution(action_id)
+                if resolution is None or resolution.record is None:
+                    return []
+                record = QueueRecord.from_dict(resolution.record, action_id)
+            return listed(self.queue, action_id, self.queue.preview(record))
+        except (QueueError, ValueError):
+            return []
+
+    def _decided_text(self, resolution: Resolution, *, result: bool = True) -> str:
+        """The outcome line, what the resolver told the model, and the comments."""
+        from redline.review.comments import with_notes
+
+        text = outcome_line(resolution)
+        # Whatever the resolver told the model (a partial or edited apply included).
+        if result and resolution.result_text:
+            text += "\n" + resolution.result_text
+        if resolution.decision in ("apply", "discard"):
+            text = with_notes(text, self._comments(resolution.id, resolution.decision))
+        if resolution.decision == "discard":
+            text += "\n" + revise_hint(resolution.id)
+        return text
 
     def _listing(self, session: str) -> str:
         records = [r for r in self.queue.list() if r.source.session_id == session]
@@ -299,11 +379,7 @@ class Proposals:
         try:
             resolution = self.queue.resolution(action_id)
             if resolution is not None:
-                text = outcome_line(resolution)
-                # Whatever the resolver told the model (a partial or edited apply included).
-                if resolution.result_text:
-                    text += "\n" + resolution.result_text
-                return text
+                return self._decided_text(resolution)
             if self.queue.get(action_id) is None:
                 # Neither pending nor in the resolved log (a resolution may just be landing).
                 resolution = self.queue.resolution(action_id)
@@ -313,6 +389,18 @@ class Proposals:
         except QueueError as exc:
             raise ProposalError(str(exc)) from None
         return None
+
+
+def revise_hint(action_id: str) -> str:
+    """What a discard tells the model about revising it."""
+    return (
+        f'To try again, propose the change anew; revise it with revises="{action_id}" so '
+        "the reviewer sees what changed since this one."
+    )
+
+
+def with_comments(text: str, comments: str) -> str:
+    return f"{text}\nComments:\n{comments}" if comments else text
 
 
 def outcome_line(resolution: Resolution) -> str:

@@ -7,11 +7,13 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, ValidationError
 
 from redline.mcp_server.proposals import (
     DEFAULT_WAIT_SECONDS,
     MAX_WAIT_SECONDS,
+    STILL_PENDING,
     ProposalError,
     Proposals,
 )
@@ -24,6 +26,18 @@ INSTRUCTIONS = (
     "applies or discards it. The propose tools answer at once with the action id and the diff; "
     "call await_review (or review_status) with that id to learn the outcome and the reason."
 )
+
+
+REVISES_TEXT = (
+    "The id of a discarded action this proposal revises (pa-K, as its discard named it): "
+    "the reviewer then sees what changed since that one, and its comments come along"
+)
+
+
+def _implicit(connection: str) -> bool:
+    """May this client's proposals be linked to its last discarded action unnamed? Not
+    for stateless HTTP requests: nothing ties one to another but the client's name."""
+    return not connection.startswith("http-client:")
 
 
 class AstEditOp(BaseModel):
@@ -106,7 +120,8 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
         description=(
             "Propose replacing one exact piece of text in an existing workspace file. `old` must "
             "occur exactly once (include surrounding lines to make it unique). Nothing is "
-            "written: the change waits in redline's review queue for a person."
+            "written: the change waits in redline's review queue for a person. After a "
+            'discard, propose the fix with `revises="pa-K"` naming the discarded action.'
         ),
     )
     async def propose_edit(
@@ -114,10 +129,18 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
         old: Annotated[str, Field(description="Exact text to replace; must occur exactly once")],
         new: Annotated[str, Field(description="Text to put in its place")],
         ctx: Context,
+        revises: Annotated[str | None, Field(description=REVISES_TEXT)] = None,
     ) -> str:
+        connection = _connection(ctx)
         try:
             outcome = await work.propose_edit(
-                _client_name(ctx), work.session_for(_connection(ctx)), path, old, new
+                _client_name(ctx),
+                work.session_for(connection),
+                path,
+                old,
+                new,
+                revises,
+                _implicit(connection),
             )
         except ProposalError as exc:
             raise fail(exc) from None
@@ -128,17 +151,25 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
         structured_output=False,
         description=(
             "Propose creating a workspace file, or replacing one with new complete content. "
-            "Nothing is written: the change waits in redline's review queue for a person."
+            "Nothing is written: the change waits in redline's review queue for a person. "
+            'After a discard, propose the fix with `revises="pa-K"` naming the discarded action.'
         ),
     )
     async def propose_write(
         path: Annotated[str, Field(description="File to create or replace, relative to the root")],
         content: Annotated[str, Field(description="The complete new content of the file")],
         ctx: Context,
+        revises: Annotated[str | None, Field(description=REVISES_TEXT)] = None,
     ) -> str:
+        connection = _connection(ctx)
         try:
             outcome = await work.propose_write(
-                _client_name(ctx), work.session_for(_connection(ctx)), path, content
+                _client_name(ctx),
+                work.session_for(connection),
+                path,
+                content,
+                revises,
+                _implicit(connection),
             )
         except ProposalError as exc:
             raise fail(exc) from None
@@ -153,7 +184,8 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
             "$$$NAME zero or more items, $_ and $$$ match without capturing; whitespace, "
             "comments, redundant parentheses and trailing commas are ignored. Example: "
             "{'pat': 'print($$$A)', 'out': 'logger.info($$$A)'}. Nothing is written: the "
-            "rewrite waits in redline's review queue for a person."
+            "rewrite waits in redline's review queue for a person. After a discard, propose "
+            'the fix with `revises="pa-K"` naming the discarded action.'
         ),
     )
     async def ast_edit(
@@ -167,15 +199,19 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
         ] = None,
         glob: Annotated[str | None, Field(description="Extra file filter under path")] = None,
         limit: Annotated[int | None, Field(description="Maximum total replacements", ge=1)] = None,
+        revises: Annotated[str | None, Field(description=REVISES_TEXT)] = None,
     ) -> str:
+        connection = _connection(ctx)
         try:
             outcome = await work.ast_edit(
                 _client_name(ctx),
-                work.session_for(_connection(ctx)),
+                work.session_for(connection),
                 [op.model_dump() for op in ops],
                 path,
                 glob,
                 limit,
+                revises,
+                _implicit(connection),
             )
         except ProposalError as exc:
             raise fail(exc) from None
@@ -186,7 +222,8 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
         structured_output=False,
         description=(
             "Without `id`: the pending actions this client proposed. With `id`: its state "
-            "(pending, applied, discarded with the reason, or replaced by another id)."
+            "(pending, applied, discarded with the reason, or replaced by another id) and the "
+            "reviewer's comments, one per line as PATH:LINE: TEXT."
         ),
     )
     async def review_status(
@@ -215,11 +252,22 @@ def build_server(root: Path, proposals: Proposals | None = None) -> MCPServer:
             float,
             Field(description="Seconds to wait (at most 50)", ge=0, le=MAX_WAIT_SECONDS),
         ] = DEFAULT_WAIT_SECONDS,
-    ) -> str:
+    ) -> str | CallToolResult:
+        import asyncio
+
         try:
-            return await work.await_review(id, timeout_s)
+            text = await work.await_review(id, timeout_s)
         except ProposalError as exc:
             raise fail(exc) from None
+        if text == STILL_PENDING:
+            return text
+        comments = await asyncio.to_thread(work.comments_json, id)
+        if not comments:
+            return text
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"comments": comments},
+        )
 
     return server
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from redline.review.resolve import ResolveOutcome
-    from redline.workspace.queue import QueueRecord, Source
+    from redline.workspace.queue import QueueRecord, Source, WorkspaceQueue
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +34,17 @@ def _handed_over(source: Source, applied_by: str, *, owner_alive: bool | None = 
     return applied_by == "owner" and not alive
 
 
-def decided(root: Path, record: QueueRecord, verb: str, outcome: ResolveOutcome) -> None:
+def decided(queue: WorkspaceQueue, record: QueueRecord, verb: str, outcome: ResolveOutcome) -> None:
     """``record`` (a queued action) was applied or discarded as ``outcome`` says: post it
-    to its hook session's outbox when its hook no longer waits for it. Never raises."""
+    to its hook session's outbox when its hook no longer waits for it, with the reviewer's
+    comments (:func:`redline.review.comments.agent_notes`). Never raises."""
     try:
         if not _handed_over(record.source, record.applied_by):
             return
+        from redline.review.comments import agent_notes
         from redline.workspace.outbox import Late, post
+
+        root = queue.root
 
         partial = bool(outcome.remaining_id)
         if verb == "apply":
@@ -62,6 +66,7 @@ def decided(root: Path, record: QueueRecord, verb: str, outcome: ResolveOutcome)
             remaining=outcome.remaining_id,
             parts=outcome.parts or "",
             workspace=str(root),
+            notes=agent_notes(queue, record.id, verb),
         )
         post(record.source.name, record.source.session_id, late)
     except Exception:  # the decision stands whatever happens here

@@ -359,7 +359,7 @@ async def _resolve_here(
     if not outcome.is_error:  # a hook's agent that stopped waiting hears it later
         from redline.review.late import decided
 
-        decided(queue.root, record, decision, outcome)
+        decided(queue, record, decision, outcome)
     result = outcome.to_tool_result()
     if not outcome.is_error:
         helper, why, imported = assisted_facts(record.source.canonical, record.details)

@@ -27,6 +27,7 @@ from redline.review.texts import (
 from redline.workspace.hunks import (
     HunkError,
     Origin,
+    Unit,
     parse_selection,
     split_for_apply,
     split_for_discard,
@@ -87,6 +88,8 @@ class ResolveOutcome:
     written: Preview | None = None
     #: ``"2 of 3 hunks"`` when only some hunks were applied.
     parts: str | None = None
+    #: The units a partial discard dropped (their comments go to the agent with it).
+    dropped: tuple[Unit, ...] | None = None
 
     @property
     def is_error(self) -> bool:
@@ -192,12 +195,40 @@ async def resolve_pending(
         )
         with credit:
             if only is not None:
-                return await _resolve_part(store, pending, verb, reason, only)
-            if action == "apply":
-                return await _apply(store, pending, reason)
-            return await _discard(store, pending, reason)
+                outcome = await _resolve_part(store, pending, verb, reason, only)
+            elif action == "apply":
+                outcome = await _apply(store, pending, reason)
+            else:
+                outcome = await _discard(store, pending, reason)
+            return _with_comments(store, pending.id, outcome)
     finally:
         store.resolution_lock.release()
+
+
+def _with_comments(
+    store: PendingActionStore, action_id: str, outcome: ResolveOutcome
+) -> ResolveOutcome:
+    """The reviewer's comments go to the agent with the decision: a discard's with the
+    reason, an apply's as notes (docs/review-conversation.md). A partial apply leaves them
+    with the rest; a partial discard takes those on the hunks it dropped."""
+    # A store of the queue, or one claimed record of it (review.queued's one-action store).
+    queue = store.queue if store.queue is not None else getattr(store, "_workspace_queue", None)
+    if queue is None or outcome.kind not in ("applied", "discarded") or not outcome.verb:
+        return outcome
+    from dataclasses import replace
+
+    from redline.review import comments
+
+    if outcome.remaining_id:
+        if outcome.kind != "discarded" or outcome.dropped is None:
+            return outcome
+        taken = comments.split_for_discard(queue, action_id, outcome.remaining_id, outcome.dropped)
+        notes = comments.notes_text("discard", taken)
+    else:
+        notes = comments.agent_notes(queue, action_id, outcome.verb)
+    if not notes:
+        return outcome
+    return replace(outcome, text=comments.with_notes(outcome.text, notes))
 
 
 def _gone(
@@ -281,6 +312,7 @@ async def _resolve_part(
             reason,
             ResolvedAction.of(pending),
             remaining_id=new.id,
+            dropped=dsplit.discarded_units,
         )
     if pending.stale:
         return _stale(pending, reason)

@@ -69,6 +69,7 @@ class Late:
         "action_id",
         "files",
         "label",
+        "notes",
         "outcome",
         "parts",
         "reason",
@@ -88,6 +89,7 @@ class Late:
         parts: str = "",
         workspace: str = "",
         time: float | None = None,
+        notes: str = "",
     ) -> None:
         self.action_id = action_id
         self.label = label
@@ -100,13 +102,19 @@ class Late:
         self.parts = parts
         self.workspace = workspace
         self.time = _now() if time is None else time
+        #: The reviewer's comments (docs/review-conversation.md), on lines of their own.
+        self.notes = notes
 
     def __repr__(self) -> str:
         return f"Late({self.action_id!r}, {self.outcome!r})"
 
     @property
     def text(self) -> str:
-        """What the agent reads."""
+        """What the agent reads: the outcome, then the reviewer's comments, if any."""
+        told = self._told()
+        return f"{told}\n{self.notes}" if self.notes.strip() else told
+
+    def _told(self) -> str:
         head = f"{self.action_id} ({self.label}), which you proposed earlier,"
         files = ", ".join(self.files) or "the files it touched"
         reread = f"re-read {files} before editing it"
@@ -134,13 +142,23 @@ class Late:
             "parts": self.parts,
             "workspace": self.workspace,
             "time": self.time,
+            "notes": self.notes,
         }
 
     @classmethod
     def from_json(cls, data: object) -> Late | None:
         if not isinstance(data, dict):
             return None
-        strings = ("action_id", "label", "outcome", "reason", "remaining", "parts", "workspace")
+        strings = (
+            "action_id",
+            "label",
+            "outcome",
+            "reason",
+            "remaining",
+            "parts",
+            "workspace",
+            "notes",
+        )
         if not all(isinstance(data.get(key, ""), str) for key in strings):
             return None
         files, when = data.get("files", []), data.get("time")
@@ -162,6 +180,7 @@ class Late:
             parts=str(data.get("parts", "")),
             workspace=str(data.get("workspace", "")),
             time=float(when),
+            notes=str(data.get("notes", "")),
         )
 
 

@@ -159,6 +159,24 @@ def test_codex_hears_a_discard_with_its_reason_at_its_next_prompt(root: Path) ->
     assert context_of(hook("codex", prompt, root)) is None
 
 
+def test_a_late_discard_carries_the_reviewers_comments(root: Path) -> None:
+    """Issue 47 through issue 46's outbox: comments on a handed-over action reach the agent
+    with the late discard, one per line as PATH:LINE: TEXT after the reason."""
+    from redline.review.comments import add_comment, parse_target
+
+    action = handed_over(
+        "claude", "pre-write.json", root, file_path=str(root / "a.py"), content="x = 1\n"
+    )
+    with WorkspaceQueue(root) as queue:
+        add_comment(queue, action, parse_target("a.py:1", ["a.py"]), "name it count", author="p")
+    decide(root, action, "discard", "not yet")
+    prompt = payload("claude", PROMPT["claude"], root)
+    assert context_of(hook("claude", prompt, root)) == (
+        f"{action} (Write a.py), which you proposed earlier, was discarded: not yet\n"
+        "a.py:1: name it count"
+    )
+
+
 def test_gemini_cli_hears_an_apply_and_its_undo_before_the_agent(root: Path) -> None:
     action = handed_over("gemini", "BeforeTool.write_file.json", root)
     decide(root, action, "apply")
@@ -209,7 +227,7 @@ def test_a_decision_the_hook_waited_for_is_not_told_again(root: Path) -> None:
                 applied_by="owner",  # its hook (this process) still waits
             )
         )
-    decided(root, record, "apply", ResolveOutcome("applied", "", verb="apply"))
+        decided(queue, record, "apply", ResolveOutcome("applied", "", verb="apply"))
     assert not outbox.take("claude", SESSION)
 
 

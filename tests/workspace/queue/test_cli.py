@@ -70,7 +70,7 @@ def test_apply_then_show_the_resolution(ws: Path, capfd: pytest.CaptureFixture[s
     assert (ws / "a.txt").read_text() == "hello\nworld\nmore\n"
     code, out, _ = run(capfd, "-C", str(ws), "show", "pa-1", "--json")
     data = json.loads(out)
-    assert code == 0 and list(data) == [*KEYS, "diff", "hunks", "resolution"]
+    assert code == 0 and list(data) == [*KEYS, "diff", "hunks", "resolution", "comments"]
     assert data["resolution"]["decision"] == "apply"
     assert data["resolution"]["reason"] == "looks right"
     assert data["resolution"]["result_text"] == "Applied: Add more."

@@ -388,6 +388,13 @@ class AcpAgent(Approvals):
     def record_resolution(
         self, action: PendingAction, decision: str, reason: str, rule: str | None = None
     ) -> None:
+        from redline.review.comments import agent_notes
+
+        # The reviewer's comments go with the decision (docs/review-conversation.md).
+        verb = "apply" if decision == "applied" else "discard"
+        notes = agent_notes(self.store.queue, action.id, verb)
+        if notes:
+            reason = f"{reason.strip() or 'no reason given'}\n{notes}"
         if rule is not None:
             decision = f"{decision} by rule {rule}"
         with self._lock:

@@ -65,6 +65,29 @@ def discarded(reason: str) -> Answer:
     return Answer("deny", DISCARDED_PREFIX + (reason.strip() or NO_REASON))
 
 
+def _noted(answer: Answer, queue: WorkspaceQueue | None) -> Answer:
+    """The reviewer's comments go with the answer (docs/review-conversation.md): one per
+    line after a discard's reason, as ``applied; reviewer notes:`` after an apply."""
+    if not answer.action_id or queue is None:
+        return answer
+    if answer.kind == "allow" or answer.reason.startswith("Applied as reviewed"):
+        verb = "apply"
+    elif answer.kind == "deny" and answer.reason.startswith(
+        (DISCARDED_PREFIX, "Discarded in part")
+    ):
+        verb = "discard"
+    else:
+        return answer
+    from redline.review.comments import agent_notes, with_notes
+
+    notes = agent_notes(queue, answer.action_id, verb)
+    if not notes:
+        return answer
+    return Answer(
+        answer.kind, with_notes(answer.reason, notes), answer.updated_input, answer.action_id
+    )
+
+
 def rewritten_input(payload: HookPayload, change: FileChange, approved: str) -> JsonObject:
     """The tool input that makes the agent write exactly ``approved``."""
     tool_input = dict(payload.tool_input)
@@ -298,7 +321,7 @@ class HookCall:
         session, queue = self._opened()
         deadline = time.monotonic() + self.settings.wait_seconds
         outcome = await self._wait(session, queue, deadline)
-        return await self._answer(queue, self._action_id, outcome)
+        return _noted(await self._answer(queue, self._action_id, outcome), queue)
 
     async def _rules(self, session: ReviewSession, action: PendingAction) -> RuleOutcome | None:
         if not _rule_files_exist(self.root):
@@ -616,7 +639,9 @@ class HookCall:
                     if resolution.decision == "apply":
                         return self._applied_by_redline(queue, action_id, resolution)
                     if resolution.decision == "discard":
-                        return Answer(**{**discarded(resolution.reason).__dict__})
+                        return Answer(
+                            **{**discarded(resolution.reason).__dict__, "action_id": action_id}
+                        )
                     return Answer("deny", f"Removed from redline's review queue ({action_id}).")
                 if queue.get(action_id) is None and queue.resolution(action_id) is None:
                     return Answer("deny", f"{action_id} left redline's review queue.")

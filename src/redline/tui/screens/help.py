@@ -30,6 +30,17 @@ KEY_MAP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("u", "undo the last apply (the agent is told; greyed out when nothing to undo)"),
             ("c", "run the configured checks on the selected action again"),
             ("N", "discard, citing the new check findings as the reason"),
+            ("m", "comments, viewed files and a revision's interdiff of the selected action"),
+        ),
+    ),
+    (
+        "Comments (m)",
+        (
+            ("a", "comment on the cursor's line (a header line: the whole file)"),
+            ("x", "delete the comment at the cursor (on a line: its last one)"),
+            ("v", "mark the file viewed and go to the next unviewed one"),
+            ("t", "a revision: since the previous revision / the full diff"),
+            ("n", "discard; with comments it reads Request changes, and they go along"),
         ),
     ),
     (

@@ -44,6 +44,7 @@ from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
 from redline.tui.screens.inbox_checks import InboxChecks
+from redline.tui.screens.inbox_conversation import InboxConversation
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.screens.inbox_source import InboxSource
 from redline.tui.session_calls import (
@@ -81,7 +82,7 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
+class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConversation):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -419,7 +420,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource):
             apply, discard = f"Apply {marked} marked", f"Discard {marked} marked"
         else:
             apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
-            discard = f"Discard {picked}/{parts}" if picked else "Discard"
+            discard = f"Discard {picked}/{parts}" if picked else self._discard_label()
         changed = False
         for key, description in (("y", apply), ("n", discard)):
             bindings = self._bindings.key_to_bindings.get(key, [])

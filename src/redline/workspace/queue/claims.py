@@ -79,6 +79,13 @@ class Claim:
         self.queue._remove_record(self.record.id)
         _step(f"{resolution.decision}: record removed")
         self.finished = True
+        if resolution.decision == "discard":
+            from redline.workspace.queue import conversation, revisions
+
+            # Its session's next proposal may revise it (QueueError: only the link is lost).
+            with contextlib.suppress(QueueError):
+                commented = conversation.has_comments(self.queue, self.record.id)
+                revisions.note_discard(self.queue, self.record, resolution, commented=commented)
         return resolution
 
     def hand_over(self) -> QueueRecord:
@@ -95,8 +102,15 @@ class Claim:
         number = queue._allocate()
         record = queue._new_record(draft, number, self.record.position)
         record.replaces = self.record.id
+        # A replacement is the same proposal: it stays the revision it was.
+        record.revision_of, record.revision = self.record.revision_of, self.record.revision
         queue._write_record(record)
         _step("replace: new record written")
+        from redline.workspace.queue import conversation
+
+        # Its comments and viewed marks go with it (QueueError: the replacement stands).
+        with contextlib.suppress(QueueError):
+            conversation.move(queue, self.record.id, record.id)
         self.finish(
             Resolution(self.record.id, "replaced", resolved_by=resolved_by, replaced_by=record.id)
         )

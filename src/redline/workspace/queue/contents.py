@@ -44,6 +44,11 @@ class ActionDraft:
     # What an owner action's process can do besides a whole apply or discard, when asked
     # (``"parts"``: apply or discard some hunks; see :class:`OwnerRequest`).
     owner_serves: tuple[str, ...] = ()
+    # A revision of a discarded action named by the proposer (``revises="pa-K"``), and
+    # whether it may be linked to its session's last discarded action without being named
+    # (see :mod:`redline.workspace.queue.revisions`).
+    revises: str | None = None
+    implicit_revision: bool = True
 
 
 def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:

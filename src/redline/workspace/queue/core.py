@@ -71,11 +71,15 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
 
     def push(self, draft: ActionDraft) -> QueueRecord:
         """Queue a new action on top; durable when this returns."""
+        from redline.workspace.queue import revisions
+
         self._ensure_reconciled()
+        revision = revisions.check_named(self, draft) if draft.revises is not None else None
         number = self._allocate()
         _step("push: id allocated")
         record = self._new_record(draft, number, number)
         _step("push: contents stored")
+        revisions.link(self, draft, record, revision)
         self._write_record(record)
         _step("push: record written")
         return record

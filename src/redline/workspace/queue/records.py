@@ -185,6 +185,10 @@ class QueueRecord:
     # Records written before this field existed have none: their owner is asked for whole
     # decisions only.
     owner_serves: list[str] = field(default_factory=list)
+    # A revision of a discarded action (docs/review-conversation.md): the action it revises
+    # and its revision number (2 for the first revision). Optional: absent means none.
+    revision_of: str | None = None
+    revision: int = 0
 
     @property
     def edited(self) -> bool:
@@ -205,6 +209,9 @@ class QueueRecord:
             data["via"] = dict(self.via)
         if self.owner_serves:  # likewise
             data["owner_serves"] = list(self.owner_serves)
+        if self.revision_of is not None:  # likewise (optional fields of format 1 and on)
+            data["revision_of"] = self.revision_of
+            data["revision"] = self.revision
         return data
 
     def _fields(self) -> dict[str, Any]:
@@ -270,6 +277,14 @@ class QueueRecord:
             serves = data.get("owner_serves", [])
             if not isinstance(serves, list) or not all(isinstance(s, str) for s in serves):
                 raise ValueError("owner_serves is not a list of names")
+            revision_of = data.get("revision_of")
+            revision = data.get("revision", 0)
+            if revision_of is not None and (
+                not isinstance(revision_of, str) or id_number(revision_of) is None
+            ):
+                raise ValueError("revision_of is not an action id")
+            if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
+                raise ValueError("revision is not a number")
             return cls(
                 id=action_id,
                 position=position,
@@ -292,6 +307,8 @@ class QueueRecord:
                 version=int(version) if isinstance(version, int) else FORMAT_VERSION,
                 origin=origin,
                 owner_serves=list(serves),
+                revision_of=revision_of,
+                revision=revision if revision_of is not None else 0,
             )
         except (KeyError, ValueError, TypeError) as exc:
             cause = f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)

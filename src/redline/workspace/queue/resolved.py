@@ -82,6 +82,17 @@ class QueueResolved(QueueContents):
                     drop = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mtime < cutoff
             if drop:
                 storage.unlink(folder, name)
+        from redline.workspace.queue import conversation
+
+        # A conversation is kept as long as its action is pending or in the resolved log.
+        kept = {n.removesuffix(".json") for n in os.listdir(folder) if n.endswith(".json")}
+        kept.update(self.ids())
+        with contextlib.suppress(OSError, QueueError):
+            conversation.forget_except(self, kept)
+        from redline.workspace.queue import revisions
+
+        with contextlib.suppress(OSError, QueueError):
+            revisions.forget_except(self, kept)
         self.collect()
 
     def collect(self) -> int:
