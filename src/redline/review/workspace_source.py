@@ -278,6 +278,12 @@ class WorkspaceSource:
             return None
         return self.session.store.get(self.local_id(action_id))
 
+    def listed_own(self, action_id: str) -> PendingAction | None:
+        """The session's own action ``action_id`` as the last listing listed it (None:
+        another process's, or not listed); a lookup, not a walk of the session's store."""
+        known = self._own_rows.get(self.local_id(action_id))
+        return known[0] if known is not None else None
+
     def record(self, action_id: str) -> QueueRecord | None:
         """The record another process's ``action_id`` was last listed from (None: not
         listed, or the session's own)."""

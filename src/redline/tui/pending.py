@@ -195,7 +195,9 @@ class PendingList:
         shown: dict[str, ListedAction] = {}
         foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
         for row in rows:
-            action = source.own_action(row.id) or self._foreign_action(source, row, foreign)
+            action = source.listed_own(row.id)
+            if action is None:
+                action = self._foreign_action(source, row, foreign)
             if action is None:
                 continue
             actions[row.id] = action
