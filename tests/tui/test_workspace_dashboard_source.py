@@ -103,3 +103,20 @@ async def test_a_session_without_a_queue_lists_its_own_actions_through_the_sourc
         await pilot.press("y")
         await wait_until(pilot, lambda: [r.action_id for r in app.stack.rows] == [first.id])
         assert resolved == [second.id]
+
+
+async def test_apply_all_decides_each_of_the_sessions_actions_through_the_source(
+    resolved: list[str],
+) -> None:
+    applied: list[str] = []
+    session = FakeSession()
+    ids = [
+        session.store.push(make_action(label, path=f"src/{label}.py", applied=applied)).id
+        for label in ("a", "b")
+    ]
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+        app.inbox.action_apply_all()
+        await wait_until(pilot, lambda: not app.inbox.busy and not session.store.has_pending)
+        assert applied == ["b", "a"] and resolved == ids[::-1]

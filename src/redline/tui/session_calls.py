@@ -72,12 +72,23 @@ def resolve_action(
 
 
 def resolve_all(
-    session: SessionLike, verb: str, reason: str, post: Callable[[Message], object]
+    session: SessionLike,
+    verb: str,
+    reason: str,
+    post: Callable[[Message], object],
+    source: WorkspaceSource | None = None,
 ) -> None:
-    """Apply or discard the session's actions top first, until none is left or one cannot be.
+    """Apply or discard the session's actions top first, until none is left or one cannot be:
+    each through the workspace's review source (``source``, made from the session when not
+    given), which decides through the session.
 
     Posts a :class:`BatchFinished` at the end (after the failed resolution, if one failed).
     """
+    if source is None:
+        from redline.tui.pending import workspace_source
+
+        source = workspace_source(session)
+    chosen: Verb = "apply" if verb == "apply" else "discard"
     done = 0
     while True:
         top = session.store.peek()
@@ -88,7 +99,7 @@ def resolve_all(
             post(BatchFinished(verb, done, stop))
             return
         try:
-            outcome = session.resolve(verb, reason, action_id=top.id, by="human")
+            outcome = source.resolve(top.id, Decision(chosen, reason, by="human"))
         except Exception as exc:
             outcome = ResolveOutcome("failed", str(exc))
         if outcome.is_error:

@@ -77,7 +77,7 @@ class InboxBatches(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        resolve_all(self.session, verb, reason, self.post_message)
+        resolve_all(self.session, verb, reason, self.post_message, self.workspace_source)
 
     def on_batch_finished(self, message: BatchFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
