@@ -200,7 +200,8 @@ async def test_a_stale_action_is_refused_and_nothing_is_written(
     action = review.propose(edit(ws, changed(4)))
     (ws / "a.txt").write_text("someone else\n")
     assert review.check_staleness() == [action.id]
-    assert action.stale and "a.txt" in action.stale_reason
+    action = review.store.get(action.id)  # the stale copy the store holds now
+    assert action is not None and action.stale and "a.txt" in action.stale_reason
     record = WorkspaceQueue(ws).get(action.id)
     assert record is not None and record.stale
 

@@ -225,7 +225,7 @@ class StaleEditTool(Tool):
             applied_text="Edited tests/t.py.",
             repreview=lambda: action,
         )
-        ctx.store.push(action)
+        action = ctx.store.push(action)
         if params.how == "flag":
             ctx.store.mark_stale(action.id, "tests/t.py changed on disk")
         else:

@@ -126,7 +126,8 @@ def test_overlapping_hunks_go_stale_naming_them(tmp_path: Path) -> None:
     lower = store.push(edit_action(tmp_path, changed(5), label="Lower"))
     upper = store.push(edit_action(tmp_path, changed(5, mark="Y"), label="Upper"))
     run(resolve_pending(store, "apply", "first", action_id=lower.id))
-    assert upper.stale and "a.txt hunk 1" in upper.stale_reason
+    upper = store.get(upper.id)  # the stale copy the store holds now
+    assert upper is not None and upper.stale and "a.txt hunk 1" in upper.stale_reason
     assert store.peek() is upper
 
 

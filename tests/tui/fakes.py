@@ -205,7 +205,7 @@ class FakeSession:
         return future
 
     def push(self, action: PendingAction) -> PendingAction:
-        self.store.push(action)
+        action = self.store.push(action)
         self.emit(
             PendingPushed(
                 action_id=action.id,
@@ -266,7 +266,7 @@ class FakeSession:
             source_tool_name=old.source_tool_name,
             preview=Preview(list(changes)),
         )
-        self.store.replace(action_id, fresh)
+        fresh = self.store.replace(action_id, fresh)
         # Like the real sessions, every replacement in the store is a pending_replaced event.
         self.emit(
             PendingReplaced(
@@ -302,7 +302,7 @@ class FakeSession:
         fresh = PendingAction(
             old.label, old.apply, source_tool_name=old.source_tool_name, preview=preview
         )
-        self.store.replace(action_id, fresh)
+        fresh = self.store.replace(action_id, fresh)
         self.emit(
             PendingReplaced(
                 old_action_id=action_id,

@@ -62,13 +62,14 @@ def test_exit_error_keeps_only_the_last_output() -> None:
 
 def _acp_action(label: str, ended: Any, **kwargs: Any) -> PendingAction:
     action = make_action(label, source="acp:write_text_file", **kwargs)
-    action.details = {
-        "source": {"kind": "acp", "name": "gemini via ACP"},
-        "path": kwargs.get("path", "src/app.py"),
-        "agent_ended": ended,
-    }
-    action.source = Source("acp", "gemini via ACP")
-    return action
+    return action.stamped(
+        details={
+            "source": {"kind": "acp", "name": "gemini via ACP"},
+            "path": kwargs.get("path", "src/app.py"),
+            "agent_ended": ended,
+        },
+        source=Source("acp", "gemini via ACP"),
+    )
 
 
 def _ended_session() -> FakeSession:

@@ -163,9 +163,7 @@ async def test_enter_expands_an_activity_entry_and_folds_it_again() -> None:
 
 def test_the_badge_is_the_sources_canonical_string() -> None:
     def sourced(source: Source | None) -> PendingAction:
-        action = make_action("Edit")
-        action.source = source
-        return action
+        return make_action("Edit").stamped(source=source)
 
     assert action_source(sourced(None)) == "agent"
     assert action_source(sourced(Source("exec", "exec"))) == "exec"
@@ -180,7 +178,7 @@ async def test_f_filters_the_stack_by_source_and_the_status_line_counts_them() -
     for index in range(4):
         action = make_action(f"Edit {index}", path=f"src/m{index}.py")
         if index % 2:
-            action.source = Source("mcp", "zed")
+            action = action.stamped(source=Source("mcp", "zed"))
         session.push(action)
     app = _app(session)
     async with app.run_test(size=SIZE) as pilot:

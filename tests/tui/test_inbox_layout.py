@@ -215,7 +215,7 @@ async def test_a_label_keeps_twenty_columns_beside_a_long_source_badge() -> None
 
     session = FakeSession()
     action = make_action("Fix the pager's off-by-one error in page counts", path="src/app.py")
-    action.source = Source("mcp", "an-mcp-client-with-a-very-long-name-indeed")
+    action = action.stamped(source=Source("mcp", "an-mcp-client-with-a-very-long-name-indeed"))
     session.push(action)
     app = _app(session)
     async with app.run_test(size=(60, 20)) as pilot:

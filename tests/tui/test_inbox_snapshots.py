@@ -31,7 +31,7 @@ def _demo_session() -> FakeSession:
         )
     )
     other = make_action("Edit: inventory/models.py", path="inventory/models.py")
-    other.source = Source("mcp", "zed")
+    other = other.stamped(source=Source("mcp", "zed"))
     session.push(other)
     session.push(make_action("Write: CHANGELOG.md", path="CHANGELOG.md", old="", new="# Changes\n"))
     session.push(

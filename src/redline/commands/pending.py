@@ -239,9 +239,9 @@ def _problems(queue: WorkspaceQueue) -> None:
 
 def _agent_ended(record: QueueRecord) -> str:
     """How an external agent that pushed this action ended (``details.agent_ended``), or ""."""
-    details = record.details
-    ended = details.get("agent_ended") if isinstance(details, dict) else None
-    return ended if isinstance(ended, str) else ""
+    from redline.workspace.details import agent_ended, details_from_json
+
+    return agent_ended(details_from_json(record.kind, record.details)) or ""
 
 
 def _dump(data: Any) -> str:

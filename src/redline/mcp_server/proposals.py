@@ -20,6 +20,7 @@ from typing import Any
 
 from redline.review.follower import follow
 from redline.review.store import PendingAction
+from redline.workspace.details import details_to_json
 from redline.workspace.queue import (
     ActionDraft,
     QueueError,
@@ -199,7 +200,8 @@ class Proposals:
             source=source,
             source_tool_name=tool,
             preview=action.preview,
-            details=action.details,
+            details=details_to_json(action.details),
+            kind=action.kind,
             applied_by="preview",
             applied_text=action.applied_text if action.preview_apply else None,
             revises=revises or None,

@@ -139,6 +139,7 @@ def edited_draft(
         source_tool_name=record.source_tool_name,
         preview=edited,
         details=record.details,
+        kind=record.kind,
         applied_by="owner" if owner else "preview",
         applied_text=record.applied_text,
         origin=origin.with_proposal(proposal),

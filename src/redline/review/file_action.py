@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from redline.review.result import ToolResult
-from redline.review.store import PendingAction
+from redline.review.store import ActionDetails, PendingAction, resolving_action
 from redline.review.texts import applied_edited_text
 from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
@@ -20,7 +20,7 @@ def file_action(
     source_tool_name: str,
     applied_text: str,
     repreview: Callable[[], PendingAction | Awaitable[PendingAction]] | None,
-    details: object = None,
+    details: ActionDetails = None,
     origin: Origin | None = None,
 ) -> PendingAction:
     """A PendingAction whose apply writes ``preview`` through safe apply, and nothing else.
@@ -35,14 +35,16 @@ def file_action(
 
         # Synchronous on purpose: a cancelled resolve must never leave a write half-known.
         # ApplyError propagates; resolve reports it and keeps the action on the stack.
-        # The action's Preview: the store named its real paths when it was pushed.
-        written = action.preview if action.preview is not None else preview
+        # The action as the store holds it: its id, its Preview with the real paths the
+        # store named when it was pushed.
+        current = resolving_action()
+        written = current.preview if current is not None and current.preview else preview
         receipt = apply_preview(
             root,
             written,
             label=label,
             source_tool_name=source_tool_name,
-            action_id=action.id or None,
+            action_id=(current.id or None) if current is not None else None,
         )
         text = applied_text
         if origin is not None and origin.proposal is not None:
@@ -52,7 +54,7 @@ def file_action(
             details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
         )
 
-    action = PendingAction(
+    return PendingAction(
         label=label,
         apply=apply,
         source_tool_name=source_tool_name,
@@ -65,4 +67,3 @@ def file_action(
         kind="ast_edit" if source_tool_name == "ast_edit" else "file_change",
         preview_apply=True,
     )
-    return action

@@ -28,6 +28,7 @@ from redline.workspace.preview import FileCreate, FileDelete, FileModify, FileRe
 
 if TYPE_CHECKING:
     from redline.workspace.decisions import DecisionRecord
+    from redline.workspace.details import ActionDetails
     from redline.workspace.git import GitRepo, IndexChange
 
 log = logging.getLogger(__name__)
@@ -73,23 +74,22 @@ class GitBatch:
     items: list[Decided] = field(default_factory=list)
 
 
-def assisted_facts(source: str, details: object) -> tuple[str | None, str, tuple[str, ...]]:
+def assisted_facts(source: str, details: ActionDetails) -> tuple[str | None, str, tuple[str, ...]]:
     """``Decided``'s ``(assisted_by, assisted_why, imported_assisted)`` for an
-    action of ``source`` whose queue details are ``details`` (``details["model"]``: the
-    model its agent reported; ``details["assisted_by"]``: an import's own trailers)."""
+    action of ``source`` whose details are ``details`` (typed, or a record's JSON: the
+    model its agent reported; an import's own trailers)."""
     from redline.review.trailers import assisted
+    from redline.workspace.details import imported, reported_model
 
-    facts = details if isinstance(details, dict) else {}
     if source.startswith("import:"):
-        found = facts.get("assisted_by")
-        values = tuple(v for v in found if isinstance(v, str)) if isinstance(found, list) else ()
+        facts = imported(details)
+        values = facts.assisted_by or () if facts is not None else ()
         why = "" if values else "the imported commits carry no Assisted-by"
         return (values[0] if values else None), why, values
-    model = facts.get("model")
     why = ""
     if source.startswith("mcp:"):
         why = f"{source[4:]} (an MCP client) does not report its model"
-    value, why = assisted(source, model if isinstance(model, str) else None, why)
+    value, why = assisted(source, reported_model(details), why)
     return value, why, ()
 
 

@@ -29,6 +29,8 @@ from redline.review.texts import (
     conflict_reason,
     rebased_text,
 )
+from redline.workspace.details import ActionDetails, details_from_json
+from redline.workspace.details import imported as imported_facts
 from redline.workspace.hunks import (
     Origin,
 )
@@ -286,10 +288,10 @@ class _ClaimedStore(PendingActionStore):
             resolved_by=self._replaced_by,
         )
         with self._changing():
-            new_action.id, new_action.created_at = new.id, new.created_at
-            self._stack[:] = [new_action]
+            stamped = new_action.stamped(id=new.id, created_at=new.created_at)
+            self._stack[:] = [stamped]
             self._replaced[action_id] = new.id
-        return new_action
+        return stamped
 
 
 async def _resolve_here(
@@ -340,16 +342,18 @@ async def _resolve_here(
         apply=apply if preview is not None else no_apply,
         source_tool_name=record.source_tool_name,
         preview=preview,
-        details=record.details,
+        details=details_from_json(record.kind, record.details),
         origin=origin,
         root=queue.root if preview is not None else None,
         applied_text=record.applied_text or "",
         preview_apply=preview is not None,
         source=record.source,
+        kind=record.kind,
+        id=record.id,
+        created_at=record.created_at,
+        stale=record.stale,
+        stale_reason=record.stale_reason,
     )
-    action.id = record.id
-    action.created_at = record.created_at
-    action.stale, action.stale_reason = record.stale, record.stale_reason
     store = _ClaimedStore(queue, claim, action, resolved_by)
     outcome = await resolve_pending(store, decision, reason, only=only)
     if not outcome.is_error and not claim.finished:
@@ -362,7 +366,7 @@ async def _resolve_here(
         decided(queue, record, decision, outcome)
     result = outcome.to_tool_result()
     if not outcome.is_error:
-        helper, why, imported = assisted_facts(record.source.canonical, record.details)
+        helper, why, imported = assisted_facts(record.source.canonical, action.details)
         notes = record_decision(
             queue.root,
             Decided(
@@ -374,7 +378,7 @@ async def _resolve_here(
                 record.edited,
                 resolved_by,
                 store.written,
-                co_authors=_co_authors(record.details),
+                co_authors=_co_authors(action.details),
                 reviewer=reviewer,
                 via=via,
                 rule=rule,
@@ -392,10 +396,11 @@ async def _resolve_here(
     return result, store.written
 
 
-def _co_authors(details: object) -> tuple[str, ...]:
-    """An imported action's original author (``details["author"]``), for Co-authored-by."""
-    author = details.get("author") if isinstance(details, dict) else None
-    return (author,) if isinstance(author, str) and author.strip() else ()
+def _co_authors(details: ActionDetails) -> tuple[str, ...]:
+    """An imported action's original author (its details' ``author``), for Co-authored-by."""
+    facts = imported_facts(details)
+    author = facts.author if facts is not None else None
+    return (author,) if author is not None and author.strip() else ()
 
 
 def _ask_owner(
@@ -481,6 +486,7 @@ def _draft(record: QueueRecord, preview: Preview, label: str, origin: Origin) ->
         source_tool_name=record.source_tool_name,
         preview=preview,
         details=record.details,
+        kind=record.kind,
         applied_by="preview",
         applied_text=record.applied_text if label == record.label else None,
         origin=origin,

@@ -66,7 +66,7 @@ def _carry(
         origin=other.origin_or_own(),
     )
     try:
-        store.replace(other.id, new, onto=onto)
+        new = store.replace(other.id, new, onto=onto)
     except Exception as exc:  # the queue refused (busy, gone): leave it
         log.warning("could not re-base %s onto %s: %s", other.id, onto, exc)
         return None

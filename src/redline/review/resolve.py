@@ -18,7 +18,7 @@ from typing import Any, Literal
 from redline.review.events import PendingResolved, ResolutionFailed, ResolvedBy
 from redline.review.rebase import Rebased, rebase_others
 from redline.review.result import ToolResult, coerce_result
-from redline.review.store import PendingAction, PendingActionStore
+from redline.review.store import PendingAction, PendingActionStore, resolving
 from redline.review.texts import (
     partial_apply_text,
     partial_discard_text,
@@ -135,11 +135,13 @@ def _invalid(text: str) -> ResolveOutcome:
     return ResolveOutcome("invalid", text)
 
 
-async def _call(callback: Any, reason: str) -> object:
-    value = callback(reason)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
+async def _call(callback: Any, reason: str, pending: PendingAction) -> object:
+    """``callback(reason)`` (plain or async), with ``pending`` as the resolving action."""
+    with resolving(pending):
+        value = callback(reason)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
 
 
 async def _acquire(store: PendingActionStore) -> None:
@@ -302,7 +304,7 @@ async def _resolve_part(
         if new is None:
             return _invalid(whole_only_text(pending.id, pending.label))
         try:
-            store.replace(pending.id, new)
+            new = store.replace(pending.id, new)
         except Exception as exc:
             return _failed("discard", pending, reason, str(exc) or type(exc).__name__)
         return ResolveOutcome(
@@ -330,7 +332,7 @@ async def _resolve_part(
     except Exception as exc:
         return _failed("apply", pending, reason, str(exc) or type(exc).__name__)
     try:
-        store.replace(pending.id, new)
+        new = store.replace(pending.id, new)
     except Exception as exc:
         # Written, but the rest could not be kept in place: say so, never hide the write.
         return _failed(
@@ -386,7 +388,7 @@ async def _apply(store: PendingActionStore, pending: PendingAction, reason: str)
     if pending.stale:
         return _stale(pending, reason)
     try:
-        result = coerce_result(await _call(pending.apply, reason))
+        result = coerce_result(await _call(pending.apply, reason, pending))
     except Exception as exc:
         return _failed(
             "apply", pending, reason, f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
@@ -422,7 +424,7 @@ async def _discard(
     result: ToolResult | None = None
     if pending.reject is not None:
         try:
-            result = coerce_result(await _call(pending.reject, reason))
+            result = coerce_result(await _call(pending.reject, reason, pending))
         except Exception as exc:
             return _failed("discard", pending, reason, str(exc) or type(exc).__name__)
         if result is not None and result.is_error:
@@ -538,7 +540,7 @@ async def edit_pending(
             origin=origin.with_proposal(pending.preview),
         )
         try:
-            store.replace(pending.id, new)
+            new = store.replace(pending.id, new)
         except Exception as exc:
             return EditOutcome(
                 "invalid", f"Cannot replace {action_id} with the edit: {exc}", action_id

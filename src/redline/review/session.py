@@ -320,7 +320,7 @@ class ReviewSession:
             if not isinstance(fresh, PendingAction):
                 return ToolResult.error(f"Re-preview of {action.label} did not return an action.")
             try:
-                self.store.replace(action_id, fresh)
+                fresh = self.store.replace(action_id, fresh)
             except KeyError:
                 return ToolResult.error(
                     f"{action_id} was resolved meanwhile; nothing was replaced."

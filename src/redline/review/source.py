@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
     from redline.review.session import Decision
     from redline.review.store import PendingAction
     from redline.workspace.preview import Preview
@@ -157,7 +158,7 @@ class ListedAction:
     note: str = ""
     has_preview: bool = True
     #: The record's free-form details (JSON), shown by the preview of actions without files.
-    details: object = field(default=None, compare=False)
+    details: JsonValue = field(default=None, compare=False)
 
     @property
     def conflict(self) -> bool:
@@ -285,13 +286,7 @@ class ReviewSource(Protocol):
 def record_kind(record: QueueRecord) -> ListedKind:
     """What a queue record is, as its action's ``kind`` says (until records store the
     kind itself): an ``ast_edit`` batch, a file change, a held permission, a custom one."""
-    if record.source_tool_name == "ast_edit" and record.has_preview:
-        return "ast_edit"
-    if record.has_preview:
-        return "file_change"
-    if record.applied_by == "owner":
-        return "permission"
-    return "custom"
+    return record.kind
 
 
 def record_files(record: QueueRecord) -> tuple[str, ...]:
@@ -362,6 +357,8 @@ def listed_from_action(
     a workspace queue, or one pushed a moment ago): the row made from the action itself,
     as :func:`listed_from_record` makes it from the record the queue would write. Its
     files and +/- lines come from its Preview's summary (a rename by its new path)."""
+    from redline.workspace.details import details_to_json
+
     files: tuple[str, ...] = ()
     added = removed = 0
     preview = action.preview
@@ -389,7 +386,7 @@ def listed_from_action(
         stale=action.stale,
         stale_reason=action.stale_reason,
         has_preview=preview is not None,
-        details=action.details,
+        details=details_to_json(action.details),
     )
 
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
+import dataclasses
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from redline.workspace.details import ActionDetails, ActionKind
 from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 
@@ -25,17 +29,28 @@ log = logging.getLogger(__name__)
 ApplyCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
 RejectCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
 Clock: TypeAlias = Callable[[], float]
-ActionKind: TypeAlias = Literal["file_change", "ast_edit", "permission", "custom"]
+
+__all__ = [
+    "ActionDetails",
+    "ActionKind",
+    "PendingAction",
+    "PendingActionStore",
+    "StoreEvent",
+    "resolving_action",
+]
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class PendingAction:
-    """A change that waits for ``resolve``.
+    """A change that waits for ``resolve``. Frozen: nothing changes an action once made.
 
     ``apply(reason)`` and ``reject(reason)`` may be plain or ``async`` and may return a
     ToolResult, a note-shaped dict or a plain string (``reject`` may also return None).
     ``repreview()`` returns a fresh action computed against the current files.
-    ``id`` and ``created_at`` are filled in by the store on push.
+    The store's ``push`` returns the action stamped with its ``id`` and ``created_at`` (a
+    copy, ``dataclasses.replace``); a stale mark or a replacement is another copy again.
+    ``details`` are typed for redline's own kinds (``FileChangeDetails``, …) and any JSON
+    value for a custom tool's (:mod:`redline.workspace.details`).
     ``origin`` is what a derived action (remaining part, rebased, edited) keeps of the
     model's proposal; None means the action is the proposal as it was made. ``root`` and
     ``applied_text`` are set for actions whose apply is the Preview's safe apply, so a part
@@ -45,7 +60,7 @@ class PendingAction:
     label: str
     apply: ApplyCallback
     reject: RejectCallback | None = None
-    details: Any = None
+    details: ActionDetails = None
     source_tool_name: str = "custom_tool"
     preview: Preview | None = None
     repreview: Callable[[], PendingAction | Awaitable[PendingAction]] | None = None
@@ -93,6 +108,10 @@ class PendingAction:
         if self.reject is not None and not callable(self.reject):
             raise TypeError("reject must be callable or None")
 
+    def stamped(self, **changes: Any) -> PendingAction:
+        """A copy with ``changes`` (``dataclasses.replace``), of this action's own class."""
+        return dataclasses.replace(self, **changes)
+
     def summary(self) -> dict[str, Any]:
         """JSON-able description for events, logs and lists."""
         return {
@@ -105,7 +124,88 @@ class PendingAction:
         }
 
 
-StoreEventKind = Literal["push", "pop", "replace", "clear", "stale"]
+#: The stamped fields an SDK user may still read on the action they gave ``push`` (for one
+#: release, with a DeprecationWarning): see :func:`_forward`.
+_FORWARDED = frozenset({"id", "created_at", "stale", "stale_reason"})
+
+
+def _forwarding_getattribute(self: PendingAction, name: str) -> Any:
+    if name in _FORWARDED:
+        try:
+            store, stamped = object.__getattribute__(self, "_redline_pushed")
+        except AttributeError:
+            return object.__getattribute__(self, name)
+        warnings.warn(
+            f"reading PendingAction.{name} on the action given to push() is deprecated and "
+            "will be an error in the next release: use the action push() returns "
+            f"(`action = store.push(action)`); this one forwards to it ({stamped.id})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        current = store.get(stamped.id)
+        return getattr(current if current is not None else stamped, name)
+    return object.__getattribute__(self, name)
+
+
+_FORWARDING: dict[type, type] = {}
+_FORWARDING_LOCK = threading.Lock()
+
+
+def _forward(original: PendingAction, stamped: PendingAction, store: PendingActionStore) -> None:
+    """Make ``original`` (the object an SDK user built and pushed) forward ``id``,
+    ``created_at``, ``stale`` and ``stale_reason`` to ``stamped`` (as the store holds it now),
+    with a DeprecationWarning. Its class becomes a subclass of its own with a
+    ``__getattribute__`` hook, so the stamped action — what redline passes around — keeps
+    plain attribute access. An action that already had an id is left alone."""
+    if original is stamped or object.__getattribute__(original, "id"):
+        return
+    cls = type(original)
+    with _FORWARDING_LOCK:
+        forwarding = _FORWARDING.get(cls)
+        if forwarding is None:
+            forwarding = type(
+                cls.__name__,
+                (cls,),
+                {
+                    "__slots__": (),
+                    "__getattribute__": _forwarding_getattribute,
+                    # Shown as the stamped action it forwards to (and without a warning).
+                    "__repr__": lambda self: repr(
+                        object.__getattribute__(self, "_redline_pushed")[1]
+                    ),
+                    "__module__": cls.__module__,
+                    "__qualname__": cls.__qualname__,
+                },
+            )
+            _FORWARDING[cls] = forwarding
+    object.__setattr__(original, "_redline_pushed", (store, stamped))
+    object.__setattr__(original, "__class__", forwarding)
+
+
+_RESOLVING: contextvars.ContextVar[PendingAction | None] = contextvars.ContextVar(
+    "redline_resolving_action", default=None
+)
+
+
+def resolving_action() -> PendingAction | None:
+    """The action whose ``apply``/``reject`` runs now (as the store holds it: its id, its
+    Preview with real paths), for a callback built before the action was pushed; None
+    outside a resolution."""
+    return _RESOLVING.get()
+
+
+@contextlib.contextmanager
+def resolving(action: PendingAction) -> Iterator[None]:
+    """Inside this block :func:`resolving_action` is ``action`` (``resolve`` runs its
+    callbacks so)."""
+    token = _RESOLVING.set(action)
+    try:
+        yield
+    finally:
+        _RESOLVING.reset(token)
+
+
+StoreEventKind = Literal["push", "pop", "replace", "clear", "stale", "details"]
 
 
 @dataclass(frozen=True)
@@ -187,46 +287,66 @@ class PendingActionStore:
         return store
 
     # -- stack -------------------------------------------------------------------
-    def _real_paths(self, action: PendingAction) -> None:
-        """Name the real paths in the action's Preview (``Preview.via`` keeps what was
+    def _real_paths(self, action: PendingAction) -> Preview | None:
+        """The action's Preview naming the real paths (``Preview.via`` keeps what was
         asked), so rules, filters and every display see where it really writes."""
         root = action.root or (self.queue.root if self.queue is not None else None)
         if action.preview is None or root is None:
-            return
+            return action.preview
         from redline.workspace.realpath import canonical_preview
 
-        action.preview = canonical_preview(root, action.preview)
+        return canonical_preview(root, action.preview)
 
     def push(self, action: PendingAction) -> PendingAction:
-        self._real_paths(action)
+        """Queue ``action``; returns it stamped (its id, time, source, real paths): the
+        action every later call and event names. ``action`` itself is not changed."""
+        preview = self._real_paths(action)
         with self._changing():
-            if action.source is None:
-                action.source = self.source
+            source = action.source if action.source is not None else self.source
+            ready = action.stamped(preview=preview, source=source)
             if self.queue is not None:
-                record = self.queue.push(self._draft(action))
-                self._guard(action)
-                action.id = record.id
-                action.created_at = record.created_at
-                action.stale, action.stale_reason = False, ""
+                record = self.queue.push(self._draft(ready))
+                ready = self._stamped_from(ready, record.id, record.created_at)
             else:
-                self._stamp(action)
-            self._stack.append(action)
-            self._emit(StoreEvent("push", action))
-            return action
+                ready = self._stamp(ready)
+            self._stack.append(ready)
+            _forward(action, ready, self)
+            self._emit(StoreEvent("push", ready))
+            return ready
 
     def adopt(self, action: PendingAction, record: QueueRecord) -> PendingAction:
         """Take in ``record``, which replaced one of this store's owner actions in another
         process (a person's edit of a hook's action keeps its owner): ``action`` joins the
-        stack under the record's id, its callbacks run under the record's claim."""
+        stack under the record's id, its callbacks run under the record's claim; returns
+        the stamped action."""
         assert self.queue is not None
         with self._changing():
-            self._guard(action)
-            action.id = record.id
-            action.created_at = record.created_at
-            action.stale, action.stale_reason = record.stale, record.stale_reason
-            self._stack.append(action)
-            self._emit(StoreEvent("push", action))
-            return action
+            ready = self._stamped_from(
+                action, record.id, record.created_at, record.stale, record.stale_reason
+            )
+            self._stack.append(ready)
+            _forward(action, ready, self)
+            self._emit(StoreEvent("push", ready))
+            return ready
+
+    def _stamped_from(
+        self,
+        action: PendingAction,
+        action_id: str,
+        created_at: float,
+        stale: bool = False,
+        stale_reason: str = "",
+    ) -> PendingAction:
+        """``action`` as the queue recorded it: its id and time, its callbacks guarded."""
+        apply, reject = self._guard(action_id, action.apply, action.reject)
+        return action.stamped(
+            id=action_id,
+            created_at=created_at,
+            stale=stale,
+            stale_reason=stale_reason,
+            apply=apply,
+            reject=reject,
+        )
 
     def peek(self) -> PendingAction | None:
         with self._lock:
@@ -259,41 +379,65 @@ class PendingActionStore:
 
         ``onto`` names the applied action a rebase carried it over (for the event).
         """
-        self._real_paths(new_action)
+        preview = self._real_paths(new_action)
         with self._changing():
             for index, action in enumerate(self._stack):
                 if action.id == action_id:
-                    if new_action.source is None:
-                        new_action.source = action.source
+                    source = new_action.source if new_action.source is not None else action.source
+                    ready = new_action.stamped(preview=preview, source=source)
                     if self.queue is not None:
                         record = self.queue.replace(
-                            action_id, self._draft(new_action), resolved_by=self.resolved_by
+                            action_id, self._draft(ready), resolved_by=self.resolved_by
                         )
-                        self._guard(new_action)
-                        new_action.id = record.id
-                        new_action.created_at = record.created_at
-                        new_action.stale, new_action.stale_reason = False, ""
+                        ready = self._stamped_from(ready, record.id, record.created_at)
                     else:
-                        self._stamp(new_action)
-                    self._stack[index] = new_action
-                    self._replaced[action_id] = new_action.id
-                    self._emit(StoreEvent("replace", new_action, previous=action, onto=onto))
-                    return new_action
+                        ready = self._stamp(ready)
+                    self._stack[index] = ready
+                    self._replaced[action_id] = ready.id
+                    _forward(new_action, ready, self)
+                    self._emit(StoreEvent("replace", ready, previous=action, onto=onto))
+                    return ready
             raise KeyError(f"no pending action with id {action_id!r}")
 
+    def _swap(self, action_id: str, new: PendingAction) -> None:
+        """Put ``new`` (a copy of ``action_id``'s action) in its place (lock held)."""
+        for index, action in enumerate(self._stack):
+            if action.id == action_id:
+                self._stack[index] = new
+                return
+
     def mark_stale(self, action_id: str, reason: str) -> PendingAction | None:
+        """Mark ``action_id`` stale; returns the stale copy now on the stack (or the action
+        as it was when already stale, None when there is none)."""
         with self._changing():
             action = self.get(action_id)
             if action is None or action.stale:
                 return action  # already stale: its first reason (a conflict, say) stays
-            action.stale = True
-            action.stale_reason = reason
+            action = action.stamped(stale=True, stale_reason=reason)
+            self._swap(action_id, action)
             if self.queue is not None:
                 try:
                     self.queue.update(action_id, stale=True, stale_reason=reason)
                 except Exception:
                     log.exception("could not mark %s stale in the workspace queue", action_id)
             self._emit(StoreEvent("stale", action))
+            return action
+
+    def update_details(self, action_id: str, details: ActionDetails) -> PendingAction | None:
+        """Replace ``action_id``'s details (its pusher learned more: its agent ended) on the
+        stack and in its queue record; returns the new copy (None: no such action).
+        Raises what the queue raises (QueueError, ValueError for details that are not JSON)."""
+        from redline.workspace.details import details_to_json
+
+        with self._changing():
+            action = self.get(action_id)
+            if action is None:
+                return None
+            action = action.stamped(details=details)
+            self._swap(action_id, action)
+            if self.queue is not None:
+                self.queue.update_details(action_id, details_to_json(details))
+            self._emit(StoreEvent("details", action))
             return action
 
     def replaced_by(self, action_id: str) -> str | None:
@@ -396,25 +540,22 @@ class PendingActionStore:
                 if not self._outbox:
                     return
 
-    def _stamp(self, action: PendingAction) -> None:
-        action.id = f"pa-{self._next_id}"
+    def _stamp(self, action: PendingAction) -> PendingAction:
+        action_id = f"pa-{self._next_id}"
         self._next_id += 1
-        action.created_at = self._clock()
-        action.stale = False
-        action.stale_reason = ""
+        return action.stamped(id=action_id, created_at=self._clock(), stale=False, stale_reason="")
 
     # -- the workspace queue (only with ``queue``) ----------------------------------------
     def _draft(self, action: PendingAction) -> ActionDraft:
+        from redline.workspace.details import details_to_json
         from redline.workspace.queue import ActionDraft, Source
 
         assert self.queue is not None
         if self.source is None:
             self.source = Source.current("agent")
-        if action.source is None:
-            action.source = self.source
         # A Preview without code of its own is applied by whichever process resolves it.
         applied_by = "preview" if action.preview is not None and action.preview_apply else "owner"
-        details = action.details
+        details: Any = details_to_json(action.details)
         try:
             from redline.workspace.queue.records import canonical
 
@@ -423,7 +564,7 @@ class PendingActionStore:
             details = repr(details)
         return ActionDraft(
             label=action.label,
-            source=action.source,
+            source=action.source if action.source is not None else self.source,
             source_tool_name=action.source_tool_name,
             preview=action.preview,
             details=details,
@@ -432,13 +573,16 @@ class PendingActionStore:
             stale_reason=action.stale_reason,
             origin=action.origin,
             owner_serves=("parts",) if action.owner_parts and action.preview is not None else (),
+            kind=action.kind,
         )
 
-    def _guard(self, action: PendingAction) -> None:
-        """Run the action's callbacks under its queue claim; log the outcome on success."""
+    def _guard(
+        self, action_id: str, apply: ApplyCallback, reject: RejectCallback | None
+    ) -> tuple[ApplyCallback, RejectCallback]:
+        """``apply`` and ``reject`` of ``action_id`` run under its queue claim, logging the
+        outcome on success (the stamped action's callbacks)."""
         queue = self.queue
         assert queue is not None
-        apply, reject = action.apply, action.reject
 
         async def run(decision: str, callback: Any, reason: str) -> object:
             import inspect  # here, not at import: a hook call queues its action first
@@ -446,7 +590,7 @@ class PendingActionStore:
             from redline.review.result import coerce_result
             from redline.workspace.queue import Resolution
 
-            with queue.claim(action.id, wait=2.0) as claim:
+            with queue.claim(action_id, wait=2.0) as claim:
                 if decision == "apply" and claim.record.applied_by == "preview":
                     claim.mark_applying()
                 value: object = None
@@ -462,11 +606,11 @@ class PendingActionStore:
                 if result is not None and result.is_error:
                     claim.back_to_pending()
                     return value
-                if action.id not in self._serving:
-                    resolved_by, rule = self._credit(action.id)
+                if action_id not in self._serving:
+                    resolved_by, rule = self._credit(action_id)
                     claim.finish(
                         Resolution(
-                            action.id,
+                            action_id,
                             decision,
                             reason,
                             resolved_by,
@@ -482,8 +626,7 @@ class PendingActionStore:
         async def guarded_reject(reason: str) -> object:
             return await run("discard", reject, reason)
 
-        action.apply = guarded_apply
-        action.reject = guarded_reject
+        return guarded_apply, guarded_reject
 
     def _forget(self, action_id: str) -> None:
         """The action left this store: make sure it left the workspace queue too."""

@@ -51,6 +51,7 @@ def edit_record(
                     source_tool_name=current.source_tool_name,
                     preview=edited.preview,
                     details=current.details,
+                    kind=current.kind,
                     applied_by="preview",
                     applied_text=current.applied_text,
                     origin=origin.with_proposal(preview),

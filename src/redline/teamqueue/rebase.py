@@ -64,6 +64,7 @@ def carry_over_disk(queue: WorkspaceQueue, record: QueueRecord, stale: list[str]
                     source_tool_name=current.source_tool_name,
                     preview=rebased.preview,
                     details=current.details,
+                    kind=current.kind,
                     applied_by="preview",
                     origin=origin,
                 ),

@@ -15,6 +15,7 @@ from textual.content import Content
 
 from redline.termtext import one_line
 from redline.tui.activity_format import error_lines
+from redline.workspace.details import details_to_json
 
 # The longest note shown; a longer one is cut (the full text stays in the queue record).
 NOTE_WIDTH = 80
@@ -33,6 +34,7 @@ def ended_note(details: Any) -> str | None:
     A non-empty string is shown cleaned up and cut to :data:`NOTE_WIDTH`; ``True`` (an
     action marked before the exit was known) reads ``ended``; anything else is ignored.
     """
+    details = details_to_json(details)  # typed details (redline's own kinds) as stored
     if not isinstance(details, Mapping):
         return None
     try:

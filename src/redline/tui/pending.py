@@ -19,6 +19,7 @@ from redline.review.store import PendingAction
 from redline.review.workspace_source import WorkspaceSource, record_allows, resolution_text
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
+from redline.workspace.details import details_from_json
 from redline.workspace.preview import Preview
 from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue
 from redline.workspace.queue.index import collector_paused
@@ -260,7 +261,8 @@ class PendingList:
         action = QueuedCopy(
             row.label,
             elsewhere,
-            details=record.details,
+            details=details_from_json(record.kind, record.details),
+            kind=record.kind,
             source_tool_name=row.source_tool_name,
             source=record.source,
             id=row.id,

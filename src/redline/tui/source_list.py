@@ -17,6 +17,7 @@ from redline.review.result import ToolResult
 from redline.review.source import ActionView, ListedAction, ReviewSource
 from redline.review.store import PendingAction
 from redline.tui.pending import Departed, Limits, RowFacts, limits_of
+from redline.workspace.details import details_from_json
 from redline.workspace.queue import Source
 
 #: The label a row without one is shown with (a display copy needs one).
@@ -42,7 +43,7 @@ def display_action(row: ListedAction, view: ActionView | None) -> PendingAction:
     return PendingAction(
         label,
         elsewhere,
-        details=row.details,
+        details=details_from_json(row.kind or "custom", row.details),
         source_tool_name=row.source_tool_name or row.applied_by or "",
         preview=view.preview if view is not None else None,
         id=row.id,

@@ -44,20 +44,18 @@ DEFAULT_INTERVAL = 1.0
 
 def import_draft(plan: ImportPlan, label: str, preview: Preview, key: str, source: Source) -> Any:
     """The queue draft of one imported file (``details.import.path`` names the file)."""
+    from redline.workspace.details import FileChangeDetails, Imported
     from redline.workspace.queue import ActionDraft
 
-    details: dict[str, object] = {"import": {"kind": plan.kind, "source": plan.name, "path": key}}
-    if plan.author:
-        details["author"] = plan.author
-    if plan.assisted_by:
-        details["assisted_by"] = list(plan.assisted_by)
+    imported = Imported(plan.kind, plan.name, key, plan.author or None, plan.assisted_by or None)
     return ActionDraft(
         label=label,
         source=source,
         source_tool_name="import",
         preview=preview,
-        details=details,
+        details=FileChangeDetails(imported=imported).to_json(),
         applied_by="preview",
+        kind="file_change",
     )
 
 

@@ -13,6 +13,7 @@ from tests.tui.fakes import FakeWatcher
 from redline.drivers.acp.session import AcpSession
 from redline.drivers.acp.spec import resolve_agent
 from redline.tui.app import RedlineApp
+from redline.workspace.details import agent_ended
 
 AGENT = Path(__file__).with_name("scripted_agent.py")
 GUARD = 120
@@ -94,9 +95,8 @@ def test_crash_while_a_write_is_held_keeps_it_queued(tmp_path: Path) -> None:
         assert {"event": "crashing", "answered": False} in _heard(record)
         (action,) = session.store.snapshot()
         assert action.label == "Write: app.py"
-        assert action.details["agent_ended"] == "was killed by SIGKILL" or (
-            "exited with status 9" in action.details["agent_ended"]
-        )
+        ended = agent_ended(action.details)
+        assert ended == "was killed by SIGKILL" or "exited with status 9" in (ended or "")
         # Applying it later writes what the agent asked for, through safe apply.
         result = session.resolve("apply", "fine")
         assert not result.is_error

@@ -159,10 +159,12 @@ def test_an_apply_never_marks_itself_stale_but_marks_others(tmp_path: Path) -> N
             assert not watcher.is_alive()
             return value
 
-        top.apply = apply_then_watcher_fires
         # Code of its own now, not the Preview's safe apply: no re-basing of the others,
-        # only the staleness check reports them.
-        top.preview_apply = False
+        # only the staleness check reports them. (Actions are frozen: the stack gets a copy.)
+        with session.store._lock:
+            session.store._swap(
+                top.id, top.stamped(apply=apply_then_watcher_fires, preview_apply=False)
+            )
         result = session.resolve("apply", "ok")
         assert not result.is_error, result.text
         assert seen_mid_apply == [[]]

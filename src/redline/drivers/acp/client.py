@@ -77,8 +77,9 @@ from redline.review.events import ErrorEvent, EventStream, Notice
 from redline.review.result import ToolResult
 from redline.review.session import Decision as ReviewDecision
 from redline.review.session import ReviewSession
-from redline.review.store import PendingAction, PendingActionStore
+from redline.review.store import PendingAction, PendingActionStore, resolving_action
 from redline.workspace import paths
+from redline.workspace.details import DiffShown, FileChangeDetails, PermissionDetails
 from redline.workspace.preview import Preview
 from redline.workspace.realpath import canonical_preview
 
@@ -323,19 +324,21 @@ class AcpAgent(Approvals):
         from redline.workspace.queue import QueueError
 
         ended = self.ended or "ended"
-        queue = self.store.queue
         for action in self.store.snapshot():
             details = action.details
-            source = details.get("source") if isinstance(details, dict) else None
-            if not isinstance(source, dict) or source.get("acp_session_id") != self.acp_session_id:
+            if not isinstance(details, (FileChangeDetails, PermissionDetails)):
                 continue
-            if details.get("agent_ended") == ended:
+            source = details.acp_source
+            if not details.acp or source is None:
                 continue
-            details["agent_ended"] = ended
-            if queue is None:
+            if source.get("acp_session_id") != self.acp_session_id:
+                continue
+            if details.agent_ended == ended:
                 continue
             try:
-                queue.update_details(action.id, details)
+                self.store.update_details(
+                    action.id, dataclasses.replace(details, agent_ended=ended)
+                )
             except (QueueError, ValueError, OSError) as exc:
                 log.warning("could not record in %s that its agent ended: %s", action.id, exc)
 
@@ -572,9 +575,12 @@ class AcpAgent(Approvals):
             return self._apply_approved(approval, rel, preview)
         label = f"Write: {rel}"
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
-        action = self._preview_action(label, "acp:write_text_file", preview, future)
-        action.details = {**self._source_details(), "path": rel, "kind": preview.changes[0].kind}
-        self.store.push(action)
+        details = FileChangeDetails(
+            path=rel, change=preview.changes[0].kind, acp=True, acp_source=self._source_details()
+        )
+        action = self.store.push(
+            self._preview_action(label, "acp:write_text_file", preview, future, details)
+        )
         self._requests[action.id] = ("write", future)
         try:
             # Before it counts as held: the runner must not see "waiting on review" meanwhile.
@@ -600,6 +606,7 @@ class AcpAgent(Approvals):
         source_tool_name: str,
         preview: Preview,
         future: asyncio.Future[_Outcome],
+        details: FileChangeDetails | PermissionDetails,
     ) -> PendingAction:
         """A held write: apply writes the Preview through safe apply, then answers."""
         root = self.root
@@ -609,25 +616,28 @@ class AcpAgent(Approvals):
         def apply(reason: str) -> ToolResult:
             from redline.workspace.safe_apply import apply_preview
 
+            # The action as the store holds it (pushed, or in its permission's place).
+            current = resolving_action() or action
             receipt = apply_preview(
                 root,
                 preview,
                 label=label,
                 source_tool_name=source_tool_name,
-                action_id=action.id or None,
+                action_id=current.id or None,
             )
-            rule = self._deciding_rule.get(action.id)
+            rule = self._deciding_rule.get(current.id)
             self._settle(future, _Outcome("apply", reason, rule))
-            self.record_resolution(action, "applied", reason, rule)
+            self.record_resolution(current, "applied", reason, rule)
             return ToolResult.text_result(
                 f"Applied: {label}.",
                 details={"entry_id": receipt.entry_id, "files": list(receipt.files)},
             )
 
         def reject(reason: str) -> ToolResult:
-            rule = self._deciding_rule.get(action.id)
+            current = resolving_action() or action
+            rule = self._deciding_rule.get(current.id)
             self._settle(future, _Outcome("discard", reason, rule))
-            self.record_resolution(action, "discarded", reason, rule)
+            self.record_resolution(current, "discarded", reason, rule)
             return ToolResult.text_result(f"Discarded: {label}. Reason: {reason}")
 
         # Its apply is safe apply of the Preview (plus answering the agent while it runs):
@@ -639,6 +649,7 @@ class AcpAgent(Approvals):
             reject=reject,
             source_tool_name=source_tool_name,
             preview=preview,
+            details=details,
             kind="file_change",
             preview_apply=True,
         )
@@ -664,8 +675,9 @@ class AcpAgent(Approvals):
         else:
             loop.call_soon_threadsafe(settle)
 
-    def _source_details(self) -> JsonObject:
-        return {"source": self.source.to_dict() if self.source else None}
+    def _source_details(self) -> JsonObject | None:
+        """This agent's source as its actions' details name it (``source``)."""
+        return self.source.to_dict() if self.source else None
 
     # -- session/request_permission ----------------------------------------------------
     async def _permission(
@@ -703,25 +715,28 @@ class AcpAgent(Approvals):
             return _answer(_Outcome("discard", str(exc)), options)
         except MappingError as exc:
             unverifiable = str(exc)
-        details: JsonObject = {
-            **self._source_details(),
-            "tool_call_id": tool_call.tool_call_id,
-            "kind": kind,
-            "raw_input": raw_input,
-        }
         preview = (
             canonical_preview(self.root, Preview(m.change for m in mapped)) if mapped else None
         )
         verified = bool(mapped) and all(m.verified for m in mapped)
         notes = [m.note for m in mapped if m.note] + ([unverifiable] if unverifiable else [])
         label = title
+        not_verifiable: str | None = None
+        shown: tuple[DiffShown, ...] | None = None
         if diffs and not verified:
             label = f"{title} (not verifiable against the disk)"
-            details["not_verifiable"] = "; ".join(notes) or "the change cannot be checked"
+            not_verifiable = "; ".join(notes) or "the change cannot be checked"
             if preview is None:
-                details["diffs"] = [
-                    {"path": d.path, "old_text": d.old_text, "new_text": d.new_text} for d in diffs
-                ]
+                shown = tuple(DiffShown(d.path, d.old_text, d.new_text) for d in diffs)
+        details = PermissionDetails(
+            acp=True,
+            acp_source=self._source_details(),
+            tool_call_id=tool_call.tool_call_id,
+            tool_kind=kind,
+            raw_input=raw_input,
+            not_verifiable=not_verifiable,
+            diffs=shown,
+        )
         future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
 
         def apply(reason: str) -> ToolResult:
@@ -738,20 +753,21 @@ class AcpAgent(Approvals):
             self.record_resolution(action, "discarded", reason, rule)
             return ToolResult.text_result(f"Rejected: {label}. Reason: {reason}")
 
-        action = PendingAction(
-            label=label,
-            apply=apply,
-            reject=reject,
-            details=details,
-            source_tool_name=f"acp:{kind}",
-            preview=preview,
-            kind="permission",
+        # The closures above read ``action``: the stamped action, once pushed.
+        action = self.store.push(
+            PendingAction(
+                label=label,
+                apply=apply,
+                reject=reject,
+                details=details,
+                source_tool_name=f"acp:{kind}",
+                preview=preview,
+                kind="permission",
+            )
         )
-        self.store.push(action)
         leftover = None
         if verified and preview is not None:
-            leftover = self._preview_action(label, f"acp:{kind}", preview, future)
-            leftover.details = dict(details)
+            leftover = self._preview_action(label, f"acp:{kind}", preview, future, details)
         self._requests[action.id] = ("permission", future)
         try:
             await self._run_rules(action)

@@ -195,38 +195,44 @@ class HookCall:
     # -- review -------------------------------------------------------------------
     def _action(self, change: FileChange | None) -> PendingAction:
         from redline.review.store import PendingAction
+        from redline.workspace.details import (
+            AgentCall,
+            CallGroup,
+            FileChangeDetails,
+            PermissionDetails,
+        )
         from redline.workspace.preview import FileCreate, FileDelete, FileModify, Preview
 
         payload = self.payload
         tool = f"hook:{payload.tool_name}"
-        details: JsonObject = {
-            "agent": payload.agent,
-            "tool_name": payload.tool_name,
-            "tool_use_id": payload.tool_use_id,
-            "session_id": payload.session_id,
-            "cwd": payload.cwd,
-            "permission_mode": payload.permission_mode,
-        }
         model = payload.raw.get("model")
-        if isinstance(model, str) and model.strip():
-            details["model"] = model.strip()  # Codex's: Assisted-by for a later apply too
+        call = AgentCall(
+            payload.agent,
+            payload.tool_name,
+            payload.tool_use_id,
+            payload.session_id,
+            payload.cwd,
+            payload.permission_mode,
+            # Codex's: Assisted-by for a later apply too
+            model.strip() if isinstance(model, str) and model.strip() else None,
+        )
         if change is None:
             command = payload.tool_input.get("command") or payload.tool_input.get("url") or ""
             label = f"{payload.tool_name}: {str(command)[:120]}".rstrip(": ")
-            details["tool_input"] = payload.tool_input
             return PendingAction(
                 label=label,
                 apply=self._on_apply,
                 reject=self._on_reject,
-                details=details,
+                details=PermissionDetails(call=call, tool_input=payload.tool_input),
                 source_tool_name=tool,
                 kind="permission",
             )
         label = f"{payload.tool_name} {change.rel}"
+        group = None
         if self.group is not None:
-            details["group"] = payload.tool_use_id or payload.session_id
-            details["group_index"], details["group_size"] = self.group
+            group = CallGroup(payload.tool_use_id or payload.session_id, *self.group)
             label += f" ({self.group[0]}/{self.group[1]})"
+        details = FileChangeDetails(call=call, group=group)
         if change.old_text is None:
             preview = Preview([FileCreate(change.rel, change.new_text)])
         else:
@@ -518,8 +524,7 @@ class HookCall:
         self._change = FileChange(change.rel, change.old_text, edited.new_text, change.tool)
         self._edited = True
         action = self._action(self._change)
-        action.preview = preview
-        session.store.adopt(action, record)
+        session.store.adopt(action.stamped(preview=preview), record)
         self._action_id = record.id
         self._note("waiting", action=record.id, reason="edited by the reviewer")
         return True

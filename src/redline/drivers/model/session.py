@@ -454,7 +454,7 @@ class AgentSession(TurnLoop):
         if not isinstance(fresh, PendingAction):
             return ToolResult.error(f"Re-preview of {action.label} did not return an action.")
         try:
-            self.store.replace(action_id, fresh)
+            fresh = self.store.replace(action_id, fresh)
         except KeyError:
             return ToolResult.error(f"{action_id} was resolved meanwhile; nothing was replaced.")
         return ToolResult.text_result(f"Re-previewed {action_id} as {fresh.id}: {fresh.label}")

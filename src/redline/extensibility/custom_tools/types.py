@@ -37,11 +37,13 @@ from redline.review.store import (
     PendingAction,
     PendingActionStore,
     RejectCallback,
+    resolving_action,
 )
 from redline.tools.base import PREVIEW_BANNER, Tool, ToolContext
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
     from redline.workspace.safe_apply import ApplyReceipt
 
 STORE_UNAVAILABLE_MESSAGE = "Pending action store unavailable for custom tools in this runtime."
@@ -106,7 +108,8 @@ class CompletedRun:
 class _ActionScope:
     label: str
     source_tool_name: str
-    action: PendingAction
+    #: The resolving action's id (filled in when its callback runs).
+    action_id: str = ""
 
 
 # Set while a pushed action's apply/reject runs, so ``apply_preview`` journals the write
@@ -209,7 +212,7 @@ class CustomToolAPI:
                 if source_tool_name is not None
                 else (scope.source_tool_name if scope else DEFAULT_SOURCE_TOOL_NAME)
             ),
-            action_id=scope.action.id if scope and scope.action.id else None,
+            action_id=scope.action_id if scope and scope.action_id else None,
         )
 
     # -- the pending stack ----------------------------------------------------------
@@ -219,7 +222,7 @@ class CustomToolAPI:
         label: str,
         apply: ApplyCallback | None = None,
         reject: RejectCallback | None = None,
-        details: Any = None,
+        details: JsonValue = None,
         preview: Preview | None = None,
         source_tool_name: str = DEFAULT_SOURCE_TOOL_NAME,
     ) -> str:
@@ -250,27 +253,29 @@ class CustomToolAPI:
             raise TypeError("push_pending_action needs a callable apply(reason)")
         if reject is not None and not callable(reject):
             raise TypeError("reject must be callable or None")
-        action = PendingAction(
-            label=label,
-            apply=_noop_apply,
-            details=details,
-            source_tool_name=source_tool_name,
-            preview=preview,
-        )
-        scope = _ActionScope(label, source_tool_name, action)
+        scope = _ActionScope(label, source_tool_name)
         origin = f"{source_tool_name} ({label})"
         if apply is None:
             assert preview is not None
-            action.apply = _preview_apply(self.cwd, preview, action)
-            action.preview_apply = True
+            applies = _preview_apply(self.cwd, preview, label, source_tool_name)
         else:
-            action.apply = _in_scope(apply, scope, Capture(origin, self.output))
-        action.reject = (
-            _in_scope(reject, scope, Capture(origin, self.output)) if reject is not None else None
+            applies = _in_scope(apply, scope, Capture(origin, self.output))
+        action = PendingAction(
+            label=label,
+            apply=applies,
+            reject=(
+                _in_scope(reject, scope, Capture(origin, self.output))
+                if reject is not None
+                else None
+            ),
+            details=details,
+            source_tool_name=source_tool_name,
+            preview=preview,
+            preview_apply=apply is None,
         )
         # The store's listeners (events, the dashboard) are redline's code, not the plugin's.
         with not_capturing():
-            self.store.push(action)
+            action = self.store.push(action)
         pushed = _PUSHED_IDS.get()
         if pushed is not None:
             pushed.append(action.id)
@@ -281,7 +286,9 @@ def _noop_apply(_reason: str) -> None:
     return None
 
 
-def _preview_apply(root: Path, preview: Preview, action: PendingAction) -> ApplyCallback:
+def _preview_apply(
+    root: Path, preview: Preview, label: str, source_tool_name: str
+) -> ApplyCallback:
     """The default apply of a custom tool's action: safe apply of its Preview, nothing else.
 
     Marked as such, so the review queue lists the action ``applied_by: "preview"``.
@@ -291,12 +298,14 @@ def _preview_apply(root: Path, preview: Preview, action: PendingAction) -> Apply
         from redline.review.result import ToolResult
         from redline.workspace.safe_apply import apply_preview
 
+        # The action as the store holds it: its id, its Preview with the real paths.
+        current = resolving_action()
         receipt = apply_preview(
             root,
-            action.preview if action.preview is not None else preview,
-            label=action.label,
-            source_tool_name=action.source_tool_name,
-            action_id=action.id or None,
+            current.preview if current is not None and current.preview else preview,
+            label=label,
+            source_tool_name=source_tool_name,
+            action_id=(current.id or None) if current is not None else None,
         )
         return ToolResult.text_result(
             "", details={"entry_id": receipt.entry_id, "files": list(receipt.files)}
@@ -316,7 +325,8 @@ def _in_scope(
     """
 
     async def wrapped(reason: str) -> object:
-        token = _CURRENT_ACTION.set(scope)
+        current = resolving_action()
+        token = _CURRENT_ACTION.set(replace(scope, action_id=current.id if current else ""))
         try:
             if inspect.iscoroutinefunction(callback):
                 value = await await_plugin(callback(reason), capture)

@@ -16,6 +16,7 @@ from redline.tools.ast_edit.report import applied_text, preview_text
 from redline.tools.ast_edit.results import AstEditReport
 from redline.tools.base import Tool, ToolContext
 from redline.tools.files.pending import STORE_UNAVAILABLE, RepreviewError, file_action
+from redline.workspace.details import AstEditDetails, AstEditError
 from redline.workspace.paths import ConfinementError
 
 SOURCE = "ast_edit"
@@ -76,12 +77,12 @@ def build_action(root: Path, params: AstEditParams, report: AstEditReport) -> Pe
         source_tool_name=SOURCE,
         applied_text=applied_text(report),
         repreview=repreview,
-        details={
-            "replacements": report.total_matches,
-            "files": [result.path for result in report.files],
-            "errors": [{"path": e.path, "message": e.error} for e in report.errors],
-            "limit_reached": report.limit_reached,
-        },
+        details=AstEditDetails(
+            replacements=report.total_matches,
+            files=tuple(result.path for result in report.files),
+            errors=tuple(AstEditError(e.path, e.error) for e in report.errors),
+            limit_reached=report.limit_reached,
+        ),
     )
 
 

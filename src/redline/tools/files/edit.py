@@ -24,6 +24,7 @@ from redline.tools.files.pending import (
     file_action,
     preview_result,
 )
+from redline.workspace.details import FileChangeDetails
 from redline.workspace.preview import DecodeError, FileModify, Preview, decode_text, sha256_bytes
 
 
@@ -120,7 +121,7 @@ def build_edit_action(request: EditRequest) -> PendingAction:
         source_tool_name="edit",
         applied_text=f"Applied edit to {rel}.",
         repreview=repreview,
-        details={"path": rel},
+        details=FileChangeDetails(path=rel),
     )
 
 
@@ -145,5 +146,6 @@ class EditTool(Tool):
             action = await asyncio.to_thread(build_edit_action, request)
         except FileToolError as exc:
             return ToolResult.error(str(exc))
-        ctx.store.push(action)
-        return preview_result(action, f"Edit {action.details['path']}")
+        action = ctx.store.push(action)
+        assert isinstance(action.details, FileChangeDetails)
+        return preview_result(action, f"Edit {action.details.path}")

@@ -25,6 +25,7 @@ from redline.tools.files.pending import (
     file_action,
     preview_result,
 )
+from redline.workspace.details import FileChangeDetails
 from redline.workspace.preview import (
     DecodeError,
     FileChange,
@@ -112,7 +113,7 @@ def build_write_action(request: WriteRequest) -> PendingAction:
         source_tool_name="write",
         applied_text=f"Applied write to {rel} ({done}).",
         repreview=repreview,
-        details={"path": rel, "kind": change.kind},
+        details=FileChangeDetails(path=rel, change=change.kind),
     )
 
 
@@ -139,7 +140,8 @@ class WriteTool(Tool):
             return ToolResult.error(str(exc))
         except NothingToWrite as exc:
             return ToolResult.text_result(str(exc))
-        ctx.store.push(action)
+        action = ctx.store.push(action)
         details = action.details
-        verb = "Create" if details["kind"] == "create" else "Overwrite"
-        return preview_result(action, f"{verb} {details['path']}")
+        assert isinstance(details, FileChangeDetails)
+        verb = "Create" if details.change == "create" else "Overwrite"
+        return preview_result(action, f"{verb} {details.path}")

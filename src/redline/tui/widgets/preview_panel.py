@@ -20,6 +20,7 @@ from redline.tui.widgets.diff_text import diff_lines
 from redline.tui.widgets.diff_view import DiffView
 from redline.tui.widgets.file_list import FileList
 from redline.tui.widgets.pending_stack import action_source, source_badge, workspace_name
+from redline.workspace.details import details_to_json
 from redline.workspace.hunks import Unit, hunk_units
 from redline.workspace.preview import via_lines
 
@@ -42,7 +43,7 @@ def command_line(details: Any) -> str | None:
 
 
 def _details_lines(action: PendingAction) -> list[Content]:
-    details: Any = action.details
+    details: Any = details_to_json(action.details)  # as the queue stores them
     command = command_line(details)
     if command is not None:
         raw = details.get("raw_input") or {}

@@ -11,8 +11,9 @@ import builtins
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from redline.workspace.details import ActionKind, infer_kind
 from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 from redline.workspace.queue import storage
@@ -25,6 +26,9 @@ from redline.workspace.queue.records import (
 )
 from redline.workspace.realpath import canonical_preview
 
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
+
 
 @dataclass(frozen=True)
 class ActionDraft:
@@ -34,7 +38,8 @@ class ActionDraft:
     source: Source
     source_tool_name: str = "custom_tool"
     preview: Preview | None = None
-    details: Any = None
+    #: The details' JSON (``details.details_to_json`` of a PendingAction's).
+    details: JsonValue = None
     applied_by: str | None = None  # default: "preview" with a Preview, else "owner"
     applied_text: str | None = None
     stale: bool = False
@@ -49,6 +54,8 @@ class ActionDraft:
     # (see :mod:`redline.workspace.queue.revisions`).
     revises: str | None = None
     implicit_revision: bool = True
+    #: What the action is (``details.ActionKind``); None: inferred as a version 1 record's.
+    kind: ActionKind | None = None
 
 
 def _to_blobs(data: Any, put: Callable[[str], str]) -> Any:
@@ -136,6 +143,10 @@ class QueueContents(QueueBase):
             applied_text=draft.applied_text,
             origin=origin_data,
             owner_serves=list(draft.owner_serves) if applied_by == "owner" else [],
+            kind=draft.kind
+            or infer_kind(
+                draft.source_tool_name, draft.preview is not None, draft.source.kind, applied_by
+            ),
         )
 
     def _store_preview(self, preview: Preview, number: int) -> dict[str, Any]:

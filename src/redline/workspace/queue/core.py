@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
@@ -50,6 +50,9 @@ from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.reconcile import QueueReconcile
 from redline.workspace.queue.records import QueueRecord
 from redline.workspace.queue.watcher import QueueWatcher
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 __all__ = [
     "ActionDraft",
@@ -100,7 +103,7 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
                 self._write_record(record)
             return record
 
-    def update_details(self, action_id: str, details: Any) -> QueueRecord | None:
+    def update_details(self, action_id: str, details: JsonValue) -> QueueRecord | None:
         """Replace an action's ``details`` (its pusher learned more, e.g. its agent ended)."""
         try:
             storage.canonical_check(details)

@@ -13,13 +13,31 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from redline.workspace.details import ACTION_KINDS, ActionKind, infer_kind
 from redline.workspace.queue.procs import is_alive, process_start_time
+
+if TYPE_CHECKING:
+    from redline.jsontypes import JsonValue
 
 # Version 1 is the first queue format. Raise it when a field changes meaning; keep reading
 # every older version here and refuse a newer one (see QueueRecordError).
-FORMAT_VERSION = 1
+#
+# Version 2 (issue 43) covers everything this round adds to records, in one bump:
+# - ``kind``: the action's kind (``file_change``, ``ast_edit``, ``permission``, ``custom``),
+#   by which ``details`` are read back typed (redline.workspace.details); a version 1
+#   record has none and its kind is inferred (``details.infer_kind``);
+# - hunks: every ``PATH#N`` a version 2 file names (an owner request's ``only``) counts the
+#   ``@@`` blocks at 3 lines of context: hunk numbering :data:`RECORD_HUNK_NUMBERING`, which is
+#   ``redline.workspace.hunks.HUNK_NUMBERING`` (a test keeps them equal);
+# - comments and revisions (issue 47, later this round) add OPTIONAL fields under version 2:
+#   a reader that does not know them ignores them, so they need no further bump.
+# Records, resolutions and journals written by version 1 are read, listed, applied and undone
+# as before (tests/workspace/test_compat_v2.py).
+FORMAT_VERSION = 2
+#: How hunks named in a version 2 queue file are numbered (see above).
+RECORD_HUNK_NUMBERING = 2
 
 SourceKind: TypeAlias = Literal["agent", "exec", "sdk", "acp", "mcp"]
 SOURCE_KINDS: tuple[str, ...] = ("agent", "exec", "sdk", "acp", "mcp", "hook", "import")
@@ -166,7 +184,9 @@ class QueueRecord:
     source: Source
     created_at: float
     applied_by: str = "preview"
-    details: Any = None
+    #: The details as stored (JSON): ``redline.workspace.details.details_from_json``
+    #: with :attr:`kind` reads them typed.
+    details: JsonValue = None
     preview: dict[str, Any] | None = None  # Preview.to_dict() with texts as {"blob": sha}
     files: list[str] = field(default_factory=list)
     # Real path -> the path it was asked for, where they differ (a symlinked folder).
@@ -189,6 +209,8 @@ class QueueRecord:
     # and its revision number (2 for the first revision). Optional: absent means none.
     revision_of: str | None = None
     revision: int = 0
+    #: What the action is (version 2; inferred for a version 1 record).
+    kind: ActionKind = "custom"
 
     @property
     def edited(self) -> bool:
@@ -235,6 +257,7 @@ class QueueRecord:
             "replaces": self.replaces,
             "applied_text": self.applied_text,
             "origin": self.origin,
+            "kind": self.kind,
         }
 
     @classmethod
@@ -285,12 +308,23 @@ class QueueRecord:
                 raise ValueError("revision_of is not an action id")
             if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
                 raise ValueError("revision is not a number")
+            source = Source.from_dict(data.get("source", {}))
+            kind = data.get("kind")
+            if kind is None:  # version 1: no kind recorded
+                kind = infer_kind(
+                    str(data.get("source_tool_name", "")),
+                    preview is not None,
+                    source.kind,
+                    applied_by,
+                )
+            elif kind not in ACTION_KINDS:
+                raise ValueError(f"unknown kind {kind!r}")
             return cls(
                 id=action_id,
                 position=position,
                 label=label,
                 source_tool_name=str(data.get("source_tool_name", "")),
-                source=Source.from_dict(data.get("source", {})),
+                source=source,
                 created_at=float(created),
                 applied_by=applied_by,
                 details=data.get("details"),
@@ -309,6 +343,7 @@ class QueueRecord:
                 owner_serves=list(serves),
                 revision_of=revision_of,
                 revision=revision if revision_of is not None else 0,
+                kind=kind,
             )
         except (KeyError, ValueError, TypeError) as exc:
             cause = f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
@@ -396,8 +431,10 @@ class Resolution:
 
 # An owner request that names hunks (``only``) is written in this format version, so that a
 # process of an older redline, which would apply or discard the whole action, refuses it as
-# written by a newer one; a whole decision keeps version 1, which every owner serves.
+# written by a newer one; a whole decision keeps version 1, which every owner serves (also
+# now that records are version 2: a request is read by the owner, which may be older).
 PARTS_REQUEST_VERSION = 2
+WHOLE_REQUEST_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -424,7 +461,7 @@ class OwnerRequest:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "version": FORMAT_VERSION if self.only is None else PARTS_REQUEST_VERSION,
+            "version": WHOLE_REQUEST_VERSION if self.only is None else PARTS_REQUEST_VERSION,
             "id": self.id,
             "decision": self.decision,
             "reason": self.reason,

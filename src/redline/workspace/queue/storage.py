@@ -172,7 +172,12 @@ class Signed:
         """
         payload = canonical(record)
         tag = tag_for(self.key, payload, self.purpose)
-        header = json.dumps({"version": FORMAT_VERSION, "tag": tag})
+        # The header repeats the record's own version: a whole owner request stays version
+        # 1, which an older owner reads (records.WHOLE_REQUEST_VERSION).
+        version = record.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            version = FORMAT_VERSION
+        header = json.dumps({"version": version, "tag": tag})
         return header.encode("ascii") + b"\n" + payload + b"\n"
 
     def write(
