@@ -7,7 +7,9 @@ releases, these names do not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+#: ``typing.TYPE_CHECKING`` without importing ``typing``: `import redline` is the first thing
+#: every ``redline hook`` call (each agent tool call) does (type checkers read it as true).
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -82,6 +84,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from redline.drivers.model.providers.base import Provider
     from redline.drivers.model.session import AgentSession, SessionError
     from redline.extensibility.custom_tools.types import CustomToolAPI, CustomToolFactory

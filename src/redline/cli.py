@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
-from collections.abc import Sequence
 
-from redline import __version__
+from redline import TYPE_CHECKING, __version__
+
+if TYPE_CHECKING:  # an agent's hook call never builds a parser
+    import argparse
+    from collections.abc import Sequence
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2

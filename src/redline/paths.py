@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "STATE_HOME_ENV",
@@ -13,6 +16,7 @@ __all__ = [
     "user_config_dir",
     "user_home",
     "user_state_dir",
+    "user_state_dir_text",
 ]
 
 USER_CONFIG_ENV = "REDLINE_CONFIG_DIR"
@@ -25,6 +29,8 @@ class UserDirError(OSError):
 
 def user_config_dir() -> Path:
     """``$REDLINE_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/redline``, else ``~/.config/redline``."""
+    from pathlib import Path
+
     explicit = os.environ.get(USER_CONFIG_ENV)
     if explicit:
         return Path(explicit).expanduser()
@@ -39,9 +45,15 @@ def user_home() -> Path:
     A client may start redline with a bare environment (the MCP SDK passes almost nothing
     unless told to); the passwd entry of the real user id still names the same home.
     """
+    from pathlib import Path
+
+    return Path(_home_text())
+
+
+def _home_text() -> str:
     home = os.environ.get("HOME", "")
     if os.path.isabs(home):
-        return Path(home)
+        return home
     import pwd
 
     try:
@@ -56,7 +68,7 @@ def user_home() -> Path:
             f"cannot find your home folder: HOME is not set and the passwd entry of user id "
             f"{os.getuid()} names no absolute home; set HOME or XDG_STATE_HOME"
         )
-    return Path(entry.pw_dir)
+    return str(entry.pw_dir)
 
 
 def user_state_dir() -> Path:
@@ -65,14 +77,24 @@ def user_state_dir() -> Path:
 
     A relative ``XDG_STATE_HOME`` is ignored, as the XDG base directory spec says.
     """
+    from pathlib import Path
+
+    return Path(user_state_dir_text())
+
+
+def user_state_dir_text() -> str:
+    """:func:`user_state_dir` as a string, without importing ``pathlib`` (a hook call that
+    only looks at its session's outbox, docs/performance.md)."""
     xdg = os.environ.get(STATE_HOME_ENV, "")
-    base = Path(xdg) if os.path.isabs(xdg) else user_home() / ".local" / "state"
-    return base / "redline"
+    base = xdg if os.path.isabs(xdg) else os.path.join(_home_text(), ".local", "state")
+    return os.path.join(base, "redline")
 
 
 def user_cache_dir() -> Path:
     """redline's per-user cache (check scratch trees): ``$XDG_CACHE_HOME/redline``, else
     ``~/.cache/redline``. A relative ``XDG_CACHE_HOME`` is ignored, as the XDG spec says."""
+    from pathlib import Path
+
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     base = Path(xdg) if os.path.isabs(xdg) else user_home() / ".cache"
     return base / "redline"

@@ -47,6 +47,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="review an external ACP agent instead of --model (see docs/agents.md)",
     )
     parser.add_argument(
+        "--all",
+        dest="all_workspaces",
+        action="store_true",
+        help="open the inbox over every workspace redline knows on this machine: each "
+        "one's pending actions in one list, decided in their own workspace (docs/inbox.md)",
+    )
+    parser.add_argument(
         "--offer-tools",
         action="store_true",
         help="offer redline's MCP tools (ast_edit, propose_edit, propose_write, "
@@ -158,9 +165,63 @@ def _team_presence(args: argparse.Namespace) -> AbstractContextManager[object]:
     return present(root, "team")
 
 
+def run_all(args: argparse.Namespace) -> int:
+    """``redline --all``: the inbox over every known workspace (no workspace needed)."""
+    import sys
+
+    if getattr(args, "queue", None) is not None:
+        print(
+            "redline: --all is every workspace known on this machine and --queue URL the "
+            "team queue: pick one",
+            file=sys.stderr,
+        )
+        return 2
+    extra = [
+        flag
+        for flag, value in (
+            ("--model", args.model),
+            ("--agent", args.agent),
+            ("--prompt", args.prompt),
+            ("--resolver", args.resolver),
+            ("--offer-tools", args.offer_tools),
+            ("-C", getattr(args, "cwd_given", False)),
+        )
+        if value
+    ]
+    if extra:
+        print(
+            f"redline: {', '.join(extra)} do not apply to redline --all: it reviews every "
+            "known workspace's queue and runs no agent",
+            file=sys.stderr,
+        )
+        return 2
+    from redline.paths import UserDirError
+    from redline.review.all_source import AllWorkspacesSource
+    from redline.workspace.known import known_dir
+
+    try:
+        known_dir()
+    except UserDirError as exc:
+        print(f"redline: {exc}", file=sys.stderr)
+        return 1
+    from redline.tui.all_app import AllWorkspacesApp
+    from redline.workspace.presence import present
+
+    source = AllWorkspacesSource()
+    try:
+        # Watching every workspace: no notification is sent while it runs (issue 46).
+        with present(None, "all"):
+            code = AllWorkspacesApp(source).run()
+    finally:
+        source.close()
+    return int(code or 0)
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    if getattr(args, "all_workspaces", False):
+        return run_all(args)
     if getattr(args, "queue", None) is not None:
         return run_team(args)
     root = workspace_root(args)

@@ -8,12 +8,13 @@ call needs, so a hook call starts fast (``bench/hooks.py`` measures it).
 
 from __future__ import annotations
 
-import argparse
 import os
-from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING
+
+from redline.drivers.hooks.values import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse
+    from contextlib import AbstractContextManager
     from pathlib import Path
 
     from redline.drivers.hooks.answers import Rendered
@@ -90,7 +91,7 @@ def handle(
         seen.append(payload)
     if payload.is_prompt:  # the prompt-time event only carries late outcomes
         return Rendered("", "", 0)
-    from redline.drivers.hooks.mapping import reviewed_tool
+    from redline.drivers.hooks.tools import reviewed_tool
 
     reviewed = reviewed_tool(payload)
     if payload.is_pre and reviewed is None:
@@ -179,6 +180,8 @@ def _team_queue(root: Path) -> AbstractContextManager[object]:
     except ConfigError:
         wanted = False  # the call's own settings already read these files without error
     if not wanted:
+        from contextlib import nullcontext
+
         return nullcontext()
     import logging
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -75,21 +74,11 @@ class Row:
 
 def _ident(known: Known, root: Path) -> str:
     """The team queue's id of the workspace (a configured one wins; else cached, else
-    computed -- which runs git -- and cached)."""
-    from redline.teamqueue.settings import TeamQueueError, queue_settings, workspace_id
-    from redline.workspace.known import cache_id
+    computed -- which runs git -- and cached): the inbox's own
+    (``review.all_workspaces.workspace_ident``). OSError when it cannot be found."""
+    from redline.review.all_workspaces import workspace_ident
 
-    configured = None
-    with contextlib.suppress(TeamQueueError):  # a bad config: the id is found without it
-        configured = queue_settings(root, None).workspace_id
-    if configured:
-        cache_id(known, configured)
-        return configured
-    if known.id:
-        return known.id
-    ident = workspace_id(root)
-    cache_id(known, ident)
-    return ident
+    return workspace_ident(known, root)
 
 
 #: Called with each listed workspace's row, its open queue and its pending records.
@@ -97,7 +86,6 @@ Visit = Callable[[Row, "WorkspaceQueue", "list[QueueRecord]"], None]
 
 
 def _row(known: Known, visit: Visit | None = None) -> Row:
-    from redline.teamqueue.settings import TeamQueueError
     from redline.workspace.presence import watchers
     from redline.workspace.queue import QueueError, WorkspaceQueue
 
@@ -109,7 +97,7 @@ def _row(known: Known, visit: Visit | None = None) -> Row:
     row.watched_by = [p.to_json() for p in watchers(root, prune=True)]
     try:
         row.id = _ident(known, root)
-    except TeamQueueError as exc:
+    except OSError as exc:
         row.problem = str(exc)
     if not os.path.isdir(root / ".redline" / "queue"):
         return row  # its queue was removed: never create it again just to count
@@ -134,7 +122,6 @@ def _row(known: Known, visit: Visit | None = None) -> Row:
 def located(wsid: str) -> tuple[str | None, str]:
     """The path of the known workspace with id ``wsid``, or None and why not (reads no
     queue; runs git only for an id not yet cached)."""
-    from redline.teamqueue.settings import TeamQueueError
     from redline.workspace.known import read_all
 
     found: list[str] = []
@@ -146,7 +133,7 @@ def located(wsid: str) -> tuple[str | None, str]:
             continue
         try:
             ident = _ident(known, Path(known.path))
-        except TeamQueueError:
+        except OSError:
             continue
         if ident == wsid:
             found.append(known.path)

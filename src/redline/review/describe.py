@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from redline.review.events import ResolvedBy, ResolveVerb, RunStatus
 from redline.review.result import ToolResult
-from redline.workspace.preview import PreviewSummary
+from redline.workspace.summary import PreviewSummary
 
 # Shown in place of a missing source tool name.
 UNKNOWN_SOURCE = "custom_tool"

@@ -9,16 +9,16 @@ start-up; they are imported when the first event is made.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
+from redline.lazylog import LazyLogger
 from redline.review.result import ToolResult
 
-log = logging.getLogger("redline.review.events")
+log = LazyLogger("redline.review.events")  # logging is imported when something is logged
 
 # Field metadata: a field whose value is None is left out of ``to_dict()`` (new optional
 # fields keep the shapes older readers know).

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal, get_type_hints
 from redline.jsontypes import JsonObject
 from redline.review.event_stream import OMIT_IF_NONE, E, Event, EventListener, EventStream
 from redline.review.result import ToolResult
-from redline.workspace.preview import PreviewSummary
+from redline.workspace.summary import PreviewSummary
 
 RunStatus = Literal["done", "awaiting_review", "aborted", "error", "max_turns"]
 """How one run ended (``prompt()``/``resume()`` return it; ``agent_end`` carries it)."""

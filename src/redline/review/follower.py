@@ -76,6 +76,14 @@ class QueueFollower:
 
         return unsubscribe
 
+    def release(self) -> None:
+        """Let the watcher thread end without waiting for it, in a process that exits right
+        after (``redline hook`` once its decision is in): nothing is reported after this."""
+        with _lock:
+            watcher = self._watcher
+        if watcher is not None:
+            watcher.release()
+
     @property
     def following(self) -> bool:
         with _lock:

@@ -267,6 +267,12 @@ def workspace_id_of(root: Path) -> str:
     return found
 
 
+def configured_workspace_id(root: Path) -> str | None:
+    """The ``[queue] workspace_id`` configured for ``root`` (the user's, or a trusted
+    workspace's), or None."""
+    return _configured(root)
+
+
 def _configured(root: Path) -> str | None:
     from redline.config import ConfigError, read_user_config, read_workspace_config
     from redline.workspace.identity import ID_CHARS

@@ -24,7 +24,6 @@ small state (follow flags, re-check requests, reported undos).
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Coroutine
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from redline.lazylog import LazyLogger
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from redline.workspace.preview import Preview
     from redline.workspace.queue import Resolution as QueueResolution
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # logging is imported when something is logged
 
 Verb = Literal["apply", "discard"]
 Submit = Callable[[Coroutine[Any, Any, None]], object]

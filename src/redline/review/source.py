@@ -270,6 +270,12 @@ class ReviewSource(Protocol):
         """Undo the newest apply (in ``workspace``, for a source spanning several)."""
         ...
 
+    def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
+        """What :meth:`undo` would undo, in words for the person to confirm (the apply
+        and, for a source spanning workspaces, the workspace); "" when there is nothing to
+        undo (pressing ``u`` then says why without asking)."""
+        ...
+
     def watch(
         self, stop: threading.Event, on_rows: RowsCallback, on_status: StatusCallback
     ) -> None:

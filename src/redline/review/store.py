@@ -6,7 +6,6 @@ import collections
 import contextlib
 import contextvars
 import dataclasses
-import logging
 import threading
 import time
 import warnings
@@ -14,17 +13,19 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from redline.lazylog import LazyLogger
 from redline.workspace.details import ActionDetails, ActionKind
-from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 
 if TYPE_CHECKING:
+    # Imported where used at run time: a hook's push never needs the hunk machinery.
     from pathlib import Path
 
+    from redline.workspace.hunks import Origin
     from redline.workspace.queue import ActionDraft, QueueRecord, Source, WorkspaceQueue
     from redline.workspace.safe_apply import ApplyReceipt
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # logging is imported when something is logged
 
 ApplyCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
 RejectCallback: TypeAlias = Callable[[str], "object | Awaitable[object]"]
@@ -98,6 +99,8 @@ class PendingAction:
             return self.origin
         if self.preview is None:
             return None
+        from redline.workspace.hunks import Origin
+
         return Origin.of(self.label, self.preview)
 
     def __post_init__(self) -> None:

@@ -527,6 +527,11 @@ class WorkspaceSource:
         receipt = done.receipt
         return SourceOutcome(True, receipt.message or f"Undone: {receipt.label}.")
 
+    def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
+        from redline.review.undo_words import undo_question
+
+        return undo_question(self._claim_queue().root, self.workspace)
+
     def watch(
         self, stop: threading.Event, on_rows: RowsCallback, on_status: StatusCallback
     ) -> None:

@@ -183,6 +183,9 @@ class TeamSource:
     def undo(self, workspace: WorkspaceRef | None = None) -> SourceOutcome:
         return SourceOutcome(False, TEAM_CAPABILITIES.refusal("undo"))
 
+    def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
+        return ""
+
     def watch(
         self, stop: threading.Event, on_rows: RowsCallback, on_status: StatusCallback
     ) -> None:

@@ -9,7 +9,6 @@ all use these opcodes, so their numbers always agree.
 from __future__ import annotations
 
 import bisect
-import difflib
 
 Opcode = tuple[str, int, int, int, int]
 
@@ -55,6 +54,8 @@ def _match_middle(
     ]
     if not anchors:
         if (ahi - alo) * (bhi - blo) <= _DIFFLIB_BUDGET:
+            import difflib  # here: a new file's line counts (a hook's push) never need it
+
             matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
             for i, j, size in matcher.get_matching_blocks():
                 out.extend((alo + i + k, blo + j + k) for k in range(size))

@@ -22,9 +22,12 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 from redline.workspace.procs import is_alive, process_start_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # every Path here comes from redline.paths: a hook call with nothing to
+    from pathlib import Path  # tell never imports pathlib (docs/performance.md)
 
 _now = time.time
 
@@ -51,6 +54,10 @@ def session_folder(agent: str, session_id: str) -> Path:
     a plain one (the agents send UUIDs), else by its hash (any text makes a safe name)."""
     from redline.paths import user_state_dir
 
+    return user_state_dir() / FOLDER / agent / _name(agent, session_id)
+
+
+def _name(agent: str, session_id: str) -> str:
     if not _AGENT.fullmatch(agent):
         raise ValueError(f"not an agent name: {agent!r}")
     name = session_id
@@ -58,7 +65,7 @@ def session_folder(agent: str, session_id: str) -> Path:
         import hashlib  # only here: the usual id needs no hashing on the hook's path
 
         name = "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return user_state_dir() / FOLDER / agent / name
+    return name
 
 
 class Late:
@@ -281,14 +288,17 @@ def _claimer(name: str) -> tuple[int, int | None] | None:
 def take(agent: str, session_id: str, *, now: float | None = None) -> Taken:
     """Claim every entry of the session's outbox not claimed by a live process, oldest
     first. Costs one ``listdir`` when there is nothing (the usual case)."""
+    from redline.paths import user_state_dir_text
+
     try:
-        folder = session_folder(agent, session_id)
-        names = os.listdir(folder)
+        text = os.path.join(user_state_dir_text(), FOLDER, agent, _name(agent, session_id))
+        names = os.listdir(text)
     except (OSError, ValueError):
         return Taken()
-    taken = Taken(folder)
     if not names:
-        return taken
+        return Taken()
+    folder = session_folder(agent, session_id)
+    taken = Taken(folder)
     pid = os.getpid()
     start = process_start_time(pid)
     mine = f"{CLAIMED}.{pid}.{start if start is not None else '-'}."

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
-
-# pydantic reads these back from session logs; on Python 3.11 it needs this TypedDict.
-from typing_extensions import TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from redline.workspace.diffing import grouped_opcodes, opcodes
 
@@ -24,26 +21,10 @@ from redline.workspace.textcodec import decode_text as decode_text
 from redline.workspace.textcodec import encode_text as encode_text
 from redline.workspace.textcodec import sha256_bytes as sha256_bytes
 
+if TYPE_CHECKING:
+    from redline.workspace.summary import FileSummary, PreviewSummary
+
 ChangeKind = Literal["modify", "create", "delete", "rename"]
-
-
-class FileSummary(TypedDict, total=False):
-    """One file of :meth:`Preview.summary` (``old_path`` only for renames)."""
-
-    kind: str
-    path: str
-    old_path: str
-    via: str  # the path asked for, when a symlinked folder made it differ from ``path``
-    added: int
-    removed: int
-
-
-class PreviewSummary(TypedDict):
-    """:meth:`Preview.summary`: per-file and total line counts, no file contents."""
-
-    files: list[FileSummary]
-    added: int
-    removed: int
 
 
 @dataclass(frozen=True)
@@ -417,3 +398,14 @@ def change_from_dict(data: Mapping[str, Any]) -> FileChange:
     except KeyError as exc:
         raise ValueError(f"a {kind} change needs the field {exc.args[0]!r}") from None
     raise ValueError(f"unknown change kind {kind!r}: expected modify, create, delete or rename")
+
+
+def __getattr__(name: str) -> object:
+    """``FileSummary`` and ``PreviewSummary`` live in :mod:`redline.workspace.summary` (their
+    TypedDict base, typing_extensions', is not imported by a hook's queueing); importable
+    from here as before."""
+    if name in ("FileSummary", "PreviewSummary"):
+        from redline.workspace import summary
+
+        return getattr(summary, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -137,6 +137,41 @@ def test_discard_denies_with_the_reason(
     assert not (root / "new.txt").exists()
 
 
+def test_a_hook_process_lets_its_watcher_go_once_its_answer_is_decided(
+    root: Path, queue: WorkspaceQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`redline hook` (exiting) closes the queue's watch when the decision lands, beside the
+    decision's last writes, not at its exit; the answer is the same."""
+    from redline.review.follower import QueueFollower
+
+    released: list[Path] = []
+    release = QueueFollower.release
+
+    def spy(self: QueueFollower) -> None:
+        released.append(self.root)
+        release(self)
+
+    monkeypatch.setattr(QueueFollower, "release", spy)
+    done: Future[Rendered] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(
+                hook_command.handle("claude", recorded("pre-write.json", root), exiting=True)
+            )
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    [record] = pending(queue)
+    assert released == []  # still waiting: the watch hears the decision
+    decide(queue, record.id, "discard", "not now")
+    output = answer_of(done.result(30))
+    assert output["permissionDecisionReason"] == "Discarded by the reviewer: not now"
+    assert released and set(released) == {root}
+    assert queue.list() == [] and queue.resolution(record.id) is not None
+
+
 def test_no_decision_in_time_hands_over_then_blocks(
     root: Path, queue: WorkspaceQueue, isolated_user_config: Path
 ) -> None:
@@ -284,6 +319,45 @@ def test_a_pass_through_call_imports_neither_asyncio_nor_the_review_core(root: P
     assert not {"asyncio", "pydantic", "redline.review.session", "redline.config"} & imported
     # What the hook's modules are typed with is imported for the type checker only.
     assert not {"redline.jsontypes", "typing_extensions", "redline.review.store"} & imported
+    # Issue 49: no typing, no dataclasses (nor the inspect, ast and dis they bring), no
+    # argument parser, no mapping of calls to changes, no pathlib (an empty outbox is read
+    # by its path as text): the payload, the answer, the outbox.
+    assert (
+        not {
+            "pathlib",
+            "typing",
+            "dataclasses",
+            "inspect",
+            "ast",
+            "argparse",
+            "redline.drivers.hooks.mapping",
+            "redline.workspace.preview",
+        }
+        & imported
+    )
+    assert {m for m in imported if m.startswith("redline")} <= PASS_THROUGH_MODULES
+
+
+#: Every redline module a pass-through call loads (issue 49: a new one here is a cost every
+#: tool call of every agent pays; docs/performance.md).
+PASS_THROUGH_MODULES = {
+    "redline",
+    "redline.__main__",
+    "redline.cli",
+    "redline.commands",
+    "redline.commands.hook",
+    "redline.drivers",
+    "redline.drivers.hooks",
+    "redline.drivers.hooks.answers",
+    "redline.drivers.hooks.outbox",
+    "redline.drivers.hooks.payload",
+    "redline.drivers.hooks.tools",
+    "redline.drivers.hooks.values",
+    "redline.paths",
+    "redline.workspace",
+    "redline.workspace.outbox",
+    "redline.workspace.procs",
+}
 
 
 def test_a_rule_over_sources_decides_a_hook_action(
@@ -404,6 +478,14 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
             "redline.review.rebase",
             "merge3",
             "redline.review.follower",
+            # Issue 49: the hunk machinery, pydantic's TypedDict base and the parser.
+            "redline.workspace.hunks",
+            "redline.workspace.pyparse",
+            "redline.workspace.summary",
+            "typing_extensions",
+            "argparse",
+            "logging",  # imported at the first message (redline.lazylog)
+            "difflib",  # a new file's line counts need no diff
             "watchfiles",
             "multiprocessing",
             "pickle",
@@ -428,6 +510,62 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
         }
         & at_push
     )
+    # A cap on the redline modules loaded before the action is safe (48 when issue 49
+    # pinned it, with issue 47's revision lookup and issue 43's typed details): a module
+    # added to the queueing path must be one it cannot do without.
+    assert len({m for m in at_push if m.startswith("redline")}) <= 48
+
+
+# What a hook process imports between a person's decision and its exit (issue 49: the
+# decision -> exit path loads nothing; what it needs was loaded while the person read).
+_AFTER_DECISION = """
+import json, sys
+import redline.cli as cli
+import redline.drivers.hooks.gateway as gateway
+seen = {}
+reject = gateway.HookCall._on_reject
+def spy(self, reason):
+    seen["decided"] = set(sys.modules)
+    return reject(self, reason)
+gateway.HookCall._on_reject = spy
+exit_now = cli._exit_now
+def leave(code):
+    sys.stderr.write("LATE " + json.dumps(sorted(set(sys.modules) - seen["decided"])) + "\\n")
+    exit_now(code)
+cli._exit_now = leave
+sys.argv = ["redline", "hook", "claude"]
+cli.main()
+"""
+
+
+def test_a_hook_process_imports_nothing_between_the_decision_and_its_exit(
+    root: Path, queue: WorkspaceQueue
+) -> None:
+    import os
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _AFTER_DECISION],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(recorded("pre-write.json", root))
+    proc.stdin.close()
+    proc.stdin = None
+    try:
+        [record] = pending(queue)
+        decide(queue, record.id, "discard", "not this way")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"Discarded by the reviewer: not this way" in out, err.decode()[-2000:]
+    lines = [line for line in err.decode().splitlines() if line.startswith("LATE ")]
+    assert len(lines) == 1, err.decode()[-2000:]
+    assert json.loads(lines[0].removeprefix("LATE ")) == []
 
 
 def test_a_hook_process_that_blocks_still_prints_its_reason_and_exits_2(root: Path) -> None:

@@ -37,3 +37,23 @@ def test_start_returns_once_the_folder_is_watched(tmp_path: Path) -> None:
         assert heard.wait(30), "a change right after start() was missed"  # hang guard
     finally:
         watcher.stop()
+
+
+def test_release_ends_the_watch_at_once_without_a_thread_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """release() (a hook process whose answer is decided) closes the watch from the caller's
+    thread: the watch thread ends quietly, and nothing is heard after it."""
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    heard = threading.Event()
+    watcher = QueueWatcher(tmp_path, heard.set)
+    watcher.start()
+    watcher.release()
+    watcher._thread.join(30)  # hang guard
+    assert not watcher._thread.is_alive()
+    assert failures == []
+    (tmp_path / "pa-1.json").write_text("{}")
+    assert not heard.is_set()
+    watcher.release()  # twice, and stop() after it, change nothing
+    watcher.stop()

@@ -9,34 +9,50 @@ the tool's error); exit 2 blocks with stderr as the reason. Anything else fails 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+
+from redline.drivers.hooks.values import TYPE_CHECKING, Value
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from redline.jsontypes import JsonObject
 
-AnswerKind = Literal["allow", "deny", "pass", "block"]
+    AnswerKind = Literal["allow", "deny", "pass", "block"]
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(Value):
     """What the hook tells the agent. ``block``: fail closed (exit 2 with ``reason``)."""
 
+    _fields = ("kind", "reason", "updated_input", "action_id")
     kind: AnswerKind
-    reason: str = ""
-    updated_input: JsonObject | None = None
-    action_id: str = ""
+    reason: str
+    updated_input: JsonObject | None
+    action_id: str
+
+    def __init__(
+        self,
+        kind: AnswerKind,
+        reason: str = "",
+        updated_input: JsonObject | None = None,
+        action_id: str = "",
+    ) -> None:
+        self._set(kind=kind, reason=reason, updated_input=updated_input, action_id=action_id)
 
 
 #: The agent's blocking exit status.
 BLOCK_EXIT = 2
 
 
-@dataclass(frozen=True)
-class Rendered:
+class Rendered(Value):
+    """The hook's output: what it prints on each stream and its exit status."""
+
+    _fields = ("stdout", "stderr", "code")
     stdout: str
     stderr: str
     code: int
+
+    def __init__(self, stdout: str, stderr: str, code: int) -> None:
+        self._set(stdout=stdout, stderr=stderr, code=code)
 
 
 def blocked(reason: str) -> Rendered:

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
+from redline.drivers.hooks.values import Value
+from redline.lazylog import LazyLogger
 
 # What a call holds is typed through these; at run time each is imported where it is used,
 # so a pass-through call loads none of them and a reviewed one queues its action first.
@@ -49,16 +49,25 @@ if TYPE_CHECKING:
     from redline.rules import RuleOutcome
     from redline.workspace.queue import Resolution, WorkspaceQueue
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # logging is imported when something is logged
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
+#: How often a hook process's queue watch looks for the decision, in ms (10 elsewhere).
+HOOK_WATCH_STEP_MS = 4
+#: Outcomes answered at once (a replacement is followed: it still needs the watcher).
+_FINAL = frozenset({"apply", "discard", "parts", "removed"})
 NO_REASON = "no reason given"
 
 
-@dataclass(frozen=True)
-class HookSettings:
-    wait_seconds: float = 600.0
-    review_shell: bool = False
+class HookSettings(Value):
+    """``[hooks]``: how long a call waits for a decision; whether shell calls are reviewed."""
+
+    _fields = ("wait_seconds", "review_shell")
+    wait_seconds: float
+    review_shell: bool
+
+    def __init__(self, wait_seconds: float = 600.0, review_shell: bool = False) -> None:
+        self._set(wait_seconds=wait_seconds, review_shell=review_shell)
 
 
 def discarded(reason: str) -> Answer:
@@ -173,6 +182,10 @@ class HookCall:
             if early is not None:
                 return early
         session, queue = self._opened()
+        if self.exiting:  # a process of its own, waiting on this one decision: hear it sooner
+            from redline.workspace.queue.watcher import QueueWatcher
+
+            QueueWatcher.step_ms = HOOK_WATCH_STEP_MS
         try:
             if not await self._started(session):
                 follow_queue(session)
@@ -359,6 +372,8 @@ class HookCall:
         future, loop = self._decided, self._loop
         if future is None or loop is None:
             return
+        if verb in _FINAL and self.exiting:
+            self._let_go()
 
         def done() -> None:
             if not future.done():
@@ -397,6 +412,16 @@ class HookCall:
             f"Codex cannot write this version of {change.rel} exactly: apply_patch ends every "
             "file with a newline and writes no carriage returns. Edit it again, or discard it."
         )
+
+    def _let_go(self) -> None:
+        """The answer is decided and the process exits once it is given: the queue's watcher
+        starts ending now, beside the decision's last writes, rather than at the exit (the
+        agent waits for the exit; docs/performance.md)."""
+        if self._queue is None:
+            return
+        from redline.review.follower import QueueFollower
+
+        QueueFollower.of(self._queue).release()
 
     def _on_reject(self, reason: str) -> None:
         self._settle("discard", reason)
@@ -731,6 +756,14 @@ def follow_queue(session: ReviewSession) -> None:
 
     session.follow(submit)
     session.prepare_to_serve()  # the action is queued: load the rest while a person reviews
+    # What the decision's own path imports where it is used: the reviewer's notes the answer
+    # carries, the decisions log and its Assisted-by facts, the late outcomes the answer
+    # may carry (nothing is left to import after the decision: pinned by a test).
+    import redline.drivers.hooks.outbox
+    import redline.review.comments
+    import redline.review.trailers
+    import redline.workspace.decisions
+    import redline.workspace.outbox  # noqa: F401
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

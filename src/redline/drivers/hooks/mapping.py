@@ -11,41 +11,40 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.payload import HookPayload, PayloadError, input_bool, input_string
 
+# In a module of their own (a pass-through call needs only these); importable from here.
+from redline.drivers.hooks.tools import CLAUDE_FILE_TOOLS as CLAUDE_FILE_TOOLS
+from redline.drivers.hooks.tools import FILE_TOOLS as FILE_TOOLS
+from redline.drivers.hooks.tools import SHELL_TOOLS as SHELL_TOOLS
+from redline.drivers.hooks.tools import reviewed_tool as reviewed_tool
+from redline.drivers.hooks.values import TYPE_CHECKING, Value
+
 if TYPE_CHECKING:
     from redline.jsontypes import JsonObject, JsonValue
-
-#: Claude Code tools that write files (``MultiEdit`` is gone in 2.1.332: it answers "No such
-#: tool available" before any hook runs, but older versions send it).
-CLAUDE_FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-#: Tools that run commands or reach the network: permission actions with review_shell.
-SHELL_TOOLS = {
-    "claude": ("Bash", "WebFetch", "WebSearch"),
-    # Codex 0.171.0 sends its shell tool (exec_command) as Bash (fixtures/hooks/codex/).
-    "codex": ("shell", "Bash", "exec_command", "local_shell"),
-    "gemini": ("run_shell_command", "web_fetch", "google_web_search"),
-}
 
 
 class MappingError(ValueError):
     """The tool call cannot be turned into a change; the message is for the model."""
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Value):
     """One file the call changes: workspace-relative ``rel``; ``old_text`` None = new file;
     ``delete``: the call removes the file (``new_text`` is then empty)."""
 
+    _fields = ("rel", "old_text", "new_text", "tool", "delete")
     rel: str
     old_text: str | None
     new_text: str
     tool: str
-    delete: bool = False
+    delete: bool
+
+    def __init__(
+        self, rel: str, old_text: str | None, new_text: str, tool: str, delete: bool = False
+    ) -> None:
+        self._set(rel=rel, old_text=old_text, new_text=new_text, tool=tool, delete=delete)
 
 
 def inside(root: Path, path_text: str, cwd: str) -> tuple[Path, str]:
@@ -200,24 +199,6 @@ def _notebook(current: str | None, payload: HookPayload) -> str:
     else:
         raise PayloadError(f"NotebookEdit: unknown edit_mode {mode!r}")
     return json.dumps(notebook, indent=1, ensure_ascii=False)
-
-
-#: Tools whose calls become pending actions, per agent.
-FILE_TOOLS = {
-    "claude": CLAUDE_FILE_TOOLS,
-    "codex": ("apply_patch",),
-    "gemini": ("write_file", "replace"),
-}
-
-
-def reviewed_tool(payload: HookPayload) -> str | None:
-    """``"file"`` for a tool that writes files, ``"shell"`` for one reviewed only with
-    ``[hooks] review_shell``, None for the rest (they pass through untouched)."""
-    if payload.tool_name in FILE_TOOLS.get(payload.agent, ()):
-        return "file"
-    if payload.tool_name in SHELL_TOOLS.get(payload.agent, ()):
-        return "shell"
-    return None
 
 
 def map_call(root: Path, payload: HookPayload) -> FileChange | None:

@@ -12,9 +12,9 @@ an answer that cannot carry them (a blocking exit) leaves them for the next call
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from redline.drivers.hooks.answers import Rendered
+from redline.drivers.hooks.values import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from redline.drivers.hooks.payload import HookPayload

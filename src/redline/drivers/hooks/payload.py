@@ -7,8 +7,8 @@ fields below (of the right types) is refused with a message naming the field.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from redline.drivers.hooks.values import TYPE_CHECKING, Value
 
 if TYPE_CHECKING:
     from redline.jsontypes import JsonObject, JsonValue
@@ -28,20 +28,61 @@ class PayloadError(ValueError):
     """The payload is not one redline understands; the message says which part."""
 
 
-@dataclass(frozen=True)
-class HookPayload:
+class HookPayload(Value):
     """One hook call: which event, which tool with which input, in which session."""
 
+    _fields = (
+        "agent",
+        "event",
+        "tool_name",
+        "tool_input",
+        "session_id",
+        "cwd",
+        "tool_use_id",
+        "permission_mode",
+        "tool_response",
+        "raw",
+    )
     agent: str
     event: str
     tool_name: str
     tool_input: JsonObject
     session_id: str
     cwd: str
-    tool_use_id: str = ""
-    permission_mode: str = ""
-    tool_response: JsonValue = None
-    raw: JsonObject = field(default_factory=dict, repr=False)
+    tool_use_id: str
+    permission_mode: str
+    tool_response: JsonValue
+    raw: JsonObject
+
+    def __init__(
+        self,
+        agent: str,
+        event: str,
+        tool_name: str,
+        tool_input: JsonObject,
+        session_id: str,
+        cwd: str,
+        tool_use_id: str = "",
+        permission_mode: str = "",
+        tool_response: JsonValue = None,
+        raw: JsonObject | None = None,
+    ) -> None:
+        self._set(
+            agent=agent,
+            event=event,
+            tool_name=tool_name,
+            tool_input=tool_input,
+            session_id=session_id,
+            cwd=cwd,
+            tool_use_id=tool_use_id,
+            permission_mode=permission_mode,
+            tool_response=tool_response,
+            raw={} if raw is None else raw,
+        )
+
+    def __repr__(self) -> str:  # the raw payload (a whole file, maybe) is not shown
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields if n != "raw")
+        return f"HookPayload({shown})"
 
     @property
     def is_pre(self) -> bool:

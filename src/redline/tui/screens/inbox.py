@@ -564,6 +564,9 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConv
 
     # -- undo, re-preview, session rules, edits ---------------------------------------
     def action_undo(self) -> None:
+        if self.source is not None:
+            self.ask_undo()  # what it would undo, and where, confirmed first
+            return
         self.busy = True
         self._update_controls()
         self.run_command("undo", self.source_undo)

@@ -27,12 +27,13 @@ from redline.review.source import (
     ReviewSource,
     SourceCapabilities,
     SourceOutcome,
+    WorkspaceRef,
 )
 from redline.tui.source_list import SourceList
 from redline.tui.widgets.prompt_input import PromptInput
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from textual.widget import Widget
 
@@ -72,6 +73,15 @@ class GoneTold(Message):
     def __init__(self, action_id: str, text: str) -> None:
         self.action_id = action_id
         self.text = text
+        super().__init__()
+
+
+class UndoAsked(Message):
+    """What an undo in ``workspace`` would revert, as the source says ("" for nothing)."""
+
+    def __init__(self, text: str, workspace: WorkspaceRef | None) -> None:
+        self.text = text
+        self.workspace = workspace
         super().__init__()
 
 
@@ -120,6 +130,8 @@ class InboxSource(Screen[None]):
         def _show_selected(self) -> None: ...
 
         def refresh_stack(self) -> None: ...
+
+        def run_command(self, command: str, call: Callable[[], object]) -> None: ...
 
         def selected_action(self) -> PendingAction | None: ...
 
@@ -355,9 +367,50 @@ class InboxSource(Screen[None]):
         session)."""
         return self.source if self.source is not None else self.workspace_source
 
-    def source_undo(self) -> ToolResult:
-        row = self.pending.row(self.stack.selected_id)
-        return to_result(self.review_source.undo(row.workspace if row is not None else None))
+    def source_undo(self, workspace: WorkspaceRef | None = None) -> ToolResult:
+        if workspace is None:
+            row = self.pending.row(self.stack.selected_id)
+            workspace = row.workspace if row is not None else None
+        return to_result(self.review_source.undo(workspace))
+
+    def ask_undo(self) -> None:
+        """``u`` over a source: first what it would undo (and where), to confirm."""
+        row = self.listing.row(self.stack.selected_id)
+        self._ask_undo(row.workspace if row is not None else None)
+
+    @work(thread=True, exit_on_error=False, group="source-undo", exclusive=True)
+    def _ask_undo(self, workspace: WorkspaceRef | None) -> None:
+        assert self.source is not None
+        try:
+            text = self.source.undo_target(workspace)
+        except Exception:
+            text = ""
+        self.post_message(UndoAsked(text, workspace))
+
+    def on_undo_asked(self, message: UndoAsked) -> None:
+        if not self._alive():
+            return
+        workspace = message.workspace
+
+        def undo() -> ToolResult:
+            return self.source_undo(workspace)
+
+        if not message.text:  # nothing to undo: the source says why
+            self.busy = True
+            self._update_controls()
+            self.run_command("undo", undo)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes or not self._alive():
+                return
+            self.busy = True
+            self._update_controls()
+            self.run_command("undo", undo)
+
+        from redline.tui.screens.confirm import ConfirmScreen
+
+        self.app.push_screen(ConfirmScreen(message.text, yes="Undo", no="Keep"), answered)
 
     def source_repreview(self, action_id: str) -> ToolResult:
         return to_result(self.review_source.repreview(action_id))
@@ -367,21 +420,31 @@ class InboxSource(Screen[None]):
 
     def cycle_workspace(self) -> str:
         """``f`` over a source spanning workspaces: every workspace → the first (by path) →
-        the next … → every workspace again. Returns what is shown now."""
+        the next … → then each source (``exec``, ``mcp:cursor`` …) over every workspace →
+        everything again. Returns what is shown now."""
+        stack = self.stack
+        if stack.source_filter is not None:  # stepping through the sources
+            shown = stack.cycle_filter()
+            self.held_note = ""
+            return f"source {shown}" if shown else "every workspace and source"
         spaces = sorted(
             {(row.workspace.path, row.workspace.id) for row in self.listing_rows() if row.workspace}
         )
         order = [ident for _path, ident in spaces]
-        current = self.stack.workspace_filter
+        current = stack.workspace_filter
         if current is None:
             chosen = order[0] if order else None
         elif current in order and order.index(current) + 1 < len(order):
             chosen = order[order.index(current) + 1]
         else:
             chosen = None
-        self.stack.workspace_filter = chosen
+        stack.workspace_filter = chosen
         self.held_note = ""
-        self.stack.update_actions(self.listing.listed())
+        stack.update_actions(self.listing.listed())
+        if chosen is None and current is not None:
+            shown = stack.cycle_filter()  # the workspaces done: the sources next
+            if shown:
+                return f"source {shown}"
         path = dict((ident, path) for path, ident in spaces).get(chosen or "", "")
         return "every workspace" if chosen is None else f"workspace {chosen} {path}".rstrip()
 

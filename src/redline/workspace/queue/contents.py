@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redline.workspace.details import ActionKind, infer_kind
-from redline.workspace.hunks import Origin
 from redline.workspace.preview import Preview
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import CONTENTS, QueueBase
@@ -26,8 +25,9 @@ from redline.workspace.queue.records import (
 )
 from redline.workspace.realpath import canonical_preview
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # hunks imported where used: queueing an action needs none of them
     from redline.jsontypes import JsonValue
+    from redline.workspace.hunks import Origin
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,8 @@ class QueueContents(QueueBase):
         proposal = data.get("proposal")
         if isinstance(proposal, dict):
             data["proposal"] = self._unblob(proposal, record.id).to_dict()
+        from redline.workspace.hunks import Origin
+
         try:
             return Origin.from_dict(data)
         except ValueError as exc:

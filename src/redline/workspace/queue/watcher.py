@@ -6,11 +6,17 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 class QueueWatcher:
     """A watchfiles thread on ``.redline/queue/`` (or another state folder: files whose
     name ends in ``suffix`` count); stop() ends it."""
+
+    #: How often the watch looks for changes, in ms: a change is heard one to two steps
+    #: after it is made. A process that only waits on one decision (``redline hook``) looks
+    #: more often; it ends with that decision.
+    step_ms = 10
 
     def __init__(self, path: Path, callback: Callable[[], None], *, suffix: str = ".json") -> None:
         self.path = path
@@ -18,6 +24,7 @@ class QueueWatcher:
         self.suffix = suffix
         self._stop = threading.Event()
         self._ready = threading.Event()
+        self._notify: Any = None  # the RustNotify being watched, for release()
         self._thread = threading.Thread(target=self._run, name="redline-queue-watch", daemon=True)
 
     def start(self) -> None:
@@ -38,10 +45,16 @@ class QueueWatcher:
         except Exception:
             self._ready.set()
             raise
+        self._notify = notify
         with notify:
             self._ready.set()
             while not self._stop.is_set():
-                raw = notify.watch(50, 10, 200, self._stop)
+                try:
+                    raw = notify.watch(50, self.step_ms, 200, self._stop)
+                except RuntimeError:
+                    if self._stop.is_set():  # closed by release()
+                        return
+                    raise
                 if isinstance(raw, str):  # "timeout", or "stop" / "signal": the end
                     if raw == "timeout":
                         continue
@@ -58,7 +71,7 @@ class QueueWatcher:
             watch_filter=lambda _change, path: self._interesting(path),
             stop_event=self._stop,
             debounce=50,
-            step=10,
+            step=self.step_ms,
             rust_timeout=200,
             yield_on_timeout=False,
             raise_interrupt=False,
@@ -83,3 +96,15 @@ class QueueWatcher:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(5.0)
+
+    def release(self) -> None:
+        """End the watch now, without waiting for the thread: for a process about to exit.
+        The kernel's teardown of the watch (10-20 ms, after the close returns) then
+        overlaps what the process still does instead of delaying its exit."""
+        self._stop.set()
+        notify = self._notify
+        if notify is not None:
+            try:
+                notify.close()
+            except Exception:  # already closed: the thread's own exit got there first
+                return

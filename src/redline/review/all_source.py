@@ -1,0 +1,317 @@
+"""The review source over every known workspace: ``redline --all`` (docs/inbox.md).
+
+The dashboard's one screen lists and decides through a
+:class:`~redline.review.source.ReviewSource`; this is the third backend beside one
+workspace and the team queue. Its rows are every known workspace's pending actions,
+newest first, as ``pa-N@WSID`` (:mod:`redline.review.all_workspaces` reads them lazily);
+every decision, edit, re-preview and undo goes through the ``ReviewSession`` of the
+action's own workspace (another process's action: ``review.decide.decide_queued``, under
+the record's claim), so each write lands only in its workspace.
+
+:meth:`AllWorkspacesSource.watch` follows every queue and the known workspaces' folder on
+one :class:`~redline.workspace.queue.multiwatch.MultiQueueWatcher` thread: a change in
+one workspace re-reads that one, a workspace remembered (or forgotten) meanwhile is
+picked up, a folder deleted or moved away is shown missing.
+
+Threads: :meth:`watch` runs on the dashboard's worker thread and hands listings to it;
+the watcher's own thread only records which keys changed (``_changes``, under
+``_changed``). Decisions run on the dashboard's worker threads, one ``asyncio.run`` each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from redline.review.all_workspaces import AllWorkspaces, Listing, RouteError, Space
+from redline.review.source import (
+    ActionView,
+    Capability,
+    ListedAction,
+    RowsCallback,
+    SourceCapabilities,
+    SourceOutcome,
+    StatusCallback,
+    WorkspaceRef,
+)
+
+if TYPE_CHECKING:
+    from redline.review.session import Decision
+
+T = TypeVar("T")
+
+#: The key the known workspaces' own folder is watched under.
+KNOWN_KEY = "\0known"
+
+CHECKS_REFUSAL = (
+    "Checks are configured and run per workspace: run them with `redline pending check "
+    "pa-N@WSID`, or open redline in that workspace (redline -C PATH)."
+)
+RULES_REFUSAL = (
+    "Session rules belong to one workspace: open redline in that workspace (redline -C "
+    "PATH) to add one."
+)
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+class AllWorkspacesSource:
+    """Every known workspace's pending actions, decided in their own workspaces."""
+
+    def __init__(self, spaces: AllWorkspaces | None = None) -> None:
+        self.spaces = spaces or AllWorkspaces()
+        self._changed = threading.Condition()
+        self._changes: set[str] = set()
+        self._listing: Listing | None = None
+        self._closed = False
+
+    # -- what it is ----------------------------------------------------------------------
+    @property
+    def title(self) -> str:
+        return "every known workspace"
+
+    @property
+    def capabilities(self) -> SourceCapabilities:
+        return SourceCapabilities(
+            rules=Capability.no(RULES_REFUSAL), checks=Capability.no(CHECKS_REFUSAL)
+        )
+
+    @property
+    def spans_workspaces(self) -> bool:
+        return True
+
+    # -- listing -------------------------------------------------------------------------
+    def listed(self, *, check_files: bool = True) -> Sequence[ListedAction]:
+        """Every usable workspace's actions newest first; rows made when first read.
+        ``check_files``: rows say stale when their files changed on disk (checked by hash;
+        without it only what the records say, for a quick first listing)."""
+        if not self.spaces.spaces():
+            self.spaces.refresh()
+        listing = self.spaces.read(check_files=check_files)
+        self._listing = listing
+        return listing
+
+    def workspaces(self) -> list[Space]:
+        """Every known workspace (missing and conflicting ones too), by path."""
+        return self.spaces.spaces()
+
+    def allows(self, action: ListedAction) -> SourceCapabilities:
+        caps = self.capabilities
+        try:
+            space, local = self.spaces.route(action.id)
+        except RouteError as exc:
+            return _nothing(caps, str(exc))
+        record = self.spaces.record(space, local)
+        if record is None:
+            return _nothing(caps, f"{action.id} is no longer pending")
+        from redline.review.workspace_source import record_allows
+
+        return record_allows(record, caps)
+
+    def view(self, action_id: str) -> ActionView:
+        try:
+            space, record, preview = self.spaces.preview(action_id)
+        except RouteError as exc:
+            return ActionView(_placeholder(action_id), error=str(exc))
+        except Exception as exc:
+            return ActionView(_placeholder(action_id), error=f"{action_id} cannot be read: {exc}")
+        listed = self.spaces.listed(space, record.id) or _placeholder(action_id)
+        hunks: tuple[str, ...] = ()
+        if preview is not None:
+            from redline.workspace.hunks import hunk_units
+
+            hunks = tuple(unit.address for unit in hunk_units(preview))
+        return ActionView(listed, preview=preview, hunks=hunks)
+
+    # -- deciding ------------------------------------------------------------------------
+    def decide(
+        self, action_id: str, decision: Decision, view: ActionView | None = None
+    ) -> SourceOutcome:
+        from dataclasses import replace
+
+        try:
+            space, local = self.spaces.route(action_id)
+        except RouteError as exc:
+            return SourceOutcome(False, str(exc))
+        session = self.spaces.session(space)
+        batch = decision.batch
+        if batch is not None and Path(batch.root).resolve() != Path(space.path).resolve():
+            decision = replace(decision, batch=None)  # a commit batch is one workspace's
+        if decision.via is None:
+            decision = replace(decision, via="dashboard")
+        try:
+            outcome = _run(session.decide(local, decision))
+        except Exception as exc:
+            return SourceOutcome(False, f"{action_id} could not be decided: {exc}")
+        self._touched(space)
+        return SourceOutcome(
+            not outcome.is_error,
+            _in(space, outcome.text),
+            lost=outcome.is_error and self._gone(space, local),
+        )
+
+    def gone_text(self, action_id: str) -> str:
+        from redline.review.workspace_source import resolution_text
+
+        try:
+            space, local = self.spaces.route(action_id)
+        except RouteError as exc:
+            return str(exc)
+        queue = self.spaces.queue(space)
+        if queue is None:
+            return f"{action_id} is no longer pending."
+        return _in(space, resolution_text(queue, local))
+
+    def edit(self, action_id: str, path: str, text: str) -> SourceOutcome:
+        try:
+            space, local = self.spaces.route(action_id)
+        except RouteError as exc:
+            return SourceOutcome(False, str(exc))
+        try:
+            outcome = _run(self.spaces.session(space).edit(local, path, text))
+        except Exception as exc:
+            return SourceOutcome(False, f"{action_id} could not be edited: {exc}")
+        self._touched(space)
+        return SourceOutcome(
+            outcome.kind in ("edited", "unchanged"),
+            _in(space, outcome.text),
+            lost=outcome.kind == "gone",
+        )
+
+    def repreview(self, action_id: str) -> SourceOutcome:
+        try:
+            space, local = self.spaces.route(action_id)
+        except RouteError as exc:
+            return SourceOutcome(False, str(exc))
+        try:
+            result = _run(self.spaces.session(space).repreview(local))
+        except Exception as exc:
+            return SourceOutcome(False, f"{action_id} could not be re-previewed: {exc}")
+        self._touched(space)
+        return SourceOutcome(not result.is_error, _in(space, result.text))
+
+    def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
+        """What :meth:`undo` would undo in ``workspace``, in words for the confirmation
+        ("" when nothing can be undone there; the refusal is then :meth:`undo`'s)."""
+        space = self._space_of(workspace)
+        if isinstance(space, str):
+            return ""
+        from redline.review.undo_words import undo_question
+
+        return undo_question(Path(space.path), space.ref)
+
+    def undo(self, workspace: WorkspaceRef | None = None) -> SourceOutcome:
+        space = self._space_of(workspace)
+        if isinstance(space, str):
+            return SourceOutcome(False, space)
+        try:
+            result = self.spaces.session(space).undo()
+        except Exception as exc:
+            return SourceOutcome(False, f"The undo in {space.path} failed: {exc}")
+        self._touched(space)
+        return SourceOutcome(not result.is_error, _in(space, result.text))
+
+    def _gone(self, space: Space, local: str) -> bool:
+        """Whether ``local`` has left its queue (decided elsewhere first)."""
+        queue = self.spaces.queue(space)
+        try:
+            return queue is None or queue.get(local) is None
+        except Exception:
+            return False
+
+    def _space_of(self, workspace: WorkspaceRef | None) -> Space | str:
+        if workspace is None:
+            return "Select an action first: u undoes the newest apply in its workspace."
+        try:
+            return self.spaces.space(workspace.id)
+        except RouteError as exc:
+            return str(exc)
+
+    # -- following -----------------------------------------------------------------------
+    def watch(
+        self, stop: threading.Event, on_rows: RowsCallback, on_status: StatusCallback
+    ) -> None:
+        """Hand a listing to ``on_rows`` now and after every change, until ``stop``."""
+        from redline.workspace.known import known_dir
+        from redline.workspace.queue.multiwatch import MultiQueueWatcher
+
+        self.spaces.refresh()
+        # The first listing at once, the files' staleness a moment later (by hash: on
+        # 10,000 actions that is most of the reading).
+        quick = self.spaces.read(check_files=False)
+        on_rows(quick)
+        on_status(True, "")
+        if not stop.is_set():
+            self._listing = quick.checked()
+            on_rows(self._listing)
+        watcher = MultiQueueWatcher(self._heard)
+        try:
+            folder = known_dir()
+        except OSError:
+            folder = None
+        watcher.start(self._watched(folder))
+        try:
+            while not stop.is_set():
+                with self._changed:
+                    self._changed.wait_for(lambda: bool(self._changes) or stop.is_set(), 0.25)
+                    keys, self._changes = self._changes, set()
+                if stop.is_set() or self._closed:
+                    return
+                if not keys:
+                    continue
+                if KNOWN_KEY in keys or any(not Path(k).is_dir() for k in keys - {KNOWN_KEY}):
+                    self.spaces.refresh()
+                    watcher.set_paths(self._watched(folder))
+                self.spaces.reread(keys - {KNOWN_KEY})
+                on_rows(self.listed())
+        finally:
+            watcher.stop()
+
+    def _watched(self, folder: Path | None) -> dict[str, Path]:
+        paths = {
+            space.path: space.queue_folder for space in self.spaces.spaces() if not space.missing
+        }
+        if folder is not None:
+            paths[KNOWN_KEY] = folder
+        return paths
+
+    def _heard(self, keys: frozenset[str]) -> None:
+        with self._changed:
+            self._changes |= keys
+            self._changed.notify_all()
+
+    def _touched(self, space: Space) -> None:
+        """A decision changed ``space``: its rows are read again (the watcher says so
+        too, a moment later)."""
+        self.spaces.reread({space.path})
+        self._heard(frozenset({space.path}))
+
+    def close(self) -> None:
+        self._closed = True
+        with self._changed:
+            self._changed.notify_all()
+        self.spaces.close()
+
+
+def _in(space: Space, text: str) -> str:
+    """``text`` said of ``space`` (every outcome names the workspace it happened in)."""
+    return f"{text}\n(in {space.path}, workspace {space.id})"
+
+
+def _placeholder(action_id: str) -> ListedAction:
+    local = action_id.partition("@")[0]
+    return ListedAction(id=action_id, label=action_id, source="", local_id=local)
+
+
+def _nothing(caps: SourceCapabilities, reason: str) -> SourceCapabilities:
+    return caps.narrowed(
+        whole=reason, parts=reason, edit=reason, repreview=reason, checks=reason, marks=reason
+    )
+
+
+__all__ = ["CHECKS_REFUSAL", "KNOWN_KEY", "RULES_REFUSAL", "AllWorkspacesSource"]
