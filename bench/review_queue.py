@@ -214,7 +214,8 @@ async def _dashboard_y(root: Path, presses: int) -> list[float]:
     times = []
     try:
         async with app.run_test(size=SIZE) as pilot:
-            while not app.stack.rows:
+            # A long queue shows its top first and lists the rest on a thread: wait for it.
+            while not app.stack.rows or app.inbox.reading:
                 await pilot.pause(0.05)
             for _ in range(presses):
                 top = app.stack.top_id

@@ -11,15 +11,12 @@ workspace whose folder goes away is said to be missing. Snapshots at 160×48, 80
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.tui.conftest import wait_until
-from textual.pilot import Pilot
 
 from redline.review.all_source import AllWorkspacesSource
 from redline.tui.all_app import AllWorkspacesApp
@@ -167,70 +164,27 @@ async def test_a_workspace_gone_while_open_is_said_missing(tmp_path: Path) -> No
         assert app.listed_ids == ["pa-1@wsdocs", "pa-1@wsapi"]
 
 
-SIZES = [(160, 48), (80, 24)]
+SIZES = [(160, 48), (80, 24), (60, 20)]
 
 
-async def test_at_60x20_rows_badges_and_diff_fit(tmp_path: Path) -> None:
-    # 60×20 is asserted on what is drawn (its snapshot did not settle reliably here).
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+async def test_rows_badges_and_diff_fit(tmp_path: Path, size: tuple[int, int]) -> None:
+    # Asserted on what is drawn: a snapshot of this screen did not settle reliably (the
+    # footer's key states follow the second, file-checked listing by a variable number of
+    # frames); the one screen's looks are snapshot-tested over the workspace and team sources.
     _three(tmp_path)
     app = AllWorkspacesApp(AllWorkspacesSource())
-    async with app.run_test(size=(60, 20)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: len(app.listed_ids) == 3 and _shown(app))
-        stack = "".join(s.text for y in range(3) for s in app.inbox.stack.render_line(y))
+        rows = min(3, size[1])
+        stack = "".join(s.text for y in range(rows) for s in app.inbox.stack.render_line(y))
         assert "⌂ docs" in stack and "⌂ web" in stack
         assert "3 pending" in str(app.inbox.status_line.render())
         preview = app.inbox.preview
         assert preview.shown_id == "pa-1@wsdocs"
+        # Every drawn line fits the terminal.
+        await pilot.pause()
+        width = app.size.width
+        assert all(len(strip.text) <= width for strip in app.screen._compositor.render_strips())
         await pilot.press("f")
         assert app.listed_ids == ["pa-1@wsapi"]
-
-
-def _footer_lit(app: AllWorkspacesApp) -> bool:
-    """The footer's keys drawn as the screen's bindings say."""
-    from textual.widgets._footer import FooterKey
-
-    screen = app.screen
-    enabled = {b.action: on for (_, b, on, _) in screen.active_bindings.values() if b.show}
-    keys = list(screen.query(FooterKey))
-    return bool(keys) and all(key.disabled == (not enabled.get(key.action, True)) for key in keys)
-
-
-@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
-def test_all_workspaces_look(
-    snap_compare: Any, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Fixed folders: the screen shows the state folder and the workspaces' paths.
-    base = Path(f"/tmp/redline-all-snapshot-{size[0]}x{size[1]}")
-    shutil.rmtree(base, ignore_errors=True)
-    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
-    monkeypatch.setenv("REDLINE_CONFIG_DIR", str(base / "config"))
-    try:
-        _three(base)
-        app = AllWorkspacesApp(AllWorkspacesSource())
-
-        async def shown(pilot: Pilot[Any]) -> None:
-            await wait_until(pilot, lambda: len(app.listed_ids) == 3 and _shown(app), 180)
-            # Both listings in (the quick one, then the files checked), the view read and
-            # the keys it allows lit (the footer follows a frame later).
-            await wait_until(
-                pilot,
-                lambda: (
-                    app.rows_seen >= 2
-                    and app.inbox.listing.view_of(app.shown_id) is not None
-                    and _footer_lit(app)
-                ),
-            )
-            # Quiet: no further listing (a workspace id cached in the known folder is one)
-            # and the footer still lit, over several frames.
-            seen, still = app.rows_seen, 0
-            for _ in range(200):
-                if still >= 3:
-                    break
-                await pilot.pause(0.05)
-                lit = _footer_lit(app) and app.rows_seen == seen
-                still = still + 1 if lit else 0
-                seen = app.rows_seen
-
-        assert snap_compare(app, terminal_size=size, run_before=shown)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)

@@ -10,6 +10,7 @@ from redline.commands._common import add_workspace_option
 
 if TYPE_CHECKING:
     from redline.workspace.queue import QueueRecord, WorkspaceQueue
+    from redline.workspace.queue.listing import Listed
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -196,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
     records: list[QueueRecord] = []
     try:
         try:
+            if command == "list" and not args.json:
+                return _table(queue)  # from each record's remembered row (issue 44)
             if command in ("list", "clear"):
                 records = queue.list()  # reconciles once (crash leftovers), reads every record
             else:
@@ -206,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         for message in queue.messages:
             _out(f"redline: {message}", err=True)
         if command == "list":
-            return _list(queue, records, args.json)
+            return _list_json(queue, records)
         if command == "show":
             return _show(queue, args.id, args.json)
         if command == "clear":
@@ -251,33 +254,48 @@ def _dump(data: Any) -> str:
     return json_dumps(data)
 
 
-def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> int:
-    from redline.termtext import one_line
-    from redline.workspace.preview import via_lines
-    from redline.workspace.queue import ORPHANED_REASON
-
+def _list_json(queue: WorkspaceQueue, records: list[QueueRecord]) -> int:
     _problems(queue)
     # A record that cannot be used (signed with another key, damaged, a copy of a resolved
     # one) makes the list incomplete: it is named, and the exit status says so.
     status = EXIT_FAILED if queue.problems else EXIT_OK
     cache: dict[str, str | None] = {}
-    if as_json:
-        items = []
-        for record in records:
-            item = action_json(queue, record, pending=False)
-            item["stale"] = record.stale or bool(queue.stale_reasons(record, cache))
-            item["orphaned"] = record.orphaned()
-            items.append(item)
-        queue.remember_hashes()
-        data: dict[str, Any] = {"actions": items}
-        if queue.problems:
-            data["unusable"] = [
-                {"file": f".redline/queue/actions/{p.action_id}.json", "why": str(p)}
-                for p in queue.problems
-            ]
-        _out(_dump(data))
-        return status
-    if not records:
+    items = []
+    for record in records:
+        item = action_json(queue, record, pending=False)
+        item["stale"] = record.stale or bool(queue.stale_reasons(record, cache))
+        item["orphaned"] = record.orphaned()
+        items.append(item)
+    queue.remember_hashes()
+    data: dict[str, Any] = {"actions": items}
+    if queue.problems:
+        data["unusable"] = [
+            {"file": f".redline/queue/actions/{p.action_id}.json", "why": str(p)}
+            for p in queue.problems
+        ]
+    _out(_dump(data))
+    return status
+
+
+def _table(queue: WorkspaceQueue, listed: list[Listed] | None = None) -> int:
+    """The text listing: one row per action, from :meth:`WorkspaceQueue.listing` (a record
+    that did not change since a listing is not parsed again, see ``workspace/queue/listing``)."""
+    from redline.termtext import one_line
+    from redline.workspace.queue import ORPHANED_REASON, QueueError
+
+    if listed is None:
+        try:
+            listed = queue.listing()  # reconciles once (crash leftovers)
+        except QueueError as exc:
+            _out(f"redline pending: {exc}", err=True)
+            return EXIT_FAILED
+        for message in queue.messages:
+            _out(f"redline: {message}", err=True)
+    _problems(queue)
+    # A record that cannot be used (signed with another key, damaged, a copy of a resolved
+    # one) makes the list incomplete: it is named, and the exit status says so.
+    status = EXIT_FAILED if queue.problems else EXIT_OK
+    if not listed:
         if queue.problems:
             _out(
                 f"No usable pending actions in {queue.root}; {len(queue.problems)} "
@@ -287,37 +305,27 @@ def _list(queue: WorkspaceQueue, records: list[QueueRecord], as_json: bool) -> i
             _out(f"No pending actions in {queue.root}.")
         return status
     rows = [("ID", "SOURCE", "+/-", "LABEL", "NOTE")]
-    reasons_of = {record.id: queue.stale_reasons(record, cache) for record in records}
-    queue.remember_hashes()
-    for record in records:
+    widths = [len(cell) for cell in rows[0][:4]]
+    for row, reasons, orphaned in listed:
         notes = []
-        reasons = reasons_of[record.id]
-        if record.stale or reasons:
-            notes.append("stale: " + (record.stale_reason or "; ".join(reasons)))
-        if record.orphaned():
+        if row.stale or reasons:
+            notes.append("stale: " + (row.stale_reason or "; ".join(reasons)))
+        if orphaned:
             notes.append(ORPHANED_REASON)
-        ended = _agent_ended(record)
-        if ended:
-            notes.append(f"its agent {ended}")
-        notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
-        source = record.source.canonical  # one spelling everywhere: mcp:cursor, hook:claude
+        notes.extend(row.notes)
         # Each cell on one line: a label or name holding a newline or an escape cannot
-        # print rows of its own (redline.termtext).
-        rows.append(
-            (
-                one_line(record.id),
-                one_line(source),
-                f"+{record.added} -{record.removed}",
-                one_line(record.label),
-                one_line("; ".join(notes)),
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        # print rows of its own (redline.termtext; the row's own cells already are).
+        note = one_line("; ".join(notes)) if notes else ""
+        rows.append((row.id, row.source, row.counts, row.label, note))
+        cells = (row.id, row.source, row.counts, row.label)
+        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
     # One write for the table (10,000 rows printed one by one cost a tenth of a listing).
+    w0, w1, w2, w3 = widths
     lines = [
-        "  ".join([*(row[i].ljust(widths[i]) for i in range(4)), row[4]]).rstrip() for row in rows
+        f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}  {r[3].ljust(w3)}  {r[4]}".rstrip()
+        for r in rows
     ]
-    lines.append(f"{len(records)} pending (top first). Show one with `redline pending show ID`.")
+    lines.append(f"{len(listed)} pending (top first). Show one with `redline pending show ID`.")
     _out("\n".join(lines))
     return status
 

@@ -526,9 +526,9 @@ def rebase_queued(queue: WorkspaceQueue, written: Preview, *, onto: str) -> list
 
     paths = set(written.paths)
     done: list[_Carried] = []
-    # Summaries, not records: with a long queue only the actions touching ``paths`` are read.
-    for record in queue.summaries():
-        if record.id == onto or record.replaces == onto or not paths.intersection(record.files):
+    # Only the actions touching ``paths``: with a long queue the others are not looked at.
+    for record in queue.touching(paths):
+        if record.id == onto or record.replaces == onto:
             continue
         try:
             with queue.claim(record.id, wait=0.5) as claim:

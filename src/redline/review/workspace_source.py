@@ -290,6 +290,12 @@ class WorkspaceSource:
         listed = self._records.get(self.local_id(action_id))
         return listed[2] if listed is not None else None
 
+    def record_row(self, record: QueueRecord) -> ListedAction:
+        """The row of one record read on its own (a long queue's top, shown before the
+        whole listing), staleness checked; kept as the next listing's starting point."""
+        queue = self._claim_queue()
+        return self._record_row(queue, record, {}, set())
+
     def _own_row(self, action: PendingAction) -> ListedAction:
         known = self._own_rows.get(action.id)
         if known is not None and known[0] is action:

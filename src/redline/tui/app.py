@@ -201,7 +201,9 @@ class RedlineApp(ShownApp[int]):
             self.activity.write_lines([Content.styled(f"ℹ {note}", "$redline-text-warning")])
         self.bridge.attach(self.session)
         self._attach_queue()
-        self._refresh_stack()
+        # A long queue: the top action first, the rest (and the arrivals' baseline) after.
+        if not self.inbox.show_first(self._first_read):
+            self._refresh_stack()
         for notice in self.startup_notices:
             self.activity.write_lines([Content.styled(f"ℹ {notice}", "$redline-text-warning")])
         for error in self.session.plugin_errors:
@@ -360,6 +362,11 @@ class RedlineApp(ShownApp[int]):
             if message.skipped:
                 activity.write_lines([skipped_line(message.skipped)])
 
+    def _first_read(self) -> None:
+        """The whole of a long queue has been listed (see InboxScreen.show_first)."""
+        self._notice_arrivals()
+        self._maybe_resume()
+
     def _refresh_stack(self) -> None:
         self.inbox.refresh_stack()
         self._notice_arrivals()
@@ -373,7 +380,7 @@ class RedlineApp(ShownApp[int]):
 
     def _notice_arrivals(self) -> None:
         notices = self._notices
-        if notices is None:
+        if notices is None or self.inbox.reading:  # the baseline is the whole first list
             return
         arrived = notices.arrived(self.inbox.pending.listed())
         if arrived and not self.dashboard_in_front:

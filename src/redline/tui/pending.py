@@ -184,6 +184,31 @@ class PendingList:
         """How ``action_id``, no longer listed, left (the source's words)."""
         return self.source.gone_text(action_id)
 
+    def read_top(self, minimum: int) -> tuple[PendingAction, ...] | None:
+        """Only the queue's top action, when the queue holds at least ``minimum`` and the
+        session none of its own (a long queue's first frame; :meth:`read` lists the rest);
+        None: read them all."""
+        queue = session_queue(self.session)
+        if queue is None or self.session.store.has_pending:
+            return None
+        try:
+            record = queue.top(minimum)
+        except Exception as exc:
+            log.warning("reading the workspace queue's top failed: %s", exc)
+            return None
+        if record is None:
+            return None
+        source = self.source
+        row = source.record_row(record)
+        foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
+        action = self._foreign_action(source, row, foreign)
+        if action is None:
+            return None
+        self._foreign = foreign
+        self._rows = {row.id: row}
+        self._actions = {action.id: action}
+        return (action,)
+
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others."""
         with collector_paused():

@@ -4,6 +4,7 @@ again for the staleness check, and a changed, young, swapped or forged one never
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,18 +104,19 @@ def test_a_forged_or_damaged_memo_is_ignored(
     _queue_of_three(ws)
     _stale(ws)
     memo = ws / ".redline" / "queue" / hashes.HASHES
-    header, payload = memo.read_bytes().rstrip(b"\n").split(b"\n")
+    header, _, payload = memo.read_bytes().partition(b"\n")
     # The memo now says b.txt's bytes are a.txt's hash, for b.txt's identity.
-    data = json.loads(payload)
-    data["b.txt"][5] = data["a.txt"][5]
-    forged = json.dumps(data, separators=(",", ":")).encode()
+    data = marshal.loads(payload)
+    data["b.txt"] = (data["b.txt"][0], data["a.txt"][1])
+    forged = marshal.dumps(data)
     if damage == "forged":
-        memo.write_bytes(header + b"\n" + forged + b"\n")
+        memo.write_bytes(header + b"\n" + forged)
     elif damage == "other key":
         tag = hashes.storage.tag_for(b"k" * 32, forged, hashes.PURPOSE)
-        memo.write_bytes(json.dumps({"version": 1, "tag": tag}).encode() + b"\n" + forged + b"\n")
+        head = {"version": hashes.HASHES_FORMAT, "codec": index.CODEC, "tag": tag}
+        memo.write_bytes(json.dumps(head).encode() + b"\n" + forged)
     else:
-        memo.write_bytes(b"\x00not json\n")
+        memo.write_bytes(header + b"\n" + payload[: len(payload) // 2])
     hashed.clear()
     assert _stale(ws)["Edit b.txt"] == []
     assert sorted(hashed) == ["a.txt", "b.txt", "c.txt"]

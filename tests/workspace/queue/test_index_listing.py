@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from redline.cli import main
-from redline.workspace.queue import WorkspaceQueue, index, storage
+from redline.workspace.queue import WorkspaceQueue, index, listing, storage
 
 from .helpers import create_draft, edit_draft
 
@@ -20,6 +20,7 @@ from .helpers import create_draft, edit_draft
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index, "SETTLE_NS", -(10**15))
     monkeypatch.setattr(index, "PERSIST_AFTER", 1)
+    monkeypatch.setattr(listing, "PERSIST_AFTER", 1)
 
 
 @pytest.fixture
@@ -63,11 +64,28 @@ def test_the_listing_is_the_same_from_the_files_and_from_the_index(
     _queue(ws)
     path = ws / ".redline" / "queue" / index.INDEX
     path.unlink(missing_ok=True)
+    (ws / ".redline" / "queue" / listing.LISTING).unlink(missing_ok=True)
     reads.clear()
     from_files = _listed(capfd, ws, *args)
-    assert len(reads) == 7 and path.exists()  # every record file read, the index written
+    assert len(reads) == 7  # every record file read
+    # the index written (the table: its rows, which need no index while they are good)
+    assert (path if args else ws / ".redline" / "queue" / listing.LISTING).exists()
     reads.clear()
     from_index = _listed(capfd, ws, *args)
-    assert reads == []  # every record taken from the index
+    assert reads == []  # every record taken from the index (the table: from its rows)
     assert from_index == from_files
     assert from_files[0] == 0 and "stale" in from_files[1] and "pa-7" in from_files[1]
+
+
+def test_the_table_is_the_same_by_way_of_the_index(
+    ws: Path, settled: None, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _queue(ws)
+    from_files = _listed(capfd, ws)
+    with WorkspaceQueue(ws) as queue:
+        queue.list()  # writes the index
+    memo = ws / ".redline" / "queue" / listing.LISTING
+    memo.unlink()
+    assert _listed(capfd, ws) == from_files  # rows built again, by way of the index
+    assert memo.exists()
+    assert _listed(capfd, ws) == from_files  # from the rows

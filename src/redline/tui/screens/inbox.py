@@ -45,6 +45,7 @@ from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
 from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.screens.inbox_conversation import InboxConversation
+from redline.tui.screens.inbox_first import InboxFirstFrame
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.screens.inbox_source import InboxSource
 from redline.tui.session_calls import (
@@ -82,7 +83,9 @@ FOOTER_FIRST = (
 )
 
 
-class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConversation):
+class InboxScreen(
+    InboxFirstFrame, InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConversation
+):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -158,6 +161,7 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConv
         # One action is being resolved: the stack is re-read once it is done, not on each
         # of the queue's file changes meanwhile (each re-read lists the whole queue).
         self._resolving = False
+        self._reading = False  # see InboxFirstFrame
         self._stack_outdated = False
         self.can_undo = True
         self._ready = False
@@ -259,14 +263,15 @@ class InboxScreen(InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConv
         return self.is_attached
 
     # -- the stack and the selected action -------------------------------------------
-    def refresh_stack(self) -> None:
-        """Re-read what is pending and show it: the stack, the counts, the selected action."""
-        if self._resolving:
+    def refresh_stack(self, actions: tuple[PendingAction, ...] | None = None) -> None:
+        """Re-read what is pending (or show ``actions``, read on a thread) and show it."""
+        if self._resolving or self._reading:
             self._stack_outdated = True
             return
         self._stack_outdated = False
         before = self.stack.selected_id
-        actions = self.pending.read()
+        if actions is None:
+            actions = self.pending.read()
         self._log_departures()
         gone = (
             before is not None

@@ -29,6 +29,7 @@ from redline.workspace.queue.index import (
     identity,
     settled,
 )
+from redline.workspace.queue.listing import ListingMemo
 from redline.workspace.queue.records import (
     QueueError,
     QueueRecord,
@@ -37,6 +38,7 @@ from redline.workspace.queue.records import (
     ReplayedRecord,
     id_number,
 )
+from redline.workspace.queue.staleness import Check
 from redline.workspace.queue.used import Ranges, UsedIds, UsedIdsError
 from redline.workspace.state import StateFolderError, open_state_dir
 
@@ -74,6 +76,9 @@ class QueueBase:
         self._used_ids = UsedIds(self.root)
         self._index: RecordIndex | None = None
         self._hashes: FileHashes | None = None
+        self._listing: ListingMemo | None = None
+        # record id -> (the record object, what its staleness check compares)
+        self._checks_of: dict[str, tuple[QueueRecord, builtins.list[Check]]] = {}
         # What the first reconcile read, for the listing that follows it.
         self._loaded: tuple[builtins.list[Entry], builtins.list[QueueRecordError]] | None = None
         self._index_lock = threading.Lock()
@@ -113,6 +118,8 @@ class QueueBase:
             self._signers.clear()
             self._index = None
             self._hashes = None
+            self._listing = None
+            self._checks_of = {}
 
     def __enter__(self) -> Self:
         return self
@@ -300,6 +307,12 @@ class QueueBase:
             self._hashes = FileHashes(self._fd(""), signed.key, signed.keys)
         return self._hashes
 
+    def _listing_memo(self) -> ListingMemo:
+        if self._listing is None:
+            signed = self._records()
+            self._listing = ListingMemo(self._fd(""), signed.key, signed.keys)
+        return self._listing
+
     def _load(self, full: bool) -> tuple[builtins.list[Entry], builtins.list[QueueRecordError]]:
         """Every record file's entry (see :mod:`.index`): unchanged files are not read again.
 
@@ -322,6 +335,7 @@ class QueueBase:
                 index.fill_records()
             now = time.time_ns()
             seen: dict[str, Entry] = {}
+            young: builtins.list[str] = []
             with os.scandir(actions) as found:
                 for item in found:
                     name = item.name
@@ -362,9 +376,13 @@ class QueueBase:
                             continue
                         if settled(read_key, now):
                             index.unsaved += 1
+                        else:
+                            young.append(name)
                     seen[name] = entry
                     entries.append(entry)
-            index.entries = {n: e for n, e in seen.items() if settled(e.key, now)}
+            for name in young:  # the index's own entries were settled when they came in
+                del seen[name]
+            index.entries = seen
             index.save()
         entries.sort(key=lambda e: e.order, reverse=True)
         problems.sort(key=lambda e: id_number(e.action_id) or 0)

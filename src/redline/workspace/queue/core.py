@@ -8,7 +8,9 @@ Layout of ``.redline/queue/`` (see docs/queue.md):
 * ``requests/pa-N.json`` a request to an owner process to resolve its action
   (purpose ``queue-request``);
 * ``claims/pa-N.lock``   per-action ``flock``: an action is resolved at most once;
-* ``next-id``            the id counter, also the id allocation lock (never the apply lock).
+* ``next-id``            the id counter, also the id allocation lock (never the apply lock);
+* ``index``, ``listing``, ``hashes``  signed memos that let a listing skip unchanged files
+  (:mod:`.index`, :mod:`.listing`, :mod:`.hashes`).
 
 Commit order of an apply (each step calls the test-only
 :data:`redline.workspace.queue.claims._step_hook`):
@@ -38,17 +40,25 @@ updating, listing and watching (:mod:`~redline.workspace.queue.watcher`).
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from redline.workspace.queue import storage
-from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id
+from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id, record_name
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
-from redline.workspace.queue.index import RecordSummary
+from redline.workspace.queue.index import (
+    PERSIST_AFTER,
+    Entry,
+    RecordSummary,
+    collector_paused,
+    identity,
+)
 from redline.workspace.queue.owners import QueueOwners
-from redline.workspace.queue.reconcile import QueueReconcile
-from redline.workspace.queue.records import QueueRecord
+from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
+from redline.workspace.queue.staleness import Check, checks, run_checks
+from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher
 
 if TYPE_CHECKING:
@@ -65,7 +75,7 @@ __all__ = [
 ]
 
 
-class WorkspaceQueue(QueueOwners, QueueReconcile):
+class WorkspaceQueue(QueueOwners, QueueListing):
     """The queue of the workspace at ``root``; see the module doc for layout and commit order.
 
     Cheap to create; folders are opened on first use. Thread-safe for use from one process's
@@ -140,9 +150,88 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
         :meth:`list` on a long queue. Unusable records go to :attr:`problems`.
         """
         self._ensure_reconciled()
+        self._loaded = None  # what a first reconcile read: only a listing takes it
         summaries, problems = self._load_summaries()
         self.problems = problems
         return summaries
+
+    def top(self, minimum: int = 0) -> QueueRecord | None:
+        """The top pending action, read and verified from its own file; the others are
+        ordered by the index's summaries and not read (a dashboard's first frame, issue 44).
+
+        None when the index knows fewer than ``minimum`` records, when many records are new
+        to it, or when no pending one can be read: then :meth:`list`. Crash leftovers are
+        not settled here (the listing that follows does that): a record whose id was used,
+        that is not pending or that cannot be used is passed over."""
+        with collector_paused(), self._index_lock:
+            index = self._record_index()
+            index.load()
+            known = index.entries
+            if len(known) < minimum:
+                return None
+            ranked: builtins.list[tuple[tuple[int, int], str]] = []
+            new = 0
+            for name in os.listdir(self._fd(ACTIONS)):
+                entry = known.get(name)
+                if entry is not None:
+                    ranked.append((entry.order, name))
+                    continue
+                number = id_number(name[:-5]) if name.endswith(".json") else None
+                if number is None:
+                    continue
+                new += 1
+                if new > PERSIST_AFTER:
+                    return None
+                try:
+                    record, _st = self._read_entry(name[:-5])
+                except QueueRecordError:
+                    continue
+                if record is not None:
+                    ranked.append(((record.position, number), name))
+            ranked.sort(reverse=True)
+            used = self._used()
+            for _order, name in ranked[:PERSIST_AFTER]:
+                try:
+                    record, _st = self._read_entry(name[:-5], used)
+                except QueueRecordError:
+                    continue
+                if record is not None and record.state == "pending":
+                    return record
+        return None
+
+    def touching(self, paths: set[str]) -> builtins.list[RecordSummary]:
+        """The summaries of the pending actions whose files include any of ``paths``, top
+        first: the ones a decision that wrote ``paths`` re-bases.
+
+        Does not look at every record (:meth:`summaries` does): the folder's names are
+        listed, a record the index knows is found through the index's map of files to
+        records (a record's files never change under its id: every rewrite keeps them), and
+        only records the index does not know are read. Unusable ones are left out (each
+        one found is claimed and read again before it is re-based)."""
+        self._ensure_reconciled()
+        self._loaded = None
+        found: builtins.list[Entry] = []
+        with collector_paused(), self._index_lock:
+            index = self._record_index()
+            index.load()
+            names = set(os.listdir(self._fd(ACTIONS)))
+            known = index.entries
+            for name in index.naming(paths) & names:
+                entry = known.get(name)
+                if entry is not None:
+                    found.append(entry)
+            for name in names.difference(known):
+                action_id = name[:-5]
+                if not name.endswith(".json") or id_number(action_id) is None:
+                    continue
+                try:
+                    record, st = self._read_entry(action_id)
+                except QueueRecordError:
+                    continue
+                if record is not None and st is not None and paths.intersection(record.files):
+                    found.append(Entry(identity(st) or (0, 0, 0, 0, 0), RecordSummary.of(record)))
+        found.sort(key=lambda e: e.order, reverse=True)
+        return [entry.summary for entry in found]
 
     def stale_reasons(
         self, record: QueueRecord, cache: dict[str, str | None] | None = None
@@ -150,14 +239,35 @@ class WorkspaceQueue(QueueOwners, QueueReconcile):
         """Why the record's Preview no longer fits the files ([] when fresh); no blob reads.
 
         A file whose identity is unchanged since a listing hashed it is not read again
-        (:mod:`.hashes`); :meth:`remember_hashes` keeps what was hashed for the next one."""
-        from redline.workspace.queue.staleness import quick_stale
-
+        (:mod:`.hashes`); :meth:`remember_hashes` keeps what was hashed for the next one.
+        What to compare is worked out once per record object listed (a record the queue
+        shares with its index: from its row in the listing memo when that was built from the
+        same file, see :mod:`.listing`)."""
         with self._index_lock:
             hashes = self._file_hashes()
-            return quick_stale(
-                self.root, record.preview, cache if cache is not None else {}, hashes
+            return run_checks(
+                self.root, self._checks(record), cache if cache is not None else {}, hashes
             )
+
+    def _checks(self, record: QueueRecord) -> builtins.list[Check]:
+        known = self._checks_of.get(record.id)
+        if known is not None and known[0] is record:
+            return known[1]
+        found = None
+        index = self._index
+        name = record_name(record.id)
+        entry = index.entries.get(name) if index is not None else None
+        if entry is not None and entry.record is record:
+            # The row was built from the file of this identity: the file this record is.
+            row = self._listing_memo().get(name, entry.key)
+            if row is not None:
+                found = builtins.list(row.checks)
+        if found is None:
+            found = checks(record.preview)
+        if len(self._checks_of) > 2 * len(index.entries if index is not None else ()) + 64:
+            self._checks_of.clear()  # records that left the queue
+        self._checks_of[record.id] = (record, found)
+        return found
 
     def remember_hashes(self) -> None:
         """Keep the files' hashes looked up by :meth:`stale_reasons` for the next listing

@@ -236,11 +236,29 @@ class RecordIndex:
         self.key = key  # signs
         self.keys = keys  # verify
         self.entries: dict[str, Entry] = {}
+        self._by_file: dict[str, builtins.list[str]] = {}  # see naming()
+        self._mapped: set[str] = set()
         self.loaded = False
         self._records_line: bytes | None = None  # the disk index's records, parsed on demand
         self._records_names: builtins.list[str] = []
         self._records_tag = ""
         self.unsaved = 0  # settled files read since the index was last loaded or saved
+
+    def naming(self, paths: set[str]) -> set[str]:
+        """Record file names whose summaries name any of ``paths``: every one of
+        :attr:`entries` that does, and perhaps names no longer there (the caller keeps
+        those it finds in the folder and in :attr:`entries`). A map of workspace file ->
+        record files, extended by the entries not mapped yet: a record's files never change
+        under its name (every rewrite of a record keeps them), so nothing is ever unmapped."""
+        by_file = self._by_file
+        for name in self.entries.keys() - self._mapped:
+            for rel in self.entries[name].summary.files:
+                by_file.setdefault(rel, []).append(name)
+            self._mapped.add(name)
+        found: set[str] = set()
+        for rel in paths:
+            found.update(by_file.get(rel, ()))
+        return found
 
     # -- the file ------------------------------------------------------------------------
     def _tag(self, payload: bytes, purpose: str) -> str:
@@ -263,7 +281,7 @@ class RecordIndex:
         try:
             self._parse(raw)
         except (UnusableIndex, ValueError, UnicodeDecodeError):
-            self.entries.clear()
+            self.entries = {}
             self._records_line = None
             self.unsaved = PERSIST_AFTER  # replace it at the next chance
 

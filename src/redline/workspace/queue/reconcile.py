@@ -47,19 +47,25 @@ class QueueReconcile(QueueClaims):
         """
         self._sweep_temporaries()
         messages = self._reconcile(full)
-        if messages or not full:
+        if messages:
             self._loaded = None  # records were settled (what was read is out of date)
         return messages
 
     def _reconcile(self, full: bool) -> builtins.list[str]:
         messages: builtins.list[str] = []
-        # Kept for a listing that follows at once (``full``: with the records themselves).
+        # Kept for a listing that follows at once (``full``: with the records themselves; a
+        # listing takes it only right after its own reconcile, of the kind it asked for).
         entries, problems = self._loaded = self._load(full)
         leftovers = [p.action_id for p in problems if isinstance(p, ReplayedRecord)]
         if leftovers:
             messages.extend(self._remove_leftovers(leftovers))
             entries, problems = self._loaded = self._load(full)
-        records = [entry.summary for entry in entries]
+        messages.extend(self._settle([entry.summary for entry in entries]))
+        return messages
+
+    def _settle(self, records: builtins.list[RecordSummary]) -> builtins.list[str]:
+        """Settle those of ``records`` a crash left unfinished; what was done."""
+        messages: builtins.list[str] = []
         if not records:
             return messages
         ids = {r.id for r in records}
@@ -96,11 +102,14 @@ class QueueReconcile(QueueClaims):
                 messages.append(str(exc))
         return messages
 
-    def _sweep_temporaries(self) -> None:
-        """Remove temporary files left by writers that were killed mid-write."""
+    def _sweep_temporaries(
+        self, folders: tuple[str, ...] = ("", ACTIONS, CONTENTS, RESOLVED, REQUESTS)
+    ) -> None:
+        """Remove temporary files left by writers that were killed mid-write (in
+        ``folders``; "": the index's own)."""
         from redline.workspace.queue.procs import is_alive
 
-        for folder in ("", ACTIONS, CONTENTS, RESOLVED, REQUESTS):  # "": the index's own
+        for folder in folders:
             fd = self._fd(folder)
             for name in os.listdir(fd):
                 if not (name.startswith(".") and name.endswith(".tmp")):

@@ -27,16 +27,22 @@ def _folder(root: Path, parent: str, cache: dict[str, str | None]) -> str | None
     return cache[key]
 
 
-def _target(root: Path, rel: str, cache: dict[str, str | None]) -> Path | str:
-    """Where ``rel`` is; ConfinementError when redline may not look there.
+#: One file a listing compares with the disk: ``(rel, parent, name, expect)``. ``parent`` and
+#: ``name`` are ``rel`` split as :func:`_target` uses it (``parent`` None: a name that goes
+#: through the full confinement check each time); ``expect`` is the preview's sha256 of the
+#: file (:data:`NO_SHA` when the preview has none: never fresh), or None when the file
+#: must not exist.
+Check = tuple[str, str | None, str, str | None]
+NO_SHA = "?"  # neither a sha256 nor "" (what a file that is not a regular one hashes as)
 
-    The folder is confined once per listing (10,000 files in one folder cost one
-    confinement check, not 10,000); the name itself goes through the full check whenever it
-    could be special. A name that is a symbolic link, a folder or anything else but a
-    regular file is never followed or hashed by :func:`fsutil.read_current`, so it reads as
-    changed exactly as a refused path does.
-    """
-    normalized = paths.normalize_relative(rel)
+
+def _split(rel: str) -> tuple[str | None, str]:
+    """``rel``'s folder and name as :func:`_target` looks them up (a pure function of
+    ``rel``, so a listing memo may keep it); folder None: check the whole path each time."""
+    try:
+        normalized = paths.normalize_relative(rel)
+    except paths.ConfinementError:
+        return None, rel
     parent, _, name = normalized.rpartition("/")
     if (
         rel.startswith("/")
@@ -44,15 +50,36 @@ def _target(root: Path, rel: str, cache: dict[str, str | None]) -> Path | str:
         or name in ("", ".", "..")
         or paths.is_ignored_dir_name(name)
     ):
+        return None, rel
+    return parent or ".", name
+
+
+def _target(
+    root: Path, rel: str, cache: dict[str, str | None], split: tuple[str | None, str] | None = None
+) -> Path | str:
+    """Where ``rel`` is; ConfinementError when redline may not look there.
+
+    The folder is confined once per listing (10,000 files in one folder cost one
+    confinement check, not 10,000); the name itself goes through the full check whenever it
+    could be special. A name that is a symbolic link, a folder or anything else but a
+    regular file is never followed or hashed by :func:`fsutil.read_current`, so it reads as
+    changed exactly as a refused path does. ``split``: :func:`_split` of ``rel``, if known.
+    """
+    parent, name = split if split is not None else _split(rel)
+    if parent is None:
         return paths.resolve_inside(root, rel)
-    folder = _folder(root, parent or ".", cache)
+    folder = _folder(root, parent, cache)
     if folder is None:
         raise paths.ConfinementError(f"{rel}: refused")
-    return os.path.join(folder, name)
+    return f"{folder}/{name}" if folder != "/" else f"/{name}"
 
 
 def _sha(
-    root: Path, rel: str, cache: dict[str, str | None], hashes: FileHashes | None = None
+    root: Path,
+    rel: str,
+    cache: dict[str, str | None],
+    hashes: FileHashes | None = None,
+    split: tuple[str | None, str] | None = None,
 ) -> str | None:
     """The file's sha256, "" for something that is not a regular file, None if missing.
 
@@ -60,7 +87,7 @@ def _sha(
     if rel in cache:
         return cache[rel]
     try:
-        target = _target(root, rel, cache)
+        target = _target(root, rel, cache, split)
     except paths.ConfinementError:
         cache[rel] = ""
         return ""
@@ -90,27 +117,45 @@ def _sha(
     return value
 
 
-def quick_stale(
-    root: Path, preview: Any, cache: dict[str, str | None], hashes: FileHashes | None = None
-) -> list[str]:
-    """``"path (cause)"`` for each file that changed since the preview; [] when fresh
-    (``hashes``: the queue's memo of files' hashes, see :mod:`.hashes`)."""
+def checks(preview: Any) -> list[Check]:
+    """What :func:`run_checks` compares for ``preview`` (a Preview's dict), in order."""
     if not isinstance(preview, dict):
         return []
-    reasons: list[str] = []
+    found: list[Check] = []
     for change in preview.get("changes", []):
         if not isinstance(change, dict):
             continue
         kind = change.get("kind")
         if kind in ("modify", "delete", "rename"):
             rel = str(change.get("old_path" if kind == "rename" else "path", ""))
-            sha = _sha(root, rel, cache, hashes)
-            if sha is None:
-                reasons.append(f"{rel} (deleted since the preview)")
-            elif sha != change.get("old_sha256"):
-                reasons.append(f"{rel} (modified since the preview)")
+            expect = change.get("old_sha256")
+            found.append((rel, *_split(rel), expect if isinstance(expect, str) else NO_SHA))
         if kind in ("create", "rename"):
             rel = str(change.get("new_path" if kind == "rename" else "path", ""))
-            if _sha(root, rel, cache, hashes) is not None:
+            found.append((rel, *_split(rel), None))
+    return found
+
+
+def run_checks(
+    root: Path, found: list[Check], cache: dict[str, str | None], hashes: FileHashes | None = None
+) -> list[str]:
+    """``"path (cause)"`` for each of :func:`checks` the disk no longer fits; [] when fresh."""
+    reasons: list[str] = []
+    for rel, parent, name, expect in found:
+        sha = _sha(root, rel, cache, hashes, (parent, name))
+        if expect is None:
+            if sha is not None:
                 reasons.append(f"{rel} (already exists)")
+        elif sha is None:
+            reasons.append(f"{rel} (deleted since the preview)")
+        elif sha != expect:
+            reasons.append(f"{rel} (modified since the preview)")
     return reasons
+
+
+def quick_stale(
+    root: Path, preview: Any, cache: dict[str, str | None], hashes: FileHashes | None = None
+) -> list[str]:
+    """``"path (cause)"`` for each file that changed since the preview; [] when fresh
+    (``hashes``: the queue's memo of files' hashes, see :mod:`.hashes`)."""
+    return run_checks(root, checks(preview), cache, hashes)

@@ -1,0 +1,218 @@
+"""The listing memo: each record's row of ``redline pending list``, kept by the file's identity.
+
+With the listing index (:mod:`.index`) a record file that did not change is not read again,
+but a text listing still rebuilt every record from the index's full records -- parsing
+everything a record holds (its whole Preview) to print five cells (issue 44). This memo
+keeps, for each record file, exactly what the table prints of it and what the staleness
+check compares (:func:`.staleness.checks`), keyed by the record file's identity like the
+index: a listing of unchanged records reads one small file, and builds a row from the
+record only for a file that changed.
+
+* **What a row holds** is a pure function of the record (:func:`row_of`), beside the
+  record's summary (:class:`.index.RecordSummary`: what settling crash leftovers needs, so
+  a listing of unchanged records needs neither the index nor the records); what can change
+  without the record changing is worked out at every listing: whether the files still fit
+  the preview (their hashes, :mod:`.hashes`; the folders' confinement once per listing)
+  and whether an owner action's process still runs.
+* **Trust**: ``.redline/queue/listing`` is signed with the workspace key (purpose
+  ``queue-listing``); one that does not verify, is damaged, of another format or written by
+  another Python (the header names its marshal, :data:`.index.CODEC`) is ignored -- the
+  listing then builds every row from the records as before -- and replaced. Only bytes whose
+  tag verified are given to :func:`marshal.loads`; a row of the wrong shape is not used.
+* A row is remembered only once its record file is :data:`.index.SETTLE_NS` old (the
+  identity rule of :mod:`.index`); the file is rewritten when a listing had to build at least
+  :data:`.index.PERSIST_AFTER` rows, holding the rows that listing used.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import marshal
+import time
+from typing import Any, NamedTuple
+
+from redline.workspace.queue import index, storage
+from redline.workspace.queue.index import CODEC, Identity, RecordSummary, settled
+from redline.workspace.queue.records import QueueRecord
+from redline.workspace.queue.staleness import Check, checks
+
+LISTING = "listing"
+LISTING_FORMAT = 1  # name -> (identity, RecordSummary, Row), as tuples
+PURPOSE = "queue-listing"
+MAX_LISTING_BYTES = 128 * 1024 * 1024
+# The memo is rewritten after a listing that had to build this many rows.
+PERSIST_AFTER = index.PERSIST_AFTER
+
+
+class Row(NamedTuple):
+    """What ``redline pending list`` prints of one record (cells already one line each)."""
+
+    id: str
+    source: str
+    counts: str  # "+A -R"
+    label: str
+    stale: bool  # the record's own stale flag (its pusher saw the files change)
+    stale_reason: str
+    notes: tuple[str, ...]  # the notes after the staleness and orphan notes
+    checks: tuple[Check, ...]
+    owner: tuple[int, int | None] | None  # an owner action's process: (pid, start time)
+
+
+class Listed(NamedTuple):
+    """One row of a listing with what was found now: the staleness and the orphan state."""
+
+    row: Row
+    stale_reasons: list[str]
+    orphaned: bool
+
+
+def row_of(record: QueueRecord) -> Row:
+    """The row of ``record`` (see :class:`Row`)."""
+    from redline.termtext import one_line
+    from redline.workspace.details import agent_ended, details_from_json
+    from redline.workspace.preview import via_lines
+
+    notes: list[str] = []
+    ended = agent_ended(details_from_json(record.kind, record.details))
+    if ended:
+        notes.append(f"its agent {ended}")
+    notes.extend(line[0].lower() + line[1:] for line in via_lines(record.via))
+    source = record.source
+    return Row(
+        one_line(record.id),
+        one_line(source.canonical),  # one spelling everywhere: mcp:cursor, hook:claude
+        f"+{record.added} -{record.removed}",
+        one_line(record.label),
+        bool(record.stale),
+        record.stale_reason,
+        tuple(notes),
+        tuple(checks(record.preview)),
+        (source.pid, source.pid_start) if record.applied_by == "owner" else None,
+    )
+
+
+class ListingMemo:
+    """The memo of one queue (see the module doc). The queue holds a lock around each use."""
+
+    def __init__(self, root_fd: int, key: bytes, keys: tuple[bytes, ...]) -> None:
+        self.root_fd = root_fd
+        self.key = key
+        self.keys = keys
+        # name -> (identity, summary, row) as read; the shape is checked when used
+        self.known: dict[str, Any] = {}
+        # looked up or built since the last save
+        self.used: dict[str, tuple[Identity, RecordSummary, Row]] = {}
+        self.loaded = False
+        self.unsaved = 0
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        self.loaded = True
+        try:
+            raw = storage.read_file(self.root_fd, LISTING, MAX_LISTING_BYTES)
+            header_raw, _, payload = raw.partition(b"\n")
+            header = json.loads(header_raw)
+            if (
+                not isinstance(header, dict)
+                or header.get("version") != LISTING_FORMAT
+                or header.get("codec") != CODEC
+            ):
+                return
+            tag = header.get("tag")
+            if not isinstance(tag, str) or not any(
+                hmac.compare_digest(storage.tag_for(key, payload, PURPOSE), tag)
+                for key in self.keys
+            ):
+                return
+            data = marshal.loads(payload)
+        except (OSError, ValueError, UnicodeDecodeError, EOFError, TypeError):
+            return
+        if type(data) is dict:
+            self.known = data
+
+    def take(self, name: str, found: Any) -> tuple[RecordSummary, Row] | None:
+        """``found`` (what :attr:`known` holds for ``name``, its identity already compared
+        with the file's) as a summary and a row; None if it is of another shape."""
+        if type(found) is not tuple or len(found) != 3:
+            return None
+        summary, row = _summary(found[1]), _row(found[2])
+        if summary is None or row is None:
+            return None
+        self.used[name] = (found[0], summary, row)
+        return summary, row
+
+    def get(self, name: str, key: Identity) -> Row | None:
+        """The remembered row of record file ``name`` if the file still has identity ``key``."""
+        self.load()
+        found = self.known.get(name)
+        if type(found) is not tuple or not found or found[0] != key:
+            return None
+        taken = self.take(name, found)
+        return taken[1] if taken is not None else None
+
+    def put(self, name: str, key: Identity, summary: RecordSummary, row: Row) -> None:
+        """Remember ``row`` for record file ``name`` of identity ``key`` (once it settled)."""
+        if settled(key, time.time_ns()):
+            self.used[name] = (key, summary, row)
+            self.unsaved += 1
+
+    def save(self) -> None:
+        """Write the rows used since the last save, if enough were built; never raises."""
+        used, self.used = self.used, {}
+        if self.unsaved < PERSIST_AFTER:
+            return
+        try:
+            known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
+            payload = marshal.dumps(known, marshal.version)
+        except ValueError:
+            return
+        header = {"version": LISTING_FORMAT, "codec": CODEC}
+        header["tag"] = storage.tag_for(self.key, payload, PURPOSE)
+        data = json.dumps(header).encode("ascii") + b"\n" + payload
+        if len(data) > MAX_LISTING_BYTES:
+            return
+        try:
+            storage.write_atomic(self.root_fd, LISTING, data, durable=False)
+        except OSError:
+            return
+        self.known = known
+        self.unsaved = 0
+
+
+_FIELDS = len(Row._fields)
+
+
+def _summary(raw: Any) -> RecordSummary | None:
+    if type(raw) is not tuple or len(raw) != len(RecordSummary._fields):
+        return None
+    summary = RecordSummary._make(raw)
+    if (
+        type(summary.id) is not str
+        or type(summary.position) is not int
+        or type(summary.created_at) not in (int, float)
+        or type(summary.files) is not tuple
+    ):
+        return None  # (state and replaces are only compared: another type never matches)
+    return summary
+
+
+def _row(raw: Any) -> Row | None:
+    """A row as :meth:`ListingMemo.save` wrote it (None for anything of another shape)."""
+    if type(raw) is not tuple or len(raw) != _FIELDS:
+        return None
+    row = Row(*raw)
+    if not (
+        type(row.id) is str
+        and type(row.source) is str
+        and type(row.counts) is str
+        and type(row.label) is str
+        and type(row.stale) is bool
+        and type(row.stale_reason) is str
+        and type(row.notes) is tuple
+        and type(row.checks) is tuple
+        and (row.owner is None or type(row.owner) is tuple)
+    ):
+        return None
+    return row
