@@ -4,16 +4,22 @@ when viewed, decisions through the queue's claim, what an owner action allows.""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from redline.review.session import Decision
+from redline.review.events import EventStream
+from redline.review.file_action import file_action
+from redline.review.resolve import EditOutcome, ResolveOutcome
+from redline.review.result import ToolResult
+from redline.review.session import Capabilities, Decision, ReviewSession
 from redline.review.source import ListedAction, ReviewSource, WorkspaceRef
+from redline.review.store import PendingAction, PendingActionStore
 from redline.review.workspace_source import WorkspaceSource
 from redline.workspace.preview import FileModify, Preview, sha256_bytes
 from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
@@ -95,18 +101,144 @@ def test_watch_hands_a_fresh_listing_when_another_process_queues(ws: Path) -> No
     stop = threading.Event()
     seen: list[Sequence[ListedAction]] = []
     arrived = threading.Event()
+    first = threading.Event()
 
     def rows(listed: Sequence[ListedAction]) -> None:
         seen.append(listed)
+        first.set()
         if listed:
             arrived.set()
 
     watcher = threading.Thread(target=source.watch, args=(stop, rows, lambda *_: None))
     watcher.start()
     try:
+        assert first.wait(30), "the first listing never came"
         push(ws, "changed\n")
         assert arrived.wait(30), "the new action was never listed"
     finally:
         stop.set()
         watcher.join(30)
     assert seen[0] == [] and [r.id for r in seen[-1]] == ["pa-1"]
+
+
+# -- over a session: the workspace dashboard's listing ---------------------------------
+class SyncSession:
+    """A ``ReviewSession``'s calls made blocking, as the dashboard's session offers them
+    (``SessionCalls``): every decision ends in ``ReviewSession.decide``."""
+
+    def __init__(self, review: ReviewSession) -> None:
+        self.review = review
+        self.decided: list[str] = []
+
+    @property
+    def store(self) -> PendingActionStore:
+        return self.review.store
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities()
+
+    def decide(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        self.decided.append(action_id)
+        return asyncio.run(self.review.decide(action_id, decision))
+
+    def edit(self, action_id: str, path: str, text: str) -> EditOutcome:
+        return asyncio.run(self.review.edit(action_id, path, text))
+
+    def repreview(self, action_id: str) -> ToolResult:
+        return asyncio.run(self.review.repreview(action_id))
+
+    def undo(self) -> ToolResult:
+        return self.review.undo()
+
+
+def own_edit(root: Path, new: str, name: str = "b.txt") -> PendingAction:
+    old = (root / name).read_bytes()
+    preview = Preview([FileModify(name, sha256_bytes(old), old.decode(), new)])
+    return file_action(
+        root,
+        preview,
+        label=f"Edit {name}",
+        source_tool_name="edit",
+        applied_text="",
+        repreview=None,
+    )
+
+
+@pytest.fixture
+def queued_review(ws: Path) -> Iterator[tuple[ReviewSession, WorkspaceQueue]]:
+    (ws / "b.txt").write_text("b = 1\n")
+    queue = WorkspaceQueue(ws)
+    store = PendingActionStore(queue=queue, source=Source.current("agent", "dash", "d1"))
+    review = ReviewSession(ws, store, EventStream("d1"))
+    yield review, queue
+    review.close()
+    queue.close()
+
+
+def test_over_a_session_its_own_actions_and_every_other_processs_are_one_listing(
+    ws: Path, queued_review: tuple[ReviewSession, WorkspaceQueue]
+) -> None:
+    review, queue = queued_review
+    other = push(ws, BASE.replace("line 2\n", "two\n"))  # another process (exec)
+    mine = review.propose(own_edit(ws, "b = 2\n"))
+    session = SyncSession(review)
+    source = WorkspaceSource(queue, session=session)
+    rows = source.listed()
+    assert [row.id for row in rows] == [mine.id, other]
+    own, theirs = rows
+    assert own.source == "agent:dash" and own.facts == (("b.txt",), 1, 1)
+    assert theirs.source == "exec" and theirs.facts == (("a.txt",), 1, 1)
+    assert source.own_action(mine.id) is mine and source.own_action(other) is None
+    assert source.record(other) is not None and source.record(mine.id) is None
+    # The session's own row says the session's staleness (its own checks), not the file's.
+    review.store.mark_stale(mine.id, "b.txt changed")
+    (own_again, _theirs) = source.listed()
+    assert own_again.stale and own_again.stale_reason == "b.txt changed"
+    # Each decision goes through the session's decide (ReviewSession.decide).
+    outcome = source.decide(other, Decision("discard", "not now"))
+    assert outcome.ok and session.decided == [other]
+    assert [row.id for row in source.listed()] == [mine.id]
+    assert "discarded" in source.gone_text(other)
+
+
+def test_a_session_without_a_queue_lists_and_decides_its_own_actions(ws: Path) -> None:
+    (ws / "b.txt").write_text("b = 1\n")
+    store = PendingActionStore()
+    review = ReviewSession(ws, store, EventStream("solo"))
+    try:
+        mine = review.propose(own_edit(ws, "b = 2\n"))
+        session = SyncSession(review)
+        source = WorkspaceSource(None, session=session)
+        (row,) = source.listed()
+        assert row.id == mine.id and row.applied_by == "preview" and row.has_preview
+        view = source.view(row.id)
+        assert view.preview is mine.preview and view.hunks == ("b.txt#1",)
+        assert source.allows(row).parts.available
+        assert source.decide(row.id, Decision("apply", "ok")).ok
+        assert (ws / "b.txt").read_text() == "b = 2\n"
+        assert source.listed() == []
+        assert "no longer pending" in source.gone_text(row.id)
+    finally:
+        review.close()
+    with pytest.raises(ValueError, match="needs a queue or a session"):
+        WorkspaceSource(None)
+
+
+def test_listing_again_reuses_the_rows_of_unchanged_records(ws: Path) -> None:
+    for index in range(3):
+        (ws / f"f{index}.txt").write_text(f"{index}\n")
+        old = (ws / f"f{index}.txt").read_text()
+        preview = Preview([FileModify(f"f{index}.txt", sha256_bytes(old.encode()), old, "x\n")])
+        WorkspaceQueue(ws).push(
+            ActionDraft(f"Edit f{index}", Source.current("exec"), "edit", preview=preview)
+        )
+    source = WorkspaceSource(WorkspaceQueue(ws))
+    first = source.listed()
+    again = source.listed()
+    # Nothing changed: the same row objects (the stack keeps their display copies).
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    (ws / "f1.txt").write_text("changed on disk\n")
+    after = source.listed()
+    assert {row.id: row.stale for row in after} == {"pa-3": False, "pa-2": True, "pa-1": False}
+    assert after[0] is first[0] and after[2] is first[2] and after[1] is not first[1]

@@ -170,7 +170,11 @@ async def test_an_outside_edit_shows_stale_at_once_and_p_repreviews_it(
         await wait_until(pilot, lambda: app.stack.rows[0].stale)
         assert "a.txt" in app.stack.rows[0].stale_reason
         await pilot.press("p")
-        await wait_until(pilot, lambda: [r.id for r in pending(root)] not in ([], [record.id]))
+        # The re-preview replaces the record: wait for the one replacement alone (for a
+        # moment the queue may list the new record beside the old one).
+        await wait_until(
+            pilot, lambda: len(ids := [r.id for r in pending(root)]) == 1 and ids != [record.id]
+        )
         [fresh] = pending(root)
         await wait_until(pilot, lambda: app.stack.selected_id == fresh.id)
         await wait_until(pilot, lambda: not app.stack.rows[0].stale)

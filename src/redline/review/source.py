@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 if TYPE_CHECKING:
     from redline.jsontypes import JsonValue
     from redline.review.session import Decision
+    from redline.review.store import PendingAction
     from redline.workspace.preview import Preview
     from redline.workspace.queue import QueueRecord
 
@@ -353,6 +354,51 @@ def listed_from_record(
     )
 
 
+def listed_from_action(
+    action: PendingAction,
+    *,
+    workspace: WorkspaceRef | None = None,
+) -> ListedAction:
+    """The listed action of a session's own action that no queue lists (a session without
+    a workspace queue, or one pushed a moment ago): the row made from the action itself,
+    as :func:`listed_from_record` makes it from the record the queue would write. Its
+    files and +/- lines come from its Preview's summary (a rename by its new path)."""
+    from redline.workspace.details import details_to_json
+
+    files: tuple[str, ...] = ()
+    added = removed = 0
+    preview = action.preview
+    if preview is not None:
+        summary = preview.summary()
+        files = tuple(str(entry["path"]) for entry in summary["files"])
+        added, removed = int(summary["added"]), int(summary["removed"])
+    source = action.source
+    kind: ListedKind = action.kind if action.kind in _KINDS else "custom"
+    return ListedAction(
+        id=action.id,
+        label=action.label,
+        source=source.canonical if source is not None else "agent",
+        local_id=action.id,
+        kind=kind,
+        source_tool_name=action.source_tool_name,
+        files=files,
+        added=added,
+        removed=removed,
+        created_at=action.created_at or None,
+        workspace=workspace,
+        # As the store would queue it: the queue applies a Preview's safe apply itself.
+        applied_by="preview" if preview is not None and action.preview_apply else "owner",
+        owner=(source.session_id or "") if source is not None else "",
+        stale=action.stale,
+        stale_reason=action.stale_reason,
+        has_preview=preview is not None,
+        details=details_to_json(action.details),
+    )
+
+
+_KINDS = frozenset({"file_change", "ast_edit", "permission", "custom"})
+
+
 def epoch(iso: str | None) -> float | None:
     """Seconds since the epoch of an ISO-8601 time (None when absent or unreadable)."""
     if not iso:
@@ -378,6 +424,7 @@ __all__ = [
     "StatusCallback",
     "WorkspaceRef",
     "epoch",
+    "listed_from_action",
     "listed_from_record",
     "record_files",
     "record_kind",

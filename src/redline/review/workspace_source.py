@@ -8,15 +8,28 @@ path), or, with no session (a workspace nobody has open: issue 45's all-workspac
 straight through the queue's claim (``review.decide``) — the same code ``redline pending``
 runs.
 
+With a session, the session's own actions are listed too (the workspace dashboard,
+``redline``): each in its queue position as the session holds it (its staleness the
+session's own checks), and those no queue lists — a session without a workspace queue, or
+one pushed a moment ago — on top (:func:`~redline.review.source.listed_from_action`).
+
 What another process's action allows comes from its record (:func:`record_allows`): an
 owner action (a hook's held call) is decided whole unless its process serves parts, an
 orphaned one can only be discarded, a hook's cannot be re-previewed.
+
+Listing a long queue again is cheap: a record whose object (the queue's index shares
+unchanged records) and files (by ``stat``) are as at the last listing keeps its row
+without a staleness check, and the files' hashes of the last listing are reused for the
+files whose ``stat`` did not change (issue 44).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import os
+import stat
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
@@ -30,6 +43,7 @@ from redline.review.source import (
     SourceOutcome,
     StatusCallback,
     WorkspaceRef,
+    listed_from_action,
     listed_from_record,
 )
 
@@ -37,7 +51,8 @@ if TYPE_CHECKING:
     from redline.review.resolve import EditOutcome, ResolveOutcome
     from redline.review.result import ToolResult
     from redline.review.session import Capabilities, Decision
-    from redline.review.store import PendingActionStore
+    from redline.review.store import PendingAction, PendingActionStore
+    from redline.workspace.preview import Preview
     from redline.workspace.queue import QueueRecord, WorkspaceQueue
 
 log = logging.getLogger(__name__)
@@ -153,32 +168,55 @@ def resolution_text(queue: WorkspaceQueue, action_id: str) -> str:
     return f"{action_id} was {done} by {who}{reason}."
 
 
+#: One listed record as the last listing made it: what it was listed by, its row and the
+#: record itself (what a decision, a view and a lazy Preview read from).
+_Listed = tuple[tuple[object, ...], ListedAction, "QueueRecord"]
+
+
 class WorkspaceSource:
-    """The actions of one workspace's queue as one review source (see the module
-    docstring). ``workspace``: the workspace's id and path, put on every row (a source
-    spanning workspaces lists by ``pa-N@WSID`` with ``qualified``)."""
+    """The actions of one workspace as one review source (see the module docstring).
+
+    ``queue``: the workspace queue (None: a session of its own, whose actions only it
+    lists); ``session``: the session whose calls decide (None: the queue's claim);
+    ``workspace``: the workspace's id and path, put on every row (a source spanning
+    workspaces lists by ``pa-N@WSID`` with ``qualified``); ``rules``: whether session
+    rules can be added here; ``remember``: keep the files' hashes in the queue's memo for
+    the next process's listing (the dashboard keeps them for itself instead)."""
 
     def __init__(
         self,
-        queue: WorkspaceQueue,
+        queue: WorkspaceQueue | None,
         *,
         session: SessionCalls | None = None,
         workspace: WorkspaceRef | None = None,
         qualified: bool = False,
+        rules: bool = True,
+        remember: bool = True,
     ) -> None:
+        if queue is None and session is None:
+            raise ValueError("a workspace source needs a queue or a session")
         self.queue = queue
         self.session = session
         self.workspace = workspace
         self.qualified = qualified
+        self.remember = remember
         self._capabilities = (
             SourceCapabilities(rules=Capability.no(NO_RULES))
             if session is None
-            else session_capabilities(session.capabilities, has_rules=True)
+            else session_capabilities(session.capabilities, has_rules=rules)
         )
+        # The last listing: each other process's record and its row, by local id.
+        self._records: dict[str, _Listed] = {}
+        # The session's own actions as last listed: the action object and its row.
+        self._own_rows: dict[str, tuple[PendingAction, ListedAction]] = {}
+        # File -> (its stat, its hash) at the last listing, for the staleness checks.
+        self._file_hashes: dict[str, tuple[tuple[int, ...], str | None]] = {}
 
     @property
     def title(self) -> str:
-        return str(self.queue.root)
+        if self.queue is not None:
+            return str(self.queue.root)
+        return self.workspace.path if self.workspace is not None else "this session"
 
     @property
     def capabilities(self) -> SourceCapabilities:
@@ -192,90 +230,273 @@ class WorkspaceSource:
         """``pa-N`` of ``action_id`` (``pa-N`` or ``pa-N@WSID``)."""
         return action_id.partition("@")[0]
 
+    # -- listing -----------------------------------------------------------------------
     def listed(self) -> Sequence[ListedAction]:
-        records = self.queue.list()
-        hashes: dict[str, str | None] = {}
-        listed = []
-        for record in records:
-            try:
-                changed = self.queue.stale_reasons(record, hashes)
-            except Exception as exc:
-                log.warning("checking %s for staleness failed: %s", record.id, exc)
-                changed = []
-            listed.append(
-                listed_from_record(
-                    record,
-                    workspace=self.workspace,
-                    qualified=self.qualified,
-                    stale_reasons=changed,
-                )
-            )
-        self.queue.remember_hashes()
-        return listed
+        own: Sequence[PendingAction] = ()
+        if self.session is not None:
+            own = self.session.store.snapshot()
+        by_id = {action.id: action for action in own}
+        queue = self.queue
+        records = self._records_of(queue) if queue is not None else []
+        rows: list[ListedAction] = []
+        seen: set[str] = set()
+        if queue is not None:
+            hashes, stats = self._known_hashes(queue, records, by_id)
+            unchanged = set(hashes)  # files whose stat is as at the last listing
+            for record in records:
+                mine = by_id.get(record.id)
+                if mine is not None:
+                    rows.append(self._own_row(mine))
+                else:
+                    rows.append(self._record_row(queue, record, hashes, unchanged))
+                seen.add(record.id)
+            self._file_hashes = {
+                rel: (stats[rel], value) for rel, value in hashes.items() if rel in stats
+            }
+            if self.remember:
+                queue.remember_hashes()
+        self._records = {
+            key: listed for key, listed in self._records.items() if key in seen and key not in by_id
+        }
+        # Own actions the queue does not list (yet) stay on top, in the store's order.
+        extra = [self._own_row(action) for action in own if action.id not in seen]
+        self._own_rows = {key: known for key, known in self._own_rows.items() if key in by_id}
+        return [*extra, *rows]
 
-    def _own(self, local_id: str) -> bool:
-        return self.session is not None and self.session.store.get(local_id) is not None
+    def _records_of(self, queue: WorkspaceQueue) -> list[QueueRecord]:
+        if self.session is None:
+            return queue.list()
+        try:  # a dashboard lists its session's own actions still
+            return queue.list()
+        except Exception as exc:
+            log.warning("reading the workspace queue failed: %s", exc)
+            return []
+
+    def own_action(self, action_id: str) -> PendingAction | None:
+        """The session's own action ``action_id`` (None: another process's, or none)."""
+        if self.session is None:
+            return None
+        return self.session.store.get(self.local_id(action_id))
+
+    def listed_own(self, action_id: str) -> PendingAction | None:
+        """The session's own action ``action_id`` as the last listing listed it (None:
+        another process's, or not listed); a lookup, not a walk of the session's store."""
+        known = self._own_rows.get(self.local_id(action_id))
+        return known[0] if known is not None else None
+
+    def record(self, action_id: str) -> QueueRecord | None:
+        """The record another process's ``action_id`` was last listed from (None: not
+        listed, or the session's own)."""
+        listed = self._records.get(self.local_id(action_id))
+        return listed[2] if listed is not None else None
+
+    def record_row(self, record: QueueRecord) -> ListedAction:
+        """The row of one record read on its own (a long queue's top, shown before the
+        whole listing), staleness checked; kept as the next listing's starting point."""
+        queue = self._claim_queue()
+        return self._record_row(queue, record, {}, set())
+
+    def _own_row(self, action: PendingAction) -> ListedAction:
+        known = self._own_rows.get(action.id)
+        if known is not None and known[0] is action:
+            row = known[1]
+            if (row.stale, row.stale_reason) == (action.stale, action.stale_reason):
+                return row
+            row = dataclasses.replace(row, stale=action.stale, stale_reason=action.stale_reason)
+        else:
+            row = listed_from_action(action, workspace=self.workspace)
+            if self.qualified and self.workspace is not None:
+                row = dataclasses.replace(row, id=f"{action.id}@{self.workspace.id}")
+        self._own_rows[action.id] = (action, row)
+        return row
+
+    def _known_hashes(
+        self,
+        queue: WorkspaceQueue,
+        records: list[QueueRecord],
+        own: dict[str, PendingAction],
+    ) -> tuple[dict[str, str | None], dict[str, tuple[int, ...]]]:
+        """The staleness check's per-listing cache, filled with the hashes of the files
+        whose ``stat`` has not changed since the last listing (a queue of thousands listed
+        again after each decision hashes only what changed), and the ``stat`` of every
+        regular file named."""
+        hashes: dict[str, str | None] = {}
+        stats: dict[str, tuple[int, ...]] = {}
+        for record in records:
+            if record.id in own:
+                continue
+            for rel in record.files:
+                if rel in stats or "\0" in rel:
+                    continue
+                try:
+                    st = os.stat(os.path.join(queue.root, rel), follow_symlinks=False)
+                except (OSError, ValueError):
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                stats[rel] = key
+                known = self._file_hashes.get(rel)
+                if known is not None and known[0] == key:
+                    hashes[rel] = known[1]
+        return hashes, stats
+
+    def _record_row(
+        self,
+        queue: WorkspaceQueue,
+        record: QueueRecord,
+        hashes: dict[str, str | None],
+        unchanged: set[str],
+    ) -> ListedAction:
+        """Another process's row (kept while its record and files stay as they were).
+
+        Stale as ``redline pending list`` says: marked so, or its files no longer match
+        its Preview (checked by hash on every listing, so no apply has to be refused)."""
+        cached = self._records.get(record.id)
+        if (
+            cached is not None
+            and cached[2] is record
+            and record.applied_by == "preview"
+            and all(rel in unchanged for rel in record.files)
+        ):
+            # The same record object and files: nothing it is listed by has changed.
+            return cached[1]
+        try:
+            changed = queue.stale_reasons(record, hashes)
+        except Exception as exc:
+            log.warning("checking %s for staleness failed: %s", record.id, exc)
+            changed = []
+        if (
+            cached is not None
+            and cached[2] is record
+            and record.applied_by == "preview"
+            and cached[0][-1] == tuple(changed)
+        ):
+            # The same record object: the queue shares unchanged records, and an action
+            # the queue applies itself is never orphaned.
+            return cached[1]
+        key = (
+            record.id,
+            record.stale,
+            record.stale_reason,
+            record.orphaned(),
+            record.details,
+            tuple(changed),
+        )
+        if cached is not None and cached[0] == key:
+            self._records[record.id] = (key, cached[1], record)
+            return cached[1]
+        row = listed_from_record(
+            record, workspace=self.workspace, qualified=self.qualified, stale_reasons=changed
+        )
+        self._records[record.id] = (key, row, record)
+        return row
 
     def allows(self, action: ListedAction) -> SourceCapabilities:
         local = action.local_id or self.local_id(action.id)
         if self.session is not None and self._own(local):
             return session_allows(self.session.capabilities, self._capabilities)
-        from redline.workspace.queue import QueueError
+        record = self.record(local)
+        if record is None and self.queue is not None:
+            from redline.workspace.queue import QueueError
 
-        try:
-            record = self.queue.get(local)
-        except QueueError:
-            record = None
+            try:
+                record = self.queue.get(local)
+            except QueueError:
+                record = None
         if record is None:
             return self._capabilities
         return record_allows(record, self._capabilities)
+
+    def _own(self, local_id: str) -> bool:
+        return self.session is not None and self.session.store.get(local_id) is not None
+
+    def _claim_queue(self) -> WorkspaceQueue:
+        """The queue, where no session decides (a source has one or the other)."""
+        assert self.queue is not None, "a workspace source without a session has a queue"
+        return self.queue
 
     def view(self, action_id: str) -> ActionView:
         from redline.workspace.queue import QueueError
 
         local = self.local_id(action_id)
-        try:
-            record = self.queue.get(local)
-            if record is None:
+        mine = self.own_action(local)
+        if mine is not None:
+            preview = mine.preview
+            row = self._own_row(mine)
+        else:
+            if self.queue is None:
                 return ActionView(
                     ListedAction(action_id, "", ""), error=f"{local} is no longer pending."
                 )
-            preview = self.queue.preview(record)
-        except QueueError as exc:
-            return ActionView(ListedAction(action_id, "", ""), error=str(exc))
-        listed = listed_from_record(record, workspace=self.workspace, qualified=self.qualified)
+            try:
+                record = self.queue.get(local)
+                if record is None:
+                    return ActionView(
+                        ListedAction(action_id, "", ""), error=f"{local} is no longer pending."
+                    )
+                preview = self.queue.preview(record)
+            except QueueError as exc:
+                return ActionView(ListedAction(action_id, "", ""), error=str(exc))
+            row = listed_from_record(record, workspace=self.workspace, qualified=self.qualified)
         hunks: tuple[str, ...] = ()
         if preview is not None:
             from redline.workspace.hunks import hunk_units
 
             hunks = tuple(unit.address for unit in hunk_units(preview))
-        return ActionView(listed, preview=preview, hunks=hunks)
+        return ActionView(row, preview=preview, hunks=hunks)
+
+    def load_preview(self, action_id: str) -> Preview | None:
+        """The Preview of listed ``action_id``, read from the record it was listed from (the
+        session's own action's as the session holds it); None when it has none or cannot
+        be read (logged). The dashboard's stack reads it when it first shows the action."""
+        mine = self.own_action(action_id)
+        if mine is not None:
+            return mine.preview
+        if self.queue is None:
+            return None
+        try:
+            record = self.record(action_id) or self.queue.get(self.local_id(action_id))
+            if record is None:
+                return None
+            return self.queue.preview(record)
+        except Exception as exc:
+            log.warning("queue record %s: %s", self.local_id(action_id), exc)
+            return None
+
+    def resolve(self, action_id: str, decision: Decision) -> ResolveOutcome:
+        """Apply or discard ``action_id`` as :meth:`decide` does, with the whole outcome (what
+        else a partial apply re-based, whether the top changed): through the session's
+        ``decide`` (``ReviewSession.decide``, the one decision path), or with no session
+        through the queue's claim."""
+        local = self.local_id(action_id)
+        if self.session is not None:
+            return self.session.decide(local, decision)
+        from redline.review.decide import decide_queued
+
+        return asyncio.run(
+            decide_queued(
+                self._claim_queue(),
+                local,
+                decision.verb,
+                decision.reason,
+                only=decision.only,
+                by=decision.by,
+                rule=decision.rule,
+                batch=decision.batch,
+                via=decision.via or "dashboard",
+            )
+        )
 
     def decide(
         self, action_id: str, decision: Decision, view: ActionView | None = None
     ) -> SourceOutcome:
-        local = self.local_id(action_id)
-        if self.session is not None:
-            outcome = self.session.decide(local, decision)
-        else:
-            from redline.review.decide import decide_queued
-
-            outcome = asyncio.run(
-                decide_queued(
-                    self.queue,
-                    local,
-                    decision.verb,
-                    decision.reason,
-                    only=decision.only,
-                    by=decision.by,
-                    rule=decision.rule,
-                    batch=decision.batch,
-                    via=decision.via or "dashboard",
-                )
-            )
+        outcome = self.resolve(action_id, decision)
         return SourceOutcome(not outcome.is_error, outcome.text)
 
     def gone_text(self, action_id: str) -> str:
+        if self.queue is None:
+            return f"{self.local_id(action_id)} is no longer pending (decided elsewhere)."
         return resolution_text(self.queue, self.local_id(action_id))
 
     def edit(self, action_id: str, path: str, text: str) -> SourceOutcome:
@@ -285,7 +506,7 @@ class WorkspaceSource:
         else:
             from redline.review.decide import edit_queued
 
-            outcome = asyncio.run(edit_queued(self.queue, local, path, text))
+            outcome = asyncio.run(edit_queued(self._claim_queue(), local, path, text))
         return SourceOutcome(not outcome.is_error, outcome.text)
 
     def repreview(self, action_id: str) -> SourceOutcome:
@@ -295,7 +516,7 @@ class WorkspaceSource:
             return SourceOutcome(not result.is_error, result.text)
         from redline.review.decide import repreview_queued
 
-        outcome = repreview_queued(self.queue, local)
+        outcome = repreview_queued(self._claim_queue(), local)
         return SourceOutcome(not outcome.is_error, outcome.text)
 
     def undo(self, workspace: WorkspaceRef | None = None) -> SourceOutcome:
@@ -306,7 +527,7 @@ class WorkspaceSource:
         from redline.workspace.journal import UndoError
 
         try:
-            done = undo(self.queue.root, None)
+            done = undo(self._claim_queue().root, None)
         except UndoError as exc:
             return SourceOutcome(False, str(exc))
         receipt = done.receipt
@@ -315,7 +536,7 @@ class WorkspaceSource:
     def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
         from redline.review.undo_words import undo_question
 
-        return undo_question(self.queue.root, self.workspace)
+        return undo_question(self._claim_queue().root, self.workspace)
 
     def watch(
         self, stop: threading.Event, on_rows: RowsCallback, on_status: StatusCallback
@@ -323,7 +544,11 @@ class WorkspaceSource:
         from redline.review.follower import follow
 
         changed = threading.Event()
-        unsubscribe = follow(self.queue, changed.set)
+        stops = []
+        if self.session is not None:  # the session's own actions, queued or not
+            stops.append(self.session.store.subscribe(lambda _event: changed.set()))
+        if self.queue is not None:
+            stops.append(follow(self.queue, changed.set))
         try:
             on_status(True, "")
             on_rows(self.listed())
@@ -332,7 +557,8 @@ class WorkspaceSource:
                     changed.clear()
                     on_rows(self.listed())
         finally:
-            unsubscribe()
+            for unsubscribe in stops:
+                unsubscribe()
 
     def close(self) -> None:
         pass

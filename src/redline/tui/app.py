@@ -66,7 +66,7 @@ from redline.tui.messages import (
 )
 from redline.tui.notices import ArrivalNotices
 from redline.tui.palette import readable_variables
-from redline.tui.pending import session_queue
+from redline.tui.pending import session_queue, workspace_source
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.inbox import InboxScreen
 from redline.tui.screens.quit import QuitScreen
@@ -145,7 +145,13 @@ class RedlineApp(ShownApp[int]):
     # -- the inbox screen ----------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
         if self._inbox is None:
-            self._inbox = InboxScreen(self.session, workspace_label=self.workspace_label)
+            # The one screen over the session's workspace as a review source: the session's
+            # own actions and every other process's, decided through the session.
+            self._inbox = InboxScreen(
+                self.session,
+                workspace_label=self.workspace_label,
+                source=workspace_source(self.session),
+            )
         return self._inbox
 
     @property

@@ -1,19 +1,22 @@
 """What the stack lists: this session's pending actions and, when the session is backed by
 a workspace queue, every other process's too (as display copies, resolved through the queue).
+
+The listing is the workspace's review source's (``review.workspace_source.WorkspaceSource``
+over the session): its rows are the listed actions every list shows, each shown here as
+the session's own action or a display copy of another process's (:class:`QueuedCopy`,
+whose Preview is read when first shown), and what each allows is what the source says.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
-from redline.review.source import SourceCapabilities, listed_from_record, record_files
+from redline.review.source import ListedAction, SourceCapabilities, record_files
 from redline.review.store import PendingAction
-from redline.review.workspace_source import record_allows, resolution_text, session_allows
+from redline.review.workspace_source import WorkspaceSource, record_allows, resolution_text
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
 from redline.workspace.details import details_from_json
@@ -115,19 +118,43 @@ def session_queue(session: SessionLike) -> WorkspaceQueue | None:
     return session.queue
 
 
-class PendingList:
-    """The pending actions top first, and each of them by id."""
+def workspace_source(session: SessionLike) -> WorkspaceSource:
+    """The session's workspace as a review source: its own actions and, with a queue,
+    every other process's; decided through ``session.decide``."""
+    return WorkspaceSource(
+        session_queue(session),
+        session=session,
+        workspace=None,
+        rules=session.rules is not None,
+        remember=False,
+    )
 
-    def __init__(self, session: SessionLike) -> None:
+
+class PendingList:
+    """The pending actions top first, and each of them by id: the rows of the session's
+    workspace source, each as the action the stack shows."""
+
+    def __init__(self, session: SessionLike, source: WorkspaceSource | None = None) -> None:
+        """``source``: the session's workspace as a review source (made from the session
+        when not given: :func:`workspace_source`)."""
         self.session = session
-        # What the stack shows, by id, and display copies of other processes' actions.
+        self._source = source
+        # What the stack shows, by id, and the listed rows they were made from.
         self._actions: dict[str, PendingAction] = {}
-        self._foreign: dict[str, tuple[tuple[object, ...], PendingAction, QueueRecord]] = {}
+        self._rows: dict[str, ListedAction] = {}
+        # Display copies of other processes' actions, by id, with the row each shows.
+        self._foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
         self._departed: list[Departed] = []
-        # The ids of the session's own actions at the last read.
-        self._own_ids: set[str] = set()
-        # File -> (its stat, its hash) at the last read, for the staleness checks.
-        self._file_hashes: dict[str, tuple[tuple[int, ...], str | None]] = {}
+
+    @property
+    def source(self) -> WorkspaceSource:
+        """The review source the stack lists and decides through (made again should the
+        session's queue change)."""
+        queue = session_queue(self.session)
+        source = self._source
+        if source is None or source.queue is not queue:
+            source = self._source = workspace_source(self.session)
+        return source
 
     def departed(self) -> list[Departed]:
         """Other processes' actions applied or discarded since the last call (each once)."""
@@ -142,17 +169,20 @@ class PendingList:
         """The listed action ``action_id`` (None when it is not listed)."""
         return self._actions.get(action_id) if action_id else None
 
+    def row(self, action_id: str | None) -> ListedAction | None:
+        """The listed row of ``action_id`` (None when it is not listed)."""
+        return self._rows.get(action_id) if action_id else None
+
     def limits(self, action_id: str | None) -> Limits:
         """What cannot be done to the listed action ``action_id`` now, and why."""
-        if not action_id:
+        row = self.row(action_id)
+        if row is None:
             return Limits()
-        foreign = self._foreign.get(action_id)
-        if foreign is not None and action_id not in self._own_ids:
-            return record_limits(foreign[2])
-        capabilities = self.session.capabilities
-        if capabilities.parts and capabilities.edit and capabilities.repreview:
-            return Limits()
-        return limits_of(session_allows(capabilities, SourceCapabilities()))
+        return limits_of(self.source.allows(row))
+
+    def gone_text(self, action_id: str) -> str:
+        """How ``action_id``, no longer listed, left (the source's words)."""
+        return self.source.gone_text(action_id)
 
     def read_top(self, minimum: int) -> tuple[PendingAction, ...] | None:
         """Only the queue's top action, when the queue holds at least ``minimum`` and the
@@ -166,9 +196,16 @@ class PendingList:
         except Exception as exc:
             log.warning("reading the workspace queue's top failed: %s", exc)
             return None
-        action = self._foreign_action(queue, record, {}, set()) if record is not None else None
+        if record is None:
+            return None
+        source = self.source
+        row = source.record_row(record)
+        foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
+        action = self._foreign_action(source, row, foreign)
         if action is None:
             return None
+        self._foreign = foreign
+        self._rows = {row.id: row}
         self._actions = {action.id: action}
         return (action,)
 
@@ -178,71 +215,35 @@ class PendingList:
             return self._read()
 
     def _read(self) -> tuple[PendingAction, ...]:
-        own = self.session.store.snapshot()
-        queue = session_queue(self.session)
-        if queue is None:
-            self._actions = {action.id: action for action in own}
-            return own
-        by_id = {action.id: action for action in own}
-        self._own_ids = set(by_id)
-        try:
-            records = queue.list()
-        except Exception as exc:
-            log.warning("reading the workspace queue failed: %s", exc)
-            records = []
-        listed: list[PendingAction] = []
-        seen: set[str] = set()
-        hashes, stats = self._known_hashes(queue, records, by_id)
-        unchanged = set(hashes)  # files whose stat is as at the last read
-        for record in records:
-            action = by_id.get(record.id) or self._foreign_action(queue, record, hashes, unchanged)
-            if action is not None:
-                listed.append(action)
-                seen.add(record.id)
-        self._file_hashes = {
-            rel: (stats[rel], value) for rel, value in hashes.items() if rel in stats
-        }
-        # Own actions the queue does not list (yet) stay on top, in the store's order.
-        extra = [action for action in own if action.id not in seen]
-        actions = (*extra, *listed)
-        self._actions = {action.id: action for action in actions}
-        self._note_departures(queue, seen)
-        return actions
-
-    def _known_hashes(
-        self,
-        queue: WorkspaceQueue,
-        records: list[QueueRecord],
-        own: dict[str, PendingAction],
-    ) -> tuple[dict[str, str | None], dict[str, tuple[int, ...]]]:
-        """The staleness check's per-read cache, filled with the hashes of the files whose
-        ``stat`` has not changed since the last read (a queue of thousands re-read after each
-        decision hashes only what changed), and the ``stat`` of every regular file named."""
-        hashes: dict[str, str | None] = {}
-        stats: dict[str, tuple[int, ...]] = {}
-        for record in records:
-            if record.id in own:
+        source = self.source
+        rows = source.listed()
+        actions: dict[str, PendingAction] = {}
+        shown: dict[str, ListedAction] = {}
+        foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
+        for row in rows:
+            action = source.listed_own(row.id)
+            if action is None:
+                action = self._foreign_action(source, row, foreign)
+            if action is None:
                 continue
-            for rel in record.files:
-                if rel in stats or "\0" in rel:
-                    continue
-                try:
-                    st = os.stat(os.path.join(queue.root, rel), follow_symlinks=False)
-                except (OSError, ValueError):
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    continue
-                key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                stats[rel] = key
-                known = self._file_hashes.get(rel)
-                if known is not None and known[0] == key:
-                    hashes[rel] = known[1]
-        return hashes, stats
+            actions[row.id] = action
+            shown[row.id] = row
+        self._note_departures(source, foreign)
+        self._foreign = foreign
+        self._actions = actions
+        self._rows = shown
+        return tuple(actions.values())
 
-    def _note_departures(self, queue: WorkspaceQueue, listed: set[str]) -> None:
+    def _note_departures(
+        self, source: WorkspaceSource, listed: dict[str, tuple[ListedAction, PendingAction]]
+    ) -> None:
         """Remember how the display copies that left the queue were decided, and by whom."""
-        for action_id in [key for key in self._foreign if key not in listed]:
-            _key, action, _record = self._foreign.pop(action_id)
+        queue = source.queue
+        if queue is None:
+            return
+        for action_id, (_row, action) in self._foreign.items():
+            if action_id in listed:
+                continue
             try:
                 resolution = queue.resolution(action_id)
             except Exception as exc:
@@ -253,78 +254,48 @@ class PendingList:
 
     def _foreign_action(
         self,
-        queue: WorkspaceQueue,
-        record: QueueRecord,
-        hashes: dict[str, str | None],
-        unchanged: set[str],
+        source: WorkspaceSource,
+        row: ListedAction,
+        foreign: dict[str, tuple[ListedAction, PendingAction]],
     ) -> PendingAction | None:
-        """A display copy of another process's action (cached while its record stays); its
-        Preview is read when first shown (see :class:`QueuedCopy`).
-
-        Stale as ``redline pending list`` says: marked so, or its files no longer match
-        its Preview (checked by hash on every read, so no apply has to be refused first).
-        """
-        cached = self._foreign.get(record.id)
+        """A display copy of another process's action (kept while its row stays); its
+        Preview is read when first shown (see :class:`QueuedCopy`)."""
+        cached = self._foreign.get(row.id)
+        if cached is not None and cached[0] is row:
+            foreign[row.id] = cached
+            return cached[1]
+        record = source.record(row.id)
+        queue = source.queue
+        if record is None or queue is None:
+            return None
         if (
             cached is not None
-            and cached[2] is record
-            and record.applied_by == "preview"
-            and all(rel in unchanged for rel in record.files)
+            and cached[0] == row
+            and ended_note(cached[0].details) == ended_note(row.details)
         ):
-            # The same record object and files: nothing it is shown by has changed.
-            return cached[1]
-        try:
-            changed = queue.stale_reasons(record, hashes)
-        except Exception as exc:
-            log.warning("checking %s for staleness failed: %s", record.id, exc)
-            changed = []
-        cached = self._foreign.get(record.id)
-        if (
-            cached is not None
-            and cached[2] is record
-            and record.applied_by == "preview"
-            and cached[0][5] == tuple(changed)
-        ):
-            # The same record object: its file has not changed (the queue shares unchanged
-            # records), and an action the queue applies itself is never orphaned.
-            return cached[1]
-        key = (
-            record.id,
-            record.stale,
-            record.stale_reason,
-            record.orphaned(),
-            ended_note(record.details),
-            tuple(changed),
-        )
-        if cached is not None and cached[0] == key:
-            self._foreign[record.id] = (key, cached[1], record)
+            foreign[row.id] = (row, cached[1])
             return cached[1]
 
         def elsewhere(_reason: str) -> ToolResult:
             return ToolResult.error(f"{record.id} is resolved through the workspace queue")
 
         def load() -> Preview | None:
-            try:
-                return queue.preview(record)
-            except Exception as exc:
-                log.warning("queue record %s: %s", record.id, exc)
-                return None
+            return source.load_preview(row.id)
 
         # The row every list shows, made from the record by the one function.
-        listed = listed_from_record(record, stale_reasons=changed)
         action = QueuedCopy(
-            listed.label,
+            row.label,
             elsewhere,
             details=details_from_json(record.kind, record.details),
             kind=record.kind,
-            source_tool_name=listed.source_tool_name,
+            source_tool_name=row.source_tool_name,
             source=record.source,
-            id=listed.id,
+            id=row.id,
             created_at=record.created_at,
-            stale=listed.stale,
-            stale_reason=listed.stale_reason,
+            stale=row.stale,
+            stale_reason=row.stale_reason,
         )
         if record.preview is not None:
-            action.defer(load, listed.facts)
-        self._foreign[record.id] = (key, action, record)
+            action.defer(load, row.facts)
+        foreign[row.id] = (row, action)
         return action

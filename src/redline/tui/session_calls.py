@@ -16,6 +16,7 @@ from redline.review.provenance import GitBatch, finish_batch
 from redline.review.resolve import ResolveOutcome
 from redline.review.result import ToolResult
 from redline.review.session import Decision, Verb
+from redline.review.workspace_source import WorkspaceSource
 from redline.tui.messages import (
     BatchFinished,
     CommandFinished,
@@ -34,7 +35,7 @@ def dashboard_surface() -> str:
 
 
 def resolve_action(
-    session: SessionLike,
+    source: WorkspaceSource,
     verb: str,
     action_id: str,
     reason: str,
@@ -43,15 +44,16 @@ def resolve_action(
     batch: GitBatch | None = None,
 ) -> ResolveOutcome:
     """Apply or discard ``action_id`` (only its ``only`` parts, when given), whoever queued
-    it: one call into the session (:meth:`SessionLike.decide`), which routes another
-    process's action through the workspace queue; ``foreign_done`` hears such an action's
+    it: one call into the workspace's review source (``WorkspaceSource.resolve``), which
+    decides through the session (:meth:`SessionLike.decide`, ``ReviewSession.decide``), and
+    the session routes another process's action through the workspace queue; ``foreign_done`` hears such an action's
     outcome text first, when it succeeded. With ``batch``, an apply's ``[git] on_apply``
     step waits for the batch's one commit. The decisions log says it was decided here
     (``dashboard``, or ``browser`` under ``redline serve``)."""
     chosen: Verb = "apply" if verb == "apply" else "discard"
-    foreign = session.queue is not None and session.store.get(action_id) is None
+    foreign = source.queue is not None and source.own_action(action_id) is None
     try:
-        outcome = session.decide(
+        outcome = source.resolve(
             action_id,
             Decision(
                 chosen,
@@ -70,12 +72,23 @@ def resolve_action(
 
 
 def resolve_all(
-    session: SessionLike, verb: str, reason: str, post: Callable[[Message], object]
+    session: SessionLike,
+    verb: str,
+    reason: str,
+    post: Callable[[Message], object],
+    source: WorkspaceSource | None = None,
 ) -> None:
-    """Apply or discard the session's actions top first, until none is left or one cannot be.
+    """Apply or discard the session's actions top first, until none is left or one cannot be:
+    each through the workspace's review source (``source``, made from the session when not
+    given), which decides through the session.
 
     Posts a :class:`BatchFinished` at the end (after the failed resolution, if one failed).
     """
+    if source is None:
+        from redline.tui.pending import workspace_source
+
+        source = workspace_source(session)
+    chosen: Verb = "apply" if verb == "apply" else "discard"
     done = 0
     while True:
         top = session.store.peek()
@@ -86,7 +99,7 @@ def resolve_all(
             post(BatchFinished(verb, done, stop))
             return
         try:
-            outcome = session.resolve(verb, reason, action_id=top.id, by="human")
+            outcome = source.resolve(top.id, Decision(chosen, reason, by="human"))
         except Exception as exc:
             outcome = ResolveOutcome("failed", str(exc))
         if outcome.is_error:
@@ -104,6 +117,7 @@ def resolve_marked(
     reason: str,
     post: Callable[[Message], object],
     foreign_done: Callable[[str, str], object],
+    source: WorkspaceSource | None = None,
 ) -> None:
     """Apply or discard each of ``action_ids`` (top first) with one ``reason``.
 
@@ -115,6 +129,10 @@ def resolve_marked(
     With ``[git] on_apply = "commit"``, the marked applies become one commit (as
     ``redline pending apply ID ID … --batch``); its ``git:`` lines are the message's notes.
     """
+    if source is None:
+        from redline.tui.pending import workspace_source
+
+        source = workspace_source(session)
     batch = _git_batch(session) if verb == "apply" else None
     renamed: dict[str, str] = {}
     results: list[tuple[str, ResolveOutcome]] = []
@@ -123,7 +141,7 @@ def resolve_marked(
         while current in renamed:
             current = renamed[current]
         outcome = resolve_action(
-            session,
+            source,
             verb,
             current,
             reason,

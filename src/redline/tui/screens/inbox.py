@@ -24,9 +24,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input
 
-from redline.review.result import ToolResult
 from redline.review.source import ReviewSource
 from redline.review.store import PendingAction
+from redline.review.workspace_source import WorkspaceSource
 from redline.tui.activity_format import departure_block, error_lines
 from redline.tui.agent_ended import ended_note
 from redline.tui.checks import DashboardChecks
@@ -37,7 +37,7 @@ from redline.tui.messages import (
     ResolutionFinished,
     UndoChecked,
 )
-from redline.tui.pending import PendingList, gone_text
+from redline.tui.pending import PendingList
 from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.editor import EditorScreen, edit_outside
@@ -139,15 +139,22 @@ class InboxScreen(
     ) -> None:
         """``source``: list and decide through this review source (the team queue, every
         workspace) instead of the session's workspace; ``session`` then only labels the
-        screen (``tui.source_session.SourceSession``). ``workspace_filter``: show only
+        screen (``tui.source_session.SourceSession``). A ``WorkspaceSource`` over
+        ``session`` itself is the session's workspace (the workspace dashboard; also what
+        no ``source`` means). ``workspace_filter``: show only
         that workspace's actions at first (a source spanning workspaces; ``f`` steps on)."""
         super().__init__()
         self.session = session
         self.workspace_label = workspace_label
+        if isinstance(source, WorkspaceSource) and source.session is session:
+            # The session's own workspace (``redline``): listed and decided through that
+            # source, with what only a session has (its agent, checks and rules) and its
+            # actions shown at once (the own ones at hand, others' Previews read lazily).
+            self.pending: PendingList | SourceList = PendingList(session, source)
+            source = None
+        else:
+            self.pending = PendingList(session) if source is None else SourceList(source)
         self.source = source
-        self.pending: PendingList | SourceList = (
-            PendingList(session) if source is None else SourceList(source)
-        )
         self._workspace_filter = workspace_filter
         # A resolve, a batch or an undo is on its way through the session.
         self.busy = False
@@ -188,6 +195,14 @@ class InboxScreen(
             yield PromptInput(placeholder="talk to the agent (i; Enter sends)", id="prompt")
         yield SearchBar(placeholder="search (Enter finds, Escape closes)", id="search-bar")
         yield FittingFooter(first=FOOTER_FIRST)
+
+    @property
+    def workspace_source(self) -> WorkspaceSource:
+        """The session's workspace as the review source the stack lists and decides
+        through (a screen given another ``source`` has none)."""
+        pending = self.pending
+        assert isinstance(pending, PendingList), "the inbox is over a session's workspace"
+        return pending.source
 
     @property
     def stack(self) -> PendingStack:
@@ -275,7 +290,9 @@ class InboxScreen(
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
             told = (
-                gone_text(self.session, before) if self.source is None else self.tell_gone(before)
+                self.workspace_source.gone_text(before)
+                if self.source is None
+                else self.tell_gone(before)
             )
             text = f"{told} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
@@ -514,7 +531,7 @@ class InboxScreen(
         def foreign_done(text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
-        outcome = resolve_action(self.session, verb, action_id, reason, only, foreign_done)
+        outcome = resolve_action(self.workspace_source, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
     def on_foreign_resolved(self, _message: ForeignResolved) -> None:
@@ -557,7 +574,7 @@ class InboxScreen(
             return
         self.busy = True
         self._update_controls()
-        self.run_command("undo", self.session.undo)
+        self.run_command("undo", self.source_undo)
 
     def action_repreview(self) -> None:
         action = self.selected_action()
@@ -566,10 +583,7 @@ class InboxScreen(
             return
         action_id = action.id
         self._own.add(action_id)
-        if self.source is not None:
-            self.run_command("repreview", lambda: self.source_repreview(action_id))
-            return
-        self.run_command("repreview", lambda: self.session.repreview(action_id))
+        self.run_command("repreview", lambda: self.source_repreview(action_id))
 
     def action_always_apply(self) -> None:
         """Offer a session rule: always apply this tool's changes under this folder."""
@@ -621,20 +635,11 @@ class InboxScreen(
             self._save_edit(action_id, path, new_text)
 
     def _save_edit(self, action_id: str, path: str, text: str) -> None:
-        session = self.session
         self._own.add(action_id)
         # The replacement it makes is logged as an edit, not a re-preview (took_edit).
         self._edits.add(action_id)
 
-        def edit() -> ToolResult:
-            if self.source is not None:
-                return self.source_edit(action_id, path, text)
-            outcome = session.edit(action_id, path, text)
-            if outcome.is_error:
-                return ToolResult.error(outcome.text)
-            return ToolResult.text_result(outcome.text)
-
-        self.run_command("edit", edit)
+        self.run_command("edit", lambda: self.source_edit(action_id, path, text))
 
     def took_edit(self, action_id: str) -> bool:
         """Whether ``action_id`` was replaced by a person's edit made here (asked once)."""

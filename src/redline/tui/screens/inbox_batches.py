@@ -17,6 +17,7 @@ from redline.tui.session_calls import resolve_all, resolve_marked
 if TYPE_CHECKING:
     from redline.review.resolve import ResolveOutcome
     from redline.review.source import ReviewSource
+    from redline.review.workspace_source import WorkspaceSource
     from redline.tui.protocol import SessionLike
     from redline.tui.widgets.activity_log import ActivityLog
     from redline.tui.widgets.pending_stack import PendingStack
@@ -54,6 +55,9 @@ class InboxBatches(Screen[None]):
 
         source: ReviewSource | None
 
+        @property
+        def workspace_source(self) -> WorkspaceSource: ...
+
         def decide_marked_in_source(
             self, verb: str, ids: tuple[str, ...], reason: str
         ) -> tuple[tuple[str, ResolveOutcome], ...]: ...
@@ -73,7 +77,7 @@ class InboxBatches(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        resolve_all(self.session, verb, reason, self.post_message)
+        resolve_all(self.session, verb, reason, self.post_message, self.workspace_source)
 
     def on_batch_finished(self, message: BatchFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
@@ -117,7 +121,15 @@ class InboxBatches(Screen[None]):
         def foreign_done(action_id: str, text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
-        resolve_marked(self.session, verb, ids, reason, self.post_message, foreign_done)
+        resolve_marked(
+            self.session,
+            verb,
+            ids,
+            reason,
+            self.post_message,
+            foreign_done,
+            self.workspace_source,
+        )
 
     def on_marked_finished(self, message: MarkedFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from redline.review.store import PendingAction
+    from redline.review.workspace_source import WorkspaceSource
     from redline.tui.controls import Controls
+    from redline.tui.pending import PendingList
     from redline.tui.protocol import SessionLike
     from redline.tui.widgets.activity_log import ActivityLog
     from redline.tui.widgets.pending_stack import PendingStack
@@ -93,7 +95,11 @@ class InboxSource(Screen[None]):
     if TYPE_CHECKING:
         source: ReviewSource | None
         session: SessionLike
-        pending: object
+        pending: PendingList | SourceList
+
+        @property
+        def workspace_source(self) -> WorkspaceSource: ...
+
         _workspace_filter: str | None
         busy: bool
         _resolving: bool
@@ -354,12 +360,18 @@ class InboxSource(Screen[None]):
             self._show_selected()
 
     # -- the other keys, through the source ---------------------------------------------
+    @property
+    def review_source(self) -> ReviewSource:
+        """What the screen reviews through: the source it was given, or the session's
+        workspace (``review.workspace_source.WorkspaceSource``, deciding through the
+        session)."""
+        return self.source if self.source is not None else self.workspace_source
+
     def source_undo(self, workspace: WorkspaceRef | None = None) -> ToolResult:
-        assert self.source is not None
         if workspace is None:
-            row = self.listing.row(self.stack.selected_id)
+            row = self.pending.row(self.stack.selected_id)
             workspace = row.workspace if row is not None else None
-        return to_result(self.source.undo(workspace))
+        return to_result(self.review_source.undo(workspace))
 
     def ask_undo(self) -> None:
         """``u`` over a source: first what it would undo (and where), to confirm."""
@@ -401,12 +413,10 @@ class InboxSource(Screen[None]):
         self.app.push_screen(ConfirmScreen(message.text, yes="Undo", no="Keep"), answered)
 
     def source_repreview(self, action_id: str) -> ToolResult:
-        assert self.source is not None
-        return to_result(self.source.repreview(action_id))
+        return to_result(self.review_source.repreview(action_id))
 
     def source_edit(self, action_id: str, path: str, text: str) -> ToolResult:
-        assert self.source is not None
-        return to_result(self.source.edit(action_id, path, text))
+        return to_result(self.review_source.edit(action_id, path, text))
 
     def cycle_workspace(self) -> str:
         """``f`` over a source spanning workspaces: every workspace → the first (by path) →
