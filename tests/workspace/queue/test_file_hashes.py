@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from redline.workspace.queue import WorkspaceQueue, hashes, index, staleness
+from redline.workspace.queue import WorkspaceQueue, hashes, index, staleness, storage
 
 from .helpers import edit_draft
 
@@ -112,7 +112,7 @@ def test_a_forged_or_damaged_memo_is_ignored(
     if damage == "forged":
         memo.write_bytes(header + b"\n" + forged)
     elif damage == "other key":
-        tag = hashes.storage.tag_for(b"k" * 32, forged, hashes.PURPOSE)
+        tag = storage.tag_for(b"k" * 32, forged, hashes.PURPOSE)
         head = {"version": hashes.HASHES_FORMAT, "codec": index.CODEC, "tag": tag}
         memo.write_bytes(json.dumps(head).encode() + b"\n" + forged)
     else:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Self
 
 from redline.workspace import known
 from redline.workspace.queue import storage
-from redline.workspace.queue.hashes import FileHashes
 from redline.workspace.queue.index import (
     Entry,
     RecordIndex,
@@ -42,6 +41,7 @@ from redline.workspace.state import StateFolderError, open_state_dir
 
 if TYPE_CHECKING:
     # Loaded by the first listing, not by a queue that only pushes (a hook's queueing path).
+    from redline.workspace.queue.hashes import FileHashes
     from redline.workspace.queue.listing import ListingMemo
     from redline.workspace.queue.staleness import Check
 
@@ -306,6 +306,8 @@ class QueueBase:
 
     def _file_hashes(self) -> FileHashes:
         if self._hashes is None:
+            from redline.workspace.queue.hashes import FileHashes
+
             signed = self._records()
             self._hashes = FileHashes(self._fd(""), signed.key, signed.keys)
         return self._hashes

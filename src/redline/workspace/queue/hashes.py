@@ -21,15 +21,12 @@ Python's marshal (:data:`.index.CODEC`); each row is checked when it is looked u
 
 from __future__ import annotations
 
-import hmac
-import json
-import marshal
 import os
 import time
 from typing import Any
 
-from redline.workspace.queue import storage
-from redline.workspace.queue.index import CODEC, PERSIST_AFTER, Identity, identity, settled
+from redline.workspace.queue import memo
+from redline.workspace.queue.index import PERSIST_AFTER, Identity, identity, settled
 
 HASHES = "hashes"
 HASHES_FORMAT = 2  # 1: JSON
@@ -53,26 +50,8 @@ class FileHashes:
         if self.loaded:
             return
         self.loaded = True
-        try:
-            raw = storage.read_file(self.root_fd, HASHES, MAX_HASHES_BYTES)
-            header_raw, _, payload = raw.partition(b"\n")
-            header = json.loads(header_raw)
-            if (
-                not isinstance(header, dict)
-                or header.get("version") != HASHES_FORMAT
-                or header.get("codec") != CODEC
-            ):
-                return
-            tag = header.get("tag")
-            if not isinstance(tag, str) or not any(
-                hmac.compare_digest(storage.tag_for(key, payload, PURPOSE), tag)
-                for key in self.keys
-            ):
-                return
-            data = marshal.loads(payload)
-        except (OSError, ValueError, UnicodeDecodeError, EOFError, TypeError):
-            return
-        if type(data) is dict:
+        data = memo.read(self.root_fd, HASHES, HASHES_FORMAT, PURPOSE, self.keys, MAX_HASHES_BYTES)
+        if data is not None:
             self.known = data
 
     def get(self, rel: str, key: Identity) -> str | None:
@@ -101,20 +80,8 @@ class FileHashes:
         used, self.used = self.used, {}
         if self.unsaved < PERSIST_AFTER:
             return
-        try:
-            payload = marshal.dumps(used, marshal.version)  # rel -> (identity, sha)
-        except ValueError:
-            return
-        header = {
-            "version": HASHES_FORMAT,
-            "codec": CODEC,
-            "tag": storage.tag_for(self.key, payload, PURPOSE),
-        }
-        data = json.dumps(header).encode("ascii") + b"\n" + payload
-        if len(data) > MAX_HASHES_BYTES:
-            return
-        try:
-            storage.write_atomic(self.root_fd, HASHES, data, durable=False)
-        except OSError:
-            return
-        self.unsaved = 0
+        # rel -> (identity, sha)
+        if memo.write(
+            self.root_fd, HASHES, HASHES_FORMAT, PURPOSE, self.key, MAX_HASHES_BYTES, used
+        ):
+            self.unsaved = 0

@@ -26,14 +26,11 @@ record only for a file that changed.
 
 from __future__ import annotations
 
-import hmac
-import json
-import marshal
 import time
 from typing import Any, NamedTuple
 
-from redline.workspace.queue import index, storage
-from redline.workspace.queue.index import CODEC, Identity, RecordSummary, settled
+from redline.workspace.queue import index, memo
+from redline.workspace.queue.index import Identity, RecordSummary, settled
 from redline.workspace.queue.records import QueueRecord
 from redline.workspace.queue.staleness import Check, checks
 
@@ -110,26 +107,10 @@ class ListingMemo:
         if self.loaded:
             return
         self.loaded = True
-        try:
-            raw = storage.read_file(self.root_fd, LISTING, MAX_LISTING_BYTES)
-            header_raw, _, payload = raw.partition(b"\n")
-            header = json.loads(header_raw)
-            if (
-                not isinstance(header, dict)
-                or header.get("version") != LISTING_FORMAT
-                or header.get("codec") != CODEC
-            ):
-                return
-            tag = header.get("tag")
-            if not isinstance(tag, str) or not any(
-                hmac.compare_digest(storage.tag_for(key, payload, PURPOSE), tag)
-                for key in self.keys
-            ):
-                return
-            data = marshal.loads(payload)
-        except (OSError, ValueError, UnicodeDecodeError, EOFError, TypeError):
-            return
-        if type(data) is dict:
+        data = memo.read(
+            self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.keys, MAX_LISTING_BYTES
+        )
+        if data is not None:
             self.known = data
 
     def take(self, name: str, found: Any) -> tuple[RecordSummary, Row] | None:
@@ -163,19 +144,10 @@ class ListingMemo:
         used, self.used = self.used, {}
         if self.unsaved < PERSIST_AFTER:
             return
-        try:
-            known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
-            payload = marshal.dumps(known, marshal.version)
-        except ValueError:
-            return
-        header = {"version": LISTING_FORMAT, "codec": CODEC}
-        header["tag"] = storage.tag_for(self.key, payload, PURPOSE)
-        data = json.dumps(header).encode("ascii") + b"\n" + payload
-        if len(data) > MAX_LISTING_BYTES:
-            return
-        try:
-            storage.write_atomic(self.root_fd, LISTING, data, durable=False)
-        except OSError:
+        known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
+        if not memo.write(
+            self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.key, MAX_LISTING_BYTES, known
+        ):
             return
         self.known = known
         self.unsaved = 0
