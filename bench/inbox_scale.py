@@ -12,7 +12,8 @@ alike), a fresh ``python`` process that opens, headless:
 * the dashboard of the one workspace (as ``bench/queue_scale.py`` does), until the top
   action's diff is painted;
 * ``redline --all``'s app over every known workspace, until the top action's diff is
-  painted (the newest action of all 10,000).
+  painted (the newest action of all 10,000); the process then checks that all of them
+  are listed.
 
 Each is timed by this process from the child's start to its report. The ratio of the
 medians is the figure (target: at most 1.5x). The load average is printed before and
@@ -50,7 +51,12 @@ async def main() -> None:
         while diff.first_paint_at is None or app.inbox.preview.action is None:
             await asyncio.sleep(0.001)
         shown = app.inbox.preview.action.id
-        print(f"frame {shown} {len(app.inbox.stack.rows)}", flush=True)
+        print(f"frame {shown}", flush=True)
+        # Over many workspaces the first frame is each one's top: then the whole listing.
+        total = int(sys.argv[2])
+        while len(app.inbox.stack.rows) < total:
+            await asyncio.sleep(0.01)
+        print(f"rows {len(app.inbox.stack.rows)}", flush=True)
 
 asyncio.run(main())
 """
@@ -86,8 +92,8 @@ def _frame(script: list[str], state: Path, count: int) -> float:
     line = child.stdout.readline()
     wall = (time.perf_counter() - begin) * 1000
     out, err = child.communicate()
-    # "frame ID ROWS" (the inbox over every workspace), or "frame ID" then "rows ROWS" once
-    # the rest of a long queue is listed (one workspace's dashboard, bench/queue_scale.py).
+    # "frame ID" then "rows ROWS" once the whole listing is shown (one workspace's long
+    # queue, bench/queue_scale.py; every workspace's, its first frame from their tops).
     parts = line.split() + out.split()[1:2]
     if len(parts) != 3 or parts[0] != "frame" or int(parts[2]) != count or parts[1] == "-":
         raise SystemExit(f"no first frame with {count} rows: {line + out!r} {err[-3000:]}")
@@ -144,7 +150,7 @@ def main() -> None:
             env=_env(alone),
         )
         single = [FIRST_FRAME, str(one), repo]
-        allof = [FIRST_FRAME_ALL, repo]
+        allof = [FIRST_FRAME_ALL, repo, str(total)]
         _frame(single, alone, args.each)
         _frame(allof, every, total)
         print(f"load average at start: {_load()} on {os.cpu_count()} cores")

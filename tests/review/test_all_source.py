@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -289,7 +290,12 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
     worker.start()
     try:
         wait_for(["pa-1@wsapi"])
-        assert watchers() == 1  # ONE watcher thread for every queue
+        # The watcher starts once the first listings are handed over (rows are made on
+        # the watching thread): wait for it, then it is ONE thread for every queue.
+        deadline = time.monotonic() + 30
+        while watchers() == 0 and time.monotonic() < deadline:
+            stop.wait(0.01)
+        assert watchers() == 1
         _push_elsewhere(docs, "docs")
         wait_for(["pa-1@wsdocs", "pa-1@wsapi"])
         # A workspace remembered while the inbox is open is picked up.
@@ -344,4 +350,67 @@ def test_it_is_a_review_source_and_says_how_an_action_left(three: list[Path]) ->
         text = source.gone_text("pa-1@wsapi")
         assert "pa-1 was discarded" in text and "no thanks" in text and str(api) in text
     finally:
+        source.close()
+
+
+def test_many_workspaces_list_each_ones_top_first(
+    three: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over many workspaces the first listing is each workspace's top action, newest
+    first (the first frame at 10,000 actions), then the whole listing follows."""
+    import redline.review.all_source as all_source
+
+    monkeypatch.setattr(all_source, "TOP_FIRST", 3)
+    api, web, docs = three
+    _push(api, "api one")
+    _push(web, "web one")
+    _push_elsewhere(docs, "docs one")  # queued by another process
+    _push(api, "api two")
+    source = AllWorkspacesSource()
+    listings: list[list[str]] = []
+    heard = threading.Condition()
+
+    def on_rows(rows: Sequence[ListedAction]) -> None:
+        with heard:
+            listings.append([row.id for row in rows])
+            heard.notify_all()
+
+    stop = threading.Event()
+    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
+    worker.start()
+    whole = ["pa-2@wsapi", "pa-1@wsdocs", "pa-1@wsweb", "pa-1@wsapi"]
+    try:
+        with heard:
+            assert heard.wait_for(lambda: len(listings) >= 3, 30), listings
+        assert listings[0] == ["pa-2@wsapi", "pa-1@wsdocs", "pa-1@wsweb"]
+        assert listings[1] == listings[2] == whole
+    finally:
+        stop.set()
+        worker.join(30)
+        source.close()
+
+
+def test_few_workspaces_are_listed_whole_at_once(three: list[Path]) -> None:
+    api, web, _docs = three
+    _push(api, "api one")
+    _push(web, "web one")
+    source = AllWorkspacesSource()
+    listings: list[list[str]] = []
+    heard = threading.Condition()
+
+    def on_rows(rows: Sequence[ListedAction]) -> None:
+        with heard:
+            listings.append([row.id for row in rows])
+            heard.notify_all()
+
+    stop = threading.Event()
+    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
+    worker.start()
+    try:
+        with heard:
+            assert heard.wait_for(lambda: len(listings) >= 2, 30), listings
+        assert listings[0] == listings[1] == ["pa-1@wsweb", "pa-1@wsapi"]
+    finally:
+        stop.set()
+        worker.join(30)
         source.close()

@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from tests.tui.conftest import wait_until
 
 from redline.review.all_source import AllWorkspacesSource
+from redline.review.source import ListedAction
 from redline.tui.all_app import AllWorkspacesApp
 from redline.workspace.queue import WorkspaceQueue
 
@@ -188,3 +190,32 @@ async def test_rows_badges_and_diff_fit(tmp_path: Path, size: tuple[int, int]) -
         assert all(len(strip.text) <= width for strip in app.screen._compositor.render_strips())
         await pilot.press("f")
         assert app.listed_ids == ["pa-1@wsapi"]
+
+
+async def test_many_workspaces_first_frame_from_their_tops_then_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over many workspaces the first frame is drawn from each workspace's top action
+    (the newest of all, its diff painted); the whole listing follows and replaces it."""
+    import redline.review.all_source as all_source
+    from redline.tui.source_list import SourceList
+
+    monkeypatch.setattr(all_source, "TOP_FIRST", 3)
+    listed: list[list[str]] = []
+    set_rows = SourceList.set_rows
+
+    def spy(self: SourceList, rows: Sequence[ListedAction]) -> None:
+        listed.append([row.id for row in rows])
+        set_rows(self, rows)
+
+    monkeypatch.setattr(SourceList, "set_rows", spy)
+    roots = _three(tmp_path)
+    _queue_elsewhere(roots["api"], "exec", "exec", "Edit api again")
+    app = AllWorkspacesApp(AllWorkspacesSource())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: len(listed) >= 3 and _shown(app))
+        assert listed[0] == ["pa-2@wsapi", "pa-1@wsdocs", "pa-1@wsweb"]  # each one's top
+        every = ["pa-2@wsapi", "pa-1@wsdocs", "pa-1@wsweb", "pa-1@wsapi"]
+        assert listed[1] == listed[2] == every
+        assert app.listed_ids == every
+        assert app.shown_id == "pa-2@wsapi"

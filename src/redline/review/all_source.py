@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: From this many known workspaces on, the first listing is each workspace's top action.
+TOP_FIRST = 8
+
 #: The key the known workspaces' own folder is watched under.
 KNOWN_KEY = "\0known"
 
@@ -241,14 +244,29 @@ class AllWorkspacesSource:
         from redline.workspace.queue.multiwatch import MultiQueueWatcher
 
         self.spaces.refresh()
-        # The first listing at once, the files' staleness a moment later (by hash: on
-        # 10,000 actions that is most of the reading).
+        # Over many workspaces the first frame comes from each one's top action (reading
+        # every index is most of a first frame's time at 10,000 actions); then the whole
+        # listing at once, the files' staleness a moment later (by hash). Each listing's
+        # rows are made here, on the watching thread, not by the screen's UI thread.
+        if len(self.spaces.spaces()) >= TOP_FIRST:
+            tops = self.spaces.tops()
+            if tops and not stop.is_set():
+                on_rows(tops)
         quick = self.spaces.read(check_files=False)
+        for _row in quick:
+            if stop.is_set():
+                return
         on_rows(quick)
         on_status(True, "")
         if not stop.is_set():
-            self._listing = quick.checked()
-            on_rows(self._listing)
+            checked = quick.checked()
+            # Read its rows here, on the watching thread, so the screen (which copies the
+            # listing on its UI thread) does not check 10,000 files' staleness itself.
+            for _row in checked:
+                if stop.is_set():
+                    return
+            self._listing = checked
+            on_rows(checked)
         watcher = MultiQueueWatcher(self._heard)
         try:
             folder = known_dir()

@@ -282,6 +282,27 @@ class AllWorkspaces:
             space.complete = True
         return records
 
+    def tops(self) -> list[ListedAction]:
+        """Each usable workspace's top pending action, newest first, read from its own
+        file (the queue's index orders the others without reading them:
+        ``WorkspaceQueue.top``): the first frame over many workspaces, before the whole
+        listing. No staleness check; a workspace whose top cannot be told is left out."""
+        found: list[tuple[float, int, str, ListedAction]] = []
+        for space in self.spaces():
+            queue = self.queue(space) if space.usable else None
+            if queue is None:
+                continue
+            try:
+                record = queue.top()
+            except Exception as exc:  # the whole listing that follows says why
+                log.warning("reading %s's top action failed: %s", space.path, exc)
+                continue
+            if record is not None:
+                row = listed_from_record(record, workspace=space.ref, qualified=True)
+                found.append((record.created_at, _number(record.id), space.path, row))
+        found.sort(key=lambda item: item[:3], reverse=True)
+        return [row for *_, row in found]
+
     def remember_hashes(self) -> None:
         """Keep the files' hashes the staleness checks read for the next listing (each
         queue's memo, ``queue/hashes.py``; never raises)."""

@@ -30,11 +30,16 @@ class AllWorkspacesApp(SourceApp):
         self._told: tuple[str, ...] = ()
 
     # -- the workspaces themselves: how many, which are missing or in conflict -----------
+    # Textual calls a handler of every class in the MRO unless the message's default is
+    # prevented: these call SourceApp's themselves, so it must not run a second time (on
+    # 10,000 rows that second run doubled the work before the first frame).
     def on_rows_arrived(self, message: RowsArrived) -> None:
+        message.prevent_default()
         super().on_rows_arrived(message)
         self._tell_workspaces()
 
     def on_link_changed(self, message: LinkChanged) -> None:
+        message.prevent_default()
         super().on_link_changed(message)
         if message.online:
             self._tell_workspaces(force=True)
