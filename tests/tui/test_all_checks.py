@@ -9,6 +9,7 @@ Three workspaces, their actions queued by another process: ``api`` (trusted) dec
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 from tests.tui.conftest import wait_until
@@ -113,4 +114,31 @@ async def test_the_selected_actions_workspace_checks_run_for_it_only(
         assert app.inbox.check_action("run_checks", ()) is True
         assert checks.run_selected()
         await wait_until(pilot, lambda: checks.running() is None and _done(web))
+        assert _stored(web) == [("web-tests", "pass")]
+
+
+async def test_moving_the_selection_cancels_the_previous_actions_run(
+    tmp_path: Path, isolated_user_config: Path
+) -> None:
+    (isolated_user_config / "config.toml").write_text('[check_runner]\nsandbox = "off"\n')
+    api = _workspace(tmp_path, "api", "api-lint", trusted=True)
+    slow = f'["{sys.executable}", "-c", "import time; time.sleep(120)"]'
+    config = api / ".redline" / "config.toml"
+    config.write_text(config.read_text().replace(f'["{TRUE}", "{{files}}"]', slow))
+    web = _workspace(tmp_path, "web", "web-tests", trusted=True)
+    _queue_elsewhere(api, "mcp", "cursor", "Edit api a.txt")
+    _queue_elsewhere(web, "exec", "exec", "Edit web a.txt")
+
+    app = AllWorkspacesApp(AllWorkspacesSource())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: len(app.listed_ids) == 2 and _shown(app))
+        checks = app.inbox.checks
+        assert isinstance(checks, SelectedChecks)
+        app.select("pa-1@wsapi")
+        await wait_until(pilot, lambda: checks.running() == "pa-1@wsapi")
+        assert _stored(api) == [("api-lint", "running")]
+        # Moved on before it ended: api's run is cancelled, its partial results removed.
+        app.select("pa-1@wsweb")
+        await wait_until(pilot, lambda: _done(web))
+        await wait_until(pilot, lambda: _stored(api) == [])
         assert _stored(web) == [("web-tests", "pass")]
