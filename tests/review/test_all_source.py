@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.review.all_source import CHECKS_REFUSAL, RULES_REFUSAL, AllWorkspacesSource
+from redline.review.all_source import RULES_REFUSAL, AllWorkspacesSource
 from redline.review.all_workspaces import AllWorkspaces
 from redline.review.session import Decision
 from redline.review.source import ListedAction
@@ -96,7 +96,10 @@ def test_every_workspace_newest_first_with_team_ids(three: list[Path]) -> None:
         assert source.spans_workspaces
         assert not source.capabilities.rules.available
         assert source.capabilities.refusal("rules") == RULES_REFUSAL
-        assert source.capabilities.refusal("checks") == CHECKS_REFUSAL  # none on opening
+        # Checks: each action's own workspace's (none configured here: said per action).
+        assert source.capabilities.checks.available
+        refused = source.allows(top).refusal("checks")
+        assert refused.startswith("No checks are configured for workspace wsapi")
     finally:
         source.close()
 

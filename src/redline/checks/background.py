@@ -196,6 +196,16 @@ class BackgroundChecks:
         config = self.config
         return skipped_results(config) if config is not None else []
 
+    def cancel(self, action_id: str) -> None:
+        """Cancel ``action_id``'s run (its processes are killed, its partial results
+        removed) and forget it was seen: a later :meth:`sync` listing it starts it again."""
+        with self._lock:
+            self._seen.discard(action_id)
+            self._memory.pop(action_id, None)
+            running = self._running.get(action_id)
+            if running is not None:
+                running.set()
+
     def close(self) -> None:
         """Cancel every run (their processes are killed)."""
         with self._lock:

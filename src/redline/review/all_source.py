@@ -26,6 +26,8 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from redline.checks.config import ChecksConfig, load_checks
+from redline.config import ConfigError
 from redline.review.all_workspaces import AllWorkspaces, Listing, RouteError, Space
 from redline.review.source import (
     ActionView,
@@ -40,6 +42,7 @@ from redline.review.source import (
 
 if TYPE_CHECKING:
     from redline.review.session import Decision
+    from redline.workspace.queue import WorkspaceQueue
 
 T = TypeVar("T")
 
@@ -49,10 +52,6 @@ TOP_FIRST = 8
 #: The key the known workspaces' own folder is watched under.
 KNOWN_KEY = "\0known"
 
-CHECKS_REFUSAL = (
-    "Checks are configured and run per workspace: run them with `redline pending check "
-    "pa-N@WSID`, or open redline in that workspace (redline -C PATH)."
-)
 RULES_REFUSAL = (
     "Session rules belong to one workspace: open redline in that workspace (redline -C "
     "PATH) to add one."
@@ -80,9 +79,8 @@ class AllWorkspacesSource:
 
     @property
     def capabilities(self) -> SourceCapabilities:
-        return SourceCapabilities(
-            rules=Capability.no(RULES_REFUSAL), checks=Capability.no(CHECKS_REFUSAL)
-        )
+        # Checks: each action's own workspace's, narrowed per action (``checks_refusal``).
+        return SourceCapabilities(rules=Capability.no(RULES_REFUSAL))
 
     @property
     def spans_workspaces(self) -> bool:
@@ -114,7 +112,15 @@ class AllWorkspacesSource:
             return _nothing(caps, f"{action.id} is no longer pending")
         from redline.review.workspace_source import record_allows
 
-        return record_allows(record, caps)
+        allowed = record_allows(record, caps)
+        return allowed.narrowed(checks=checks_refusal(Path(space.path), space.describe()))
+
+    def checks_target(self, action_id: str) -> tuple[Path, WorkspaceQueue | None, str]:
+        """Where ``action_id``'s checks run: its workspace's folder, queue (their results
+        are stored with the action there) and the action's local id. RouteError when the
+        id names no usable workspace."""
+        space, local = self.spaces.route(action_id)
+        return Path(space.path), self.spaces.queue(space), local
 
     def view(self, action_id: str) -> ActionView:
         try:
@@ -316,6 +322,29 @@ class AllWorkspacesSource:
         self.spaces.close()
 
 
+def checks_refusal(root: Path, label: str, config: ChecksConfig | None = None) -> str:
+    """Why no check can run on an action of the workspace at ``root`` ("" when some can):
+    none configured, or only ones the workspace declares while it is not trusted (the
+    trust rules of ``checks.config.load_checks``, as in that workspace's own dashboard)."""
+    if config is None:
+        try:
+            config = load_checks(root)
+        except ConfigError as exc:
+            return f"The checks of workspace {label} cannot be read: {exc}"
+    if config.checks:
+        return ""
+    if config.skipped:
+        names = ", ".join(s.name for s in config.skipped)
+        return (
+            f"Workspace {label} is not trusted: the checks it declares ({names}) do not run "
+            "(`redline trust` in it allows them)."
+        )
+    return (
+        f"No checks are configured for workspace {label}: add [[checks]] to its "
+        ".redline/config.toml (docs/checks.md)."
+    )
+
+
 def _in(space: Space, text: str) -> str:
     """``text`` said of ``space`` (every outcome names the workspace it happened in)."""
     return f"{text}\n(in {space.path}, workspace {space.id})"
@@ -332,4 +361,9 @@ def _nothing(caps: SourceCapabilities, reason: str) -> SourceCapabilities:
     )
 
 
-__all__ = ["CHECKS_REFUSAL", "KNOWN_KEY", "RULES_REFUSAL", "AllWorkspacesSource"]
+__all__ = [
+    "KNOWN_KEY",
+    "RULES_REFUSAL",
+    "AllWorkspacesSource",
+    "checks_refusal",
+]

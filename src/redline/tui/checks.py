@@ -132,6 +132,10 @@ class DashboardChecks:
                 preview.context = FULL_CONTEXT
                 preview._show_file()
 
+    def refusal(self, action_id: str | None) -> str:
+        """Why no check can run on ``action_id`` ("" here: the session's keys say why)."""
+        return ""
+
     def close(self) -> None:
         self.runner.close()
 

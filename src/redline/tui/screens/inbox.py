@@ -254,6 +254,7 @@ class InboxScreen(
         self._panel("activity-panel").border_title = "Activity"
         if self.source is not None:
             self._start_over_source(self.source)
+            self._source_checks(self.source)
             return
         self.checks = DashboardChecks(self)
         self.preview.mount(self.checks.pane)

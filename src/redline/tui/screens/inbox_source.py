@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from redline.review.store import PendingAction
     from redline.review.workspace_source import WorkspaceSource
+    from redline.tui.checks import DashboardChecks
     from redline.tui.controls import Controls
     from redline.tui.pending import PendingList
     from redline.tui.protocol import SessionLike
@@ -101,6 +102,7 @@ class InboxSource(Screen[None]):
         def workspace_source(self) -> WorkspaceSource: ...
 
         _workspace_filter: str | None
+        checks: DashboardChecks | None
         busy: bool
         _resolving: bool
         _stack_outdated: bool
@@ -159,6 +161,17 @@ class InboxSource(Screen[None]):
         self._panel("stack-panel").border_title = self._stack_title()
         self._show_selected()
 
+    def _source_checks(self, source: ReviewSource) -> None:
+        """Every known workspace: the selected action's checks, in its own workspace."""
+        from redline.review.all_source import AllWorkspacesSource
+
+        if not isinstance(source, AllWorkspacesSource):
+            return
+        from redline.tui.source_checks import SelectedChecks
+
+        self.checks = SelectedChecks(self, source)
+        self.preview.mount(self.checks.pane)
+
     @property
     def capabilities(self) -> SourceCapabilities:
         """What the screen's review source declares it can do: the source's, or the
@@ -173,10 +186,12 @@ class InboxSource(Screen[None]):
     def _source_refusals(self) -> dict[str, str]:
         """What the review source cannot do at all, and why (greyed keys say it)."""
         caps = self.capabilities
+        checks = self.checks
         refusals = {
             "undo_refusal": caps.refusal("undo"),
             "marks_refusal": caps.refusal("marks"),
-            "checks_refusal": caps.refusal("checks"),
+            "checks_refusal": caps.refusal("checks")
+            or (checks.refusal(self.stack.selected_id) if checks is not None else ""),
             "rules_refusal": caps.refusal("rules"),
         }
         source = self.source
@@ -226,6 +241,8 @@ class InboxSource(Screen[None]):
         action_id = action.id if action is not None else None
         row = listing.row(action_id)
         view = listing.view_of(action_id)
+        if self.checks is not None:
+            self.checks.show(action)
         note = ""
         if action_id is not None and listing.needs_view(action_id):
             note = f"Reading {action_id}…"
