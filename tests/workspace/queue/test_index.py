@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +21,6 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file counts as settled, and the index is saved after any read."""
     monkeypatch.setattr(index, "SETTLE_NS", -(10**15))
     monkeypatch.setattr(index, "PERSIST_AFTER", 1)
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The names of the record files read (and verified) from ``actions/``."""
-    seen: list[str] = []
-    original = storage.Signed.read_stat
-
-    def counting(self: storage.Signed, name: str, shown: str) -> Any:
-        if self.folder == "actions":
-            seen.append(name)
-        return original(self, name, shown)
-
-    monkeypatch.setattr(storage.Signed, "read_stat", counting)
-    yield seen
 
 
 def _index_path(root: Path) -> Path:

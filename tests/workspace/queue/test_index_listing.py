@@ -4,37 +4,14 @@ must not change by a byte)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from redline.cli import main
-from redline.workspace.queue import WorkspaceQueue, index, listing, storage
+from redline.workspace.queue import WorkspaceQueue, index, listing
 
 from .helpers import create_draft, edit_draft
-
-
-@pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index, "SETTLE_NS", -(10**15))
-    monkeypatch.setattr(index, "PERSIST_AFTER", 1)
-    monkeypatch.setattr(listing, "PERSIST_AFTER", 1)
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    seen: list[str] = []
-    original = storage.Signed.read_stat
-
-    def counting(self: storage.Signed, name: str, shown: str) -> Any:
-        if self.folder == "actions":
-            seen.append(name)
-        return original(self, name, shown)
-
-    monkeypatch.setattr(storage.Signed, "read_stat", counting)
-    yield seen
 
 
 def _queue(root: Path) -> None:

@@ -8,9 +8,7 @@ import json
 import marshal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,29 +16,6 @@ from redline.cli import main
 from redline.workspace.queue import WorkspaceQueue, index, listing, staleness, storage
 
 from .helpers import create_draft, edit_draft
-
-
-@pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every file counts as settled, and each memo is saved after any row built."""
-    monkeypatch.setattr(index, "SETTLE_NS", -(10**15))
-    monkeypatch.setattr(index, "PERSIST_AFTER", 1)
-    monkeypatch.setattr(listing, "PERSIST_AFTER", 1)
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The record files read (and verified) from ``actions/``."""
-    seen: list[str] = []
-    original = storage.Signed.read_stat
-
-    def counting(self: storage.Signed, name: str, shown: str) -> Any:
-        if self.folder == "actions":
-            seen.append(name)
-        return original(self, name, shown)
-
-    monkeypatch.setattr(storage.Signed, "read_stat", counting)
-    yield seen
 
 
 def _queue(root: Path) -> None:
