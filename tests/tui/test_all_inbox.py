@@ -219,3 +219,53 @@ async def test_many_workspaces_first_frame_from_their_tops_then_every_row(
         assert listed[1] == listed[2] == every
         assert app.listed_ids == every
         assert app.shown_id == "pa-2@wsapi"
+
+
+async def test_comments_in_every_workspace_inbox_reach_the_actions_workspace(
+    tmp_path: Path,
+) -> None:
+    """``m`` on a ``pa-N@WSID`` row opens that workspace's conversation: the comment is kept
+    in its queue under the local id, ``n`` reads "Request changes", and the discard from
+    the conversation carries the comment to the agent, in that workspace only."""
+    from redline.review.comments import stored
+    from redline.tui.screens.conversation import ConversationScreen
+
+    roots = _three(tmp_path)
+    web = roots["web"]
+    app = AllWorkspacesApp(AllWorkspacesSource())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: len(app.listed_ids) == 3 and _shown(app))
+        app.select("pa-1@wsweb")
+        await wait_until(pilot, lambda: app.shown_id == "pa-1@wsweb" and _shown(app))
+        assert app.inbox._bindings.key_to_bindings["n"][0].description == "Discard"
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        screen = app.screen
+        assert isinstance(screen, ConversationScreen)
+        options = screen.options
+        rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        options.highlighted = next(i for i, row in enumerate(rows) if "+two" in row)
+        await pilot.press("a", *"why two", "enter")
+        with WorkspaceQueue(web) as queue:
+            await wait_until(pilot, lambda: len(stored(queue, "pa-1")) == 1)
+            [comment] = stored(queue, "pa-1")
+        assert (comment["line"], comment["text"]) == (2, "why two")
+        for other in ("api", "docs"):
+            with WorkspaceQueue(roots[other]) as queue:
+                assert stored(queue, "pa-1") == []
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConversationScreen))
+        await wait_until(
+            pilot,
+            lambda: app.inbox._bindings.key_to_bindings["n"][0].description == "Request changes",
+        )
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await pilot.press("n")
+        await wait_until(pilot, lambda: "pa-1@wsweb" not in app.listed_ids)
+        with WorkspaceQueue(web) as queue:
+            resolution = queue.resolution("pa-1")
+        assert resolution is not None and resolution.decision == "discard"
+        assert "a.txt:2: why two" in resolution.result_text
+        assert sorted(app.listed_ids) == ["pa-1@wsapi", "pa-1@wsdocs"]
+    assert (web / "a.txt").read_text() == BASE

@@ -111,6 +111,9 @@ async def test_keys_the_team_queue_cannot_serve_are_greyed_and_say_why() -> None
             assert inbox.check_action(name, ()) is None, name  # greyed, shown in the footer
             await pilot.press(key)
             await wait_until(pilot, lambda why=why: told(app, why))
+        # m (review conversation, not in the footer) says where comments are not kept.
+        await pilot.press("m")
+        await wait_until(pilot, lambda: told(app, "Comments are not kept in the team queue"))
         assert queue.decided == [] and inbox.stack.has_focus
 
 

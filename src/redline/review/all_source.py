@@ -122,6 +122,17 @@ class AllWorkspacesSource:
         space, local = self.spaces.route(action_id)
         return Path(space.path), self.spaces.queue(space), local
 
+    def conversation_target(self, action_id: str) -> tuple[WorkspaceQueue, str] | None:
+        """Where ``action_id``'s review conversation (comments, viewed marks) is kept: its
+        workspace's queue and the action's local id; None when the id names no usable
+        workspace or that workspace has no queue."""
+        try:
+            space, local = self.spaces.route(action_id)
+        except RouteError:
+            return None
+        queue = self.spaces.queue(space)
+        return None if queue is None else (queue, local)
+
     def view(self, action_id: str) -> ActionView:
         try:
             space, record, preview = self.spaces.preview(action_id)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from redline.review.session import Decision
     from redline.review.store import PendingAction
     from redline.workspace.preview import Preview
-    from redline.workspace.queue import QueueRecord
+    from redline.workspace.queue import QueueRecord, WorkspaceQueue
 
 #: The capabilities a source declares, in the order help and the footer name them.
 CapabilityName: TypeAlias = Literal[
@@ -274,6 +274,12 @@ class ReviewSource(Protocol):
         """What :meth:`undo` would undo, in words for the person to confirm (the apply
         and, for a source spanning workspaces, the workspace); "" when there is nothing to
         undo (pressing ``u`` then says why without asking)."""
+        ...
+
+    def conversation_target(self, action_id: str) -> tuple[WorkspaceQueue, str] | None:
+        """Where ``action_id``'s review conversation (comments, viewed marks; issue 47) is
+        kept: the queue of its workspace and its local id there; None when this source
+        keeps none (the team queue) or the action's workspace has no usable queue."""
         ...
 
     def watch(

@@ -533,6 +533,9 @@ class WorkspaceSource:
         receipt = done.receipt
         return SourceOutcome(True, receipt.message or f"Undone: {receipt.label}.")
 
+    def conversation_target(self, action_id: str) -> tuple[WorkspaceQueue, str] | None:
+        return None if self.queue is None else (self.queue, self.local_id(action_id))
+
     def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
         from redline.review.undo_words import undo_question
 

@@ -183,6 +183,9 @@ class TeamSource:
     def undo(self, workspace: WorkspaceRef | None = None) -> SourceOutcome:
         return SourceOutcome(False, TEAM_CAPABILITIES.refusal("undo"))
 
+    def conversation_target(self, action_id: str) -> None:
+        return None  # comments on a team-queue action are not kept (docs/review-conversation.md)
+
     def undo_target(self, workspace: WorkspaceRef | None = None) -> str:
         return ""
 

@@ -13,8 +13,12 @@ from textual.screen import Screen
 from redline.tui.screens.conversation import ConversationScreen
 
 if TYPE_CHECKING:
+    from redline.review.source import ReviewSource
     from redline.review.store import PendingAction
     from redline.tui.protocol import SessionLike
+    from redline.tui.source_list import SourceList
+    from redline.tui.widgets.pending_stack import PendingStack
+    from redline.workspace.queue import WorkspaceQueue
 
 
 class InboxConversation(Screen[None]):
@@ -26,6 +30,13 @@ class InboxConversation(Screen[None]):
 
     if TYPE_CHECKING:
         session: SessionLike
+        source: ReviewSource | None
+
+        @property
+        def stack(self) -> PendingStack: ...
+
+        @property
+        def listing(self) -> SourceList: ...
 
         def selected_action(self) -> PendingAction | None: ...
 
@@ -33,12 +44,31 @@ class InboxConversation(Screen[None]):
 
         def refresh_stack(self) -> None: ...
 
-    def action_conversation(self) -> None:
+    def _conversation_target(self) -> tuple[WorkspaceQueue, str] | None:
+        """The selected action's conversation: its workspace's queue and local id there.
+        Over a review source (``redline --all``: ``pa-N@WSID``) the source routes it; over
+        a session, the session's queue."""
+        if self.source is not None:
+            selected = self.stack.selected_id
+            row = self.listing.row(selected) if selected is not None else None
+            if selected is None or row is None or not row.files:
+                return None
+            return self.source.conversation_target(selected)
         action = self.selected_action()
         queue = self.session.queue
         if action is None or queue is None or action.preview is None:
+            return None
+        return queue, action.id
+
+    def action_conversation(self) -> None:
+        target = self._conversation_target()
+        if target is None:
+            selected = self.stack.selected_id
+            row = self.listing.row(selected) if self.source and selected else None
             self.notify(
-                "Comments need a queued action with file changes: select one.",
+                f"Comments are not kept in the {self.source.title}: decide with y or n."
+                if self.source is not None and row is not None and row.files
+                else "Comments need a queued action with file changes: select one.",
                 severity="warning",
             )
             return
@@ -48,11 +78,11 @@ class InboxConversation(Screen[None]):
             if result == "discard":
                 self._resolve_selected("discard")
 
-        self.app.push_screen(ConversationScreen(queue, action.id), closed)
+        self.app.push_screen(ConversationScreen(*target), closed)
 
     def _discard_label(self) -> str:
         """``n`` says "Request changes" while the selected action has comments."""
         from redline.tui.screens.conversation import discard_label
 
-        action = self.selected_action()
-        return discard_label(self.session.queue, action.id if action is not None else None)
+        target = self._conversation_target()
+        return discard_label(*target) if target is not None else "Discard"
