@@ -700,41 +700,25 @@ class ReviewSession:
 
     def _follow_journal(self) -> None:
         """Watch the journal for undos of this session's actions made by other processes."""
+        from redline.workspace.entries import DONE_FILE
+        from redline.workspace.queue.watcher import QueueWatcher
         from redline.workspace.state import JOURNAL_DIR_NAME, open_state_dir
 
         os.close(open_state_dir(self.root, JOURNAL_DIR_NAME))
         path = self.root / ".redline" / JOURNAL_DIR_NAME
-        stop = threading.Event()
-        ready = threading.Event()
+        # The queue's watcher: start() returns once the watch is set, so an undo made
+        # right after this session starts is heard (a watch started on a thread that said
+        # it was ready before watching missed it now and then). Only the entries' "done"
+        # files (the last file an entry writes) count.
+        watcher = QueueWatcher(path, self._journal_read, suffix=DONE_FILE)
+        watcher.start()
+        self._stops.append(watcher.stop)
 
-        def run() -> None:
-            import watchfiles
-
-            ready.set()
-            for _changes in watchfiles.watch(
-                path,
-                watch_filter=lambda _change, name: os.path.basename(name) == "done",
-                stop_event=stop,
-                debounce=50,
-                step=10,
-                rust_timeout=200,
-                yield_on_timeout=False,
-                raise_interrupt=False,
-            ):
-                try:
-                    self._journal_changed()
-                except Exception:
-                    log.debug("reading the journal failed", exc_info=True)
-
-        thread = threading.Thread(target=run, name="redline-journal-watch", daemon=True)
-        thread.start()
-        ready.wait(5.0)
-
-        def stop_watching() -> None:
-            stop.set()
-            thread.join(5.0)
-
-        self._stops.append(stop_watching)
+    def _journal_read(self) -> None:
+        try:
+            self._journal_changed()
+        except Exception:
+            log.debug("reading the journal failed", exc_info=True)
 
     def _journal_changed(self) -> None:
         """Report undos (from any process) of applies of this session's actions."""
