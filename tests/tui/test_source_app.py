@@ -76,5 +76,6 @@ async def test_marked_actions_are_decided_through_the_source(tmp_path: Path) -> 
         assert app.inbox.stack.marked == ("pa-2", "pa-1")
         await pilot.press("r", *"both", "escape", "n")
         await wait_until(pilot, lambda: app.listed_ids == [])
-        assert "Discarded 2 of 2 marked" in app.inbox.activity.plain
+        # The watcher's listing can arrive before the decisions' own report: await both.
+        await wait_until(pilot, lambda: "Discarded 2 of 2 marked" in app.inbox.activity.plain)
     assert (ws / "a.txt").read_text() == BASE

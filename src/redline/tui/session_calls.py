@@ -174,10 +174,8 @@ def _git_batch(session: SessionLike) -> GitBatch | None:
 def apply_session_rules(session: SessionLike) -> list[str]:
     """After a session rule was added: the rules decide this session's waiting actions
     (``session.apply_rules``), and the session rules decide every other process's queued
-    action they match, through the queue (logged as decided by the rule). What each did."""
-    import asyncio
-
-    from redline.review.queued import resolve_queued
+    action they match, each through the one decision call (:meth:`SessionLike.decide`,
+    logged as decided by the rule, via this dashboard). What each did."""
     from redline.rules import ActionFacts
     from redline.rules.hook import applied_text, discarded_text, failed_text
     from redline.rules.model import decide
@@ -194,16 +192,15 @@ def apply_session_rules(session: SessionLike) -> list[str]:
         decision = decide(session_rules, ActionFacts.of_record(record, stale=stale))
         if not decision.resolves or decision.rule is None:
             continue
-        verb = decision.decision
-        result = asyncio.run(
-            resolve_queued(
-                queue, record.id, verb, decision.reason, resolved_by="rule", rule=decision.rule
-            )
+        verb: Verb = "apply" if decision.decision == "apply" else "discard"
+        outcome = session.decide(
+            record.id,
+            Decision(verb, decision.reason, by="rule", rule=decision.rule, via=dashboard_surface()),
         )
-        if result.is_error:
-            lines.append(failed_text(decision.rule, verb, record.label, result.text))
+        if outcome.is_error:
+            lines.append(failed_text(decision.rule, verb, record.label, outcome.text))
         elif verb == "apply":
-            lines.append(applied_text(decision.rule, record.label, result.text))
+            lines.append(applied_text(decision.rule, record.label, outcome.text))
         else:
             lines.append(discarded_text(decision.rule, record.label, decision.reason))
     return lines
