@@ -26,20 +26,33 @@ record only for a file that changed.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, NamedTuple
 
 from redline.workspace.queue import index, memo
 from redline.workspace.queue.index import Identity, RecordSummary, settled
-from redline.workspace.queue.records import QueueRecord
+from redline.workspace.queue.records import QueueRecord, id_number
 from redline.workspace.queue.staleness import Check, checks
 
 LISTING = "listing"
-LISTING_FORMAT = 1  # name -> (identity, RecordSummary, Row), as tuples
+LISTING_FORMAT = 2  # name -> (identity, RecordSummary tuple, Row tuple); "" -> Folder
 PURPOSE = "queue-listing"
 MAX_LISTING_BYTES = 128 * 1024 * 1024
 # The memo is rewritten after a listing that had to build this many rows.
 PERSIST_AFTER = index.PERSIST_AFTER
+FOLDER = ""  # the key of the folder's snapshot (no record file has an empty name)
+
+Stamp = tuple[int, int, int, int]  # st_dev, st_ino, st_mtime_ns, st_ctime_ns
+#: ``actions/`` as a listing found it, every record in it remembered (see the module doc):
+#: (the folder's stamp, the record files' names top first, their id numbers ascending,
+#: the oldest record's ``created_at``).
+Folder = tuple[Stamp, tuple[str, ...], tuple[int, ...], float]
+
+
+def stamp(st: os.stat_result) -> Stamp:
+    """What changes whenever a name in a folder is added, removed or replaced."""
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class Row(NamedTuple):
@@ -89,6 +102,28 @@ def row_of(record: QueueRecord) -> Row:
     )
 
 
+def snapshot(st: os.stat_result, found: list[tuple[RecordSummary, Row]]) -> Folder | None:
+    """The snapshot of ``actions/`` (``st``: its stat taken before its names were read)
+    holding ``found``, every record in it top first; None when it may not be kept: the
+    folder changed too recently for its stamp to prove anything (see the module doc), or
+    a record is one :meth:`~.reconcile.QueueReconcile._settle` would look at for what it
+    holds itself (a state but pending, a replacement of another listed record)."""
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= time.time_ns() - index.SETTLE_NS:
+        return None
+    ids = {summary.id for summary, _row in found}
+    numbers: list[int] = []
+    for summary, _row in found:
+        if summary.state != "pending" or (summary.replaces is not None and summary.replaces in ids):
+            return None
+        number = id_number(summary.id)
+        if number is None:
+            return None
+        numbers.append(number)
+    names = tuple(f"{summary.id}.json" for summary, _row in found)
+    oldest = min((summary.created_at for summary, _row in found), default=0.0)
+    return (stamp(st), names, tuple(sorted(numbers)), float(oldest))
+
+
 class ListingMemo:
     """The memo of one queue (see the module doc). The queue holds a lock around each use."""
 
@@ -102,6 +137,8 @@ class ListingMemo:
         self.used: dict[str, tuple[Identity, RecordSummary, Row]] = {}
         self.loaded = False
         self.unsaved = 0
+        self.folder: Any = None  # the folder's snapshot as read (a Folder; checked when used)
+        self.new_folder: Folder | None = None  # found by this listing, saved with the rows
 
     def load(self) -> None:
         if self.loaded:
@@ -111,6 +148,7 @@ class ListingMemo:
             self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.keys, MAX_LISTING_BYTES
         )
         if data is not None:
+            self.folder = data.pop(FOLDER, None)
             self.known = data
 
     def take(self, name: str, found: Any) -> tuple[RecordSummary, Row] | None:
@@ -140,16 +178,24 @@ class ListingMemo:
             self.unsaved += 1
 
     def save(self) -> None:
-        """Write the rows used since the last save, if enough were built; never raises."""
+        """Write the rows used since the last save, if enough were built or the folder's
+        snapshot is new (kept only when every record it names has its row); never raises."""
         used, self.used = self.used, {}
-        if self.unsaved < PERSIST_AFTER:
+        folder, self.new_folder = self.new_folder, None
+        if folder is not None and not all(name in used for name in folder[1]):
+            folder = None
+        if self.unsaved < PERSIST_AFTER and (folder is None or folder == self.folder):
             return
         known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
+        data: dict[str, Any] = dict(known)
+        if folder is not None:
+            data[FOLDER] = folder
         if not memo.write(
-            self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.key, MAX_LISTING_BYTES, known
+            self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.key, MAX_LISTING_BYTES, data
         ):
             return
         self.known = known
+        self.folder = folder
         self.unsaved = 0
 
 

@@ -47,14 +47,18 @@ class QueueListing(QueueReconcile):
         file is neither read nor parsed, from its file or from the index."""
         with collector_paused():
             loaded = None
-            if self._reconciled:
-                found = self._from_memo()
-            else:
+            settle = not self._reconciled
+            if settle:
                 self._reconciled = True
                 # Not the contents store's (10,000 blobs to list): the next decision or
                 # push of any redline sweeps it.
                 self._sweep_temporaries(("", ACTIONS, RESOLVED, REQUESTS))
-                found = self._from_memo()
+            rows = self._from_folder(settle)
+            if rows is not None:
+                return self._checked(rows)
+            found = self._from_memo()
+            memo = self._listing_memo()
+            if settle:
                 if found is None:
                     messages = self._reconcile(full=False)
                     loaded, self._loaded = self._loaded, None
@@ -65,14 +69,51 @@ class QueueListing(QueueReconcile):
                     if messages:  # records were settled: read them as they are now
                         found = None
                 self.messages.extend(messages)
+            if not settle or found is None or self.messages:
+                memo.new_folder = None  # only a listing that found nothing to settle
             if found is None:
                 found = self._from_index(loaded)
-            return self._checked(found)
+            return self._checked([row for _order, _summary, row in found])
+
+    def _from_folder(self, settle: bool) -> builtins.list[Row] | None:
+        """Every row, top first, from the memo's snapshot of ``actions/`` when the folder
+        is as that snapshot found it (no record file added, removed or replaced: not one
+        record file is looked at, see ``workspace/queue/listing``); None otherwise, or when
+        an id left the queue or (``settle``) a record is a crash leftover."""
+        from redline.workspace.queue.listing import Row, stamp
+
+        with self._index_lock:
+            memo = self._listing_memo()
+            memo.load()
+            folder = memo.folder
+            if folder is None:
+                return None
+            known = memo.known
+            try:
+                seen, names, numbers, oldest = folder
+                if stamp(os.fstat(self._fd(ACTIONS))) != seen or self._used().meets(numbers):
+                    return None  # changed, or an id left the queue: a leftover to remove
+                if settle and self._leftovers_in(names, oldest):
+                    return None
+                # Signed by this user's key in this format: the shapes are the ones save()
+                # wrote (a row of another shape fails here and the listing reads the folder).
+                return builtins.list(map(Row._make, [known[name][2] for name in names]))
+            except (TypeError, ValueError, KeyError, IndexError):
+                return None
+
+    def _leftovers_in(self, names: tuple[str, ...], oldest: float) -> bool:
+        """Whether any of the record files ``names`` (unchanged since a listing found none
+        to settle: neither a state but pending nor a replacement of another) has been
+        resolved or applied since: the checks of :meth:`_settle` that depend on other files."""
+        if not set(os.listdir(self._fd(RESOLVED))).isdisjoint(names):
+            return True
+        applied = self._journal_applies(oldest)
+        return bool(applied) and not {record_name(i) for i in applied}.isdisjoint(names)
 
     def _from_memo(self) -> builtins.list[Found] | None:
         """Every record's summary and row from the memo, a few changed files read on their
         own; None when that would not be cheap or a record is a leftover to remove."""
-        from redline.workspace.queue.listing import row_of
+        from redline.workspace.queue.listing import row_of, snapshot
 
         with self._index_lock:
             memo = self._listing_memo()
@@ -82,6 +123,8 @@ class QueueListing(QueueReconcile):
             found: builtins.list[Found] = []
             missing: builtins.list[str] = []
             problems: builtins.list[QueueRecordError] = []
+            folder = os.fstat(self._fd(ACTIONS))  # before the names: see snapshot()
+            whole = True  # every record file has its row
             with os.scandir(self._fd(ACTIONS)) as names:
                 for item in names:
                     name = item.name
@@ -120,11 +163,14 @@ class QueueListing(QueueReconcile):
                     continue
                 key = identity(st) if st is not None else None
                 if record is None or key is None:
+                    whole = False
                     continue
                 summary, row = RecordSummary.of(record), row_of(record)
                 memo.put(name, key, summary, row)
                 found.append(((summary.position, id_number(action_id) or 0), summary, row))
-        found.sort(key=lambda item: item[0], reverse=True)
+            found.sort(key=lambda item: item[0], reverse=True)
+            if whole and not problems:
+                memo.new_folder = snapshot(folder, [(s, r) for _o, s, r in found])
         problems.sort(key=lambda e: id_number(e.action_id) or 0)
         self.problems = problems
         return found
@@ -170,24 +216,18 @@ class QueueListing(QueueReconcile):
         memo.put(record_name(action_id), key, RecordSummary.of(record), row)
         return row
 
-    def _checked(self, found: builtins.list[Found]) -> builtins.list[Listed]:
+    def _checked(self, rows: builtins.list[Row]) -> builtins.list[Listed]:
         """Each row with its staleness and orphan state found now; the memos saved."""
         from redline.workspace.queue.listing import Listed
-        from redline.workspace.queue.staleness import run_checks
+        from redline.workspace.queue.staleness import run_many
 
         with self._index_lock:
             hashes = self._file_hashes()
-            cache: dict[str, str | None] = {}
-            listed: builtins.list[Listed] = []
-            for _order, _summary, row in found:
-                owner = row.owner
-                listed.append(
-                    Listed(
-                        row,
-                        run_checks(self.root, builtins.list(row.checks), cache, hashes),
-                        owner is not None and not is_alive(*owner),
-                    )
-                )
+            reasons = run_many(self.root, [row.checks for row in rows], hashes)
+            listed = [
+                Listed(row, stale, row.owner is not None and not is_alive(*row.owner))
+                for row, stale in zip(rows, reasons, strict=True)
+            ]
             hashes.save()
             self._listing_memo().save()
         return listed
