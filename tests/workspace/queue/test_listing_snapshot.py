@@ -207,8 +207,11 @@ def test_a_listed_record_in_the_resolved_log_is_settled_not_listed_from_the_snap
         resolved = ws / ".redline" / "queue" / "resolved" / "pa-2.json"
         resolved.write_text("{}")
         assert queue._from_folder(settle=True) is None  # reconcile looks at it
+    with WorkspaceQueue(ws) as queue:
+        queue._reconciled = True
         assert queue._from_folder(settle=False) is not None
-        resolved.unlink()
+    resolved.unlink()
+    assert _table(capfd, ws)[0] == EXPECTED
 
 
 def _rewrite(root: Path, folder: object) -> None:
@@ -228,7 +231,9 @@ def _rewrite(root: Path, folder: object) -> None:
         )
 
 
-@pytest.mark.parametrize("damage", ["names a row it lacks", "of another shape", "stamp"])
+@pytest.mark.parametrize(
+    "damage", ["names a row it lacks", "a row of another size", "of another shape", "stamp"]
+)
 def test_a_snapshot_that_does_not_fit_is_not_used(
     ws: Path, settled: None, reads: list[str], capfd: pytest.CaptureFixture[str], damage: str
 ) -> None:
@@ -236,13 +241,16 @@ def test_a_snapshot_that_does_not_fit_is_not_used(
     _table(capfd, ws)
     folder = _snapshot(ws)
     assert folder is not None
-    stamp, names, numbers, oldest = folder
+    stamp, names, numbers, oldest, rows = folder  # type: ignore[misc]
+    broken: object
     if damage == "names a row it lacks":
-        broken: object = (stamp, ("pa-9.json", *names), numbers, oldest)
+        broken = (stamp, ("pa-9.json", *names), numbers, oldest, rows)
+    elif damage == "a row of another size":
+        broken = (stamp, names, numbers, oldest, (rows[0][:3], *rows[1:]))
     elif damage == "of another shape":
         broken = (stamp, names)
     else:
-        broken = ((0, 0, 0, 0), names, numbers, oldest)
+        broken = ((0, 0, 0, 0), names, numbers, oldest, rows)
     _rewrite(ws, broken)
     reads.clear()
     assert _table(capfd, ws)[0] == EXPECTED

@@ -46,7 +46,8 @@ FOLDER = ""  # the key of the folder's snapshot (no record file has an empty nam
 Stamp = tuple[int, int, int, int]  # st_dev, st_ino, st_mtime_ns, st_ctime_ns
 #: ``actions/`` as a listing found it, every record in it remembered (see the module doc):
 #: (the folder's stamp, the record files' names top first, their id numbers ascending,
-#: the oldest record's ``created_at``).
+#: the oldest record's ``created_at``); saved with the rows, top first, as a fifth item
+#: (the same tuples as the rows by name: marshal writes each once).
 Folder = tuple[Stamp, tuple[str, ...], tuple[int, ...], float]
 
 
@@ -184,22 +185,24 @@ class ListingMemo:
         folder, self.new_folder = self.new_folder, None
         if folder is not None and not all(name in used for name in folder[1]):
             folder = None
-        if self.unsaved < PERSIST_AFTER and (folder is None or folder == self.folder):
+        old = self.folder
+        same = type(old) is tuple and len(old) == 5 and old[:4] == folder
+        if self.unsaved < PERSIST_AFTER and (folder is None or same):
             return
         known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
         data: dict[str, Any] = dict(known)
         if folder is not None:
-            data[FOLDER] = folder
+            data[FOLDER] = (*folder, tuple(known[name][2] for name in folder[1]))
         if not memo.write(
             self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.key, MAX_LISTING_BYTES, data
         ):
             return
         self.known = known
-        self.folder = folder
+        self.folder = data.get(FOLDER)
         self.unsaved = 0
 
 
-_FIELDS = len(Row._fields)
+FIELDS = len(Row._fields)
 
 
 def _summary(raw: Any) -> RecordSummary | None:
@@ -218,7 +221,7 @@ def _summary(raw: Any) -> RecordSummary | None:
 
 def _row(raw: Any) -> Row | None:
     """A row as :meth:`ListingMemo.save` wrote it (None for anything of another shape)."""
-    if type(raw) is not tuple or len(raw) != _FIELDS:
+    if type(raw) is not tuple or len(raw) != FIELDS:
         return None
     row = Row(*raw)
     if not (

@@ -13,6 +13,7 @@ remembers the rows for the next listing.
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -80,7 +81,7 @@ class QueueListing(QueueReconcile):
         is as that snapshot found it (no record file added, removed or replaced: not one
         record file is looked at, see ``workspace/queue/listing``); None otherwise, or when
         an id left the queue or (``settle``) a record is a crash leftover."""
-        from redline.workspace.queue.listing import Row, stamp
+        from redline.workspace.queue.listing import FIELDS, Row, stamp
 
         with self._index_lock:
             memo = self._listing_memo()
@@ -88,18 +89,25 @@ class QueueListing(QueueReconcile):
             folder = memo.folder
             if folder is None:
                 return None
-            known = memo.known
             try:
-                seen, names, numbers, oldest = folder
-                if stamp(os.fstat(self._fd(ACTIONS))) != seen or self._used().meets(numbers):
-                    return None  # changed, or an id left the queue: a leftover to remove
-                if settle and self._leftovers_in(names, oldest):
-                    return None
-                # Signed by this user's key in this format: the shapes are the ones save()
-                # wrote (a row of another shape fails here and the listing reads the folder).
-                return builtins.list(map(Row._make, [known[name][2] for name in names]))
+                seen, names, numbers, oldest, rows = folder
+                if (
+                    # changed, or an id left the queue (a leftover to remove)
+                    stamp(os.fstat(self._fd(ACTIONS))) != seen
+                    or self._used().meets(numbers)
+                    or (settle and self._leftovers_in(names, oldest))
+                    # Signed by this user's key in this format: the shapes are the ones
+                    # save() wrote (one of another size, and the listing reads the folder).
+                    or len(rows) != len(names)
+                    or any(n != FIELDS for n in set(map(len, rows)))
+                ):
+                    rows = None
             except (TypeError, ValueError, KeyError, IndexError):
+                rows = None
+            if rows is None:
+                memo.folder = None  # replaced by the snapshot this listing finds, if any
                 return None
+            return builtins.list(map(functools.partial(tuple.__new__, Row), rows))
 
     def _leftovers_in(self, names: tuple[str, ...], oldest: float) -> bool:
         """Whether any of the record files ``names`` (unchanged since a listing found none
@@ -223,11 +231,15 @@ class QueueListing(QueueReconcile):
 
         with self._index_lock:
             hashes = self._file_hashes()
-            reasons = run_many(self.root, [row.checks for row in rows], hashes)
-            listed = [
-                Listed(row, stale, row.owner is not None and not is_alive(*row.owner))
-                for row, stale in zip(rows, reasons, strict=True)
-            ]
+            reasons = run_many(self.root, [row[7] for row in rows], hashes)
+            orphaned = [row[8] is not None and not is_alive(*row[8]) for row in rows]
+            # (tuple.__new__: a NamedTuple's own constructor is Python, 10,000 calls)
+            listed = builtins.list(
+                map(
+                    functools.partial(tuple.__new__, Listed),
+                    zip(rows, reasons, orphaned, strict=True),
+                )
+            )
             hashes.save()
             self._listing_memo().save()
         return listed
