@@ -22,6 +22,25 @@ record only for a file that changed.
 * A row is remembered only once its record file is :data:`.index.SETTLE_NS` old (the
   identity rule of :mod:`.index`); the file is rewritten when a listing had to build at least
   :data:`.index.PERSIST_AFTER` rows, holding the rows that listing used.
+* **The folder's snapshot** (format 2): a listing that found every record file of
+  ``actions/`` with its row, nothing to settle and no unusable record also keeps the
+  folder's stamp (``st_dev, st_ino, st_mtime_ns, st_ctime_ns``, stat'ed *before* its names
+  were read) with the rows top first. While the folder has that stamp a listing takes the
+  rows as they are -- no name of the folder read, no record file stat'ed (10,000 ``stat``
+  calls, issue 44). Why that is exact: redline never writes a record file in place; every
+  push, replacement, update, state change and removal creates a temporary file in
+  ``actions/`` and renames it over the record or unlinks it (:func:`.storage.write_atomic`),
+  and each of those changes the folder's modification and change times, which nobody can
+  set back (the change time). A change in the same clock tick as the stamp could keep it,
+  so a stamp is kept only once it is :data:`.index.SETTLE_NS` older than that ``stat``.
+  What can change without the folder changing is checked at every listing as before: the
+  used-id set (an id that left the queue while its record stayed: a crash leftover, read
+  the ordinary way), the resolved log and the journal (:meth:`~.reconcile.QueueReconcile._settle`'s
+  checks that look beyond the record), the files' hashes and the owners' processes. A
+  record file changed in place by something other than redline (an ``echo >>`` by hand)
+  keeps the folder's stamp: the listing goes on showing the row it had until the folder
+  changes; such a record no longer verifies, and every decision reads and verifies the
+  record itself under its claim, so nothing but what was signed is ever applied.
 """
 
 from __future__ import annotations
@@ -103,13 +122,15 @@ def row_of(record: QueueRecord) -> Row:
     )
 
 
-def snapshot(st: os.stat_result, found: list[tuple[RecordSummary, Row]]) -> Folder | None:
-    """The snapshot of ``actions/`` (``st``: its stat taken before its names were read)
-    holding ``found``, every record in it top first; None when it may not be kept: the
-    folder changed too recently for its stamp to prove anything (see the module doc), or
-    a record is one :meth:`~.reconcile.QueueReconcile._settle` would look at for what it
-    holds itself (a state but pending, a replacement of another listed record)."""
-    if max(st.st_mtime_ns, st.st_ctime_ns) >= time.time_ns() - index.SETTLE_NS:
+def snapshot(
+    st: os.stat_result, now_ns: int, found: list[tuple[RecordSummary, Row]]
+) -> Folder | None:
+    """The snapshot of ``actions/`` holding ``found``, every record in it top first (``st``:
+    the folder's stat, taken at ``now_ns`` before its names were read); None when it may
+    not be kept: the folder changed too recently for its stamp to prove anything (see the
+    module doc), or a record is one :meth:`~.reconcile.QueueReconcile._settle` would look
+    at for what it holds itself (a state but pending, a replacement of a listed record)."""
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= now_ns - index.SETTLE_NS:
         return None
     ids = {summary.id for summary, _row in found}
     numbers: list[int] = []

@@ -1,7 +1,11 @@
 """QueueListing: what ``redline pending list`` prints, from the listing memo (:mod:`.listing`).
 
-A listing whose record files all kept their identity since a listing built their rows reads
-the folder (one ``stat`` per record), the used-id set and the memo -- neither the listing
+While ``actions/`` is as the memo's snapshot found it (:mod:`.listing`: no record file
+added, removed or replaced since) a listing takes the snapshot's rows and looks at no
+record file; it still reads the used-id set, the resolved log's names and (when it changed)
+the journal, and compares the files with the disk. Otherwise a listing whose record files
+all kept their identity since a listing built their rows reads the folder (one ``stat`` per
+record), the used-id set and the memo -- neither the listing
 index nor any record -- settles crash leftovers from the remembered summaries exactly as
 :meth:`~.reconcile.QueueReconcile.reconcile` does, and compares each action's files with
 the disk (their hashes from :mod:`.hashes` while a file keeps its identity). A few changed
@@ -15,6 +19,7 @@ from __future__ import annotations
 import builtins
 import functools
 import os
+import time
 from typing import TYPE_CHECKING, TypeAlias
 
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, record_name
@@ -131,7 +136,7 @@ class QueueListing(QueueReconcile):
             found: builtins.list[Found] = []
             missing: builtins.list[str] = []
             problems: builtins.list[QueueRecordError] = []
-            folder = os.fstat(self._fd(ACTIONS))  # before the names: see snapshot()
+            folder, now = os.fstat(self._fd(ACTIONS)), time.time_ns()  # see snapshot()
             whole = True  # every record file has its row
             with os.scandir(self._fd(ACTIONS)) as names:
                 for item in names:
@@ -178,7 +183,7 @@ class QueueListing(QueueReconcile):
                 found.append(((summary.position, id_number(action_id) or 0), summary, row))
             found.sort(key=lambda item: item[0], reverse=True)
             if whole and not problems:
-                memo.new_folder = snapshot(folder, [(s, r) for _o, s, r in found])
+                memo.new_folder = snapshot(folder, now, [(s, r) for _o, s, r in found])
         problems.sort(key=lambda e: id_number(e.action_id) or 0)
         self.problems = problems
         return found
