@@ -51,6 +51,8 @@ class QueueListing(QueueReconcile):
 
         Cheaper than :meth:`list` on a long queue (see the module doc): an unchanged record
         file is neither read nor parsed, from its file or from the index."""
+        from redline.workspace.queue.listing import snapshot
+
         with collector_paused():
             loaded = None
             settle = not self._reconciled
@@ -62,8 +64,10 @@ class QueueListing(QueueReconcile):
             rows = self._from_folder(settle)
             if rows is not None:
                 return self._checked(rows)
+            # Before any name of the folder is read (see listing.snapshot).
+            folder, now = os.fstat(self._fd(ACTIONS)), time.time_ns()
             found = self._from_memo()
-            memo = self._listing_memo()
+            messages: builtins.list[str] = []
             if settle:
                 if found is None:
                     messages = self._reconcile(full=False)
@@ -75,10 +79,13 @@ class QueueListing(QueueReconcile):
                     if messages:  # records were settled: read them as they are now
                         found = None
                 self.messages.extend(messages)
-            if not settle or found is None or self.messages:
-                memo.new_folder = None  # only a listing that found nothing to settle
             if found is None:
                 found = self._from_index(loaded)
+            if settle and not messages and not self.problems:
+                # Only a listing that found nothing to settle and no unusable record.
+                self._listing_memo().new_folder = snapshot(
+                    folder, now, [(summary, row) for _order, summary, row in found]
+                )
             return self._checked([row for _order, _summary, row in found])
 
     def _from_folder(self, settle: bool) -> builtins.list[Row] | None:
@@ -126,7 +133,7 @@ class QueueListing(QueueReconcile):
     def _from_memo(self) -> builtins.list[Found] | None:
         """Every record's summary and row from the memo, a few changed files read on their
         own; None when that would not be cheap or a record is a leftover to remove."""
-        from redline.workspace.queue.listing import row_of, snapshot
+        from redline.workspace.queue.listing import row_of
 
         with self._index_lock:
             memo = self._listing_memo()
@@ -136,8 +143,6 @@ class QueueListing(QueueReconcile):
             found: builtins.list[Found] = []
             missing: builtins.list[str] = []
             problems: builtins.list[QueueRecordError] = []
-            folder, now = os.fstat(self._fd(ACTIONS)), time.time_ns()  # see snapshot()
-            whole = True  # every record file has its row
             with os.scandir(self._fd(ACTIONS)) as names:
                 for item in names:
                     name = item.name
@@ -176,14 +181,11 @@ class QueueListing(QueueReconcile):
                     continue
                 key = identity(st) if st is not None else None
                 if record is None or key is None:
-                    whole = False
                     continue
                 summary, row = RecordSummary.of(record), row_of(record)
                 memo.put(name, key, summary, row)
                 found.append(((summary.position, id_number(action_id) or 0), summary, row))
             found.sort(key=lambda item: item[0], reverse=True)
-            if whole and not problems:
-                memo.new_folder = snapshot(folder, now, [(s, r) for _o, s, r in found])
         problems.sort(key=lambda e: id_number(e.action_id) or 0)
         self.problems = problems
         return found
