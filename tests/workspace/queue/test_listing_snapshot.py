@@ -214,6 +214,26 @@ def test_a_listed_record_in_the_resolved_log_is_settled_not_listed_from_the_snap
     assert _table(capfd, ws)[0] == EXPECTED
 
 
+def test_a_listed_record_the_journal_applied_is_settled_not_listed_from_the_snapshot(
+    ws: Path, settled: None, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash after an apply's journal entry and before its record went: the folder did
+    not change, the journal did."""
+    _build(ws)
+    _table(capfd, ws)
+    with WorkspaceQueue(ws) as queue:
+        queue._reconciled = True
+        assert queue._from_folder(settle=True) is not None
+    monkeypatch.setattr(WorkspaceQueue, "_journal_applies", lambda self, since: {"pa-9": 1.0})
+    with WorkspaceQueue(ws) as queue:
+        queue._reconciled = True
+        assert queue._from_folder(settle=True) is not None  # not one of the listed
+    monkeypatch.setattr(WorkspaceQueue, "_journal_applies", lambda self, since: {"pa-2": 1.0})
+    with WorkspaceQueue(ws) as queue:
+        queue._reconciled = True
+        assert queue._from_folder(settle=True) is None  # reconcile looks at it
+
+
 def _rewrite(root: Path, folder: object) -> None:
     """The listing memo as it is but for its snapshot, signed with the workspace's key."""
     with WorkspaceQueue(root) as queue:
