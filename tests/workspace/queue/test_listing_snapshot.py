@@ -234,6 +234,26 @@ def test_a_listed_record_the_journal_applied_is_settled_not_listed_from_the_snap
         assert queue._from_folder(settle=True) is None  # reconcile looks at it
 
 
+def test_an_empty_queue_is_listed_without_the_journal(
+    ws: Path, settled: None, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / ".redline").mkdir()
+    with WorkspaceQueue(ws) as queue:
+        queue._used()  # the queue's folders made
+        queue._fd("actions")
+    looked: list[float] = []
+
+    def journal(self: WorkspaceQueue, since: float) -> dict[str, float]:
+        looked.append(since)
+        return {}
+
+    monkeypatch.setattr(WorkspaceQueue, "_journal_applies", journal)
+    for _ in range(2):  # from the folder, then from its snapshot
+        assert _table(capfd, ws)[0] == f"No pending actions in {ws.resolve()}.\n"
+    assert _snapshot(ws) is not None
+    assert looked == []
+
+
 def _rewrite(root: Path, folder: object) -> None:
     """The listing memo as it is but for its snapshot, signed with the workspace's key."""
     with WorkspaceQueue(root) as queue:

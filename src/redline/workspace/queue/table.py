@@ -125,6 +125,8 @@ class QueueListing(QueueReconcile):
         """Whether any of the record files ``names`` (unchanged since a listing found none
         to settle: neither a state but pending nor a replacement of another) has been
         resolved or applied since: the checks of :meth:`_settle` that depend on other files."""
+        if not names:
+            return False  # (as _settle: an empty queue has nothing to settle)
         if not set(os.listdir(self._fd(RESOLVED))).isdisjoint(names):
             return True
         applied = self._journal_applies(oldest)
