@@ -10,7 +10,7 @@ from redline.commands._common import add_workspace_option
 
 if TYPE_CHECKING:
     from redline.workspace.queue import QueueRecord, WorkspaceQueue
-    from redline.workspace.queue.listing import Listed
+    from redline.workspace.queue.listing import Listed, Row
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -198,7 +198,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             if command == "list" and not args.json:
-                return _table(queue)  # from each record's remembered row (issue 44)
+                from redline.workspace.queue.index import collector_paused
+
+                # Every object made lives until the command ends: no cyclic collection
+                # walks them (10,000 rows), and they are gone before the collector resumes.
+                with collector_paused():
+                    try:
+                        return _table(queue)  # from each record's remembered row (issue 44)
+                    finally:
+                        queue.close()
             if command in ("list", "clear"):
                 records = queue.list()  # reconciles once (crash leftovers), reads every record
             else:
@@ -304,27 +312,36 @@ def _table(queue: WorkspaceQueue, listed: list[Listed] | None = None) -> int:
         else:
             _out(f"No pending actions in {queue.root}.")
         return status
-    rows = [("ID", "SOURCE", "+/-", "LABEL", "NOTE")]
-    widths = [len(cell) for cell in rows[0][:4]]
-    for row, reasons, orphaned in listed:
+    orphaned_note = ORPHANED_REASON
+
+    def note(row: Row, reasons: list[str], orphaned: bool) -> str:
         notes = []
         if row.stale or reasons:
             notes.append("stale: " + (row.stale_reason or "; ".join(reasons)))
         if orphaned:
-            notes.append(ORPHANED_REASON)
+            notes.append(orphaned_note)
         notes.extend(row.notes)
         # Each cell on one line: a label or name holding a newline or an escape cannot
         # print rows of its own (redline.termtext; the row's own cells already are).
-        note = one_line("; ".join(notes)) if notes else ""
-        rows.append((row.id, row.source, row.counts, row.label, note))
-        cells = (row.id, row.source, row.counts, row.label)
-        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
+        return one_line("; ".join(notes)) if notes else ""
+
+    # 10,000 rows: one pass per column in C where it can be (issue 44), the same text.
+    cells = [("ID", "SOURCE", "+/-", "LABEL", "NOTE")]
+    cells.extend(
+        (
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            note(r, reasons, orphaned) if r[4] or reasons or orphaned or r[6] else "",
+        )
+        for r, reasons, orphaned in listed
+    )
+    columns = list(zip(*cells, strict=True))
+    w0, w1, w2, w3 = (max(map(len, column)) for column in columns[:4])
+    line = f"{{:<{w0}}}  {{:<{w1}}}  {{:<{w2}}}  {{:<{w3}}}  {{}}".format
     # One write for the table (10,000 rows printed one by one cost a tenth of a listing).
-    w0, w1, w2, w3 = widths
-    lines = [
-        f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2].ljust(w2)}  {r[3].ljust(w3)}  {r[4]}".rstrip()
-        for r in rows
-    ]
+    lines = list(map(str.rstrip, map(line, *columns)))
     lines.append(f"{len(listed)} pending (top first). Show one with `redline pending show ID`.")
     _out("\n".join(lines))
     return status

@@ -22,24 +22,57 @@ record only for a file that changed.
 * A row is remembered only once its record file is :data:`.index.SETTLE_NS` old (the
   identity rule of :mod:`.index`); the file is rewritten when a listing had to build at least
   :data:`.index.PERSIST_AFTER` rows, holding the rows that listing used.
+* **The folder's snapshot** (format 2): a listing that found every record file of
+  ``actions/`` with its row, nothing to settle and no unusable record also keeps the
+  folder's stamp (``st_dev, st_ino, st_mtime_ns, st_ctime_ns``, stat'ed *before* its names
+  were read) with the rows top first. While the folder has that stamp a listing takes the
+  rows as they are -- no name of the folder read, no record file stat'ed (10,000 ``stat``
+  calls, issue 44). Why that is exact: redline never writes a record file in place; every
+  push, replacement, update, state change and removal creates a temporary file in
+  ``actions/`` and renames it over the record or unlinks it (:func:`.storage.write_atomic`),
+  and each of those changes the folder's modification and change times, which nobody can
+  set back (the change time). A change in the same clock tick as the stamp could keep it,
+  so a stamp is kept only once it is :data:`.index.SETTLE_NS` older than that ``stat``.
+  What can change without the folder changing is checked at every listing as before: the
+  used-id set (an id that left the queue while its record stayed: a crash leftover, read
+  the ordinary way), the resolved log and the journal (:meth:`~.reconcile.QueueReconcile._settle`'s
+  checks that look beyond the record), the files' hashes and the owners' processes. A
+  record file changed in place by something other than redline (an ``echo >>`` by hand)
+  keeps the folder's stamp: the listing goes on showing the row it had until the folder
+  changes; such a record no longer verifies, and every decision reads and verifies the
+  record itself under its claim, so nothing but what was signed is ever applied.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, NamedTuple
 
 from redline.workspace.queue import index, memo
 from redline.workspace.queue.index import Identity, RecordSummary, settled
-from redline.workspace.queue.records import QueueRecord
+from redline.workspace.queue.records import QueueRecord, id_number
 from redline.workspace.queue.staleness import Check, checks
 
 LISTING = "listing"
-LISTING_FORMAT = 1  # name -> (identity, RecordSummary, Row), as tuples
+LISTING_FORMAT = 2  # name -> (identity, RecordSummary tuple, Row tuple); "" -> Folder
 PURPOSE = "queue-listing"
 MAX_LISTING_BYTES = 128 * 1024 * 1024
 # The memo is rewritten after a listing that had to build this many rows.
 PERSIST_AFTER = index.PERSIST_AFTER
+FOLDER = ""  # the key of the folder's snapshot (no record file has an empty name)
+
+Stamp = tuple[int, int, int, int]  # st_dev, st_ino, st_mtime_ns, st_ctime_ns
+#: ``actions/`` as a listing found it, every record in it remembered (see the module doc):
+#: (the folder's stamp, the record files' names top first, their id numbers ascending,
+#: the oldest record's ``created_at``); saved with the rows, top first, as a fifth item
+#: (the same tuples as the rows by name: marshal writes each once).
+Folder = tuple[Stamp, tuple[str, ...], tuple[int, ...], float]
+
+
+def stamp(st: os.stat_result) -> Stamp:
+    """What changes whenever a name in a folder is added, removed or replaced."""
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class Row(NamedTuple):
@@ -89,6 +122,30 @@ def row_of(record: QueueRecord) -> Row:
     )
 
 
+def snapshot(
+    st: os.stat_result, now_ns: int, found: list[tuple[RecordSummary, Row]]
+) -> Folder | None:
+    """The snapshot of ``actions/`` holding ``found``, every record in it top first (``st``:
+    the folder's stat, taken at ``now_ns`` before its names were read); None when it may
+    not be kept: the folder changed too recently for its stamp to prove anything (see the
+    module doc), or a record is one :meth:`~.reconcile.QueueReconcile._settle` would look
+    at for what it holds itself (a state but pending, a replacement of a listed record)."""
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= now_ns - index.SETTLE_NS:
+        return None
+    ids = {summary.id for summary, _row in found}
+    numbers: list[int] = []
+    for summary, _row in found:
+        if summary.state != "pending" or (summary.replaces is not None and summary.replaces in ids):
+            return None
+        number = id_number(summary.id)
+        if number is None:
+            return None
+        numbers.append(number)
+    names = tuple(f"{summary.id}.json" for summary, _row in found)
+    oldest = min((summary.created_at for summary, _row in found), default=0.0)
+    return (stamp(st), names, tuple(sorted(numbers)), float(oldest))
+
+
 class ListingMemo:
     """The memo of one queue (see the module doc). The queue holds a lock around each use."""
 
@@ -102,6 +159,8 @@ class ListingMemo:
         self.used: dict[str, tuple[Identity, RecordSummary, Row]] = {}
         self.loaded = False
         self.unsaved = 0
+        self.folder: Any = None  # the folder's snapshot as read (a Folder; checked when used)
+        self.new_folder: Folder | None = None  # found by this listing, saved with the rows
 
     def load(self) -> None:
         if self.loaded:
@@ -111,6 +170,7 @@ class ListingMemo:
             self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.keys, MAX_LISTING_BYTES
         )
         if data is not None:
+            self.folder = data.pop(FOLDER, None)
             self.known = data
 
     def take(self, name: str, found: Any) -> tuple[RecordSummary, Row] | None:
@@ -140,20 +200,30 @@ class ListingMemo:
             self.unsaved += 1
 
     def save(self) -> None:
-        """Write the rows used since the last save, if enough were built; never raises."""
+        """Write the rows used since the last save, if enough were built or the folder's
+        snapshot is new (kept only when every record it names has its row); never raises."""
         used, self.used = self.used, {}
-        if self.unsaved < PERSIST_AFTER:
+        folder, self.new_folder = self.new_folder, None
+        if folder is not None and not all(name in used for name in folder[1]):
+            folder = None
+        old = self.folder
+        same = type(old) is tuple and len(old) == 5 and old[:4] == folder
+        if self.unsaved < PERSIST_AFTER and (folder is None or same):
             return
         known = {name: (key, tuple(s), tuple(r)) for name, (key, s, r) in used.items()}
+        data: dict[str, Any] = dict(known)
+        if folder is not None:
+            data[FOLDER] = (*folder, tuple(known[name][2] for name in folder[1]))
         if not memo.write(
-            self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.key, MAX_LISTING_BYTES, known
+            self.root_fd, LISTING, LISTING_FORMAT, PURPOSE, self.key, MAX_LISTING_BYTES, data
         ):
             return
         self.known = known
+        self.folder = data.get(FOLDER)
         self.unsaved = 0
 
 
-_FIELDS = len(Row._fields)
+FIELDS = len(Row._fields)
 
 
 def _summary(raw: Any) -> RecordSummary | None:
@@ -172,7 +242,7 @@ def _summary(raw: Any) -> RecordSummary | None:
 
 def _row(raw: Any) -> Row | None:
     """A row as :meth:`ListingMemo.save` wrote it (None for anything of another shape)."""
-    if type(raw) is not tuple or len(raw) != _FIELDS:
+    if type(raw) is not tuple or len(raw) != FIELDS:
         return None
     row = Row(*raw)
     if not (

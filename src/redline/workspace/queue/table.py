@@ -1,7 +1,11 @@
 """QueueListing: what ``redline pending list`` prints, from the listing memo (:mod:`.listing`).
 
-A listing whose record files all kept their identity since a listing built their rows reads
-the folder (one ``stat`` per record), the used-id set and the memo -- neither the listing
+While ``actions/`` is as the memo's snapshot found it (:mod:`.listing`: no record file
+added, removed or replaced since) a listing takes the snapshot's rows and looks at no
+record file; it still reads the used-id set, the resolved log's names and (when it changed)
+the journal, and compares the files with the disk. Otherwise a listing whose record files
+all kept their identity since a listing built their rows reads the folder (one ``stat`` per
+record), the used-id set and the memo -- neither the listing
 index nor any record -- settles crash leftovers from the remembered summaries exactly as
 :meth:`~.reconcile.QueueReconcile.reconcile` does, and compares each action's files with
 the disk (their hashes from :mod:`.hashes` while a file keeps its identity). A few changed
@@ -13,7 +17,9 @@ remembers the rows for the next listing.
 from __future__ import annotations
 
 import builtins
+import functools
 import os
+import time
 from typing import TYPE_CHECKING, TypeAlias
 
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, record_name
@@ -45,16 +51,24 @@ class QueueListing(QueueReconcile):
 
         Cheaper than :meth:`list` on a long queue (see the module doc): an unchanged record
         file is neither read nor parsed, from its file or from the index."""
+        from redline.workspace.queue.listing import snapshot
+
         with collector_paused():
             loaded = None
-            if self._reconciled:
-                found = self._from_memo()
-            else:
+            settle = not self._reconciled
+            if settle:
                 self._reconciled = True
                 # Not the contents store's (10,000 blobs to list): the next decision or
                 # push of any redline sweeps it.
                 self._sweep_temporaries(("", ACTIONS, RESOLVED, REQUESTS))
-                found = self._from_memo()
+            rows = self._from_folder(settle)
+            if rows is not None:
+                return self._checked(rows)
+            # Before any name of the folder is read (see listing.snapshot).
+            folder, now = os.fstat(self._fd(ACTIONS)), time.time_ns()
+            found = self._from_memo()
+            messages: builtins.list[str] = []
+            if settle:
                 if found is None:
                     messages = self._reconcile(full=False)
                     loaded, self._loaded = self._loaded, None
@@ -67,7 +81,56 @@ class QueueListing(QueueReconcile):
                 self.messages.extend(messages)
             if found is None:
                 found = self._from_index(loaded)
-            return self._checked(found)
+            if settle and not messages and not self.problems:
+                # Only a listing that found nothing to settle and no unusable record.
+                self._listing_memo().new_folder = snapshot(
+                    folder, now, [(summary, row) for _order, summary, row in found]
+                )
+            return self._checked([row for _order, _summary, row in found])
+
+    def _from_folder(self, settle: bool) -> builtins.list[Row] | None:
+        """Every row, top first, from the memo's snapshot of ``actions/`` when the folder
+        is as that snapshot found it (no record file added, removed or replaced: not one
+        record file is looked at, see ``workspace/queue/listing``); None otherwise, or when
+        an id left the queue or (``settle``) a record is a crash leftover."""
+        from redline.workspace.queue.listing import FIELDS, Row, stamp
+
+        with self._index_lock:
+            memo = self._listing_memo()
+            memo.load()
+            folder = memo.folder
+            if folder is None:
+                return None
+            try:
+                seen, names, numbers, oldest, rows = folder
+                if (
+                    # changed, or an id left the queue (a leftover to remove)
+                    stamp(os.fstat(self._fd(ACTIONS))) != seen
+                    or self._used().meets(numbers)
+                    or (settle and self._leftovers_in(names, oldest))
+                    # Signed by this user's key in this format: the shapes are the ones
+                    # save() wrote (one of another size, and the listing reads the folder).
+                    or len(rows) != len(names)
+                    or any(n != FIELDS for n in set(map(len, rows)))
+                ):
+                    rows = None
+            except (TypeError, ValueError, KeyError, IndexError):
+                rows = None
+            if rows is None:
+                memo.folder = None  # replaced by the snapshot this listing finds, if any
+                return None
+            return builtins.list(map(functools.partial(tuple.__new__, Row), rows))
+
+    def _leftovers_in(self, names: tuple[str, ...], oldest: float) -> bool:
+        """Whether any of the record files ``names`` (unchanged since a listing found none
+        to settle: neither a state but pending nor a replacement of another) has been
+        resolved or applied since: the checks of :meth:`_settle` that depend on other files."""
+        if not names:
+            return False  # (as _settle: an empty queue has nothing to settle)
+        if not set(os.listdir(self._fd(RESOLVED))).isdisjoint(names):
+            return True
+        applied = self._journal_applies(oldest)
+        return bool(applied) and not {record_name(i) for i in applied}.isdisjoint(names)
 
     def _from_memo(self) -> builtins.list[Found] | None:
         """Every record's summary and row from the memo, a few changed files read on their
@@ -124,7 +187,7 @@ class QueueListing(QueueReconcile):
                 summary, row = RecordSummary.of(record), row_of(record)
                 memo.put(name, key, summary, row)
                 found.append(((summary.position, id_number(action_id) or 0), summary, row))
-        found.sort(key=lambda item: item[0], reverse=True)
+            found.sort(key=lambda item: item[0], reverse=True)
         problems.sort(key=lambda e: id_number(e.action_id) or 0)
         self.problems = problems
         return found
@@ -170,24 +233,22 @@ class QueueListing(QueueReconcile):
         memo.put(record_name(action_id), key, RecordSummary.of(record), row)
         return row
 
-    def _checked(self, found: builtins.list[Found]) -> builtins.list[Listed]:
+    def _checked(self, rows: builtins.list[Row]) -> builtins.list[Listed]:
         """Each row with its staleness and orphan state found now; the memos saved."""
         from redline.workspace.queue.listing import Listed
-        from redline.workspace.queue.staleness import run_checks
+        from redline.workspace.queue.staleness import run_many
 
         with self._index_lock:
             hashes = self._file_hashes()
-            cache: dict[str, str | None] = {}
-            listed: builtins.list[Listed] = []
-            for _order, _summary, row in found:
-                owner = row.owner
-                listed.append(
-                    Listed(
-                        row,
-                        run_checks(self.root, builtins.list(row.checks), cache, hashes),
-                        owner is not None and not is_alive(*owner),
-                    )
+            reasons = run_many(self.root, [row[7] for row in rows], hashes)
+            orphaned = [row[8] is not None and not is_alive(*row[8]) for row in rows]
+            # (tuple.__new__: a NamedTuple's own constructor is Python, 10,000 calls)
+            listed = builtins.list(
+                map(
+                    functools.partial(tuple.__new__, Listed),
+                    zip(rows, reasons, orphaned, strict=True),
                 )
+            )
             hashes.save()
             self._listing_memo().save()
         return listed

@@ -23,7 +23,7 @@ import fcntl
 import hashlib
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from redline.paths import UserDirError, user_state_dir
@@ -53,6 +53,16 @@ class Ranges:
 
     def __len__(self) -> int:
         return sum(h - lo + 1 for lo, h in zip(self.lows, self.highs, strict=True))
+
+    def meets(self, numbers: Sequence[int]) -> bool:
+        """Whether any of ``numbers`` (sorted ascending) is in the set: one search per
+        range, not one per number (a listing of 10,000 actions, issue 44)."""
+        end = len(numbers)
+        for low, high in zip(self.lows, self.highs, strict=True):
+            at = bisect.bisect_left(numbers, low)
+            if at < end and numbers[at] <= high:
+                return True
+        return False
 
     def highest(self) -> int:
         return self.highs[-1] if self.highs else 0
