@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from redline.hooktrace import mark
 from redline.lazylog import LazyLogger
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
@@ -511,6 +512,7 @@ class ReviewSession:
         queue = self.store.queue
         if queue is None or self._closed:
             return
+        mark("sync")
         await self._serve_and_hear()
         mine = self.store.snapshot()
         if not mine:
@@ -617,9 +619,11 @@ class ReviewSession:
                 continue
             with self.store.serving(request.id):
                 try:
+                    mark("serving")
                     result = await resolve_pending(
                         PendingActionStore.single(action), request.decision, request.reason
                     )
+                    mark("resolved")
                     if not result.is_error:
                         result = self._provenance(
                             result,
@@ -628,7 +632,9 @@ class ReviewSession:
                             via=request.via,
                             reviewer=request.reviewer or None,
                         )
+                        mark("provenance")
                         self.store.remove(request.id)  # serving: its record is logged below
+                        mark("store removed")
                         try:
                             with queue.claim(request.id, wait=2.0) as claim:
                                 claim.finish(
@@ -645,9 +651,11 @@ class ReviewSession:
                             pass
                         except QueueError:
                             log.exception("could not log the resolution of %s", request.id)
+                        mark("logged")
                     done.append((request.id, result))
                 finally:
                     queue.drop_request(request.id)
+                    mark("request dropped")
         return done
 
     async def _serve_parts(self, request: Any, action: PendingAction) -> None:

@@ -34,6 +34,7 @@ from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
 from redline.drivers.hooks.values import Value
+from redline.hooktrace import mark
 from redline.lazylog import LazyLogger
 
 # What a call holds is typed through these; at run time each is imported where it is used,
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 log = LazyLogger(__name__)  # logging is imported when something is logged
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
-#: How often a hook process's queue watch looks for the decision, in ms (10 elsewhere).
-HOOK_WATCH_STEP_MS = 4
 #: Outcomes answered at once (a replacement is followed: it still needs the watcher).
 _FINAL = frozenset({"apply", "discard", "parts", "removed"})
 NO_REASON = "no reason given"
@@ -182,10 +181,6 @@ class HookCall:
             if early is not None:
                 return early
         session, queue = self._opened()
-        if self.exiting:  # a process of its own, waiting on this one decision: hear it sooner
-            from redline.workspace.queue.watcher import QueueWatcher
-
-            QueueWatcher.step_ms = HOOK_WATCH_STEP_MS
         try:
             if not await self._started(session):
                 follow_queue(session)
@@ -301,6 +296,7 @@ class HookCall:
         self._session, self._queue = session, queue
         self._proposed = session.propose(self._action(change))
         self._action_id = self._proposed.id
+        mark("queued")
         self._note("waiting", action=self._proposed.id)
 
     async def _started(self, session: ReviewSession) -> bool:
@@ -372,6 +368,7 @@ class HookCall:
         future, loop = self._decided, self._loop
         if future is None or loop is None:
             return
+        mark(f"settled {verb}")
         if verb in _FINAL and self.exiting:
             self._let_go()
 
