@@ -25,6 +25,7 @@ small state (follow flags, re-check requests, reported undos).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -127,6 +128,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` cancels the task (asyncio is not imported to ask: a resolution that
+    never waits, a rule's at a hook's push, runs without an event loop)."""
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)
+
+
 class ReviewSession:
     """One session's pending actions and every way they are decided (see the module doc)."""
 
@@ -176,8 +184,6 @@ class ReviewSession:
         The one resolution path: emits the resolution's event and, after an apply, marks
         the other actions whose files changed as stale.
         """
-        import asyncio
-
         from redline.review.resolve import ResolveOutcome, resolution_event, resolve_pending
 
         try:
@@ -192,9 +198,9 @@ class ReviewSession:
                 resolved_by=decision.by if decision.by in ("rule", "agent") else None,
                 rule=decision.rule,
             )
-        except asyncio.CancelledError:
-            raise
         except BaseException as exc:  # an action's callback that escaped its isolation
+            if _cancelled(exc):
+                raise
             log.debug("resolving failed", exc_info=True)
             detail = str(exc)
             cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

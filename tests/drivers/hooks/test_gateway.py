@@ -428,6 +428,72 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
     assert not {"psycopg", "redline.teamqueue.settings"} & imported
 
 
+# What a call has imported when it exits (the hook command ends with os._exit).
+_AT_EXIT = """
+import json, sys
+import redline.cli as cli
+exit_now = cli._exit_now
+def spy(code):
+    sys.stderr.write("AT_EXIT " + json.dumps(sorted(sys.modules)) + "\\n")
+    exit_now(code)
+cli._exit_now = spy
+sys.argv = ["redline", "hook", "claude"]
+cli.main()
+"""
+
+
+def test_a_rule_decided_call_loads_no_event_loop_nor_the_hunk_machinery(
+    root: Path, queue: WorkspaceQueue, isolated_user_config: Path
+) -> None:
+    """A rule's discard at push decides through the one resolution path
+    (``ReviewSession.resolve``), driven without an event loop: the call never imports
+    asyncio, the queue's watcher, nor the hunk, re-base and three-way merge machinery that
+    only a part, an edit or an apply's re-base needs (issue 49). Checked in a fresh
+    interpreter, as the agent runs it; the decision is logged as the rule's."""
+    import os
+    import subprocess
+
+    (isolated_user_config / "rules.toml").write_text(
+        '[[rule]]\nname = "no agent writes docs"\ndecision = "discard"\n'
+        'sources = ["hook:*"]\npaths = ["*.txt"]\nreason = "write docs by hand"\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT],
+        input=recorded("pre-write.json", root),
+        capture_output=True,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "Discarded by the reviewer: write docs by hand" in done.stdout.decode()
+    lines = [line for line in done.stderr.decode().splitlines() if line.startswith("AT_EXIT ")]
+    assert len(lines) == 1, done.stderr.decode()[-2000:]
+    loaded = set(json.loads(lines[0].removeprefix("AT_EXIT ")))
+    assert {"redline.rules", "redline.review.resolve"} <= loaded  # decided by the one path
+    assert (
+        not {
+            "asyncio",
+            "redline.review.rebase",
+            "redline.workspace.rebase",
+            "merge3",
+            "redline.workspace.hunks",
+            "redline.review.follower",
+            "watchfiles",
+            "redline.review.unseen",
+        }
+        & loaded
+    )
+    assert queue.list() == []
+    resolution = queue.resolution("pa-1")
+    assert resolution is not None
+    assert (resolution.decision, resolution.resolved_by, resolution.rule) == (
+        "discard",
+        "rule",
+        "no agent writes docs",
+    )
+
+
 # What a reviewed call has imported at the moment its action reaches the queue: the agent
 # waits for these, so none of the machinery that only a decision needs belongs here.
 _AT_PUSH = """
