@@ -28,8 +28,7 @@ class QueueWatcher:
     name ends in ``suffix`` count); stop() ends it."""
 
     #: How often the watch looks for changes, in ms: a change is heard one to two steps
-    #: after it is made. A process that only waits on one decision (``redline hook``) looks
-    #: more often; it ends with that decision.
+    #: after it is made (an owner request sooner, through the doorbell).
     step_ms = 10
 
     def __init__(
