@@ -428,6 +428,33 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
     assert not {"psycopg", "redline.teamqueue.settings"} & imported
 
 
+def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
+    """A hook process that handed its action over (no decision in ``wait_seconds``) ends
+    with os._exit: its queue watcher's doorbell (``requests/.wake-PID``) is removed first."""
+    import os
+    import subprocess
+
+    from tests.drivers.hooks.test_claude_mapping import recorded
+
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "REDLINE_QUEUE_URL"}
+    env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "hook", "claude"],
+        input=recorded("pre-write.json", ws),
+        capture_output=True,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "still pending review in redline as pa-1" in done.stdout.decode()
+    requests = ws / ".redline" / "queue" / "requests"
+    assert [n for n in os.listdir(requests) if n.startswith(".wake-")] == []
+
+
 # What a call has imported when it exits (the hook command ends with os._exit).
 _AT_EXIT = """
 import json, sys

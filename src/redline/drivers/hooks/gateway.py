@@ -197,6 +197,8 @@ class HookCall:
             if not self.exiting:  # else the process ends at once: no waiting for the watcher
                 session.close()
                 queue.close()
+            else:  # its doorbell goes with it (done already when a decision settled it)
+                self._let_go()
 
     async def review_change(self, change: FileChange) -> Answer:
         """Propose ``change`` and answer with its decision (one file of a Codex patch)."""
