@@ -211,9 +211,10 @@ class ReviewSession:
             outcome = self._provenance(
                 outcome, decision.by, decision.batch, rule=decision.rule, via=decision.via
             )
-        event = resolution_event(outcome, decision.by, rule=decision.rule)
-        if event is not None:
-            self.events.emit(event)
+        if self.events.heard:
+            event = resolution_event(outcome, decision.by, rule=decision.rule)
+            if event is not None:
+                self.events.emit(event)
         if outcome.is_error:
             self.check_staleness(set())  # the checks that waited for this resolution
         else:

@@ -508,6 +508,7 @@ def test_a_rule_decided_call_loads_no_event_loop_nor_the_hunk_machinery(
             "redline.review.follower",
             "watchfiles",
             "redline.review.unseen",
+            "redline.review.events",  # nobody hears a hook process's events: none is built
         }
         & loaded
     )

@@ -758,7 +758,8 @@ def open_session(root: Path, payload: HookPayload) -> tuple[WorkspaceQueue, Revi
     queue = WorkspaceQueue(root)
     source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
     store = PendingActionStore(queue=queue, source=source)
-    session = ReviewSession(root, store, EventStream(payload.session_id))
+    # Nobody subscribes to a hook process's events: none is kept for a replay.
+    session = ReviewSession(root, store, EventStream(payload.session_id, replay=False))
     session.via = "hook"
     model = payload.raw.get("model")  # Codex names it in every payload; the others do not
     session.model = model if isinstance(model, str) and model.strip() else None

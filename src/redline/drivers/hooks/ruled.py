@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from redline.lazylog import LazyLogger
 
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
     from redline.review.session import ReviewSession
     from redline.review.store import PendingAction
+    from redline.rules import ActionFacts, RuleOutcome, RuleSet
     from redline.rules import Decision as RuleDecision
-    from redline.rules import RuleOutcome, RuleSet
 
 log = LazyLogger(__name__)
 
@@ -34,13 +34,14 @@ class NeedsLoop(RuntimeError):
     """The coroutine waited for something: only an event loop can carry it on."""
 
 
-def run_now(coro: Coroutine[Any, Any, T]) -> T:
+def run_now(coro: Coroutine[object, object, T]) -> T:
     """Run ``coro``, which never waits, to its end without an event loop (NeedsLoop if it
     does wait: it is closed there, its ``finally`` blocks run)."""
     try:
         coro.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        value: T = done.value
+        return value
     coro.close()
     raise NeedsLoop("the resolution waited for something; it needs an event loop")
 
@@ -67,7 +68,7 @@ def waits_for_checks(rules: RuleSet, agent: str, action: PendingAction) -> bool 
     return decision.decision == "apply" and decision.checks == "pass"
 
 
-def _facts(action: PendingAction, agent: str) -> Any:
+def _facts(action: PendingAction, agent: str) -> ActionFacts:
     from redline.rules import ActionFacts
 
     return dataclasses.replace(ActionFacts.of(action, "hook"), source=f"hook:{agent}")
