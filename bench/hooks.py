@@ -226,6 +226,8 @@ def reviewed(
     resolve_queued: Any,
 ) -> tuple[float, float, int, bytes]:
     """One reviewed Write: (start → queued, decision → exit, retries, the record's bytes)."""
+    from redline.hooktrace import mark  # REDLINE_HOOK_TRACE: the decider's steps too
+
     raw = payload("pre-write.json", root, f"f{n}.txt")
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -254,10 +256,12 @@ def reviewed(
     def reap() -> None:
         ended["output"] = proc.communicate(timeout=30)
         ended["at"] = time.perf_counter()
+        mark("reaped")
 
     reaper = threading.Thread(target=reap)
     reaper.start()
     decided = time.perf_counter()
+    mark("decided")
     retried = 0
     for _attempt in range(5):  # kept from the 2-second owner wait: a retry is counted
         result = asyncio.run(resolve_queued(queue, records[0].id, "discard", "bench"))

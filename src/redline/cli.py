@@ -108,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         code = run_agent(given[1], exiting=argv is None)
         if argv is None:
+            from redline.hooktrace import mark
+
+            mark("exit")
             _exit_now(code)
         return code
     parser = build_parser()

@@ -339,3 +339,31 @@ def test_subscribers_of_one_queue_share_one_watcher(
         assert follower.following  # the second subscriber still follows
         stops[1]()
     assert not follower.following and len(started) == 1
+
+
+def test_a_stream_nobody_hears_gets_no_resolution_event(ws: Path) -> None:
+    """A stream without replay (a hook process's) and without listeners is not ``heard``:
+    a resolution builds no event for it; a listener makes it heard again, and the next
+    resolution's event reaches it."""
+    import asyncio
+
+    stream = EventStream("s1", replay=False)
+    assert not stream.heard
+    store = PendingActionStore(queue=WorkspaceQueue(ws), source=Source.current("sdk", "", "s1"))
+    session = ReviewSession(ws, store, stream)
+    try:
+        first = session.propose(edit(ws, changed(2)))
+        outcome = asyncio.run(session.resolve(first.id, Decision("discard", "no")))
+        assert not outcome.is_error
+        heard: list[Event] = []
+        stream.subscribe(heard.append)
+        assert stream.heard
+        second = session.propose(edit(ws, changed(14)))
+        asyncio.run(session.resolve(second.id, Decision("discard", "again")))
+        assert [(type(e), getattr(e, "action_id", "")) for e in heard] == [
+            (PendingResolved, second.id)
+        ]
+    finally:
+        session.close()
+        store.queue.close()  # type: ignore[union-attr]
+    assert EventStream("s2").heard  # replay kept for a late subscriber: heard

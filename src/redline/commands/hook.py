@@ -39,7 +39,9 @@ def run_agent(agent: str, *, exiting: bool = False) -> int:
     import sys
 
     from redline.drivers.hooks.answers import blocked
+    from redline.hooktrace import mark
 
+    mark("hook started")
     seen: list[HookPayload] = []
     try:
         raw = sys.stdin.buffer.read()
@@ -66,6 +68,7 @@ def run_agent(agent: str, *, exiting: bool = False) -> int:
         if taken is not None:
             taken.give_back()
         return 2
+    mark("answered")
     if taken is not None:
         taken.done()
     return rendered.code

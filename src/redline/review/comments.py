@@ -19,9 +19,8 @@ import getpass
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from redline.workspace.hunks import Unit
 from redline.workspace.preview import (
     FileChange,
     FileDelete,
@@ -31,6 +30,9 @@ from redline.workspace.preview import (
 )
 from redline.workspace.queue import QueueError, QueueRecordError, WorkspaceQueue, iso_utc
 from redline.workspace.queue import conversation as store
+
+if TYPE_CHECKING:  # the hunks only where a partial discard splits the comments (issue 49)
+    from redline.workspace.hunks import Unit
 
 Side = Literal["new", "old"]
 MAX_COMMENT_CHARS = 10_000

@@ -70,14 +70,26 @@ E = TypeVar("E", bound=Event)
 class EventStream:
     """Numbers events and hands them to listeners, in order, from any thread."""
 
-    def __init__(self, session_id: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, session_id: str, clock: Callable[[], float] = time.time, *, replay: bool = True
+    ) -> None:
         self.session_id = session_id
         self._clock = clock
         self._seq = 0
         self._lock = threading.RLock()
         self._listeners: list[EventListener] = []
-        # Events from before the first run (plugin load errors, ...), for late subscribers.
-        self._startup: list[Event] | None = []
+        # Events from before the first run (plugin load errors, ...), for late subscribers;
+        # None once a run started, or from the start for a stream nobody replays
+        # (``replay=False``: a ``redline hook`` process's).
+        self._startup: list[Event] | None = [] if replay else None
+
+    @property
+    def heard(self) -> bool:
+        """Whether an event emitted now reaches anyone: a listener, or a late subscriber's
+        replay. A producer may skip building an event nobody hears (a hook process's rule
+        decision then never imports the event classes)."""
+        with self._lock:
+            return bool(self._listeners) or self._startup is not None
 
     def subscribe(self, listener: EventListener, *, replay: bool = False) -> Callable[[], None]:
         """Listen from now on; with ``replay``, first receive the events sent before the

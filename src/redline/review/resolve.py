@@ -7,34 +7,27 @@ a person names any action by id and may select hunks of its Preview (``only``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from redline.review.events import PendingResolved, ResolutionFailed, ResolvedBy
-from redline.review.rebase import Rebased, rebase_others
+from redline.lazylog import LazyLogger
 from redline.review.result import ToolResult, coerce_result
 from redline.review.store import PendingAction, PendingActionStore, resolving
-from redline.review.texts import (
-    partial_apply_text,
-    partial_discard_text,
-    whole_only_text,
-)
-from redline.workspace.hunks import (
-    HunkError,
-    Origin,
-    Unit,
-    parse_selection,
-    split_for_apply,
-    split_for_discard,
-)
-from redline.workspace.preview import Preview
 
-log = logging.getLogger(__name__)
+# A whole apply or discard needs none of the hunk, re-base and three-way merge machinery:
+# each is imported where a partial decision, an edit or a re-base after an apply uses it,
+# so a review rule's decision at a hook's push does not load them (issue 49). Nor asyncio:
+# a resolution only waits when another one holds the store's lock.
+if TYPE_CHECKING:
+    from redline.review.events import PendingResolved, ResolutionFailed, ResolvedBy
+    from redline.review.rebase import Rebased
+    from redline.workspace.hunks import Origin, Unit
+    from redline.workspace.preview import Preview
+
+log = LazyLogger(__name__)
 
 NOTHING_PENDING = "No pending action to resolve. Nothing to apply or discard."
 
@@ -147,6 +140,8 @@ async def _call(callback: Any, reason: str, pending: PendingAction) -> object:
 async def _acquire(store: PendingActionStore) -> None:
     # Polling keeps cancellation safe: a cancelled waiter never ends up holding the lock.
     while not store.resolution_lock.acquire(blocking=False):
+        import asyncio
+
         await asyncio.sleep(0.002)
 
 
@@ -269,6 +264,8 @@ def _rebase(
         if pending.preview is None or not pending.preview_apply:
             return []
         written = pending.preview
+    from redline.review.rebase import rebase_others
+
     try:
         return rebase_others(
             store, written, onto=pending.id, skip=(pending.id, skip) if skip else (pending.id,)
@@ -285,6 +282,14 @@ async def _resolve_part(
     reason: str,
     only: Sequence[str],
 ) -> ResolveOutcome:
+    from redline.review.texts import partial_apply_text, partial_discard_text, whole_only_text
+    from redline.workspace.hunks import (
+        HunkError,
+        parse_selection,
+        split_for_apply,
+        split_for_discard,
+    )
+
     if pending.preview is None:
         return _invalid(whole_only_text(pending.id, pending.label))
     try:
@@ -499,7 +504,7 @@ async def edit_pending(
 ) -> EditOutcome:
     """Replace ``path``'s proposed content in ``action_id`` with ``text`` (a person's edit)."""
     from redline.review.file_action import file_action
-    from redline.workspace.hunks import edit_file
+    from redline.workspace.hunks import HunkError, edit_file
 
     await _acquire(store)
     try:
@@ -560,6 +565,8 @@ def resolution_event(
     facts, verb = outcome.action, outcome.verb
     if facts is None or verb is None:
         return None
+    from redline.review.events import PendingResolved, ResolutionFailed
+
     if outcome.is_error:
         return ResolutionFailed(
             message=outcome.text,

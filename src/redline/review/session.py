@@ -25,12 +25,14 @@ small state (follow flags, re-check requests, reported undos).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from redline.hooktrace import mark
 from redline.lazylog import LazyLogger
 from redline.review.result import ToolResult
 from redline.review.store import PendingAction, PendingActionStore, StoreEvent
@@ -126,6 +128,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` cancels the task (asyncio is not imported to ask: a resolution that
+    never waits, a rule's at a hook's push, runs without an event loop)."""
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)
+
+
 class ReviewSession:
     """One session's pending actions and every way they are decided (see the module doc)."""
 
@@ -175,8 +184,6 @@ class ReviewSession:
         The one resolution path: emits the resolution's event and, after an apply, marks
         the other actions whose files changed as stale.
         """
-        import asyncio
-
         from redline.review.resolve import ResolveOutcome, resolution_event, resolve_pending
 
         try:
@@ -191,9 +198,9 @@ class ReviewSession:
                 resolved_by=decision.by if decision.by in ("rule", "agent") else None,
                 rule=decision.rule,
             )
-        except asyncio.CancelledError:
-            raise
         except BaseException as exc:  # an action's callback that escaped its isolation
+            if _cancelled(exc):
+                raise
             log.debug("resolving failed", exc_info=True)
             detail = str(exc)
             cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
@@ -204,9 +211,10 @@ class ReviewSession:
             outcome = self._provenance(
                 outcome, decision.by, decision.batch, rule=decision.rule, via=decision.via
             )
-        event = resolution_event(outcome, decision.by, rule=decision.rule)
-        if event is not None:
-            self.events.emit(event)
+        if self.events.heard:
+            event = resolution_event(outcome, decision.by, rule=decision.rule)
+            if event is not None:
+                self.events.emit(event)
         if outcome.is_error:
             self.check_staleness(set())  # the checks that waited for this resolution
         else:
@@ -511,6 +519,7 @@ class ReviewSession:
         queue = self.store.queue
         if queue is None or self._closed:
             return
+        mark("sync")
         await self._serve_and_hear()
         mine = self.store.snapshot()
         if not mine:
@@ -617,9 +626,11 @@ class ReviewSession:
                 continue
             with self.store.serving(request.id):
                 try:
+                    mark("serving")
                     result = await resolve_pending(
                         PendingActionStore.single(action), request.decision, request.reason
                     )
+                    mark("resolved")
                     if not result.is_error:
                         result = self._provenance(
                             result,
@@ -628,7 +639,9 @@ class ReviewSession:
                             via=request.via,
                             reviewer=request.reviewer or None,
                         )
+                        mark("provenance")
                         self.store.remove(request.id)  # serving: its record is logged below
+                        mark("store removed")
                         try:
                             with queue.claim(request.id, wait=2.0) as claim:
                                 claim.finish(
@@ -645,9 +658,11 @@ class ReviewSession:
                             pass
                         except QueueError:
                             log.exception("could not log the resolution of %s", request.id)
+                        mark("logged")
                     done.append((request.id, result))
                 finally:
                     queue.drop_request(request.id)
+                    mark("request dropped")
         return done
 
     async def _serve_parts(self, request: Any, action: PendingAction) -> None:

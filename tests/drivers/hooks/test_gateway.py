@@ -353,6 +353,7 @@ PASS_THROUGH_MODULES = {
     "redline.drivers.hooks.payload",
     "redline.drivers.hooks.tools",
     "redline.drivers.hooks.values",
+    "redline.hooktrace",  # REDLINE_HOOK_TRACE: one environment lookup
     "redline.paths",
     "redline.workspace",
     "redline.workspace.outbox",
@@ -425,6 +426,100 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
     assert "redline.review.session" in imported
     assert not {"psycopg", "redline.teamqueue.settings"} & imported
+
+
+def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
+    """A hook process that handed its action over (no decision in ``wait_seconds``) ends
+    with os._exit: its queue watcher's doorbell (``requests/.wake-PID``) is removed first."""
+    import os
+    import subprocess
+
+    from tests.drivers.hooks.test_claude_mapping import recorded
+
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "REDLINE_QUEUE_URL"}
+    env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", "hook", "claude"],
+        input=recorded("pre-write.json", ws),
+        capture_output=True,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "still pending review in redline as pa-1" in done.stdout.decode()
+    requests = ws / ".redline" / "queue" / "requests"
+    assert [n for n in os.listdir(requests) if n.startswith(".wake-")] == []
+
+
+# What a call has imported when it exits (the hook command ends with os._exit).
+_AT_EXIT = """
+import json, sys
+import redline.cli as cli
+exit_now = cli._exit_now
+def spy(code):
+    sys.stderr.write("AT_EXIT " + json.dumps(sorted(sys.modules)) + "\\n")
+    exit_now(code)
+cli._exit_now = spy
+sys.argv = ["redline", "hook", "claude"]
+cli.main()
+"""
+
+
+def test_a_rule_decided_call_loads_no_event_loop_nor_the_hunk_machinery(
+    root: Path, queue: WorkspaceQueue, isolated_user_config: Path
+) -> None:
+    """A rule's discard at push decides through the one resolution path
+    (``ReviewSession.resolve``), driven without an event loop: the call never imports
+    asyncio, the queue's watcher, nor the hunk, re-base and three-way merge machinery that
+    only a part, an edit or an apply's re-base needs (issue 49). Checked in a fresh
+    interpreter, as the agent runs it; the decision is logged as the rule's."""
+    import os
+    import subprocess
+
+    (isolated_user_config / "rules.toml").write_text(
+        '[[rule]]\nname = "no agent writes docs"\ndecision = "discard"\n'
+        'sources = ["hook:*"]\npaths = ["*.txt"]\nreason = "write docs by hand"\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT],
+        input=recorded("pre-write.json", root),
+        capture_output=True,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert "Discarded by the reviewer: write docs by hand" in done.stdout.decode()
+    lines = [line for line in done.stderr.decode().splitlines() if line.startswith("AT_EXIT ")]
+    assert len(lines) == 1, done.stderr.decode()[-2000:]
+    loaded = set(json.loads(lines[0].removeprefix("AT_EXIT ")))
+    assert {"redline.rules", "redline.review.resolve"} <= loaded  # decided by the one path
+    assert (
+        not {
+            "asyncio",
+            "redline.review.rebase",
+            "redline.workspace.rebase",
+            "merge3",
+            "redline.workspace.hunks",
+            "redline.review.follower",
+            "watchfiles",
+            "redline.review.unseen",
+            "redline.review.events",  # nobody hears a hook process's events: none is built
+        }
+        & loaded
+    )
+    assert queue.list() == []
+    resolution = queue.resolution("pa-1")
+    assert resolution is not None
+    assert (resolution.decision, resolution.resolved_by, resolution.rule) == (
+        "discard",
+        "rule",
+        "no agent writes docs",
+    )
 
 
 # What a reviewed call has imported at the moment its action reaches the queue: the agent
@@ -514,9 +609,10 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
     # pinned it, with issue 47's revision lookup and issue 43's typed details; issue 44's
     # QueueListing, a base class of the queue, is one more, and its memos and staleness
     # check load at the first listing, not here): a module added to the queueing path must
-    # be one it cannot do without.
+    # be one it cannot do without. (redline.hooktrace, issue 49's opt-in step trace, is one
+    # environment lookup.)
     ours = sorted(m for m in at_push if m.startswith("redline"))
-    assert len(ours) <= 48, ours
+    assert len(ours) <= 49, ours
     memos = {"listing", "staleness", "hashes", "memo"}
     assert not {f"redline.workspace.queue.{name}" for name in memos} & set(ours)
 

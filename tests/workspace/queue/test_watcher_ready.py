@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.workspace.queue.watcher import QueueWatcher
+from redline.workspace.queue.watcher import QueueWatcher, doorbell_name, ring
 
 
 def _inotify_watches() -> int:
@@ -57,3 +57,88 @@ def test_release_ends_the_watch_at_once_without_a_thread_error(
     assert not heard.is_set()
     watcher.release()  # twice, and stop() after it, change nothing
     watcher.stop()
+
+
+def test_a_doorbell_wakes_the_watcher_without_the_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ring() reaches the watcher's callback through its named pipe alone (the watch itself
+    is replaced by one that never reports), and stop() takes the pipe away."""
+
+    def no_watch(self: QueueWatcher) -> None:
+        self._ready.set()
+        self._stop.wait()
+
+    monkeypatch.setattr(QueueWatcher, "_run", no_watch)
+    heard = threading.Event()
+    bell = tmp_path / doorbell_name(os.getpid())
+    watcher = QueueWatcher(tmp_path, heard.set, doorbell=bell)
+    watcher.start()
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert ring(fd, os.getpid())
+        assert heard.wait(30), "the doorbell was not heard"  # hang guard
+    finally:
+        watcher.stop()
+    try:
+        assert not bell.exists()
+        assert not ring(fd, os.getpid())  # no doorbell: nobody to wake, nothing raised
+    finally:
+        os.close(fd)
+
+
+def test_ring_refuses_what_is_not_a_doorbell(tmp_path: Path) -> None:
+    (tmp_path / doorbell_name(12345)).write_text("")  # a plain file is never written to
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert not ring(fd, 12345)
+        assert not ring(fd, 12346)
+    finally:
+        os.close(fd)
+    assert (tmp_path / doorbell_name(12345)).read_text() == ""
+
+
+def test_a_dead_process_doorbell_is_swept(tmp_path: Path) -> None:
+    """A killed process leaves its pipe; the next watcher's start removes it."""
+    import subprocess
+
+    dead = int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    os.mkfifo(tmp_path / doorbell_name(dead))
+    watcher = QueueWatcher(tmp_path, lambda: None, doorbell=tmp_path / doorbell_name(os.getpid()))
+    watcher.start()
+    try:
+        assert not (tmp_path / doorbell_name(dead)).exists()
+        assert (tmp_path / doorbell_name(os.getpid())).exists()
+    finally:
+        watcher.stop()
+
+
+def test_an_owner_request_rings_the_owner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """request_owner() wakes the owner process through its queue watcher's doorbell: the
+    owner (this process here) hears the request with its watch replaced by a silent one."""
+    from redline.workspace.queue import ActionDraft, Source, WorkspaceQueue
+
+    def no_watch(self: QueueWatcher) -> None:
+        self._ready.set()
+        self._stop.wait()
+
+    monkeypatch.setattr(QueueWatcher, "_run", no_watch)
+    queue = WorkspaceQueue(tmp_path)
+    record = queue.push(ActionDraft("run", Source.current("hook", "claude", "s")))
+    assert record.applied_by == "owner"
+    heard = threading.Event()
+    watcher = queue.watch(heard.set)
+    try:
+        queue.request_owner(record.id, "discard", "no")
+        assert heard.wait(30), "the owner was not woken"  # hang guard
+        assert [r.id for r, _ in queue.owner_requests()] == [record.id]
+    finally:
+        watcher.stop()
+        queue.close()

@@ -24,7 +24,6 @@ as approved is then staged or committed as ``[git] on_apply`` says, like any app
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import Coroutine
 from pathlib import Path
@@ -34,6 +33,7 @@ from redline.drivers.hooks.answers import Answer
 from redline.drivers.hooks.mapping import SHELL_TOOLS, FileChange, MappingError, map_call
 from redline.drivers.hooks.payload import HookPayload
 from redline.drivers.hooks.values import Value
+from redline.hooktrace import mark
 from redline.lazylog import LazyLogger
 
 # What a call holds is typed through these; at run time each is imported where it is used,
@@ -45,15 +45,12 @@ if TYPE_CHECKING:
     from redline.review.result import ToolResult
     from redline.review.session import PartsServed, ReviewSession
     from redline.review.store import PendingAction
-    from redline.rules import Decision as RuleDecision
-    from redline.rules import RuleOutcome
+    from redline.rules import RuleOutcome, RuleSet
     from redline.workspace.queue import Resolution, WorkspaceQueue
 
 log = LazyLogger(__name__)  # logging is imported when something is logged
 
 DISCARDED_PREFIX = "Discarded by the reviewer: "
-#: How often a hook process's queue watch looks for the decision, in ms (10 elsewhere).
-HOOK_WATCH_STEP_MS = 4
 #: Outcomes answered at once (a replacement is followed: it still needs the watcher).
 _FINAL = frozenset({"apply", "discard", "parts", "removed"})
 NO_REASON = "no reason given"
@@ -151,6 +148,12 @@ class HookCall:
         # The process ends right after the answer (the agent's hook command): run() leaves
         # the queue's watcher thread to the exit instead of waiting for it to stop.
         self.exiting = False
+        # The rules were looked at in prepare() (True), and the RuleSet left for the loop
+        # (an apply rule that runs the checks first), if any.
+        self._rules_looked = False
+        self._rule_set: RuleSet | None = None
+        # The decision settled before any event loop existed (a rule's, at push).
+        self._early: tuple[str, str, str | None] | None = None
 
     # -- entry --------------------------------------------------------------------
     def prepare(self) -> Answer | None:
@@ -170,11 +173,15 @@ class HookCall:
         queue, session = self._open()
         try:
             self._propose(session, queue, change)
+            ruled = self._rule_at_push(session, queue)
         except BaseException:
             session.close()
             queue.close()
             raise
-        return None
+        if ruled is not None:  # answered: nothing to wait for
+            session.close()
+            queue.close()
+        return ruled
 
     async def run(self) -> Answer:
         if self._session is None:
@@ -182,10 +189,6 @@ class HookCall:
             if early is not None:
                 return early
         session, queue = self._opened()
-        if self.exiting:  # a process of its own, waiting on this one decision: hear it sooner
-            from redline.workspace.queue.watcher import QueueWatcher
-
-            QueueWatcher.step_ms = HOOK_WATCH_STEP_MS
         try:
             if not await self._started(session):
                 follow_queue(session)
@@ -194,6 +197,8 @@ class HookCall:
             if not self.exiting:  # else the process ends at once: no waiting for the watcher
                 session.close()
                 queue.close()
+            else:  # its doorbell goes with it (done already when a decision settled it)
+                self._let_go()
 
     async def review_change(self, change: FileChange) -> Answer:
         """Propose ``change`` and answer with its decision (one file of a Codex patch)."""
@@ -301,6 +306,7 @@ class HookCall:
         self._session, self._queue = session, queue
         self._proposed = session.propose(self._action(change))
         self._action_id = self._proposed.id
+        mark("queued")
         self._note("waiting", action=self._proposed.id)
 
     async def _started(self, session: ReviewSession) -> bool:
@@ -343,35 +349,62 @@ class HookCall:
         return _noted(await self._answer(queue, self._action_id, outcome), queue)
 
     async def _rules(self, session: ReviewSession, action: PendingAction) -> RuleOutcome | None:
-        if not _rule_files_exist(self.root):
-            return None  # no rules: the rules engine is not even imported (hook start-up)
-        from redline.review.session import Decision, Verb
-        from redline.rules import ActionFacts, RuleSet, decide_and_resolve
+        from redline.drivers.hooks.ruled import decide, rule_files_exist
 
-        async def resolve(
-            verb: str, reason: str, action_id: str, decision: RuleDecision
-        ) -> tuple[bool, str]:
-            chosen: Verb = "apply" if verb == "apply" else "discard"
-            outcome = await session.resolve(
-                action_id, Decision(chosen, reason, by="rule", rule=decision.rule)
-            )
-            return not outcome.is_error, outcome.text
+        rules = self._rule_set
+        if rules is None and not self._rules_looked:
+            if not rule_files_exist(self.root):
+                return None  # no rules: the rules engine is not even imported (hook start-up)
+            from redline.rules import RuleSet
 
-        try:
-            facts = dataclasses.replace(
-                ActionFacts.of(action, "hook"), source=f"hook:{self.payload.agent}"
-            )
-            return await decide_and_resolve(
-                RuleSet(self.root), facts, action.id, action.label, resolve, preview=action.preview
-            )
-        except Exception:  # a broken rule never loses the proposal: it waits for review
-            log.exception("review rules could not decide %s", action.id)
+            rules = RuleSet(self.root)
+        if rules is None:
             return None
+        return await decide(rules, session, self.payload.agent, action)
+
+    def _rule_at_push(self, session: ReviewSession, queue: WorkspaceQueue) -> Answer | None:
+        """A rule's decision on the action just queued, made before any event loop exists
+        (drivers/hooks/ruled.py): the answer, or None when it waits for a person (or for
+        the checks an apply rule runs first, on the loop)."""
+        from redline.drivers.hooks.ruled import (
+            NeedsLoop,
+            decide,
+            rule_files_exist,
+            run_now,
+            waits_for_checks,
+        )
+
+        self._rules_looked = True
+        proposed = self._proposed
+        if proposed is None or not rule_files_exist(self.root):
+            return None
+        from redline.rules import RuleSet
+
+        rules = RuleSet(self.root)
+        try:
+            checks = waits_for_checks(rules, self.payload.agent, proposed)
+        except Exception:  # a broken rule never loses the proposal: it waits for review
+            log.exception("review rules could not decide %s", proposed.id)
+            return None
+        if checks:
+            self._rule_set = rules
+        if checks is None or checks:
+            return None
+        try:
+            run_now(decide(rules, session, self.payload.agent, proposed))
+        except NeedsLoop:  # never for the hook's own callbacks: left to a person
+            log.exception("a review rule's decision on %s waited", proposed.id)
+            return None
+        if self._early is None:  # the resolution failed: the action waits for review
+            return None
+        return _noted(run_now(self._answer(queue, self._action_id, self._early)), queue)
 
     def _settle(self, verb: str, reason: str, replaced_by: str | None = None) -> None:
         future, loop = self._decided, self._loop
-        if future is None or loop is None:
+        if future is None or loop is None:  # a rule's decision at push: no loop yet
+            self._early = (verb, reason, replaced_by)
             return
+        mark(f"settled {verb}")
         if verb in _FINAL and self.exiting:
             self._let_go()
 
@@ -715,19 +748,6 @@ class HookCall:
         )
 
 
-def _rule_files_exist(root: Path) -> bool:
-    """Whether a rules file may be there (user or workspace; anything at the path counts,
-    so an unreadable or odd one still reaches the rules engine, which reports it)."""
-    import os
-
-    from redline.paths import user_config_dir
-    from redline.workspace.state import state_dir
-
-    return any(
-        os.path.lexists(folder / "rules.toml") for folder in (user_config_dir(), state_dir(root))
-    )
-
-
 def open_session(root: Path, payload: HookPayload) -> tuple[WorkspaceQueue, ReviewSession]:
     """The workspace queue and a ReviewSession whose actions are this hook process's."""
     from redline.review.event_stream import EventStream
@@ -738,7 +758,8 @@ def open_session(root: Path, payload: HookPayload) -> tuple[WorkspaceQueue, Revi
     queue = WorkspaceQueue(root)
     source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
     store = PendingActionStore(queue=queue, source=source)
-    session = ReviewSession(root, store, EventStream(payload.session_id))
+    # Nobody subscribes to a hook process's events: none is kept for a replay.
+    session = ReviewSession(root, store, EventStream(payload.session_id, replay=False))
     session.via = "hook"
     model = payload.raw.get("model")  # Codex names it in every payload; the others do not
     session.model = model if isinstance(model, str) and model.strip() else None

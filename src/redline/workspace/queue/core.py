@@ -58,7 +58,7 @@ from redline.workspace.queue.index import (
 from redline.workspace.queue.owners import QueueOwners
 from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
 from redline.workspace.queue.table import QueueListing
-from redline.workspace.queue.watcher import QueueWatcher
+from redline.workspace.queue.watcher import QueueWatcher, doorbell_name
 
 if TYPE_CHECKING:
     from redline.jsontypes import JsonValue
@@ -289,7 +289,9 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         self._fd(ACTIONS)
         self._fd(RESOLVED)
         self._fd(REQUESTS)
-        watcher = QueueWatcher(self.path, callback)
+        watcher = QueueWatcher(
+            self.path, callback, doorbell=self.path / REQUESTS / doorbell_name(os.getpid())
+        )
         watcher.start()
         return watcher
 

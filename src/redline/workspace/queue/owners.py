@@ -8,6 +8,7 @@ import contextlib
 import os
 import time
 
+from redline.hooktrace import mark
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, record_name
 from redline.workspace.queue.claims import QueueClaims
@@ -20,6 +21,7 @@ from redline.workspace.queue.records import (
     Resolution,
     id_number,
 )
+from redline.workspace.queue.watcher import ring
 
 
 class QueueOwners(QueueClaims):
@@ -65,11 +67,11 @@ class QueueOwners(QueueClaims):
             via=via,
             reviewer=reviewer,
         )
-        self._requests().write(
-            record_name(action_id),
-            request.to_dict(),
-            action_id,
-        )
+        # Not fsynced: a request matters only to its owner's live process, which a power
+        # loss ends too (the record, orphaned then, can only be discarded).
+        self._requests().write(record_name(action_id), request.to_dict(), action_id, durable=False)
+        mark("request written")
+        ring(self._fd(REQUESTS), record.source.pid)  # the owner hears it now, not at its watch
 
     def owner_requests(
         self, pid: int | None = None
@@ -117,6 +119,7 @@ class QueueOwners(QueueClaims):
             # queue as the decision left it.
             if found is not None:
                 if time.monotonic() >= deadline or not self._record_file_exists(action_id):
+                    mark("resolution seen")
                     return found
                 time.sleep(0.005)
                 continue

@@ -181,11 +181,17 @@ class Signed:
         return header.encode("ascii") + b"\n" + payload + b"\n"
 
     def write(
-        self, name: str, record: dict[str, Any], shown: str, *, sync_dir: bool = True
+        self,
+        name: str,
+        record: dict[str, Any],
+        shown: str,
+        *,
+        sync_dir: bool = True,
+        durable: bool = True,
     ) -> None:
         data = self.encode(record)
         try:
-            write_atomic(self.fd, name, data, sync_dir=sync_dir)
+            write_atomic(self.fd, name, data, sync_dir=sync_dir, durable=durable)
         except OSError as exc:
             raise QueueUnavailable(
                 f"Cannot write {self.what} {shown} in .redline/queue/{self.folder}: "

@@ -1,12 +1,26 @@
-"""QueueWatcher: a thread that reports changes to ``.redline/queue/`` by any process."""
+"""QueueWatcher: a thread that reports changes to ``.redline/queue/`` by any process.
+
+Beside the watch, a queue's watcher keeps a *doorbell*: a named pipe
+``requests/.wake-PID`` that a process asking this one to resolve its action writes a byte
+to right after its request (:func:`ring`). A thread blocked on the pipe hears it at once
+and at no cost while nothing comes, where the watch hears a change one to two of its steps
+later (10 ms each): the decision a hook waits for is served within a millisecond of its
+request (docs/performance.md, issue 49). The watch still reports the request too; a
+doorbell that cannot be made (or rung) only loses that head start.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from redline.hooktrace import mark
 
 
 class QueueWatcher:
@@ -14,11 +28,17 @@ class QueueWatcher:
     name ends in ``suffix`` count); stop() ends it."""
 
     #: How often the watch looks for changes, in ms: a change is heard one to two steps
-    #: after it is made. A process that only waits on one decision (``redline hook``) looks
-    #: more often; it ends with that decision.
+    #: after it is made (an owner request sooner, through the doorbell).
     step_ms = 10
 
-    def __init__(self, path: Path, callback: Callable[[], None], *, suffix: str = ".json") -> None:
+    def __init__(
+        self,
+        path: Path,
+        callback: Callable[[], None],
+        *,
+        suffix: str = ".json",
+        doorbell: Path | None = None,
+    ) -> None:
         self.path = path
         self.callback = callback
         self.suffix = suffix
@@ -26,10 +46,44 @@ class QueueWatcher:
         self._ready = threading.Event()
         self._notify: Any = None  # the RustNotify being watched, for release()
         self._thread = threading.Thread(target=self._run, name="redline-queue-watch", daemon=True)
+        #: The named pipe this process is woken through (see the module doc), or None.
+        self.doorbell = doorbell
+        self._bell_fd = -1
 
     def start(self) -> None:
         self._thread.start()
+        if self.doorbell is not None:
+            self._open_doorbell(self.doorbell)
         self._ready.wait(5.0)
+
+    def _open_doorbell(self, path: Path) -> None:
+        """Make this process's doorbell and the thread that waits on it (no doorbell when
+        the folder refuses: the watch alone then hears requests)."""
+        _sweep(path.parent)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            os.mkfifo(path, 0o600)
+            # Read and write: the pipe always has a writer (this process), so a reader
+            # never sees end-of-file when a ringer closes its end; stop() rings it too.
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return
+        self._bell_fd = fd
+        threading.Thread(
+            target=self._listen, args=(fd,), name="redline-queue-doorbell", daemon=True
+        ).start()
+
+    def _listen(self, fd: int) -> None:
+        while True:
+            try:
+                os.read(fd, 512)  # blocks until rung: costs nothing while nobody rings
+            except OSError:  # closed by stop()
+                return
+            if self._stop.is_set():
+                os.close(fd)
+                return
+            self._changed()
 
     def _run(self) -> None:
         try:
@@ -83,6 +137,7 @@ class QueueWatcher:
         return name.endswith(self.suffix) and not name.startswith(".")
 
     def _changed(self) -> None:
+        mark("watch heard")
         try:
             self.callback()
         except Exception:  # a listener's failure never stops the watcher
@@ -95,16 +150,76 @@ class QueueWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+        self._close_doorbell()
         self._thread.join(5.0)
+
+    def _close_doorbell(self) -> None:
+        fd, self._bell_fd = self._bell_fd, -1
+        if fd < 0 or self.doorbell is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.doorbell)
+        with contextlib.suppress(OSError):
+            os.write(fd, b"\0")  # the listening thread wakes, sees the stop and ends
 
     def release(self) -> None:
         """End the watch now, without waiting for the thread: for a process about to exit.
         The kernel's teardown of the watch (10-20 ms, after the close returns) then
         overlaps what the process still does instead of delaying its exit."""
         self._stop.set()
+        self._close_doorbell()
         notify = self._notify
         if notify is not None:
             try:
                 notify.close()
             except Exception:  # already closed: the thread's own exit got there first
                 return
+
+
+DOORBELL_PREFIX = ".wake-"
+
+
+def doorbell_name(pid: int) -> str:
+    """The name of process ``pid``'s doorbell in its queue's ``requests/`` folder."""
+    return f"{DOORBELL_PREFIX}{pid}"
+
+
+def ring(folder_fd: int, pid: int) -> bool:
+    """Wake process ``pid`` through its doorbell below ``folder_fd``; False when it has
+    none (or it is not a pipe, or nobody listens): its watch hears the change instead."""
+    try:
+        fd = os.open(
+            doorbell_name(pid),
+            os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC,
+            dir_fd=folder_fd,
+        )
+    except OSError:  # ENOENT: no doorbell; ENXIO: nobody listening
+        return False
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        os.write(fd, b"!")
+    except OSError as exc:  # EAGAIN: rung often enough already, it wakes
+        return exc.errno == errno.EAGAIN
+    finally:
+        os.close(fd)
+    return True
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the doorbells of processes that have ended (one killed leaves its pipe)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(DOORBELL_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(DOORBELL_PREFIX) :]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
+        except OSError:  # alive, someone else's
+            continue
