@@ -288,6 +288,9 @@ def test_an_agents_hook_in_its_own_process_makes_its_workspace_known(tmp_path: P
     from tests.drivers.hooks.test_confinement import payload, run_hook
 
     root = _folder(tmp_path / "repo")
+    # The workspace is this folder, whatever an ancestor of the temporary folder holds (a
+    # stray /tmp/.redline would otherwise be found first).
+    (root / ".redline").mkdir()
     (tmp_path / "config-home").mkdir()
     (tmp_path / "config-home" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
     proc = run_hook("claude", payload("claude", root, "new.py"), root)
