@@ -78,6 +78,20 @@ def isolated_user_config(
     yield config_dir
 
 
+@pytest.fixture(autouse=True)
+def checks_share_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks' default ``[check_runner] jobs`` in tests: this worker's share of the CPUs.
+
+    The product's default is every usable core (``redline.checks.config.default_jobs``), so a
+    test running a configured check set in each of the ``-n auto`` xdist workers ran that many
+    checks at once per worker: twice as many CPU-bound processes as cores here (issue 44). A
+    test that sets ``jobs`` in its config, or passes ``jobs=`` itself, still gets what it asks.
+    """
+    from redline.checks import config
+
+    monkeypatch.setattr(config, "default_jobs", cpu_share)
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     """A fake OpenAI-compatible server on 127.0.0.1 (see tests/drivers/model/providers/fake_openai.py)."""
