@@ -27,16 +27,38 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_STATE_HOME"] = _RUN_STATE[0] = tempfile.mkdtemp(prefix="redline-test-state-")
+    _bytecode_once()
 
 
 _RUN_STATE = [""]
+_RUN_PYCACHE = [""]
+
+
+def _bytecode_once() -> None:
+    """With ``PYTHONDONTWRITEBYTECODE`` set (some shells and CI images set it), every Python
+    process the suite starts (hundreds: ``redline`` commands, hook, MCP and ACP processes,
+    the xdist workers) compiled the modules it imports again: about 0.4 s of CPU for each
+    one importing Textual or libcst (issue 44). The run instead writes bytecode into a
+    private folder (``PYTHONPYCACHEPREFIX``), never beside the sources, and removes it at
+    the end: the setting's purpose (no ``__pycache__`` left behind) holds."""
+    import sys
+    import tempfile
+
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    prefix = _RUN_PYCACHE[0] = tempfile.mkdtemp(prefix="redline-test-pycache-")
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
-    if _RUN_STATE[0]:
-        shutil.rmtree(_RUN_STATE[0], ignore_errors=True)
+    for folder in (_RUN_STATE[0], _RUN_PYCACHE[0]):
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 #: Markers of the groups that need a tool from outside the project (a browser, a real agent
