@@ -80,7 +80,10 @@ def reference(workers: int, turns: int) -> float:
 
 
 def suite(pytest_args: list[str]) -> tuple[float, str]:
-    """Seconds for the suite and pytest's last line (its counts)."""
+    """Seconds for the suite and pytest's last line (its counts) with its CPU time."""
+    import resource
+
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *pytest_args],
@@ -93,6 +96,8 @@ def suite(pytest_args: list[str]) -> tuple[float, str]:
     summary = lines[-1] if lines else f"(no output; exit {done.returncode})"
     if done.returncode not in (0, 1):
         summary += f" [exit {done.returncode}]"
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    summary += f" (CPU user {after.ru_utime - cpu.ru_utime:.0f} s, sys {after.ru_stime - cpu.ru_stime:.0f} s)"
     return took, summary
 
 
