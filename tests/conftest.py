@@ -31,22 +31,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _RUN_STATE = [""]
-_RUN_PYCACHE = [""]
 
 
 def _bytecode_once() -> None:
     """With ``PYTHONDONTWRITEBYTECODE`` set (some shells and CI images set it), every Python
     process the suite starts (hundreds: ``redline`` commands, hook, MCP and ACP processes,
     the xdist workers) compiled the modules it imports again: about 0.4 s of CPU for each
-    one importing Textual or libcst (issue 44). The run instead writes bytecode into a
-    private folder (``PYTHONPYCACHEPREFIX``), never beside the sources, and removes it at
-    the end: the setting's purpose (no ``__pycache__`` left behind) holds."""
+    one importing Textual or libcst (issue 44). The run instead keeps bytecode in a cache
+    folder of its own (``PYTHONPYCACHEPREFIX``: ``$XDG_CACHE_HOME/redline-tests/pycache``),
+    never beside the sources, so the setting's purpose (no ``__pycache__`` in the trees)
+    holds; the next run finds it compiled (Python checks each file's source stamp)."""
     import sys
-    import tempfile
 
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
         return
-    prefix = _RUN_PYCACHE[0] = tempfile.mkdtemp(prefix="redline-test-pycache-")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    prefix = os.path.join(cache, "redline-tests", "pycache")
+    try:
+        os.makedirs(prefix, exist_ok=True)
+    except OSError:
+        return  # no writable cache: compile as before
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     os.environ["PYTHONPYCACHEPREFIX"] = prefix
     sys.pycache_prefix = prefix
@@ -56,9 +60,8 @@ def _bytecode_once() -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
-    for folder in (_RUN_STATE[0], _RUN_PYCACHE[0]):
-        if folder:
-            shutil.rmtree(folder, ignore_errors=True)
+    if _RUN_STATE[0]:
+        shutil.rmtree(_RUN_STATE[0], ignore_errors=True)
 
 
 #: Markers of the groups that need a tool from outside the project (a browser, a real agent
