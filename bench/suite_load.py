@@ -94,6 +94,9 @@ def suite(pytest_args: list[str]) -> tuple[float, str]:
     took = time.perf_counter() - started
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     summary = lines[-1] if lines else f"(no output; exit {done.returncode})"
+    failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    if failed:
+        summary += "".join(f"\n    {line}" for line in failed)
     if done.returncode not in (0, 1):
         summary += f" [exit {done.returncode}]"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
