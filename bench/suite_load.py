@@ -154,7 +154,8 @@ def main() -> None:
         print(
             f"suite slow-down under load:     {suite_ratio:.2f}x  (target <= {ref_ratio:.2f}x: {verdict})"
         )
-        print(f"suite quiet: {suite_quiet / 60:.0f} m {suite_quiet % 60:02.0f} s (target <= 3 m)")
+        minutes, seconds = divmod(round(suite_quiet), 60)
+        print(f"suite quiet: {minutes} m {seconds:02d} s (target <= 3 m)")
 
 
 if __name__ == "__main__":
