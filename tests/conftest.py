@@ -27,9 +27,34 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_STATE_HOME"] = _RUN_STATE[0] = tempfile.mkdtemp(prefix="redline-test-state-")
+    _bytecode_once()
 
 
 _RUN_STATE = [""]
+
+
+def _bytecode_once() -> None:
+    """With ``PYTHONDONTWRITEBYTECODE`` set (some shells and CI images set it), every Python
+    process the suite starts (hundreds: ``redline`` commands, hook, MCP and ACP processes,
+    the xdist workers) compiled the modules it imports again: about 0.4 s of CPU for each
+    one importing Textual or libcst (issue 44). The run instead keeps bytecode in a cache
+    folder of its own (``PYTHONPYCACHEPREFIX``: ``$XDG_CACHE_HOME/redline-tests/pycache``),
+    never beside the sources, so the setting's purpose (no ``__pycache__`` in the trees)
+    holds; the next run finds it compiled (Python checks each file's source stamp)."""
+    import sys
+
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    prefix = os.path.join(cache, "redline-tests", "pycache")
+    try:
+        os.makedirs(prefix, exist_ok=True)
+    except OSError:
+        return  # no writable cache: compile as before
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -76,6 +101,20 @@ def isolated_user_config(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     yield config_dir
+
+
+@pytest.fixture(autouse=True)
+def checks_share_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks' default ``[check_runner] jobs`` in tests: this worker's share of the CPUs.
+
+    The product's default is every usable core (``redline.checks.config.default_jobs``), so a
+    test running a configured check set in each of the ``-n auto`` xdist workers ran that many
+    checks at once per worker: twice as many CPU-bound processes as cores here (issue 44). A
+    test that sets ``jobs`` in its config, or passes ``jobs=`` itself, still gets what it asks.
+    """
+    from redline.checks import config
+
+    monkeypatch.setattr(config, "default_jobs", cpu_share)
 
 
 @pytest.fixture

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from redline.checks import config as checks_config
 from redline.checks.config import CheckSpec, default_jobs, load_checks
 from redline.config import ConfigError, load_settings
 
@@ -35,7 +37,11 @@ def test_workspace_checks_need_trust(tmp_path: Path, isolated_user_config: Path)
     assert [c.name for c in untrusted.checks] == ["mine"]
     assert [s.name for s in untrusted.skipped] == ["theirs"]
     assert "not trusted" in untrusted.skipped[0].why
-    assert untrusted.jobs == default_jobs()
+    # The default (tests/conftest.py gives each xdist worker its share of the CPUs) ...
+    assert untrusted.jobs == checks_config.default_jobs()
+    # ... where the product's own default is every core this process may use.
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert default_jobs() == usable
     trusted = load_checks(tmp_path, trusted=True)
     assert [c.name for c in trusted.checks] == ["mine", "theirs"]
     assert trusted.skipped == () and trusted.jobs == 64

@@ -136,8 +136,9 @@ async def test_moving_the_selection_cancels_the_previous_actions_run(
         assert isinstance(checks, SelectedChecks)
         app.select("pa-1@wsapi")
         await wait_until(pilot, lambda: checks.running() == "pa-1@wsapi")
-        # The run's thread stores "running" once it has started: awaited, not assumed.
+        # The run is marked before its "running" result is stored: await that too.
         await wait_until(pilot, lambda: _stored(api) == [("api-lint", "running")])
+        assert checks.running() == "pa-1@wsapi"
         # Moved on before it ended: api's run is cancelled, its partial results removed.
         app.select("pa-1@wsweb")
         await wait_until(pilot, lambda: _done(web))

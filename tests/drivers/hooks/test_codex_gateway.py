@@ -3,8 +3,10 @@ the rewritten patch, the post-tool note and undo."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -18,6 +20,7 @@ from redline.commands import hook as hook_command
 from redline.drivers.hooks.answers import Rendered
 from redline.drivers.hooks.codex_patch import apply_chunks, parse
 from redline.review.follower import follow
+from redline.review.queued import resolve_queued
 from redline.workspace.queue import WorkspaceQueue
 
 
@@ -247,8 +250,16 @@ def test_an_edit_codex_cannot_write_exactly_is_refused_and_stays_pending(
             resolved_by="person",
         )
     # The hook refuses the apply (its owner-request answer carries no text: the asking
-    # process only learns that nothing was applied).
-    refused = decide(queue, new.id, "apply")
+    # process only learns that nothing was applied, when its wait runs out). Asked first
+    # by hand and awaited until the hook took the request, so that the person's own ask
+    # below need not wait the whole owner timeout (10 s) to be sure the hook saw it.
+    queue.request_owner(new.id, "apply", "")
+    deadline = time.monotonic() + 30
+    while queue.owner_requests() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert queue.owner_requests() == []  # served by the hook ...
+    assert queue.resolution(new.id) is None  # ... and refused: nothing logged
+    refused = asyncio.run(resolve_queued(queue, new.id, "apply", "", owner_timeout=0.5))
     assert refused.is_error and "nothing was applied" in refused.text
     assert not future.done() and queue.get(new.id) is not None  # still pending
     decide(queue, new.id, "discard", "never mind")
