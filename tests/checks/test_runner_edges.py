@@ -219,3 +219,19 @@ def test_the_glob_rules_are_the_rules_paths() -> None:
     spec = CheckSpec("x", ("x",), files=("*.py", "src/*.txt"), sandbox=OFF)
     paths = ["a.py", "deep/b.py", "README.md", "src/a.txt", "src/deep/b.txt"]
     assert spec.select(paths) == ["a.py", "deep/b.py", "src/a.txt"]
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_a_check_never_shares_a_bytecode_cache_outside_its_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: bool
+) -> None:
+    """``PYTHONPYCACHEPREFIX`` (the user's, or a test run's) does not reach a check: its
+    bytecode would outlive the run's tree and a later run of another action at the same
+    path could load it for a source file of the same size and time."""
+    from redline.checks.run import launch
+
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "shared-pycache"))
+    argv = [sys.executable, "-c", "import os, sys; print(os.environ.get('PYTHONPYCACHEPREFIX'))"]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": "/elsewhere"} if given else None
+    done = launch(argv, tmp_path, env, timeout=60)
+    assert done.stdout.strip() == "None", done

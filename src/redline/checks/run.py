@@ -162,6 +162,19 @@ def _read_capped(path: str) -> str:
     return data[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
 
 
+def _own_bytecode(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``env`` (None: redline's own) without ``PYTHONPYCACHEPREFIX``: Python's bytecode of a
+    run stays in its own tree, which goes with the run. Kept in a shared prefix folder, it
+    would outlive the run, and a later run of another action, in a tree at the same path
+    with a file of the same size and time (``a * b`` → ``a - b``), would execute this
+    action's bytecode instead of its own source."""
+    if env is None:
+        if "PYTHONPYCACHEPREFIX" not in os.environ:
+            return None
+        env = os.environ
+    return {name: value for name, value in env.items() if name != "PYTHONPYCACHEPREFIX"}
+
+
 def launch(
     argv: Sequence[str],
     cwd: Path,
@@ -195,9 +208,7 @@ def launch(
                 proc = subprocess.Popen(
                     wrapped.argv,
                     cwd=cwd,
-                    env=wrapped.env
-                    if wrapped.env is not None
-                    else (None if env is None else dict(env)),
+                    env=_own_bytecode(wrapped.env if wrapped.env is not None else env),
                     pass_fds=wrapped.fds,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
