@@ -10,6 +10,8 @@ on to :mod:`analyze_cst` (the first such file imports libcst).
 
 from __future__ import annotations
 
+import gc
+
 from redline.tools.ast_edit.ast_match import Located, locate_matches, pattern_for, search_text
 from redline.tools.ast_edit.locate import text_has_words
 from redline.tools.ast_edit.ops import CompiledOp
@@ -24,7 +26,25 @@ def analyze(text: str, ops: list[CompiledOp], rewrite: bool, *, fast: bool = Tru
 
     A search whose patterns :mod:`ast_match` supports runs on Python's `ast` alone
     (``fast=False`` forces the libcst way, for comparing the two).
+
+    The cyclic garbage collector is paused meanwhile: a parse allocates a node object
+    per piece of syntax, and each few hundred allocations started a collection that
+    walked the tree being built (and, the older generations, every tree still alive),
+    yet trees hold no cycles -- they are freed as soon as they are dropped. Measured on
+    the ten standard-library packages (`$A[$B]`, every file parsed, one process): 17 %
+    of the CPU time. The collector runs again between files, so what cycles anything
+    else made are still collected.
     """
+    if not gc.isenabled():
+        return _analyze(text, ops, rewrite, fast)
+    gc.disable()
+    try:
+        return _analyze(text, ops, rewrite, fast)
+    finally:
+        gc.enable()
+
+
+def _analyze(text: str, ops: list[CompiledOp], rewrite: bool, fast: bool) -> FileResult:
     located: Located | None = None
     if fast:
         active = [op for op in ops if _may_match(text, op)]
