@@ -71,6 +71,11 @@ def test_a_quiet_machine_gets_workers_for_a_mid_size_job(
     assert (count, idle) == (2, True)
     assert engine._use_pool(count, 192, 3_100_000, idle=idle)  # the 3.1 MB corpus
     assert not engine._use_pool(count, 192, engine.POOL_IDLE_MIN_BYTES - 1, idle=idle)
+    # A rewrite costs about twice as much per byte: half the bytes are worth workers.
+    half = engine.POOL_IDLE_MIN_BYTES // engine.REWRITE_WEIGHT
+    assert engine._use_pool(count, 18, half, idle=idle, rewrite=True)
+    assert not engine._use_pool(count, 18, half, idle=idle)
+    assert not engine._use_pool(count, 18, half - 1, idle=idle, rewrite=True)
 
 
 def test_a_busy_machine_keeps_mid_size_jobs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,6 +84,7 @@ def test_a_busy_machine_keeps_mid_size_jobs_in_process(monkeypatch: pytest.Monke
     count, idle = engine._plan(None)
     assert (count, idle) == (2, False)
     assert not engine._use_pool(count, 192, 3_100_000, idle=idle)
+    assert not engine._use_pool(count, 192, 3_100_000, idle=idle, rewrite=True)
     assert engine._use_pool(count, 1790, 31_500_000, idle=idle)  # large jobs still do
 
 

@@ -62,6 +62,11 @@ POOL_MIN_BYTES = 12_000_000
 # (issue 44): forked start-up over what the second core saves, ``start * rate``, with
 # in-process parsing at 2-4 MB per CPU-second -- a few hundred kB -- doubled for safety.
 POOL_IDLE_MIN_BYTES = 1_000_000
+# A rewrite's file costs about twice a search's per byte (its matches' statements are
+# parsed by libcst too, and the rewritten file is checked): measured on the ten
+# standard-library packages, `print($$$A)` in one process, 0.18 CPU-s to rewrite
+# against 0.08 to search. Against the idle threshold a rewrite's bytes count double.
+REWRITE_WEIGHT = 2
 _GLOB_CHARS = frozenset("*?[")
 
 OpsKey = tuple[tuple[str, str | None], ...]
@@ -562,9 +567,10 @@ def iter_search(
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
     # The CPUs free now are looked at only for a job that could be worth workers.
-    small = size < min(POOL_IDLE_MIN_BYTES, POOL_MIN_BYTES)
+    weight = REWRITE_WEIGHT if rewrite else 1
+    small = size * weight < min(POOL_IDLE_MIN_BYTES, POOL_MIN_BYTES)
     count, idle = (max(1, workers or 1), False) if small else _plan(workers)
-    use = _use_pool(count, len(todo), size, idle=idle)
+    use = _use_pool(count, len(todo), size, idle=idle, rewrite=rewrite)
     executor = _get_executor(count, rewrite) if use else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
@@ -596,11 +602,17 @@ def iter_search(
             future.cancel()
 
 
-def _use_pool(workers: int, files: int, size: int, *, idle: bool = False) -> bool:
+def _use_pool(
+    workers: int, files: int, size: int, *, idle: bool = False, rewrite: bool = False
+) -> bool:
     """Whether ``files`` files of ``size`` bytes to parse are worth worker processes (the
     pool, and its imports, start only then). ``idle``: the workers would run on CPUs that
-    are free now and start cheaply, so a smaller job pays (:data:`POOL_IDLE_MIN_BYTES`)."""
-    least = POOL_IDLE_MIN_BYTES if idle else POOL_MIN_BYTES
+    are free now and start cheaply, so a smaller job pays (:data:`POOL_IDLE_MIN_BYTES`,
+    a rewrite's bytes weighing :data:`REWRITE_WEIGHT` times a search's)."""
+    if idle:
+        size, least = size * (REWRITE_WEIGHT if rewrite else 1), POOL_IDLE_MIN_BYTES
+    else:
+        least = POOL_MIN_BYTES
     return workers > 1 and files >= max(POOL_MIN_FILES, workers) and size >= least
 
 
