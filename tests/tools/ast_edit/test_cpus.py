@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.ast_edit import cpus, engine, search
+from redline.tools.ast_edit import cpus, engine, forked, search
 
 
 @pytest.mark.parametrize(
@@ -116,6 +116,8 @@ def test_a_quiet_mid_size_search_in_workers_gives_the_same_results(
         return real(workers, rewrite)
 
     monkeypatch.setattr(engine, "_get_executor", counted)
+    # A process with threads (the dashboard) uses the pool, not forked children.
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
     try:
         pooled = search(tmp_path, ops, cache=None)
     finally:

@@ -46,6 +46,8 @@ from redline.workspace.textcodec import DecodeError, decode_text, sha256_bytes
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
+    from redline.tools.ast_edit.forked import Forked
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
 # Below these, a search runs in this process: starting workers costs more than they
@@ -571,7 +573,8 @@ def iter_search(
     small = size * weight < min(POOL_IDLE_MIN_BYTES, POOL_MIN_BYTES)
     count, idle = (max(1, workers or 1), False) if small else _plan(workers)
     use = _use_pool(count, len(todo), size, idle=idle, rewrite=rewrite)
-    executor = _get_executor(count, rewrite) if use else None
+    forked = _fork_parts(todo, count, key, rewrite) if use and idle else None
+    executor = _get_executor(count, rewrite) if use and forked is None else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
         from concurrent.futures.process import BrokenProcessPool
@@ -590,8 +593,12 @@ def iter_search(
         for item in pending:
             result = item.result
             if result is None:
-                result = _collect(futures.get(id(item)), item, key, rewrite)
-                result = _with_texts(replace(result, path=item.rel), item)
+                found = None
+                if forked is not None and forked.holds(item):
+                    found = forked.result(item)  # None: that child failed, analysed here
+                if found is None:
+                    found = _collect(futures.get(id(item)), item, key, rewrite)
+                result = _with_texts(replace(found, path=item.rel), item)
                 item.data = None
                 if cache is not None and result.sha256:
                     cache.put(result.sha256, key, rewrite, replace(result, path=""))
@@ -600,6 +607,36 @@ def iter_search(
         # Abandoned midway (limit reached): drop queued work instead of finishing it.
         for future, _index in futures.values():
             future.cancel()
+        if forked is not None:
+            forked.close()
+
+
+def _fork_parts(
+    todo: list[_Pending], count: int, key: OpsKey, rewrite: bool
+) -> Forked[_Pending] | None:
+    """For a process with no other thread and no pool running: the files cut in ``count``
+    runs, all but the first analysed by forked children (:mod:`.forked`), the first left
+    to this process. None when the pool is used instead (or no child could start)."""
+    from redline.tools.ast_edit.forked import Forked, can_fork, runs
+
+    if _executor is not None or not can_fork():
+        return None
+    parts = runs([len(item.data or b"") for item in todo], count)
+    forked: Forked[_Pending] = Forked()
+
+    def work(items: Sequence[_Pending]) -> list[FileResult]:
+        # As a pool worker's results: the texts stay behind (this process has the bytes).
+        return [
+            replace(
+                _process(item.data or b"", item.rel, key, rewrite), old_text=None, new_text=None
+            )
+            for item in items
+        ]
+
+    for part in parts[1:]:
+        if not forked.start([todo[index] for index in part], work):
+            break
+    return forked if len(parts) > 1 else None
 
 
 def _use_pool(
