@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 
 from redline.tools.ast_edit.ast_match import Located, locate_matches, pattern_for, search_text
+from redline.tools.ast_edit.ast_splice import splice_calls
 from redline.tools.ast_edit.locate import text_has_words
 from redline.tools.ast_edit.ops import CompiledOp
 from redline.tools.ast_edit.results import FileResult, splice
@@ -56,6 +57,11 @@ def _analyze(text: str, ops: list[CompiledOp], rewrite: bool, fast: bool) -> Fil
             if found is not None:
                 return found
         else:
+            if len(active) == 1 and active[0].splice is not None:
+                old, new = active[0].splice
+                spliced = splice_calls(text, active[0].index, active[0].source, old, new)
+                if spliced is not None:
+                    return spliced
             located = locate_matches(text, pairs)
             if located is not None and not any(located.lines.values()):
                 return FileResult("")

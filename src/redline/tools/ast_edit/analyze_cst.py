@@ -343,8 +343,8 @@ def _collect_matches(
             start, end = lo + shift, hi + shift
             replacement = None
             edit = (start, end)
-            if rewrite and op.template is not None:
-                replacement = render(op.template, found, positions)
+            if rewrite and op.rewrites:
+                replacement = render(op.rendering, found, positions)
                 if replacement == text[start:end]:
                     continue  # rewriting code into itself is no replacement
                 if not replacement:

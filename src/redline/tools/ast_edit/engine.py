@@ -564,7 +564,7 @@ def iter_search(
     compiled = [op for op in compiled if isinstance(op, CompiledOp)]
     key = ops_key((op.pat, op.out) for op in compiled)
     root = root.resolve()
-    rewrite = rewrite and all(op.template is not None for op in compiled)
+    rewrite = rewrite and all(op.rewrites for op in compiled)
     pending = [_prepare(root, rel, key, compiled, rewrite, cache) for rel in files]
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
@@ -697,7 +697,7 @@ def search(
     if limit is not None and limit < 1:
         raise TargetError(f"limit must be at least 1, got {limit}")
     files = list_files(root, paths, glob)
-    rewrite = rewrite and all(op.template is not None for op in compiled)
+    rewrite = rewrite and all(op.rewrites for op in compiled)
     report = AstEditReport(rewrite=rewrite, files_searched=len(files), limit=limit)
     total = 0
     stream = iter_search(root, compiled, files, rewrite=rewrite, workers=workers, cache=cache)
