@@ -4,8 +4,9 @@ Runs in worker processes, so it takes plain data (text and compiled operations) 
 returns a picklable :class:`FileResult` with an empty path (the caller fills it in).
 
 A search whose patterns :mod:`ast_match` supports runs on Python's `ast` alone and never
-imports libcst; a rewrite with a match, or a file where the `ast` search is unsure, goes
-on to :mod:`analyze_cst` (the first such file imports libcst).
+imports libcst, and so does a rewrite renaming a call (:mod:`ast_splice`); another
+rewrite with a match, or a file where the `ast` way is unsure, goes on to
+:mod:`analyze_cst` (the first such file imports libcst).
 """
 
 from __future__ import annotations

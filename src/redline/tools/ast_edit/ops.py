@@ -4,9 +4,11 @@ they only search.
 A search whose pattern the `ast` search supports (:mod:`ast_pattern`) needs nothing of
 libcst unless a file makes the `ast` search unsure; such an operation compiles here from
 its text alone (its words, its normalized source), and its libcst pattern
-(:attr:`CompiledOp.pattern`, :mod:`pattern`) is compiled the first time it is needed. Any
-other operation, and every rewrite, is compiled with libcst at once, so every error a
-pattern or template can have is still raised before any file is read.
+(:attr:`CompiledOp.pattern`, :mod:`pattern`) is compiled the first time it is needed. A
+rewrite renaming a call (``F($$$X)`` into ``G($$$X)``, :mod:`ast_splice`) compiles the same
+way, its template when first needed (both texts always compile). Any other operation,
+and every other rewrite, is compiled with libcst at once, so every error a pattern or
+template can have is still raised before any file is read.
 """
 
 from __future__ import annotations
