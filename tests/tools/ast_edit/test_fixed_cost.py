@@ -255,3 +255,20 @@ def test_a_search_in_process_and_in_workers_agree(
         engine.shutdown_pool()
     assert alone.total_matches == pooled.total_matches == 12 * 400
     assert [r.matches for r in alone.files] == [r.matches for r in pooled.files]
+
+
+@pytest.mark.parametrize(
+    ("pat", "out"),
+    [
+        ("print($$$A)", "a.b.c($$$A)"),
+        ("os.path.join($$$P)", "join($$$P)"),
+        ("__debug__($$$A)", "f($$$A)"),
+        ("self.write($$$ARGS_2)", "self.emit($$$ARGS_2)"),
+    ],
+)
+def test_a_spliced_rename_is_one_the_libcst_compile_accepts(pat: str, out: str) -> None:
+    (op,) = compile_ops([(pat, out)])
+    assert op.splice is not None
+    pattern, template = compile_op(0, pat, out)  # no error put off: it compiles
+    assert template is not None and op.rendering.text == template.text
+    assert op.source == pattern.source and op.words == pattern.words
