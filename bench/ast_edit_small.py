@@ -326,13 +326,26 @@ def run(runs: int, sg: str) -> int:
     return 0
 
 
-def issue44(runs: int, sg: str) -> int:
+def _from(src: Path, code: str) -> str:
+    """``code`` run with the redline package of ``src`` first on the path."""
+    return f"import sys; sys.path.insert(0, {str(src)!r}); " + code.removeprefix("import sys; ")
+
+
+def issue44(runs: int, sg: str, baseline: Path | None = None) -> int:
     """The six shapes of issue 44 on the ten packages, ``--json`` both sides, ast-grep
     against redline as shipped (its own choice of in-process or workers for the load now)
     and redline choosing as on a quiet machine (workers when the job is worth it),
-    interleaved in one run."""
+    interleaved in one run. ``baseline``: a folder holding another revision's ``redline``
+    package, timed the same two ways in the same loop (its output compared too)."""
     redline = str(Path(sys.executable).parent / "redline")
     forced = [sys.executable, "-c", FORCED_FREE]
+    entry = "import sys; from redline.cli import main; sys.exit(main())"
+    others: list[tuple[str, list[str]]] = []
+    if baseline is not None:
+        others = [
+            ("baseline", [sys.executable, "-c", _from(baseline.resolve(), entry)]),
+            ("baseline quiet", [sys.executable, "-c", _from(baseline.resolve(), FORCED_FREE)]),
+        ]
     with tempfile.TemporaryDirectory(prefix="ast-edit-issue44-") as name:
         corpus = Path(name) / "stdlib10"
         git_init(corpus)
@@ -352,14 +365,16 @@ def issue44(runs: int, sg: str) -> int:
                     [*sg_argv, "."],
                     [redline, *ae_args, "--json"],
                     [*forced, *ae_args, "--json"],
+                    *([*argv, *ae_args, "--json"] for _name, argv in others),
                 )
             )
         outputs = {}
-        for pattern, sg_argv, ae_argv, free_argv in commands:  # warm-up, and the same output
+        for pattern, sg_argv, ae_argv, *rest in commands:  # warm-up, and the same output
             _run(sg_argv, corpus)
             shipped = _run(ae_argv, corpus)[1]
-            outputs[pattern] = shipped == _run(free_argv, corpus)[1]
-        times: dict[str, list[list[float]]] = {c[0]: [[], [], []] for c in commands}
+            outputs[pattern] = all(shipped == _run(argv, corpus)[1] for argv in rest)
+        slots = 3 + len(others)
+        times: dict[str, list[list[float]]] = {c[0]: [[] for _ in range(slots)] for c in commands}
         for _ in range(runs):
             for pattern, *argvs in commands:
                 for slot, argv in enumerate(argvs):
@@ -369,14 +384,23 @@ def issue44(runs: int, sg: str) -> int:
         )
         shipped_ratios, free_ratios = [], []
         for pattern, *_argvs in commands:
-            sg_t, ae_t, free_t = (statistics.median(t) for t in times[pattern])
+            sg_t, ae_t, free_t = (statistics.median(t) for t in times[pattern][:3])
             shipped_ratios.append(ae_t / sg_t)
             free_ratios.append(free_t / sg_t)
             print(
                 f"{pattern:22} {sg_t:8.3f}s {ae_t:8.3f}s {ae_t / sg_t:6.2f}x {free_t:11.3f}s "
                 f"{free_t / sg_t:6.2f}x {'yes' if outputs[pattern] else 'NO'}"
             )
-        for label, ratios in (("shipped", shipped_ratios), ("quiet choice", free_ratios)):
+        rows = [("shipped", shipped_ratios), ("quiet choice", free_ratios)]
+        for slot, (name, _argv) in enumerate(others, start=3):
+            ratios = []
+            for pattern, *_argvs in commands:
+                sg_t = statistics.median(times[pattern][0])
+                ratios.append(statistics.median(times[pattern][slot]) / sg_t)
+            rows.append((name, ratios))
+            shown = (f"{c[0]} {r:.2f}x" for c, r in zip(commands, ratios, strict=True))
+            print(f"{name}: " + ", ".join(shown))
+        for label, ratios in rows:
             print(
                 f"{label}: median {statistics.median(ratios):.2f}x, worst {max(ratios):.2f}x "
                 "(targets 1.5x / 3x)"

@@ -205,9 +205,20 @@ def main() -> int:
     parser.add_argument(
         "--runs", type=int, default=5, help="--small/--issue44: timed runs per command"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="SRC",
+        help="--issue44: also time the redline package found in SRC (another revision's "
+        "src folder, e.g. from `git archive main src | tar -x -C DIR`), interleaved",
+    )
     args = parser.parse_args()
+    if args.baseline is not None and not (args.baseline / "redline" / "cli.py").is_file():
+        raise SystemExit(f"--baseline {args.baseline}: no redline/cli.py in that folder")
     if args.small or args.issue44:
-        return _small_mode(args.runs, "issue44" if args.issue44 else "run")
+        extra = {"baseline": args.baseline} if args.issue44 else {}
+        return _small_mode(args.runs, "issue44" if args.issue44 else "run", **extra)
     source = args.corpus or Path(sysconfig.get_paths()["stdlib"])
     if not source.is_dir():
         raise SystemExit(f"--corpus {source}: not a folder")
@@ -256,7 +267,7 @@ def main() -> int:
     return 0
 
 
-def _small_mode(runs: int, mode: str = "run") -> int:
+def _small_mode(runs: int, mode: str = "run", **extra: object) -> int:
     import importlib.util
 
     path = Path(__file__).resolve().parent / "ast_edit_small.py"
@@ -265,7 +276,7 @@ def _small_mode(runs: int, mode: str = "run") -> int:
     module = importlib.util.module_from_spec(spec)
     sys.modules["ast_edit_small"] = module
     spec.loader.exec_module(module)
-    return int(getattr(module, mode)(runs, find_ast_grep()))
+    return int(getattr(module, mode)(runs, find_ast_grep(), **extra))
 
 
 if __name__ == "__main__":

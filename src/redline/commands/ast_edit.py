@@ -44,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from redline.workspace.names import json_dumps
     from redline.workspace.state import STATE_DIR_NAME
 
     patterns: list[str] = list(args.pattern)
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     root = root.resolve()
 
     from redline.tools.ast_edit import FileResult, PatternError, TargetError, compile_ops, search
-    from redline.tools.ast_edit.report import applied_text, cli_file_text, cli_summary, to_json
+    from redline.tools.ast_edit.report import applied_text, cli_file_text, cli_summary, json_text
 
     pairs = [(p, rewrites[i] if rewrites else None) for i, p in enumerate(patterns)]
 
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     except (PatternError, TargetError) as exc:
         return _fail(str(exc))
     if args.json:
-        print(json_dumps(to_json(report), indent=2))
+        print(json_text(report))
     else:
         print(cli_summary(report))
     if not report.files:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.ast_edit import cpus, engine, search
+from redline.tools.ast_edit import cpus, engine, forked, search
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,11 @@ def test_a_quiet_machine_gets_workers_for_a_mid_size_job(
     assert (count, idle) == (2, True)
     assert engine._use_pool(count, 192, 3_100_000, idle=idle)  # the 3.1 MB corpus
     assert not engine._use_pool(count, 192, engine.POOL_IDLE_MIN_BYTES - 1, idle=idle)
+    # A rewrite costs about twice as much per byte: half the bytes are worth workers.
+    half = engine.POOL_IDLE_MIN_BYTES // engine.REWRITE_WEIGHT
+    assert engine._use_pool(count, 18, half, idle=idle, rewrite=True)
+    assert not engine._use_pool(count, 18, half, idle=idle)
+    assert not engine._use_pool(count, 18, half - 1, idle=idle, rewrite=True)
 
 
 def test_a_busy_machine_keeps_mid_size_jobs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,6 +84,7 @@ def test_a_busy_machine_keeps_mid_size_jobs_in_process(monkeypatch: pytest.Monke
     count, idle = engine._plan(None)
     assert (count, idle) == (2, False)
     assert not engine._use_pool(count, 192, 3_100_000, idle=idle)
+    assert not engine._use_pool(count, 192, 3_100_000, idle=idle, rewrite=True)
     assert engine._use_pool(count, 1790, 31_500_000, idle=idle)  # large jobs still do
 
 
@@ -110,6 +116,8 @@ def test_a_quiet_mid_size_search_in_workers_gives_the_same_results(
         return real(workers, rewrite)
 
     monkeypatch.setattr(engine, "_get_executor", counted)
+    # A process with threads (the dashboard) uses the pool, not forked children.
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
     try:
         pooled = search(tmp_path, ops, cache=None)
     finally:
@@ -118,3 +126,51 @@ def test_a_quiet_mid_size_search_in_workers_gives_the_same_results(
     assert [(r.path, r.matches, r.new_text) for r in pooled.files] == [
         (r.path, r.matches, r.new_text) for r in alone.files
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0.52 0.61 0.70 1/412 12345\n", 0),  # only this process runs
+        ("3.10 2.00 1.50 3/412 12345\n", 2),
+        ("0.00 0.00 0.00 0/10 1\n", 0),
+        ("0.52 0.61 0.70\n", None),  # no fourth field
+        ("0.52 0.61 0.70 x/412 1\n", None),
+    ],
+)
+def test_the_tasks_runnable_now(tmp_path: Path, text: str, expected: int | None) -> None:
+    path = tmp_path / "loadavg"
+    path.write_text(text)
+    assert cpus.runnable_now(path) == expected
+
+
+def test_the_busy_figure_is_the_lesser_of_the_average_and_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "loadavg"
+    # The average still counts the work that has just ended; nothing else runs now.
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 1.2, 0.8))
+    path.write_text("1.90 1.20 0.80 1/300 4242\n")
+    assert cpus.load_average(path) == 0.0
+    assert cpus.idle_cpus(2, cpus.load_average(path)) == 2
+    # A moment's burst with a quiet average reads as the average.
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.2, 0.1))
+    path.write_text("0.30 0.20 0.10 4/300 4242\n")
+    assert cpus.load_average(path) == 0.3
+    # Both busy: a second worker would only share a core.
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.0, 1.5))
+    path.write_text("2.40 2.00 1.50 3/300 4242\n")
+    assert cpus.load_average(path) == 2.0
+    assert cpus.idle_cpus(2, cpus.load_average(path)) == 1
+
+
+def test_without_proc_loadavg_the_average_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.4, 1.0, 0.5))
+    assert cpus.load_average(tmp_path / "missing") == 1.4  # as on macOS
+    monkeypatch.delattr(os, "getloadavg")
+    assert cpus.load_average(tmp_path / "missing") is None
+    path = tmp_path / "loadavg"
+    path.write_text("0.00 0.00 0.00 2/10 1\n")
+    assert cpus.load_average(path) == 1.0

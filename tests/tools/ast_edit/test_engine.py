@@ -238,3 +238,34 @@ def test_a_file_changed_after_its_worker_read_it_is_reported(tmp_path: Path) -> 
     item = engine._Pending("a.py", str(tmp_path / "a.py"), None, None)
     result = engine._with_texts(stripped, item)
     assert result.error == "changed while being searched; search again"
+
+
+def test_analysing_a_file_pauses_the_cyclic_collector_and_restores_it() -> None:
+    import gc
+
+    from redline.tools.ast_edit.analyze import analyze
+    from redline.tools.ast_edit.ops import compile_ops
+
+    ops = compile_ops([("print($$$A)", None)])
+    seen: list[bool] = []
+    original = gc.disable
+
+    def spy() -> None:
+        seen.append(gc.isenabled())
+        original()
+
+    text = "print(1)\nx = [print(2)]\n"
+    assert gc.isenabled()
+    gc.disable = spy  # type: ignore[assignment]
+    try:
+        result = analyze(text, ops, False)
+    finally:
+        gc.disable = original  # type: ignore[assignment]
+    assert [m.text for m in result.matches] == ["print(1)", "print(2)"]
+    assert seen == [True] and gc.isenabled()
+    gc.disable()
+    try:
+        assert analyze(text, ops, False) == result
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()

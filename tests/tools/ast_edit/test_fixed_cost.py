@@ -71,9 +71,25 @@ def test_an_empty_folder_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_a_rewrite_imports_libcst(tmp_path: Path) -> None:
     # The probe can tell: a rewrite needs libcst, and the search above did not load it.
     _project(tmp_path)
-    out, status = _probe(tmp_path, "--pattern", "print($$$A)", "--rewrite", "log($$$A)", ".")
+    out, status = _probe(tmp_path, "--pattern", "$A + $B", "--rewrite", "$B + $A", ".")
     assert status.startswith("STATUS 0 LOADED libcst")
+    assert "+x = b + a" in out
+
+
+def test_renaming_a_call_imports_no_libcst(tmp_path: Path) -> None:
+    # `F($$$A)` into `G($$$A)` is spliced from the `ast` search's spans (ast_splice.py).
+    _project(tmp_path)
+    out, status = _probe(tmp_path, "--pattern", "print($$$A)", "--rewrite", "log($$$A)", ".")
+    assert status.startswith("STATUS 0 LOADED") and "libcst" not in status
     assert "+log(1)" in out
+
+
+def test_renaming_a_call_the_ast_way_is_unsure_of_goes_the_libcst_way(tmp_path: Path) -> None:
+    write(tmp_path, "f.py", 'x = f"{print(1)} {print(1)}"\n')
+    out, status = _probe(tmp_path, "--pattern", "print($$$A)", "--rewrite", "log($$$A)", ".")
+    assert '+x = f"{log(1)} {log(1)}"' in out
+    if sys.version_info < (3, 12):
+        assert "libcst" in status
 
 
 def test_a_file_the_ast_way_is_unsure_of_goes_the_libcst_way(tmp_path: Path) -> None:
@@ -139,10 +155,36 @@ def test_the_light_compile_agrees_with_the_libcst_compile(pat: str) -> None:
 def test_only_patterns_the_ast_way_supports_skip_libcst() -> None:
     (light,) = compile_ops([("print($$$A)", None)])
     (full,) = compile_ops([("$X = $Y", None)])
-    (rewrite,) = compile_ops([("print($$$A)", "log($$$A)")])
+    (rewrite,) = compile_ops([("$A + $B", "$B + $A")])
+    (renamed,) = compile_ops([("print($$$A)", "log.info($$$A)")])
     assert light.compiled is None  # the libcst pattern waits until needed
     assert full.compiled is not None and rewrite.compiled is not None
-    assert rewrite.template is not None
+    assert rewrite.template is not None and rewrite.splice is None
+    # Renaming a call: spliced without libcst, its template compiled when first needed.
+    assert renamed.compiled is None and renamed.template is None
+    assert renamed.splice == ("print", "log.info") and renamed.rewrites
+    assert renamed.rendering.text == compile_op(0, "print($$$A)", "log.info($$$A)")[1].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("pat", "out"),
+    [
+        ("print($$$A)", "log($$$B)"),  # another capture
+        ("print($$$A)", "log($A)"),
+        ("print($A)", "log($A)"),
+        ("print($$$A, x)", "log($$$A, x)"),
+        ("print($$$A)", "None($$$A)"),  # a keyword
+        ("match($$$A)", "log($$$A)"),  # a soft keyword: left to libcst
+        ("print($$$A)", "log ($$$A)"),
+        ("print($$$A)", "x.log($$$A).y"),
+    ],
+)
+def test_only_a_renamed_call_is_spliced(pat: str, out: str) -> None:
+    try:
+        (op,) = compile_ops([(pat, out)])
+    except PatternError:
+        return  # refused as before (by the libcst compile)
+    assert op.splice is None and op.template is not None
 
 
 @pytest.mark.parametrize(
@@ -213,3 +255,20 @@ def test_a_search_in_process_and_in_workers_agree(
         engine.shutdown_pool()
     assert alone.total_matches == pooled.total_matches == 12 * 400
     assert [r.matches for r in alone.files] == [r.matches for r in pooled.files]
+
+
+@pytest.mark.parametrize(
+    ("pat", "out"),
+    [
+        ("print($$$A)", "a.b.c($$$A)"),
+        ("os.path.join($$$P)", "join($$$P)"),
+        ("__debug__($$$A)", "f($$$A)"),
+        ("self.write($$$ARGS_2)", "self.emit($$$ARGS_2)"),
+    ],
+)
+def test_a_spliced_rename_is_one_the_libcst_compile_accepts(pat: str, out: str) -> None:
+    (op,) = compile_ops([(pat, out)])
+    assert op.splice is not None
+    pattern, template = compile_op(0, pat, out)  # no error put off: it compiles
+    assert template is not None and op.rendering.text == template.text
+    assert op.source == pattern.source and op.words == pattern.words

@@ -4,13 +4,17 @@ Runs in worker processes, so it takes plain data (text and compiled operations) 
 returns a picklable :class:`FileResult` with an empty path (the caller fills it in).
 
 A search whose patterns :mod:`ast_match` supports runs on Python's `ast` alone and never
-imports libcst; a rewrite with a match, or a file where the `ast` search is unsure, goes
-on to :mod:`analyze_cst` (the first such file imports libcst).
+imports libcst, and so does a rewrite renaming a call (:mod:`ast_splice`); another
+rewrite with a match, or a file where the `ast` way is unsure, goes on to
+:mod:`analyze_cst` (the first such file imports libcst).
 """
 
 from __future__ import annotations
 
+import gc
+
 from redline.tools.ast_edit.ast_match import Located, locate_matches, pattern_for, search_text
+from redline.tools.ast_edit.ast_splice import splice_calls
 from redline.tools.ast_edit.locate import text_has_words
 from redline.tools.ast_edit.ops import CompiledOp
 from redline.tools.ast_edit.results import FileResult, splice
@@ -24,7 +28,25 @@ def analyze(text: str, ops: list[CompiledOp], rewrite: bool, *, fast: bool = Tru
 
     A search whose patterns :mod:`ast_match` supports runs on Python's `ast` alone
     (``fast=False`` forces the libcst way, for comparing the two).
+
+    The cyclic garbage collector is paused meanwhile: a parse allocates a node object
+    per piece of syntax, and each few hundred allocations started a collection that
+    walked the tree being built (and, the older generations, every tree still alive),
+    yet trees hold no cycles -- they are freed as soon as they are dropped. Measured on
+    the ten standard-library packages (`$A[$B]`, every file parsed, one process): 17 %
+    of the CPU time. The collector runs again between files, so what cycles anything
+    else made are still collected.
     """
+    if not gc.isenabled():
+        return _analyze(text, ops, rewrite, fast)
+    gc.disable()
+    try:
+        return _analyze(text, ops, rewrite, fast)
+    finally:
+        gc.enable()
+
+
+def _analyze(text: str, ops: list[CompiledOp], rewrite: bool, fast: bool) -> FileResult:
     located: Located | None = None
     if fast:
         active = [op for op in ops if _may_match(text, op)]
@@ -36,6 +58,11 @@ def analyze(text: str, ops: list[CompiledOp], rewrite: bool, *, fast: bool = Tru
             if found is not None:
                 return found
         else:
+            if len(active) == 1 and active[0].splice is not None:
+                old, new = active[0].splice
+                spliced = splice_calls(text, active[0].index, active[0].source, old, new)
+                if spliced is not None:
+                    return spliced
             located = locate_matches(text, pairs)
             if located is not None and not any(located.lines.values()):
                 return FileResult("")

@@ -57,6 +57,7 @@ __all__ = [
     "node_may_match",
     "pattern_for",
     "required_symbols",
+    "search_spans",
     "search_text",
 ]
 
@@ -243,6 +244,18 @@ def _search(
     src = Source(text)
     spans = find_spans(tree, src, patterns, anchor_lines(src, [source for _, source in ops]))
     return None if spans is None else (tree, src, spans)
+
+
+def search_spans(
+    text: str, ops: Sequence[tuple[int, str]]
+) -> tuple[list[int], list[tuple[int, int, int]]] | None:
+    """The line starts and the (start, end, op) spans of every match, nested ones
+    included (as :func:`find_spans`), or None when the libcst way must decide."""
+    found = _search(text, ops)
+    if found is None:
+        return None
+    _tree, src, spans = found
+    return src.starts, spans
 
 
 def locate_matches(text: str, ops: Sequence[tuple[int, str]]) -> Located | None:

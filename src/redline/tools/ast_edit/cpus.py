@@ -6,11 +6,16 @@ container's quota, less what other work keeps busy.
 * **Quota**: cgroup v2's ``/sys/fs/cgroup/cpu.max`` (``"max 100000"`` or ``"QUOTA PERIOD"``):
   in a container the affinity still lists the host's cores, the quota says how many of
   them the container gets; rounded up.
-* **Busy**: the 1-minute load average (runnable processes, including this one once it
-  runs). What is left of the usable CPUs once that load is subtracted, rounded to the
-  nearest whole CPU, at least one.
+* **Busy**: the lesser of the 1-minute load average and the tasks other than this one
+  runnable at this instant (``/proc/loadavg``'s fourth field, ``RUNNABLE/TOTAL``; Linux
+  only). The average lags by about a minute, so on its own it still counts work that has
+  just ended (a benchmark's previous runs, a test suite that finished); the instant count
+  sees that the CPUs are free now, and the average keeps one moment's burst from reading as
+  a busy machine. Where there is no ``/proc/loadavg`` (macOS) the average alone counts.
+  What is left of the usable CPUs once that is subtracted, rounded to the nearest whole
+  CPU, at least one.
 
-Reading these costs a few microseconds and two small reads; nothing here raises.
+Reading these costs a few microseconds and three small reads; nothing here raises.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import os
 from pathlib import Path
 
 CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+LOADAVG = Path("/proc/loadavg")
 
 
 def affinity_cpus() -> int:
@@ -58,18 +64,41 @@ def usable_cpus(path: Path = CPU_MAX) -> int:
     return min(usable, quota) if quota is not None else usable
 
 
-def load_average() -> float | None:
+def runnable_now(path: Path = LOADAVG) -> int | None:
+    """Tasks other than this one that are runnable at this instant (None: unknown).
+
+    ``/proc/loadavg`` reads like ``0.52 0.61 0.70 3/412 12345``: the fourth field's first
+    number counts the tasks running or waiting for a CPU now, this process (reading it)
+    included.
+    """
     try:
-        return os.getloadavg()[0]
-    except (OSError, AttributeError):  # not on every platform
+        fields = path.read_text(encoding="ascii").split()
+        runnable = int(fields[3].split("/", 1)[0])
+    except (OSError, UnicodeDecodeError, IndexError, ValueError):
         return None
+    return max(0, runnable - 1)
+
+
+def load_average(path: Path = LOADAVG) -> float | None:
+    """How many CPUs other work keeps busy: the lesser of the 1-minute load average and
+    the tasks runnable now (either alone where the other is unknown; None: neither)."""
+    try:
+        average: float | None = os.getloadavg()[0]
+    except (OSError, AttributeError):  # not on every platform
+        average = None
+    now = runnable_now(path)
+    if now is None:
+        return average
+    if average is None:
+        return float(now)
+    return min(average, float(now))
 
 
 def idle_cpus(usable: int | None = None, load: float | None = None) -> int:
     """Usable CPUs that other work leaves free now (at least 1).
 
-    ``usable`` and ``load`` default to :func:`usable_cpus` and the 1-minute load average;
-    with no load average every usable CPU counts as free.
+    ``usable`` and ``load`` default to :func:`usable_cpus` and :func:`load_average`;
+    with neither load figure known every usable CPU counts as free.
     """
     usable = usable_cpus() if usable is None else usable
     load = load_average() if load is None else load

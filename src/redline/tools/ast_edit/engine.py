@@ -46,6 +46,8 @@ from redline.workspace.textcodec import DecodeError, decode_text, sha256_bytes
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
+    from redline.tools.ast_edit.forked import Forked
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 CACHE_VERSION = 1
 # Below these, a search runs in this process: starting workers costs more than they
@@ -62,6 +64,11 @@ POOL_MIN_BYTES = 12_000_000
 # (issue 44): forked start-up over what the second core saves, ``start * rate``, with
 # in-process parsing at 2-4 MB per CPU-second -- a few hundred kB -- doubled for safety.
 POOL_IDLE_MIN_BYTES = 1_000_000
+# A rewrite's file costs about twice a search's per byte (its matches' statements are
+# parsed by libcst too, and the rewritten file is checked): measured on the ten
+# standard-library packages, `print($$$A)` in one process, 0.18 CPU-s to rewrite
+# against 0.08 to search. Against the idle threshold a rewrite's bytes count double.
+REWRITE_WEIGHT = 2
 _GLOB_CHARS = frozenset("*?[")
 
 OpsKey = tuple[tuple[str, str | None], ...]
@@ -557,15 +564,17 @@ def iter_search(
     compiled = [op for op in compiled if isinstance(op, CompiledOp)]
     key = ops_key((op.pat, op.out) for op in compiled)
     root = root.resolve()
-    rewrite = rewrite and all(op.template is not None for op in compiled)
+    rewrite = rewrite and all(op.rewrites for op in compiled)
     pending = [_prepare(root, rel, key, compiled, rewrite, cache) for rel in files]
     todo = [item for item in pending if item.result is None]
     size = sum(len(item.data or b"") for item in todo)
     # The CPUs free now are looked at only for a job that could be worth workers.
-    small = size < min(POOL_IDLE_MIN_BYTES, POOL_MIN_BYTES)
+    weight = REWRITE_WEIGHT if rewrite else 1
+    small = size * weight < min(POOL_IDLE_MIN_BYTES, POOL_MIN_BYTES)
     count, idle = (max(1, workers or 1), False) if small else _plan(workers)
-    use = _use_pool(count, len(todo), size, idle=idle)
-    executor = _get_executor(count, rewrite) if use else None
+    use = _use_pool(count, len(todo), size, idle=idle, rewrite=rewrite)
+    forked = _fork_parts(todo, count, key, rewrite) if use and idle else None
+    executor = _get_executor(count, rewrite) if use and forked is None else None
     futures: dict[int, tuple[Future[list[FileResult]], int]] = {}
     if executor is not None:
         from concurrent.futures.process import BrokenProcessPool
@@ -584,8 +593,12 @@ def iter_search(
         for item in pending:
             result = item.result
             if result is None:
-                result = _collect(futures.get(id(item)), item, key, rewrite)
-                result = _with_texts(replace(result, path=item.rel), item)
+                found = None
+                if forked is not None and forked.holds(item):
+                    found = forked.result(item)  # None: that child failed, analysed here
+                if found is None:
+                    found = _collect(futures.get(id(item)), item, key, rewrite)
+                result = _with_texts(replace(found, path=item.rel), item)
                 item.data = None
                 if cache is not None and result.sha256:
                     cache.put(result.sha256, key, rewrite, replace(result, path=""))
@@ -594,13 +607,49 @@ def iter_search(
         # Abandoned midway (limit reached): drop queued work instead of finishing it.
         for future, _index in futures.values():
             future.cancel()
+        if forked is not None:
+            forked.close()
 
 
-def _use_pool(workers: int, files: int, size: int, *, idle: bool = False) -> bool:
+def _fork_parts(
+    todo: list[_Pending], count: int, key: OpsKey, rewrite: bool
+) -> Forked[_Pending] | None:
+    """For a process with no other thread and no pool running: the files cut in ``count``
+    runs, all but the first analysed by forked children (:mod:`.forked`), the first left
+    to this process. None when the pool is used instead (or no child could start)."""
+    from redline.tools.ast_edit.forked import Forked, can_fork, runs
+
+    if _executor is not None or not can_fork():
+        return None
+    parts = runs([len(item.data or b"") for item in todo], count)
+    forked: Forked[_Pending] = Forked()
+
+    def work(items: Sequence[_Pending]) -> list[FileResult]:
+        # As a pool worker's results: the texts stay behind (this process has the bytes).
+        return [
+            replace(
+                _process(item.data or b"", item.rel, key, rewrite), old_text=None, new_text=None
+            )
+            for item in items
+        ]
+
+    for part in parts[1:]:
+        if not forked.start([todo[index] for index in part], work):
+            break
+    return forked if len(parts) > 1 else None
+
+
+def _use_pool(
+    workers: int, files: int, size: int, *, idle: bool = False, rewrite: bool = False
+) -> bool:
     """Whether ``files`` files of ``size`` bytes to parse are worth worker processes (the
     pool, and its imports, start only then). ``idle``: the workers would run on CPUs that
-    are free now and start cheaply, so a smaller job pays (:data:`POOL_IDLE_MIN_BYTES`)."""
-    least = POOL_IDLE_MIN_BYTES if idle else POOL_MIN_BYTES
+    are free now and start cheaply, so a smaller job pays (:data:`POOL_IDLE_MIN_BYTES`,
+    a rewrite's bytes weighing :data:`REWRITE_WEIGHT` times a search's)."""
+    if idle:
+        size, least = size * (REWRITE_WEIGHT if rewrite else 1), POOL_IDLE_MIN_BYTES
+    else:
+        least = POOL_MIN_BYTES
     return workers > 1 and files >= max(POOL_MIN_FILES, workers) and size >= least
 
 
@@ -648,7 +697,7 @@ def search(
     if limit is not None and limit < 1:
         raise TargetError(f"limit must be at least 1, got {limit}")
     files = list_files(root, paths, glob)
-    rewrite = rewrite and all(op.template is not None for op in compiled)
+    rewrite = rewrite and all(op.rewrites for op in compiled)
     report = AstEditReport(rewrite=rewrite, files_searched=len(files), limit=limit)
     total = 0
     stream = iter_search(root, compiled, files, rewrite=rewrite, workers=workers, cache=cache)

@@ -4,13 +4,17 @@ they only search.
 A search whose pattern the `ast` search supports (:mod:`ast_pattern`) needs nothing of
 libcst unless a file makes the `ast` search unsure; such an operation compiles here from
 its text alone (its words, its normalized source), and its libcst pattern
-(:attr:`CompiledOp.pattern`, :mod:`pattern`) is compiled the first time it is needed. Any
-other operation, and every rewrite, is compiled with libcst at once, so every error a
-pattern or template can have is still raised before any file is read.
+(:attr:`CompiledOp.pattern`, :mod:`pattern`) is compiled the first time it is needed. A
+rewrite renaming a call (``F($$$X)`` into ``G($$$X)``, :mod:`ast_splice`) compiles the same
+way, its template when first needed (both texts always compile). Any other operation,
+and every other rewrite, is compiled with libcst at once, so every error a pattern or
+template can have is still raised before any file is read.
 """
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,10 +45,29 @@ class CompiledOp:
     words: frozenset[str]
     template: CompiledTemplate | None = None
     compiled: CompiledPattern | None = field(default=None, repr=False, compare=False)
+    #: ``(F, G)`` for a rewrite of ``F($$$X)`` into ``G($$$X)`` compiled without libcst
+    #: (:mod:`.ast_splice` writes it; ``template`` is then compiled when first needed).
+    splice: tuple[str, str] | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
         return f"operation {self.index + 1} ({self.pat!r})"
+
+    @property
+    def rewrites(self) -> bool:
+        return self.out is not None
+
+    @cached_property
+    def rendering(self) -> CompiledTemplate:
+        """The compiled rewrite template (imports libcst and compiles it on first use
+        for an operation compiled without it)."""
+        if self.template is not None:
+            return self.template
+        from redline.tools.ast_edit.pattern import compile_op
+
+        template = compile_op(self.index, self.pat, self.out)[1]
+        assert template is not None  # only asked of a rewrite
+        return template
 
     @cached_property
     def pattern(self) -> CompiledPattern:
@@ -97,6 +120,32 @@ def _search_only(index: int, spec: OpSpec, prefix: str) -> CompiledOp | None:
     return CompiledOp(index, spec.pat, None, source, pattern_words(sub.text))
 
 
+# ``F($$$X)``, F a dotted name (the only shape :func:`_call_splice` takes).
+_CALL = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\(\$\$\$([A-Z][A-Z0-9_]*)\)"
+)
+
+
+def _call_splice(index: int, spec: OpSpec, prefix: str) -> CompiledOp | None:
+    """A rewrite of ``F($$$X)`` into ``G($$$X)`` (F and G dotted names, no keyword, the
+    same capture), compiled without libcst: both always compile, so no error the libcst
+    compile would raise is put off. None for any other operation."""
+    if spec.out is None:
+        return None
+    pattern, template = _CALL.fullmatch(spec.pat), _CALL.fullmatch(spec.out)
+    if pattern is None or template is None or pattern[2] != template[2]:
+        return None
+    names = pattern[1].split(".") + template[1].split(".")
+    if any(keyword.iskeyword(name) or keyword.issoftkeyword(name) for name in names):
+        return None
+    op = _search_only(index, OpSpec(spec.pat), prefix)
+    if op is None:
+        return None
+    return CompiledOp(
+        index, spec.pat, spec.out, op.source, op.words, splice=(pattern[1], template[1])
+    )
+
+
 def compile_ops(
     ops: Iterable[object], *, where: Callable[[int], str] | None = None
 ) -> list[CompiledOp]:
@@ -109,7 +158,7 @@ def compile_ops(
     for index, raw in enumerate(ops):
         spec = _spec(raw)
         prefix = where(index) if where is not None else f"operation {index + 1}: "
-        op = _search_only(index, spec, prefix)
+        op = _search_only(index, spec, prefix) or _call_splice(index, spec, prefix)
         if op is None:
             from redline.tools.ast_edit.pattern import compile_op
 

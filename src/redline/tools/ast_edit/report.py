@@ -129,6 +129,74 @@ def to_json(report: AstEditReport) -> dict[str, Any]:
     }
 
 
+def _nested(value: object, level: int) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it ``level`` spaces deep (JSON
+    strings hold no raw line break, so every line break is the layout's)."""
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + " " * level)
+
+
+# One match at the depth of the ``--json`` object's matches (each ``%d``/``%s`` filled
+# as json.dumps fills them: an int's repr, an encoded string).
+_MATCH = (
+    '        {\n          "start": {\n            "line": %d,\n            "column": %d\n'
+    '          },\n          "end": {\n            "line": %d,\n            "column": %d\n'
+    '          },\n          "text": %s'
+)
+
+
+def json_text(report: AstEditReport) -> str:
+    """``json_dumps(to_json(report), indent=2)``, the CLI's ``--json`` output, written
+    directly: the same characters (tests compare the two on real files) for a tenth of
+    the time -- the standard encoder, asked to indent, walks every match's five objects
+    in Python (about 45 ms for 2,533 matches, a fifth of what a search of them costs)."""
+    from json.encoder import encode_basestring
+
+    from redline.workspace.names import shown
+
+    rewrite = report.rewrite
+    files: list[str] = []
+    for result in report.files:
+        parts = ['    {\n      "path": ', encode_basestring(result.path), ',\n      "matches": ']
+        if result.matches:
+            entries: list[str] = []
+            for m in result.matches:
+                entry = _MATCH % (
+                    m.start_line,
+                    m.start_column,
+                    m.end_line,
+                    m.end_column,
+                    encode_basestring(m.text),
+                )
+                if rewrite:
+                    replacement = m.replacement
+                    entry += ',\n          "replacement": ' + (
+                        "null" if replacement is None else encode_basestring(replacement)
+                    )
+                entries.append(entry + "\n        }")
+            parts.append("[\n" + ",\n".join(entries) + "\n      ]")
+        else:
+            parts.append("[]")
+        if rewrite:
+            parts.append(',\n      "diff": ' + encode_basestring(file_diff(result)))
+            if result.skipped:
+                parts.append(',\n      "left_unchanged": ' + _nested(list(result.skipped), 6))
+        parts.append("\n    }")
+        files.append("".join(parts))
+    errors = [{"path": r.path, "message": r.error or ""} for r in report.errors]
+    text = (
+        '{\n  "files": '
+        + ("[\n" + ",\n".join(files) + "\n  ]" if files else "[]")
+        + f',\n  "total_matches": {int(report.total_matches)!r}'
+        + f',\n  "files_searched": {int(report.files_searched)!r}'
+        + ',\n  "errors": '
+        + _nested(errors, 2)
+        + "\n}"
+    )
+    return shown(text)
+
+
 def cli_file_text(result: FileResult, rewrite: bool) -> str:
     """One file's part of the CLI output: its diff (as a terminal shows it: a CRLF file
     said once, ``redline.termtext``), or one line per match."""
