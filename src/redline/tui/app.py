@@ -66,7 +66,7 @@ from redline.tui.messages import (
 )
 from redline.tui.notices import ArrivalNotices
 from redline.tui.palette import readable_variables
-from redline.tui.pending import session_queue, workspace_source
+from redline.tui.pending import PendingList, session_queue, workspace_source
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.inbox import InboxScreen
 from redline.tui.screens.quit import QuitScreen
@@ -126,6 +126,8 @@ class RedlineApp(ShownApp[int]):
         self.startup_notices = list(startup_notices)
         self._watcher_factory = watcher_factory or _default_watcher_factory
         self._watcher: WatcherLike | None = None
+        # The listing the arrival notices last looked at.
+        self._noticed: tuple[object, ...] | None = None
         self.bridge = EventBridge(self.post_message)
         self.runs = AgentRuns(session, self.bridge)
         self._inbox: InboxScreen | None = None
@@ -247,14 +249,26 @@ class RedlineApp(ShownApp[int]):
         try:
             self._watcher = self._watcher_factory(self.session.cwd, self._files_changed)
             self._watcher.start()
+            self._files_watched(True)
         except Exception as exc:
             self._watcher = None
+            self._files_watched(False)
             self.activity.write_lines(
                 [Content.styled(f"ℹ live staleness checks are off: {exc}", "$redline-text-warning")]
             )
 
+    def _files_watched(self, watched: bool) -> None:
+        """Tell the stack whether the workspace's watcher reports changed files (then a
+        re-read checks only the actions on those files again, not every file)."""
+        pending = self.inbox.pending
+        if isinstance(pending, PendingList):
+            pending.watch_files(watched)
+
     def _files_changed(self, paths: set[str]) -> None:
         # Runs on the watcher's thread; the session hashes the files (the hash is the truth).
+        pending = self.inbox.pending
+        if isinstance(pending, PendingList):
+            pending.files_changed(paths)
         try:
             self.session.check_staleness(paths)
         except Exception:
@@ -382,7 +396,11 @@ class RedlineApp(ShownApp[int]):
         notices = self._notices
         if notices is None or self.inbox.reading:  # the baseline is the whole first list
             return
-        arrived = notices.arrived(self.inbox.pending.listed())
+        listed = self.inbox.pending.listed()
+        if listed is self._noticed:
+            return  # not listed again since (a re-read put off while a decision runs)
+        self._noticed = listed
+        arrived = notices.arrived(listed)
         if arrived and not self.dashboard_in_front:
             notices.send(arrived, self.write_terminal)
 

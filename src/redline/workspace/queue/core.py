@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from redline.workspace.queue import storage
 from redline.workspace.queue.base import ACTIONS, REQUESTS, RESOLVED, check_id, record_name
+from redline.workspace.queue.changes import QueueChanges
 from redline.workspace.queue.claims import Claim, _step
 from redline.workspace.queue.contents import ActionDraft
 from redline.workspace.queue.index import (
@@ -75,7 +76,7 @@ __all__ = [
 ]
 
 
-class WorkspaceQueue(QueueOwners, QueueListing):
+class WorkspaceQueue(QueueOwners, QueueListing, QueueChanges):
     """The queue of the workspace at ``root``; see the module doc for layout and commit order.
 
     Cheap to create; folders are opened on first use. Thread-safe for use from one process's
