@@ -203,6 +203,9 @@ class RedlineApp(ShownApp[int]):
             self.activity.write_lines([Content.styled(f"ℹ {note}", "$redline-text-warning")])
         self.bridge.attach(self.session)
         self._attach_queue()
+        # The workspace's watcher first: from the first listing on, every file that changes
+        # is reported, so a re-read checks only the actions on those files again.
+        watch_error = self._start_watcher()
         # A long queue: the top action first, the rest (and the arrivals' baseline) after.
         if not self.inbox.show_first(self._first_read):
             self._refresh_stack()
@@ -215,7 +218,14 @@ class RedlineApp(ShownApp[int]):
             for note in rules.snapshot().notes:
                 line = f"ℹ Review rules: {note}"
                 self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
-        self._start_watcher()
+        if watch_error:
+            self.activity.write_lines(
+                [
+                    Content.styled(
+                        f"ℹ live staleness checks are off: {watch_error}", "$redline-text-warning"
+                    )
+                ]
+            )
         self.inbox.check_undo()
         if isinstance(self.runs.held_only(), bool):
             self.set_interval(WAITING_POLL_SECONDS, self._check_waiting)
@@ -245,17 +255,17 @@ class RedlineApp(ShownApp[int]):
         if self.initial_prompt:
             self.start_run(self.initial_prompt)
 
-    def _start_watcher(self) -> None:
+    def _start_watcher(self) -> str:
+        """Start the workspace's watcher; why it cannot run ("" when it runs)."""
         try:
             self._watcher = self._watcher_factory(self.session.cwd, self._files_changed)
             self._watcher.start()
-            self._files_watched(True)
         except Exception as exc:
             self._watcher = None
             self._files_watched(False)
-            self.activity.write_lines(
-                [Content.styled(f"ℹ live staleness checks are off: {exc}", "$redline-text-warning")]
-            )
+            return str(exc)
+        self._files_watched(True)
+        return ""
 
     def _files_watched(self, watched: bool) -> None:
         """Tell the stack whether the workspace's watcher reports changed files (then a
