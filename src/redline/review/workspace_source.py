@@ -282,7 +282,9 @@ class WorkspaceSource:
             self._last = listed
         return listed
 
-    def relisted(self, gone: Collection[str], paths: Collection[str]) -> list[ListedAction] | None:
+    def relisted(
+        self, gone: Collection[str], paths: Collection[str]
+    ) -> Sequence[ListedAction] | None:
         """The last listing brought up to date without listing the whole queue again (issue
         44): after this process decided ``gone`` or the queue's watcher reported a change,
         with ``paths`` the workspace files written since (by the decision, or as the
@@ -293,6 +295,9 @@ class WorkspaceSource:
         since the last listing; those, and the listed actions whose files include any of
         ``paths`` (their staleness may have changed), are read one by one and checked again.
         Every other row is kept: its record file is the one listed, its files unchanged.
+
+        The rows are the source's own (read them, never change them); when nothing changed
+        they are the very sequence returned last time.
 
         None when it cannot be done that way -- nothing listed yet, the session has actions
         of its own, more than :data:`RELIST_LIMIT` records to read, or one of them cannot be
@@ -322,6 +327,8 @@ class WorkspaceSource:
         reread.intersection_update(now)
         if len(reread) > RELIST_LIMIT:
             return None
+        if not reread and now.keys() == known.keys():
+            return last  # nothing changed: the very list last returned
         fresh: list[QueueRecord] = []
         try:
             for action_id in reread:
@@ -361,7 +368,7 @@ class WorkspaceSource:
                 key=lambda row: (known[row.id][2].position, id_number(row.id) or 0), reverse=True
             )
         self._last = rows
-        return list(rows)
+        return rows
 
     def _by_file(self) -> dict[str, set[str]]:
         """Workspace file -> the listed records on it (grown as records are listed: a

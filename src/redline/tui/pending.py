@@ -147,6 +147,7 @@ class PendingList:
         self._foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
         self._departed: list[Departed] = []
         self._listed: tuple[PendingAction, ...] | None = None
+        self._taken: Sequence[ListedAction] | None = None  # the rows _take last showed
         # Whether the workspace's watcher runs and reports changed files (the app says so),
         # and the files it reported since the last read.
         self._files_watched = False
@@ -219,6 +220,7 @@ class PendingList:
         self._rows = {row.id: row}
         self._actions = {action.id: action}
         self._listed = (action,)
+        self._taken = None
         return (action,)
 
     @property
@@ -266,6 +268,8 @@ class PendingList:
                     if record is not None:
                         paths.update(record.files)
                 rows = source.relisted(gone, paths)
+                if rows is not None and rows is self._taken and self._listed is not None:
+                    return self._listed  # nothing changed since the last read
             return self._take(source, source.listed() if rows is None else rows)
 
     def _take(
@@ -298,6 +302,7 @@ class PendingList:
         self._foreign = foreign
         self._actions = actions
         self._rows = shown
+        self._taken = rows
         listed = self._listed = tuple(actions.values())
         return listed
 

@@ -166,6 +166,7 @@ class InboxScreen(
         # Actions this screen decided that the stack still lists: the next re-read brings
         # the last listing up to date instead of listing the whole queue (issue 44).
         self._decided: set[str] = set()
+        self._shown: tuple[PendingAction, ...] | None = None  # what the stack shows
         self.can_undo = True
         self._ready = False
         self._previewed: tuple[object, ...] | bool | None = False
@@ -294,7 +295,11 @@ class InboxScreen(
         follows = self.stack.follows_top and not (
             self.source is not None and self.source.spans_workspaces
         )
-        self.stack.update_actions(actions, clear=gone and not follows)
+        # The very listing shown already (nothing changed since): no row to make again.
+        same = actions is self._shown and isinstance(self.pending, PendingList) and not gone
+        self._shown = actions
+        if not same:
+            self.stack.update_actions(actions, clear=gone and not follows)
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
             told = (
@@ -305,7 +310,7 @@ class InboxScreen(
             text = f"{told} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
-        if self.checks is not None:
+        if self.checks is not None and not same:
             self.checks.sync(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
