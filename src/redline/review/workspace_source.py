@@ -279,6 +279,7 @@ class WorkspaceSource:
             # A record the index does not hold (its file too young to remember) has no
             # identity here: the next relisted() reads it again.
             self._identities = dict(queue.identities_of(records))
+            self._by_file()  # here (a long queue's first listing is on a thread), not at y
             self._last = listed
         return listed
 
