@@ -313,7 +313,7 @@ class WorkspaceSource:
         if self.session is not None and self.session.store.has_pending:
             return None
         try:
-            now = queue.identities()
+            now = queue.identities(self._identities)
         except OSError as exc:
             log.warning("reading the workspace queue failed: %s", exc)
             return None

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import TYPE_CHECKING
 
 from redline.workspace.queue import storage
@@ -239,17 +239,21 @@ class WorkspaceQueue(QueueOwners, QueueListing):
     # what changed. Every change to a record file -- a push, a rewrite (always a new file
     # renamed into place), a removal -- gives its name another file identity or none (see
     # .index), so the folder's names and their ``stat`` say which records to read again.
-    def identities(self) -> dict[str, Identity]:
+    def identities(self, known: Container[str] = ()) -> dict[str, Identity]:
         """Every record file's action id and the file's identity now, none of them read
-        (a file that is not a regular file, or vanished meanwhile, is left out)."""
+        (a file that is not a regular file, or vanished meanwhile, is left out). ``known``:
+        ids already checked to be action ids (their names are not checked again)."""
         found: dict[str, Identity] = {}
         with os.scandir(self._fd(ACTIONS)) as entries:
             for item in entries:
                 name = item.name
-                if name.startswith(".") or not name.endswith(".json"):
-                    continue
                 action_id = name[:-5]
-                if id_number(action_id) is None:
+                if action_id not in known:
+                    if name.startswith(".") or not name.endswith(".json"):
+                        continue
+                    if id_number(action_id) is None:
+                        continue
+                elif not name.endswith(".json"):
                     continue
                 try:
                     key = identity(item.stat(follow_symlinks=False))
