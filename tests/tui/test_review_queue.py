@@ -190,17 +190,17 @@ async def test_the_stack_is_read_once_per_resolution_not_per_queue_change(tmp_pa
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: len(app.stack.rows) == 2)
             inbox = app.inbox
-            read, refresh = inbox.pending.read, inbox.refresh_stack
+            read, refresh = inbox.pending.read_after, inbox.refresh_stack
 
-            def counting_read() -> tuple[object, ...]:
+            def counting_read(gone: object) -> tuple[object, ...]:
                 reads.append(threading.current_thread().name)
-                return read()
+                return read(gone)  # type: ignore[arg-type]
 
             def noting_refresh() -> None:
                 refresh()
                 handled.set()
 
-            inbox.pending.read = counting_read  # type: ignore[method-assign]
+            inbox.pending.read_after = counting_read  # type: ignore[method-assign]
             inbox.refresh_stack = noting_refresh  # type: ignore[method-assign]
 
             def step(text: str) -> None:

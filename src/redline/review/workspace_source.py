@@ -31,7 +31,7 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from redline.review.source import (
@@ -168,6 +168,10 @@ def resolution_text(queue: WorkspaceQueue, action_id: str) -> str:
     return f"{action_id} was {done} by {who}{reason}."
 
 
+#: At most this many records are read one by one to bring a listing up to date after a
+#: decision (arrivals, the actions it touched); more, and the whole queue is listed.
+RELIST_LIMIT = 64
+
 #: One listed record as the last listing made it: what it was listed by, its row and the
 #: record itself (what a decision, a view and a lazy Preview read from).
 _Listed = tuple[tuple[object, ...], ListedAction, "QueueRecord"]
@@ -211,6 +215,14 @@ class WorkspaceSource:
         self._own_rows: dict[str, tuple[PendingAction, ListedAction]] = {}
         # File -> (its stat, its hash) at the last listing, for the staleness checks.
         self._file_hashes: dict[str, tuple[tuple[int, ...], str | None]] = {}
+        # The rows the last listing returned, top first (None: nothing listed yet, or the
+        # last listing cannot be brought up to date: see relisted()).
+        self._last: list[ListedAction] | None = None
+        # Workspace file -> listed records on it, for the _records it was made from.
+        self._files_map: dict[str, set[str]] = {}
+        self._files_mapped: dict[str, _Listed] | None = None
+        # Each listed record's file identity as listed (see relisted()).
+        self._identities: dict[str, tuple[int, ...]] = {}
 
     @property
     def title(self) -> str:
@@ -261,7 +273,115 @@ class WorkspaceSource:
         # Own actions the queue does not list (yet) stay on top, in the store's order.
         extra = [self._own_row(action) for action in own if action.id not in seen]
         self._own_rows = {key: known for key, known in self._own_rows.items() if key in by_id}
-        return [*extra, *rows]
+        listed = [*extra, *rows]
+        self._last = None
+        if queue is not None and not own and not self.qualified:
+            # A record the index does not hold (its file too young to remember) has no
+            # identity here: the next relisted() reads it again.
+            self._identities = dict(queue.identities_of(records))
+            self._by_file()  # here (a long queue's first listing is on a thread), not at y
+            self._last = listed
+        return listed
+
+    def relisted(
+        self, gone: Collection[str], paths: Collection[str]
+    ) -> Sequence[ListedAction] | None:
+        """The last listing brought up to date without listing the whole queue again (issue
+        44): after this process decided ``gone`` or the queue's watcher reported a change,
+        with ``paths`` the workspace files written since (by the decision, or as the
+        workspace's watcher reported them).
+
+        The record files' identities (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`,
+        one ``stat`` each, nothing read) say which records arrived, left or were rewritten
+        since the last listing; those, and the listed actions whose files include any of
+        ``paths`` (their staleness may have changed), are read one by one and checked again.
+        Every other row is kept: its record file is the one listed, its files unchanged.
+
+        The rows are the source's own (read them, never change them); when nothing changed
+        they are the very sequence returned last time.
+
+        None when it cannot be done that way -- nothing listed yet, the session has actions
+        of its own, more than :data:`RELIST_LIMIT` records to read, or one of them cannot be
+        used (the whole listing reports it): then :meth:`listed`."""
+        from redline.workspace.queue import QueueError
+        from redline.workspace.queue.records import id_number
+
+        queue = self.queue
+        last = self._last
+        if queue is None or last is None or self._own_rows:
+            return None
+        if self.session is not None and self.session.store.has_pending:
+            return None
+        try:
+            now = queue.identities(self._identities)
+        except OSError as exc:
+            log.warning("reading the workspace queue failed: %s", exc)
+            return None
+        listed = self._identities
+        known = self._records
+        wanted = set(paths)
+        reread = {key for key, found in now.items() if listed.get(key) != found}
+        if wanted:
+            by_file = self._by_file()
+            reread.update(key for rel in wanted for key in by_file.get(rel, ()) if key in known)
+        reread.update(self.local_id(key) for key in gone)
+        reread.intersection_update(now)
+        if len(reread) > RELIST_LIMIT:
+            return None
+        if not reread and now.keys() == known.keys():
+            return last  # nothing changed: the very list last returned
+        fresh: list[QueueRecord] = []
+        try:
+            for action_id in reread:
+                record, key = queue.read_identified(action_id)
+                if record is not None and key is not None:
+                    fresh.append(record)
+                    listed[action_id] = key
+        except (QueueError, OSError) as exc:
+            log.info("listing the queue again: %s", exc)
+            return None
+        before = {key: known[key][2].position for key in reread if key in known}
+        hashes, stats = self._known_hashes(queue, fresh, {})
+        unchanged = set(hashes)
+        changed = {
+            record.id: self._record_row(queue, record, hashes, unchanged) for record in fresh
+        }
+        for rel, value in hashes.items():
+            if rel in stats:
+                self._file_hashes[rel] = (stats[rel], value)
+        if self.remember:
+            queue.remember_hashes()
+        if self._files_mapped is known:
+            for record in fresh:
+                for rel in record.files:
+                    self._files_map.setdefault(rel, set()).add(record.id)
+        departed = (known.keys() - now.keys()) | (reread - changed.keys())
+        for action_id in departed:
+            known.pop(action_id, None)
+            listed.pop(action_id, None)
+        rows = [changed.get(row.id, row) for row in last if row.id not in departed]
+        shown = {row.id for row in rows} if len(changed) > len(before) else set()
+        arrived = [row for key, row in changed.items() if key not in before and key not in shown]
+        moved = any(known[key][2].position != at for key, at in before.items() if key in known)
+        if arrived or moved:
+            rows.extend(arrived)
+            rows.sort(
+                key=lambda row: (known[row.id][2].position, id_number(row.id) or 0), reverse=True
+            )
+        self._last = rows
+        return rows
+
+    def _by_file(self) -> dict[str, set[str]]:
+        """Workspace file -> the listed records on it (grown as records are listed: a
+        record's files never change under its id; ids no longer listed are skipped)."""
+        by_file = self._files_map
+        if self._files_mapped is not self._records:
+            by_file.clear()
+            for key, (_k, _r, record) in self._records.items():
+                for rel in record.files:
+                    by_file.setdefault(rel, set()).add(key)
+            self._files_mapped = self._records
+        return by_file
 
     def _records_of(self, queue: WorkspaceQueue) -> list[QueueRecord]:
         if self.session is None:
@@ -283,6 +403,11 @@ class WorkspaceSource:
         another process's, or not listed); a lookup, not a walk of the session's store."""
         known = self._own_rows.get(self.local_id(action_id))
         return known[0] if known is not None else None
+
+    @property
+    def lists_own(self) -> bool:
+        """Whether the last listing listed any of the session's own actions."""
+        return bool(self._own_rows)
 
     def record(self, action_id: str) -> QueueRecord | None:
         """The record another process's ``action_id`` was last listed from (None: not

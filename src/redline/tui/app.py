@@ -66,7 +66,7 @@ from redline.tui.messages import (
 )
 from redline.tui.notices import ArrivalNotices
 from redline.tui.palette import readable_variables
-from redline.tui.pending import session_queue, workspace_source
+from redline.tui.pending import PendingList, session_queue, workspace_source
 from redline.tui.protocol import SessionLike, WatcherFactory, WatcherLike
 from redline.tui.screens.inbox import InboxScreen
 from redline.tui.screens.quit import QuitScreen
@@ -126,6 +126,8 @@ class RedlineApp(ShownApp[int]):
         self.startup_notices = list(startup_notices)
         self._watcher_factory = watcher_factory or _default_watcher_factory
         self._watcher: WatcherLike | None = None
+        # The listing the arrival notices last looked at.
+        self._noticed: tuple[object, ...] | None = None
         self.bridge = EventBridge(self.post_message)
         self.runs = AgentRuns(session, self.bridge)
         self._inbox: InboxScreen | None = None
@@ -201,6 +203,9 @@ class RedlineApp(ShownApp[int]):
             self.activity.write_lines([Content.styled(f"ℹ {note}", "$redline-text-warning")])
         self.bridge.attach(self.session)
         self._attach_queue()
+        # The workspace's watcher first: from the first listing on, every file that changes
+        # is reported, so a re-read checks only the actions on those files again.
+        watch_error = self._start_watcher()
         # A long queue: the top action first, the rest (and the arrivals' baseline) after.
         if not self.inbox.show_first(self._first_read):
             self._refresh_stack()
@@ -213,7 +218,14 @@ class RedlineApp(ShownApp[int]):
             for note in rules.snapshot().notes:
                 line = f"ℹ Review rules: {note}"
                 self.activity.write_lines([Content.styled(line, "$redline-text-warning")])
-        self._start_watcher()
+        if watch_error:
+            self.activity.write_lines(
+                [
+                    Content.styled(
+                        f"ℹ live staleness checks are off: {watch_error}", "$redline-text-warning"
+                    )
+                ]
+            )
         self.inbox.check_undo()
         if isinstance(self.runs.held_only(), bool):
             self.set_interval(WAITING_POLL_SECONDS, self._check_waiting)
@@ -243,18 +255,30 @@ class RedlineApp(ShownApp[int]):
         if self.initial_prompt:
             self.start_run(self.initial_prompt)
 
-    def _start_watcher(self) -> None:
+    def _start_watcher(self) -> str:
+        """Start the workspace's watcher; why it cannot run ("" when it runs)."""
         try:
             self._watcher = self._watcher_factory(self.session.cwd, self._files_changed)
             self._watcher.start()
         except Exception as exc:
             self._watcher = None
-            self.activity.write_lines(
-                [Content.styled(f"ℹ live staleness checks are off: {exc}", "$redline-text-warning")]
-            )
+            self._files_watched(False)
+            return str(exc)
+        self._files_watched(True)
+        return ""
+
+    def _files_watched(self, watched: bool) -> None:
+        """Tell the stack whether the workspace's watcher reports changed files (then a
+        re-read checks only the actions on those files again, not every file)."""
+        pending = self.inbox.pending
+        if isinstance(pending, PendingList):
+            pending.watch_files(watched)
 
     def _files_changed(self, paths: set[str]) -> None:
         # Runs on the watcher's thread; the session hashes the files (the hash is the truth).
+        pending = self.inbox.pending
+        if isinstance(pending, PendingList):
+            pending.files_changed(paths)
         try:
             self.session.check_staleness(paths)
         except Exception:
@@ -382,7 +406,11 @@ class RedlineApp(ShownApp[int]):
         notices = self._notices
         if notices is None or self.inbox.reading:  # the baseline is the whole first list
             return
-        arrived = notices.arrived(self.inbox.pending.listed())
+        listed = self.inbox.pending.listed()
+        if listed is self._noticed:
+            return  # not listed again since (a re-read put off while a decision runs)
+        self._noticed = listed
+        arrived = notices.arrived(listed)
         if arrived and not self.dashboard_in_front:
             notices.send(arrived, self.write_terminal)
 

@@ -32,6 +32,9 @@ class DashboardChecks:
             inbox.session.cwd, session_queue(inbox.session), self._changed
         )
         self._ids: tuple[str, ...] = ()
+        # Every id given to the runner: it has seen them (nothing here makes it forget one),
+        # so their Previews are never asked for again.
+        self._given: set[str] = set()
         self._noticed = False
 
     def _changed(self, action_id: str) -> None:
@@ -40,8 +43,12 @@ class DashboardChecks:
 
     def sync(self, actions: Sequence[PendingAction]) -> None:
         self._ids = tuple(a.id for a in actions)
-        # A Preview is read only if checks will run on it (see ``BackgroundChecks.sync``).
-        self.runner.sync((a.id, _preview_of(a)) for a in actions)
+        given = self._given
+        # A Preview is read only if checks will run on it (see ``BackgroundChecks.sync``),
+        # and only for an action new to the runner (no reader made again for the 10,000 a
+        # long queue lists after each decision).
+        self.runner.sync((a.id, None if a.id in given else _preview_of(a)) for a in actions)
+        given.update(self._ids)
         self.redraw()
 
     def redraw(self) -> None:

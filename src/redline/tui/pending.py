@@ -10,7 +10,8 @@ whose Preview is read when first shown), and what each allows is what the source
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
@@ -145,6 +146,14 @@ class PendingList:
         # Display copies of other processes' actions, by id, with the row each shows.
         self._foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
         self._departed: list[Departed] = []
+        self._listed: tuple[PendingAction, ...] | None = None
+        self._taken: Sequence[ListedAction] | None = None  # the rows _take last showed
+        # Whether the workspace's watcher runs and reports changed files (the app says so),
+        # and the files it reported since the last read.
+        self._files_watched = False
+        self._files_lock = threading.Lock()
+        self._changed_files: set[str] = set()
+        self._whole = True  # the next read reads everything
 
     @property
     def source(self) -> WorkspaceSource:
@@ -162,8 +171,11 @@ class PendingList:
         return gone
 
     def listed(self) -> tuple[PendingAction, ...]:
-        """What the last :meth:`read` listed, top first."""
-        return tuple(self._actions.values())
+        """What the last :meth:`read` listed, top first (the same tuple until the next)."""
+        listed = self._listed
+        if listed is None:
+            listed = self._listed = tuple(self._actions.values())
+        return listed
 
     def get(self, action_id: str | None) -> PendingAction | None:
         """The listed action ``action_id`` (None when it is not listed)."""
@@ -207,32 +219,92 @@ class PendingList:
         self._foreign = foreign
         self._rows = {row.id: row}
         self._actions = {action.id: action}
+        self._listed = (action,)
+        self._taken = None
         return (action,)
 
-    def read(self) -> tuple[PendingAction, ...]:
-        """Every pending action top first: the session's own and, with a queue, all others."""
-        with collector_paused():
-            return self._read()
+    @property
+    def files_watched(self) -> bool:
+        """Whether the workspace's watcher runs and reports every file that changes."""
+        return self._files_watched
 
-    def _read(self) -> tuple[PendingAction, ...]:
-        source = self.source
-        rows = source.listed()
+    def watch_files(self, watched: bool) -> None:
+        """Say whether the workspace's watcher runs (from its start on, it reports files
+        through :meth:`files_changed`; what changed before it started is not known: the
+        next read reads everything)."""
+        with self._files_lock:
+            self._files_watched = watched
+            self._changed_files = set()
+            self._whole = True
+
+    def files_changed(self, paths: Collection[str]) -> None:
+        """The workspace's watcher saw ``paths`` change (called from its thread): the next
+        read checks the listed actions on those files again."""
+        with self._files_lock:
+            self._changed_files.update(paths)
+
+    def read(self) -> tuple[PendingAction, ...]:
+        """Every pending action top first: the session's own and, with a queue, all others
+        (only what changed since the last read is read again: :meth:`read_after`)."""
+        return self.read_after(())
+
+    def read_after(self, gone: Collection[str]) -> tuple[PendingAction, ...]:
+        """What is pending now, this process having decided ``gone`` since the last read.
+
+        While the workspace's watcher runs (:attr:`files_watched`: it reports every file
+        that changes, :meth:`files_changed`) the last listing is brought up to date
+        (:meth:`WorkspaceSource.relisted`: only the records that arrived, left or were
+        rewritten, and those on a file that changed, are read again; issue 44); otherwise,
+        or when that cannot be done, every action is read again."""
+        with collector_paused():
+            source = self.source
+            with self._files_lock:
+                paths, self._changed_files = self._changed_files, set()
+                whole, self._whole = self._whole, False
+            rows = None
+            if self._files_watched and not whole:
+                for action_id in gone:
+                    record = source.record(action_id)
+                    if record is not None:
+                        paths.update(record.files)
+                rows = source.relisted(gone, paths)
+                if rows is not None and rows is self._taken and self._listed is not None:
+                    return self._listed  # nothing changed since the last read
+            return self._take(source, source.listed() if rows is None else rows)
+
+    def _take(
+        self, source: WorkspaceSource, rows: Sequence[ListedAction]
+    ) -> tuple[PendingAction, ...]:
+        """Show ``rows``: each as the session's own action or a display copy (kept while its
+        row stays the same object)."""
         actions: dict[str, PendingAction] = {}
         shown: dict[str, ListedAction] = {}
         foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
+        own = source.lists_own
+        known = self._foreign
         for row in rows:
-            action = source.listed_own(row.id)
+            key = row.id
+            cached = known.get(key)
+            if cached is not None and cached[0] is row and not own:
+                # Another process's row as last shown (most of a long queue after a decision).
+                foreign[key] = cached
+                actions[key] = cached[1]
+                shown[key] = row
+                continue
+            action = source.listed_own(key) if own else None
             if action is None:
                 action = self._foreign_action(source, row, foreign)
             if action is None:
                 continue
-            actions[row.id] = action
-            shown[row.id] = row
+            actions[key] = action
+            shown[key] = row
         self._note_departures(source, foreign)
         self._foreign = foreign
         self._actions = actions
         self._rows = shown
-        return tuple(actions.values())
+        self._taken = rows
+        listed = self._listed = tuple(actions.values())
+        return listed
 
     def _note_departures(
         self, source: WorkspaceSource, listed: dict[str, tuple[ListedAction, PendingAction]]

@@ -163,6 +163,10 @@ class InboxScreen(
         self._resolving = False
         self._reading = False  # see InboxFirstFrame
         self._stack_outdated = False
+        # Actions this screen decided that the stack still lists: the next re-read brings
+        # the last listing up to date instead of listing the whole queue (issue 44).
+        self._decided: set[str] = set()
+        self._shown: tuple[PendingAction, ...] | None = None  # what the stack shows
         self.can_undo = True
         self._ready = False
         self._previewed: tuple[object, ...] | bool | None = False
@@ -271,8 +275,12 @@ class InboxScreen(
             return
         self._stack_outdated = False
         before = self.stack.selected_id
+        decided, self._decided = self._decided, set()
         if actions is None:
-            actions = self.pending.read()
+            pending = self.pending
+            actions = (
+                pending.read_after(decided) if isinstance(pending, PendingList) else pending.read()
+            )
         self._log_departures()
         gone = (
             before is not None
@@ -287,7 +295,11 @@ class InboxScreen(
         follows = self.stack.follows_top and not (
             self.source is not None and self.source.spans_workspaces
         )
-        self.stack.update_actions(actions, clear=gone and not follows)
+        # The very listing shown already (nothing changed since): no row to make again.
+        same = actions is self._shown and isinstance(self.pending, PendingList) and not gone
+        self._shown = actions
+        if not same:
+            self.stack.update_actions(actions, clear=gone and not follows)
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
             told = (
@@ -298,7 +310,7 @@ class InboxScreen(
             text = f"{told} {then}"
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
-        if self.checks is not None:
+        if self.checks is not None and not same:
             self.checks.sync(actions)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
@@ -535,9 +547,10 @@ class InboxScreen(
         outcome = resolve_action(self.workspace_source, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
 
-    def on_foreign_resolved(self, _message: ForeignResolved) -> None:
+    def on_foreign_resolved(self, message: ForeignResolved) -> None:
         # The activity says how it went once the action leaves the list (_log_departures).
         self._resolving = False
+        self._decided.add(message.action_id)
         self.refresh_stack()
 
     def on_resolution_finished(self, message: ResolutionFinished) -> None:
@@ -546,9 +559,11 @@ class InboxScreen(
         self._resolving = False
         if not self._alive():
             return
-        if self._stack_outdated:
-            self.refresh_stack()
         outcome = message.outcome
+        if not outcome.is_error and self.pending.get(message.action_id) is not None:
+            self._decided.add(message.action_id)  # still listed: not re-read since
+        if self._stack_outdated or self._decided:
+            self.refresh_stack()
         if outcome.is_error:
             self._own.discard(message.action_id)
         if message.verb == "apply":

@@ -11,6 +11,7 @@ again.
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -90,6 +91,10 @@ class InboxFirstFrame(Screen[None]):
         self.refresh_stack(None if outdated else actions)
         self._resolving = resolving
         self._stack_outdated = self._stack_outdated or resolving
+        # The long queue's listing lives as long as the dashboard (each later read keeps
+        # what did not change): out of the collector's sight, as the app's start-up is, so
+        # no full collection walks its 10,000 rows again while a key is handled.
+        self.app.call_after_refresh(gc.freeze)
         then()
 
     @property

@@ -203,6 +203,13 @@ class PendingStack(ScrollView, can_focus=True):
         # decision) and counts the sources; the filter picks the rows afterwards.
         for action in actions:
             known = self._built.get(action.id)
+            if known is not None and known[0] is action and isinstance(action, QueuedCopy):
+                # Another process's action: a new copy whenever its row changes.
+                row = known[1]
+                built[action.id] = known
+                counts[row.origin] = counts.get(row.origin, 0) + 1
+                rows.append(row)
+                continue
             ended = ended_note(action.details) or ""
             if (
                 known is not None
@@ -268,6 +275,8 @@ class PendingStack(ScrollView, can_focus=True):
     @property
     def marked(self) -> tuple[str, ...]:
         """The marked actions' ids, top first (a source filter hides none of them)."""
+        if not self._marked:
+            return ()
         return tuple(action.id for action in self._all if action.id in self._marked)
 
     def toggle_mark(self) -> str | None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 from typing import TYPE_CHECKING
 
 from redline.workspace.queue import storage
@@ -51,6 +51,7 @@ from redline.workspace.queue.contents import ActionDraft
 from redline.workspace.queue.index import (
     PERSIST_AFTER,
     Entry,
+    Identity,
     RecordSummary,
     collector_paused,
     identity,
@@ -232,6 +233,59 @@ class WorkspaceQueue(QueueOwners, QueueListing):
                     found.append(Entry(identity(st) or (0, 0, 0, 0, 0), RecordSummary.of(record)))
         found.sort(key=lambda e: e.order, reverse=True)
         return [entry.summary for entry in found]
+
+    # -- what changed since a listing (issue 44: the dashboard's re-read) ----------
+    # A dashboard lists 10,000 and then, after each decision or watcher report, needs only
+    # what changed. Every change to a record file -- a push, a rewrite (always a new file
+    # renamed into place), a removal -- gives its name another file identity or none (see
+    # .index), so the folder's names and their ``stat`` say which records to read again.
+    def identities(self, known: Container[str] = ()) -> dict[str, Identity]:
+        """Every record file's action id and the file's identity now, none of them read
+        (a file that is not a regular file, or vanished meanwhile, is left out). ``known``:
+        ids already checked to be action ids (their names are not checked again)."""
+        found: dict[str, Identity] = {}
+        with os.scandir(self._fd(ACTIONS)) as entries:
+            for item in entries:
+                name = item.name
+                action_id = name[:-5]
+                if action_id not in known:
+                    if name.startswith(".") or not name.endswith(".json"):
+                        continue
+                    if id_number(action_id) is None:
+                        continue
+                elif not name.endswith(".json"):
+                    continue
+                try:
+                    key = identity(item.stat(follow_symlinks=False))
+                except OSError:
+                    continue
+                if key is not None:
+                    found[action_id] = key
+        return found
+
+    def identities_of(self, records: Iterable[QueueRecord]) -> dict[str, Identity]:
+        """The identity of the file each of ``records`` (as :meth:`list` returned them)
+        was read from; a record the listing index does not hold as that very object is
+        left out (read it again with :meth:`read_identified` to know it)."""
+        found: dict[str, Identity] = {}
+        with self._index_lock:
+            index = self._index
+            if index is None:
+                return found
+            entries = index.entries
+            for record in records:
+                entry = entries.get(record_name(record.id))
+                if entry is not None and entry.record is record:
+                    found[record.id] = entry.key
+        return found
+
+    def read_identified(self, action_id: str) -> tuple[QueueRecord | None, Identity | None]:
+        """The pending action ``action_id`` as :meth:`get` reads it, and the identity of the
+        file it was read from ((None, None): there is none). QueueRecordError if unusable."""
+        record, st = self._read_entry(check_id(action_id))
+        if record is None or st is None:
+            return None, None
+        return record, identity(st)
 
     def stale_reasons(
         self, record: QueueRecord, cache: dict[str, str | None] | None = None
