@@ -227,6 +227,8 @@ async def test_comments_in_every_workspace_inbox_reach_the_actions_workspace(
     """``m`` on a ``pa-N@WSID`` row opens that workspace's conversation: the comment is kept
     in its queue under the local id, ``n`` reads "Request changes", and the discard from
     the conversation carries the comment to the agent, in that workspace only."""
+    from textual.widgets import Button
+
     from redline.review.comments import stored
     from redline.tui.screens.conversation import ConversationScreen
 
@@ -259,6 +261,9 @@ async def test_comments_in_every_workspace_inbox_reach_the_actions_workspace(
             pilot,
             lambda: app.inbox._bindings.key_to_bindings["n"][0].description == "Request changes",
         )
+        # The bar's button says it too.
+        discard_button = app.inbox.resolve_bar.query_one("#discard", Button)
+        assert str(discard_button.label) == "Request changes (n)"
         await pilot.press("m")
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         await pilot.press("n")

@@ -40,6 +40,7 @@ from redline.tui.messages import (
 from redline.tui.pending import PendingList
 from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
+from redline.tui.screens.conversation import REQUEST_CHANGES
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
@@ -422,18 +423,19 @@ class InboxScreen(
             else False,
             discard=(bool(marked) or selected is not None) and not self.busy,
         )
-        self._footer_target(picked, parts, len(marked))
+        discard_word = self._footer_target(picked, parts, len(marked))
         self.resolve_bar.set_target(
             selected.id if selected is not None else None,
             picked=picked,
             parts=parts,
             whole_only=selected is not None and (not preview.selectable or bool(limits.parts)),
             marked=len(marked),
+            request_changes=discard_word == REQUEST_CHANGES,
         )
 
-    def _footer_target(self, picked: int, parts: int, marked: int = 0) -> None:
+    def _footer_target(self, picked: int, parts: int, marked: int = 0) -> str:
         """The footer's y/n say whether they act on marked actions, picked hunks or the
-        whole selected action."""
+        whole selected action; the discard's word."""
         if marked:
             apply, discard = f"Apply {marked} marked", f"Discard {marked} marked"
         else:
@@ -448,6 +450,7 @@ class InboxScreen(
                     changed = True
         if changed:
             self.refresh_bindings()
+        return discard
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self._alive():

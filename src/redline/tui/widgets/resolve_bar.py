@@ -94,6 +94,7 @@ class ResolveBar(Vertical):
         super().__init__(id=id)
         self._long: Labels = ("Apply (y)", "Discard (n)")
         self._short: Labels = self._long
+        self._enabled = (True, True)  # kept for buttons mounted after set_enabled
 
     def compose(self) -> ComposeResult:
         yield ReasonInput(placeholder="reason (r)", id="reason")
@@ -107,6 +108,7 @@ class ResolveBar(Vertical):
             yield discard
 
     def on_mount(self) -> None:
+        self.set_enabled(apply=self._enabled[0], discard=self._enabled[1])
         self._arrange()
 
     @property
@@ -124,9 +126,20 @@ class ResolveBar(Vertical):
     def clear_reason(self) -> None:
         self.query_one(ReasonInput).value = ""
 
+    def _buttons(self) -> tuple[Button, Button] | None:
+        """Apply and Discard; None while they are not mounted (before the bar's compose
+        has run, or while the screen is being taken down: a resize or an update can
+        arrive then, and must not fail)."""
+        found = {button.id: button for button in self.query(Button)}
+        apply, discard = found.get("apply"), found.get("discard")
+        return None if apply is None or discard is None else (apply, discard)
+
     def set_enabled(self, *, apply: bool, discard: bool) -> None:
-        self.query_one("#apply", Button).disabled = not apply
-        self.query_one("#discard", Button).disabled = not discard
+        self._enabled = (apply, discard)
+        buttons = self._buttons()
+        if buttons is not None:
+            buttons[0].disabled = not apply
+            buttons[1].disabled = not discard
 
     def set_target(
         self,
@@ -136,9 +149,11 @@ class ResolveBar(Vertical):
         parts: int = 0,
         whole_only: bool = False,
         marked: int = 0,
+        request_changes: bool = False,
     ) -> None:
         """Name what ``y``/``n`` act on: ``Apply pa-2``, ``Apply 2 of 5 hunks``, ``Apply 3
-        marked``."""
+        marked``; ``request_changes``: the action has review comments, so its discard
+        is a request for changes (the comments go to the agent with it)."""
         if marked:
             self._long = (f"Apply {marked} marked (y)", f"Discard {marked} marked (n)")
             self._short = (f"Apply {marked} (y)", f"Discard {marked} (n)")
@@ -148,6 +163,9 @@ class ResolveBar(Vertical):
             what = f"{picked} of {parts} hunk{'s' if parts != 1 else ''}"
             self._long = (f"Apply {what}", f"Discard {what}")
             self._short = (f"Apply {picked}/{parts}", f"Discard {picked}/{parts}")
+        elif request_changes:
+            self._long = (f"Apply {action_id} (y)", "Request changes (n)")
+            self._short = ("Apply (y)", "Request changes (n)")
         else:
             self._long = (f"Apply {action_id} (y)", f"Discard {action_id} (n)")
             self._short = ("Apply (y)", "Discard (n)")
@@ -156,8 +174,8 @@ class ResolveBar(Vertical):
             if whole_only
             else "space picks hunks; y/n then act on the picked ones only"
         )
-        self.query_one("#apply", Button).tooltip = tip
-        self.query_one("#discard", Button).tooltip = tip
+        for button in self._buttons() or ():
+            button.tooltip = tip
         self._arrange()
 
     def on_resize(self, _event: events.Resize) -> None:
@@ -172,8 +190,7 @@ class ResolveBar(Vertical):
             self.set_class(two_rows, "-two-rows")
         else:  # before the first layout: the names, fitted once the width is known
             labels = self._long
-        for button_id, label in zip(("#apply", "#discard"), labels, strict=True):
-            button = self.query_one(button_id, Button)
+        for button, label in zip(self._buttons() or (), labels, strict=False):
             if str(button.label) != label:
                 button.label = label
             # Auto width would clip a label that changes after the first layout.
