@@ -417,3 +417,44 @@ def test_few_workspaces_are_listed_whole_at_once(three: list[Path]) -> None:
         stop.set()
         worker.join(30)
         source.close()
+
+
+def test_an_action_queued_while_the_first_listing_is_read_is_heard(
+    three: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watch is set before the first read: another process's action queued in between
+    (here: while the first listing is being read) comes in with the next listing, not
+    only at the next change of its workspace."""
+    api, web, _docs = three
+    _push(api, "api")
+    source = AllWorkspacesSource()
+    listings: list[list[str]] = []
+    heard = threading.Condition()
+    real_read = source.spaces.read
+
+    def read_with_an_arrival(*args: object, **kwargs: object) -> object:
+        listing = real_read(*args, **kwargs)  # type: ignore[arg-type]
+        if not listings:  # the first read: web's action arrives just after it
+            _push_elsewhere(web, "web")
+        return listing
+
+    monkeypatch.setattr(source.spaces, "read", read_with_an_arrival)
+
+    def on_rows(rows: Sequence[ListedAction]) -> None:
+        with heard:
+            listings.append([r.id for r in rows])
+            heard.notify_all()
+
+    stop = threading.Event()
+    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
+    worker.start()
+    try:
+        with heard:
+            assert heard.wait_for(lambda: bool(listings) and "pa-1@wsweb" in listings[-1], 30), (
+                listings
+            )
+        assert listings[0] == ["pa-1@wsapi"]  # the first listing was read before it came
+    finally:
+        stop.set()
+        worker.join(30)
+        source.close()

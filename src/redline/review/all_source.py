@@ -261,6 +261,36 @@ class AllWorkspacesSource:
         from redline.workspace.queue.multiwatch import MultiQueueWatcher
 
         self.spaces.refresh()
+        # The watch is set before anything is read: an action queued while the first
+        # listings are read is heard (and its workspace read again below), never left
+        # unseen until the next change there.
+        watcher = MultiQueueWatcher(self._heard)
+        try:
+            folder = known_dir()
+        except OSError:
+            folder = None
+        watcher.start(self._watched(folder))
+        try:
+            self._first_listings(stop, on_rows, on_status)
+            while not stop.is_set():
+                with self._changed:
+                    self._changed.wait_for(lambda: bool(self._changes) or stop.is_set(), 0.25)
+                    keys, self._changes = self._changes, set()
+                if stop.is_set() or self._closed:
+                    return
+                if not keys:
+                    continue
+                if KNOWN_KEY in keys or any(not Path(k).is_dir() for k in keys - {KNOWN_KEY}):
+                    self.spaces.refresh()
+                    watcher.set_paths(self._watched(folder))
+                self.spaces.reread(keys - {KNOWN_KEY})
+                on_rows(self.listed())
+        finally:
+            watcher.stop()
+
+    def _first_listings(
+        self, stop: threading.Event, on_rows: RowsCallback, on_status: StatusCallback
+    ) -> None:
         # Over many workspaces the first frame comes from each one's top action (reading
         # every index is most of a first frame's time at 10,000 actions); then the whole
         # listing at once, the files' staleness a moment later (by hash). Each listing's
@@ -284,28 +314,6 @@ class AllWorkspacesSource:
                     return
             self._listing = checked
             on_rows(checked)
-        watcher = MultiQueueWatcher(self._heard)
-        try:
-            folder = known_dir()
-        except OSError:
-            folder = None
-        watcher.start(self._watched(folder))
-        try:
-            while not stop.is_set():
-                with self._changed:
-                    self._changed.wait_for(lambda: bool(self._changes) or stop.is_set(), 0.25)
-                    keys, self._changes = self._changes, set()
-                if stop.is_set() or self._closed:
-                    return
-                if not keys:
-                    continue
-                if KNOWN_KEY in keys or any(not Path(k).is_dir() for k in keys - {KNOWN_KEY}):
-                    self.spaces.refresh()
-                    watcher.set_paths(self._watched(folder))
-                self.spaces.reread(keys - {KNOWN_KEY})
-                on_rows(self.listed())
-        finally:
-            watcher.stop()
 
     def _watched(self, folder: Path | None) -> dict[str, Path]:
         paths = {
