@@ -67,10 +67,14 @@ async def test_waiting_for_review_then_running_again(tmp_path: Path) -> None:
             app.watch(app, "agent_state", lambda state: states.append(state), init=False)
             # The agent's only open request is the held write: it waits on the person.
             await wait_until(pilot, lambda: app.agent_state == "waiting for review", GUARD)
-            assert app.status_line.state is AgentState.WAITING_FOR_REVIEW
+            # The status line and the footer follow the state on their own refresh: awaited
+            # (the held write keeps it waiting until y).
+            await wait_until(
+                pilot, lambda: app.status_line.state is AgentState.WAITING_FOR_REVIEW, GUARD
+            )
             assert session.store.count == 1
             # Its turn is still open: stop stays live while it waits.
-            assert _live(app, "stop_agent")
+            await wait_until(pilot, lambda: _live(app, "stop_agent"), GUARD)
             await pilot.press("y")
             await wait_until(pilot, lambda: app.agent_state == "running", GUARD)
             gate.write_text("")
