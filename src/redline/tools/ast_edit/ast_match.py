@@ -286,21 +286,5 @@ def search_text(text: str, ops: Sequence[tuple[int, str]]) -> FileResult | None:
     starts = src.starts
     matches: list[Match] = []
     for start, end, index in spans:
-        sl = min(bisect.bisect_right(starts, start) - 1, len(starts) - 1)
-        el = min(bisect.bisect_right(starts, end) - 1, len(starts) - 1)
-        matches.append(
-            Match(
-                index,
-                start,
-                end,
-                sl + 1,
-                start - starts[sl],
-                el + 1,
-                end - starts[el],
-                text[start:end],
-                None,
-                start,
-                end,
-            )
-        )
+        matches.append(Match.at(starts, index, start, end, text[start:end]))
     return FileResult("", tuple(matches))

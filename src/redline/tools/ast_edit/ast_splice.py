@@ -19,7 +19,6 @@ way does in a rewrite, a match inside another match is not rewritten on its own.
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from redline.tools.ast_edit.ast_match import search_spans
@@ -53,23 +52,7 @@ def splice_calls(text: str, index: int, source: str, old: str, new: str) -> File
         replacement = f"{new}({inside})"
         if replacement == piece:
             continue  # rewriting code into itself is no replacement
-        sl = min(bisect.bisect_right(starts, start) - 1, len(starts) - 1)
-        el = min(bisect.bisect_right(starts, end) - 1, len(starts) - 1)
-        matches.append(
-            Match(
-                index,
-                start,
-                end,
-                sl + 1,
-                start - starts[sl],
-                el + 1,
-                end - starts[el],
-                piece,
-                replacement,
-                start,
-                end,
-            )
-        )
+        matches.append(Match.at(starts, index, start, end, piece, replacement))
     if not matches:
         return FileResult("")
     kept = tuple(matches)

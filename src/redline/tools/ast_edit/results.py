@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,6 +27,34 @@ class Match:
     # What is replaced: the span, widened to whole lines when a statement is deleted.
     edit_start: int = 0
     edit_end: int = 0
+
+    @classmethod
+    def at(
+        cls,
+        starts: Sequence[int],
+        op: int,
+        start: int,
+        end: int,
+        text: str,
+        replacement: str | None = None,
+    ) -> Match:
+        """The match of ``text[start:end]`` given the offsets each line starts at (its
+        lines and columns found by bisection), replacing exactly its span."""
+        sl = min(bisect.bisect_right(starts, start) - 1, len(starts) - 1)
+        el = min(bisect.bisect_right(starts, end) - 1, len(starts) - 1)
+        return cls(
+            op,
+            start,
+            end,
+            sl + 1,
+            start - starts[sl],
+            el + 1,
+            end - starts[el],
+            text,
+            replacement,
+            start,
+            end,
+        )
 
 
 @dataclass(frozen=True)
