@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -356,6 +356,38 @@ def test_it_is_a_review_source_and_says_how_an_action_left(three: list[Path]) ->
         source.close()
 
 
+class _Watched:
+    """``source.watch`` on a thread of its own while in the ``with`` block; ``seen``: the
+    ids of every listing it handed over, in order."""
+
+    def __init__(self, source: AllWorkspacesSource) -> None:
+        self.source = source
+        self.seen: list[list[str]] = []
+        self._heard = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=source.watch, args=(self._stop, self._rows, lambda *_: None)
+        )
+
+    def _rows(self, rows: Sequence[ListedAction]) -> None:
+        with self._heard:
+            self.seen.append([row.id for row in rows])
+            self._heard.notify_all()
+
+    def wait_for(self, done: Callable[[list[list[str]]], bool]) -> None:
+        with self._heard:
+            assert self._heard.wait_for(lambda: done(self.seen), 30), self.seen
+
+    def __enter__(self) -> _Watched:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        self.source.close()
+
+
 def test_many_workspaces_list_each_ones_top_first(
     three: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -369,54 +401,21 @@ def test_many_workspaces_list_each_ones_top_first(
     _push(web, "web one")
     _push_elsewhere(docs, "docs one")  # queued by another process
     _push(api, "api two")
-    source = AllWorkspacesSource()
-    listings: list[list[str]] = []
-    heard = threading.Condition()
-
-    def on_rows(rows: Sequence[ListedAction]) -> None:
-        with heard:
-            listings.append([row.id for row in rows])
-            heard.notify_all()
-
-    stop = threading.Event()
-    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
-    worker.start()
     whole = ["pa-2@wsapi", "pa-1@wsdocs", "pa-1@wsweb", "pa-1@wsapi"]
-    try:
-        with heard:
-            assert heard.wait_for(lambda: len(listings) >= 3, 30), listings
+    with _Watched(AllWorkspacesSource()) as watched:
+        watched.wait_for(lambda seen: len(seen) >= 3)
+        listings = watched.seen
         assert listings[0] == ["pa-2@wsapi", "pa-1@wsdocs", "pa-1@wsweb"]
         assert listings[1] == listings[2] == whole
-    finally:
-        stop.set()
-        worker.join(30)
-        source.close()
 
 
 def test_few_workspaces_are_listed_whole_at_once(three: list[Path]) -> None:
     api, web, _docs = three
     _push(api, "api one")
     _push(web, "web one")
-    source = AllWorkspacesSource()
-    listings: list[list[str]] = []
-    heard = threading.Condition()
-
-    def on_rows(rows: Sequence[ListedAction]) -> None:
-        with heard:
-            listings.append([row.id for row in rows])
-            heard.notify_all()
-
-    stop = threading.Event()
-    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
-    worker.start()
-    try:
-        with heard:
-            assert heard.wait_for(lambda: len(listings) >= 2, 30), listings
-        assert listings[0] == listings[1] == ["pa-1@wsweb", "pa-1@wsapi"]
-    finally:
-        stop.set()
-        worker.join(30)
-        source.close()
+    with _Watched(AllWorkspacesSource()) as watched:
+        watched.wait_for(lambda seen: len(seen) >= 2)
+        assert watched.seen[0] == watched.seen[1] == ["pa-1@wsweb", "pa-1@wsapi"]
 
 
 def test_an_action_queued_while_the_first_listing_is_read_is_heard(
@@ -428,33 +427,17 @@ def test_an_action_queued_while_the_first_listing_is_read_is_heard(
     api, web, _docs = three
     _push(api, "api")
     source = AllWorkspacesSource()
-    listings: list[list[str]] = []
-    heard = threading.Condition()
+    watched = _Watched(source)
     real_read = source.spaces.read
 
     def read_with_an_arrival(*args: object, **kwargs: object) -> object:
         listing = real_read(*args, **kwargs)  # type: ignore[arg-type]
-        if not listings:  # the first read: web's action arrives just after it
+        if not watched.seen:  # the first read: web's action arrives just after it
             _push_elsewhere(web, "web")
         return listing
 
     monkeypatch.setattr(source.spaces, "read", read_with_an_arrival)
-
-    def on_rows(rows: Sequence[ListedAction]) -> None:
-        with heard:
-            listings.append([r.id for r in rows])
-            heard.notify_all()
-
-    stop = threading.Event()
-    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
-    worker.start()
-    try:
-        with heard:
-            assert heard.wait_for(lambda: bool(listings) and "pa-1@wsweb" in listings[-1], 30), (
-                listings
-            )
-        assert listings[0] == ["pa-1@wsapi"]  # the first listing was read before it came
-    finally:
-        stop.set()
-        worker.join(30)
-        source.close()
+    with watched:
+        watched.wait_for(lambda seen: bool(seen) and "pa-1@wsweb" in seen[-1])
+        # The first listing was read before it came.
+        assert watched.seen[0] == ["pa-1@wsapi"]
