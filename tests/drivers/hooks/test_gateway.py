@@ -456,6 +456,31 @@ def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
 
 
 # What a call has imported when it exits (the hook command ends with os._exit).
+def _told(stderr: str, tag: str) -> list[str]:
+    """The JSON list the script wrote once on stderr after ``tag``."""
+    lines = [line for line in stderr.splitlines() if line.startswith(f"{tag} ")]
+    assert len(lines) == 1, stderr[-2000:]
+    told: list[str] = json.loads(lines[0].removeprefix(f"{tag} "))
+    return told
+
+
+def _modules_told(script: str, tag: str, root: Path) -> tuple[str, set[str]]:
+    """Run ``script`` (a hook call that tells its loaded modules after ``tag``) on the
+    recorded Write in ``root``: its answer, and the modules it told."""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=recorded("pre-write.json", root),
+        capture_output=True,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    return done.stdout.decode(), set(_told(done.stderr.decode(), tag))
+
+
 _AT_EXIT = """
 import json, sys
 import redline.cli as cli
@@ -477,26 +502,14 @@ def test_a_rule_decided_call_loads_no_event_loop_nor_the_hunk_machinery(
     asyncio, the queue's watcher, nor the hunk, re-base and three-way merge machinery that
     only a part, an edit or an apply's re-base needs (issue 49). Checked in a fresh
     interpreter, as the agent runs it; the decision is logged as the rule's."""
-    import os
-    import subprocess
 
     (isolated_user_config / "rules.toml").write_text(
         '[[rule]]\nname = "no agent writes docs"\ndecision = "discard"\n'
         'sources = ["hook:*"]\npaths = ["*.txt"]\nreason = "write docs by hand"\n',
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [sys.executable, "-c", _AT_EXIT],
-        input=recorded("pre-write.json", root),
-        capture_output=True,
-        check=False,
-        env=dict(os.environ),
-    )
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    assert "Discarded by the reviewer: write docs by hand" in done.stdout.decode()
-    lines = [line for line in done.stderr.decode().splitlines() if line.startswith("AT_EXIT ")]
-    assert len(lines) == 1, done.stderr.decode()[-2000:]
-    loaded = set(json.loads(lines[0].removeprefix("AT_EXIT ")))
+    out, loaded = _modules_told(_AT_EXIT, "AT_EXIT", root)
+    assert "Discarded by the reviewer: write docs by hand" in out
     assert {"redline.rules", "redline.review.resolve"} <= loaded  # decided by the one path
     assert (
         not {
@@ -547,24 +560,12 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
     asyncio (and the ssl it imports) and the full command-line parser are loaded after the
     action is queued, while a person
     reviews (docs/performance.md, "`redline hook`"); the call still answers as before."""
-    import os
-    import subprocess
 
     (isolated_user_config / "config.toml").write_text(
         "[hooks]\nwait_seconds = 0.01\n", encoding="utf-8"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", _AT_PUSH],
-        input=recorded("pre-write.json", root),
-        capture_output=True,
-        check=False,
-        env=dict(os.environ),
-    )
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    assert "still pending review in redline as pa-1" in done.stdout.decode()
-    lines = [line for line in done.stderr.decode().splitlines() if line.startswith("AT_PUSH ")]
-    assert len(lines) == 1, done.stderr.decode()[-2000:]
-    at_push = set(json.loads(lines[0].removeprefix("AT_PUSH ")))
+    out, at_push = _modules_told(_AT_PUSH, "AT_PUSH", root)
+    assert "still pending review in redline as pa-1" in out
     assert {"redline.review.session", "redline.workspace.queue"} <= at_push
     assert (
         not {
@@ -664,9 +665,7 @@ def test_a_hook_process_imports_nothing_between_the_decision_and_its_exit(
         if proc.poll() is None:
             proc.kill()
     assert b"Discarded by the reviewer: not this way" in out, err.decode()[-2000:]
-    lines = [line for line in err.decode().splitlines() if line.startswith("LATE ")]
-    assert len(lines) == 1, err.decode()[-2000:]
-    assert json.loads(lines[0].removeprefix("LATE ")) == []
+    assert _told(err.decode(), "LATE") == []
 
 
 def test_a_hook_process_that_blocks_still_prints_its_reason_and_exits_2(root: Path) -> None:
