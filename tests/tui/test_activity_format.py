@@ -66,3 +66,25 @@ def test_a_resolution_says_its_reason_once() -> None:
     assert [line.plain for line in only][1:] == ["   reason: dup"]
     other = resolution_block("apply", "x", "edit", "ok", result_text="Applied x. Reason: other")
     assert other[-1].plain == "   Applied x. Reason: other"
+
+
+def test_a_carriage_return_in_a_label_or_result_is_shown_not_taken_as_a_break() -> None:
+    """An agent's ``\\r`` (or another character ``str.splitlines`` breaks at) is shown in
+    the activity, and the text after it is not cut off: only ``\\n`` ends a line there."""
+    from redline.tui.activity_format import resolution_block
+
+    label = "Fix \x1b[31mred\x1b[0m\r label"
+    for failed in (False, True):
+        block = resolution_block(
+            "discard",
+            label,
+            "propose_edit",
+            "no",
+            result_text=f"Discarded: {label}.\x0b tail\ncomment line",
+            failed=failed,
+            origin="mcp:cursor",
+        )
+        head, _reason, outcome = (line.plain for line in block[:3])
+        assert "Fix \\x1b[31mred\\x1b[0m\\x0d label" in head
+        assert "\\x0d label." in outcome and "\\x0b tail" in outcome
+        assert "\r" not in "".join(line.plain for line in block)

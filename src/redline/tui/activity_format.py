@@ -7,6 +7,7 @@ the label's summary, a badge with the source tool, and the reason.
 from __future__ import annotations
 
 import json
+import re
 
 from textual.content import Content
 
@@ -49,8 +50,14 @@ LABEL_WIDTH = 72
 ARGS_WIDTH = 100
 
 
+#: Runs of spaces, tabs and newlines: squeezed to one space in a short field. Not
+#: ``str.split()``'s whitespace, which also takes ``\r``, ``\x0b``, ``\x1c`` …: those
+#: stay, for :func:`one_line` to show.
+_SPACES = re.compile(r"[ \t\n]+")
+
+
 def _short(text: str, width: int) -> str:
-    text = one_line(" ".join(text.split()))
+    text = one_line(_SPACES.sub(" ", text).strip(" "))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -90,10 +97,12 @@ def resolution_block(
     lines.append(Content.assemble(("   reason: ", "$text-muted"), shown_reason))
     text = result_text.strip()
     if failed and text:
-        for line in text.splitlines()[:6]:
+        # Lines end at "\n" only: a "\r" (or another break of str.splitlines) in an
+        # agent's text is shown, never taken as the end of what is shown.
+        for line in text.split("\n")[:6]:
             lines.append(Content.styled(f"   {one_line(line)}", "$redline-text-error"))
     elif text:
-        first = _without_reason(text.splitlines()[0], reason)
+        first = _without_reason(text.split("\n")[0], reason)
         if first:
             lines.append(Content.styled(f"   {_short(first, ARGS_WIDTH)}", "$text-muted"))
     return lines
