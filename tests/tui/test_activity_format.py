@@ -88,3 +88,12 @@ def test_a_carriage_return_in_a_label_or_result_is_shown_not_taken_as_a_break() 
         assert "Fix \\x1b[31mred\\x1b[0m\\x0d label" in head
         assert "\\x0d label." in outcome and "\\x0b tail" in outcome
         assert "\r" not in "".join(line.plain for line in block)
+
+
+def test_a_results_first_line_ends_at_a_newline_only() -> None:
+    from redline.review.describe import first_line
+    from redline.review.result import ToolResult
+
+    result = ToolResult.text_result("Applied x\r label.\nmore")
+    assert first_line(result) == "Applied x\r label."
+    assert first_line(ToolResult.text_result("  ")) == ""

@@ -15,8 +15,8 @@ UNKNOWN_SOURCE = "custom_tool"
 
 def first_line(result: ToolResult) -> str:
     """The first line of a result's text ('' when it has none)."""
-    lines = result.text.strip().splitlines()
-    return lines[0] if lines else ""
+    # Only "\n" ends the line: a "\r" in a model's or agent's text does not cut it short.
+    return result.text.strip().split("\n")[0]
 
 
 def preview_stats(preview: PreviewSummary | None) -> str:

@@ -20,6 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from redline.checks import CheckResult, Finding
+from redline.termtext import one_line
 
 STATUS_STYLE = {
     "pass": "$redline-text-success",
@@ -135,7 +136,7 @@ class ChecksPane(Vertical):
                                 " ",
                                 (f.code, "bold"),
                                 " ",
-                                f.message.splitlines()[0] if f.message else "",
+                                one_line(f.message.split("\n")[0]) if f.message else "",
                             )
                         )
                     )
