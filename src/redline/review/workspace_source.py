@@ -223,6 +223,8 @@ class WorkspaceSource:
         self._files_mapped: dict[str, _Listed] | None = None
         # Each listed record's file identity as listed (see relisted()).
         self._identities: dict[str, tuple[int, ...]] = {}
+        # The listed records' file names (None: not made yet; see relisted()).
+        self._names: set[str] | None = None
 
     @property
     def title(self) -> str:
@@ -275,6 +277,7 @@ class WorkspaceSource:
         self._own_rows = {key: known for key, known in self._own_rows.items() if key in by_id}
         listed = [*extra, *rows]
         self._last = None
+        self._names = None
         if queue is not None and not own and not self.qualified:
             # A record the index does not hold (its file too young to remember) has no
             # identity here: the next relisted() reads it again.
@@ -284,18 +287,28 @@ class WorkspaceSource:
         return listed
 
     def relisted(
-        self, gone: Collection[str], paths: Collection[str]
+        self,
+        gone: Collection[str],
+        paths: Collection[str],
+        named: Collection[str] | None = None,
     ) -> Sequence[ListedAction] | None:
         """The last listing brought up to date without listing the whole queue again (issue
         44): after this process decided ``gone`` or the queue's watcher reported a change,
         with ``paths`` the workspace files written since (by the decision, or as the
         workspace's watcher reported them).
 
-        The record files' identities (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`,
-        one ``stat`` each, nothing read) say which records arrived, left or were rewritten
-        since the last listing; those, and the listed actions whose files include any of
-        ``paths`` (their staleness may have changed), are read one by one and checked again.
-        Every other row is kept: its record file is the one listed, its files unchanged.
+        ``named``: the action ids whose record files the queue's watcher named since the
+        last listing (:func:`~redline.workspace.queue.changed_records`), when it was watching
+        all along and could name every change; None: not known. With the names, only those
+        record files are looked at (one ``stat`` each), and the actions folder's names are
+        compared with the listed ones (one ``listdir``): a record pushed, removed or renamed
+        in place whose name the watcher lost (watchfiles drops the kernel's overflow notice)
+        still arrives or leaves. Without them every record file's identity is looked at
+        (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`, one ``stat`` each,
+        nothing read). Either way the records that arrived, left or were rewritten since
+        the last listing, and the listed actions whose files include any of ``paths`` (their
+        staleness may have changed), are read one by one and checked again. Every other row
+        is kept: its record file is the one listed, its files unchanged.
 
         The rows are the source's own (read them, never change them); when nothing changed
         they are the very sequence returned last time.
@@ -304,6 +317,7 @@ class WorkspaceSource:
         of its own, more than :data:`RELIST_LIMIT` records to read, or one of them cannot be
         used (the whole listing reports it): then :meth:`listed`."""
         from redline.workspace.queue import QueueError
+        from redline.workspace.queue.base import record_name
         from redline.workspace.queue.records import id_number
 
         queue = self.queue
@@ -312,23 +326,39 @@ class WorkspaceSource:
             return None
         if self.session is not None and self.session.store.has_pending:
             return None
+        listed = self._identities
+        known = self._records
+        decided = {self.local_id(key) for key in gone}
         try:
-            now = queue.identities(self._identities)
+            if named is None:
+                now = queue.identities(listed)
+                left = known.keys() - now.keys()
+            else:
+                files = set(queue.record_files())
+                expected = self._record_names()
+                looked = set(named) | decided
+                left = set()
+                if files != expected:
+                    for name in files - expected:
+                        action_id = name[:-5]
+                        if name.endswith(".json") and id_number(action_id) is not None:
+                            looked.add(action_id)  # arrived, its name perhaps not told
+                    left = {name[:-5] for name in expected - files}
+                looked -= left
+                now = queue.identities_named(looked)
+                left.update(key for key in looked if key in known and key not in now)
         except OSError as exc:
             log.warning("reading the workspace queue failed: %s", exc)
             return None
-        listed = self._identities
-        known = self._records
-        wanted = set(paths)
         reread = {key for key, found in now.items() if listed.get(key) != found}
-        if wanted:
+        if paths:
             by_file = self._by_file()
-            reread.update(key for rel in wanted for key in by_file.get(rel, ()) if key in known)
-        reread.update(self.local_id(key) for key in gone)
-        reread.intersection_update(now)
+            reread.update(key for rel in paths for key in by_file.get(rel, ()) if key in known)
+        reread.update(decided)
+        reread = {key for key in reread if key in now or (key in known and key not in left)}
         if len(reread) > RELIST_LIMIT:
             return None
-        if not reread and now.keys() == known.keys():
+        if not reread and not left:
             return last  # nothing changed: the very list last returned
         fresh: list[QueueRecord] = []
         try:
@@ -355,13 +385,18 @@ class WorkspaceSource:
             for record in fresh:
                 for rel in record.files:
                     self._files_map.setdefault(rel, set()).add(record.id)
-        departed = (known.keys() - now.keys()) | (reread - changed.keys())
+        departed = left | (reread - changed.keys())
+        names = self._names
         for action_id in departed:
             known.pop(action_id, None)
             listed.pop(action_id, None)
+            if names is not None:
+                names.discard(record_name(action_id))
         rows = [changed.get(row.id, row) for row in last if row.id not in departed]
         shown = {row.id for row in rows} if len(changed) > len(before) else set()
         arrived = [row for key, row in changed.items() if key not in before and key not in shown]
+        if names is not None:
+            names.update(record_name(row.id) for row in arrived)
         moved = any(known[key][2].position != at for key, at in before.items() if key in known)
         if arrived or moved:
             rows.extend(arrived)
@@ -370,6 +405,15 @@ class WorkspaceSource:
             )
         self._last = rows
         return rows
+
+    def _record_names(self) -> set[str]:
+        """The record file names of the listed records (kept up to date by relisted())."""
+        from redline.workspace.queue.base import record_name
+
+        names = self._names
+        if names is None:
+            names = self._names = {record_name(key) for key in self._records}
+        return names
 
     def _by_file(self) -> dict[str, set[str]]:
         """Workspace file -> the listed records on it (grown as records are listed: a

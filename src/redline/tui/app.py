@@ -354,9 +354,13 @@ class RedlineApp(ShownApp[int]):
         queue = session_queue(self.session)
         if queue is None:
             return
+        pending = self.inbox.pending
+        listing = pending if isinstance(pending, PendingList) else None
         try:
-            self.bridge.attach_queue(queue)
+            self.bridge.attach_queue(queue, None if listing is None else listing.records_changed)
         except Exception as exc:
+            if listing is not None:
+                listing.watch_records(False)
             self.activity.write_lines(
                 [
                     Content.styled(
@@ -364,6 +368,11 @@ class RedlineApp(ShownApp[int]):
                     )
                 ]
             )
+        else:
+            if listing is not None:
+                # From the first listing on, the queue's watcher names every record it
+                # sees change: a re-read looks only at those (issue 44).
+                listing.watch_records(True)
         feed = HookActivityFeed(queue.root, self.post_message)
         try:
             feed.start()

@@ -22,7 +22,7 @@ from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
 from redline.workspace.details import details_from_json
 from redline.workspace.preview import Preview
-from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue
+from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue, changed_records
 from redline.workspace.queue.index import collector_paused
 
 log = logging.getLogger(__name__)
@@ -154,6 +154,11 @@ class PendingList:
         self._files_lock = threading.Lock()
         self._changed_files: set[str] = set()
         self._whole = True  # the next read reads everything
+        # Whether the queue's watcher runs and has named every record it saw change (the
+        # app says it runs; a report that cannot name them ends that), and the ids named
+        # since the last read.
+        self._records_named = False
+        self._named: set[str] = set()
 
     @property
     def source(self) -> WorkspaceSource:
@@ -243,6 +248,26 @@ class PendingList:
         with self._files_lock:
             self._changed_files.update(paths)
 
+    def watch_records(self, watched: bool) -> None:
+        """Say whether the queue's watcher runs for this list (from then on it names the
+        records it sees change through :meth:`records_changed`; what changed before is not
+        known: the next read reads everything)."""
+        with self._files_lock:
+            self._records_named = watched
+            self._named = set()
+            self._whole = True
+
+    def records_changed(self, paths: Collection[str] | None) -> None:
+        """The queue's watcher saw ``paths`` (below ``.redline/queue/``) change (called
+        from its thread): the next read looks at the records named (None, or a path that
+        may hide a record's change: from now on every record is looked at)."""
+        named = changed_records(paths)
+        with self._files_lock:
+            if named is None:
+                self._records_named = False
+            elif self._records_named:
+                self._named.update(named)
+
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others
         (only what changed since the last read is read again: :meth:`read_after`)."""
@@ -254,20 +279,23 @@ class PendingList:
         While the workspace's watcher runs (:attr:`files_watched`: it reports every file
         that changes, :meth:`files_changed`) the last listing is brought up to date
         (:meth:`WorkspaceSource.relisted`: only the records that arrived, left or were
-        rewritten, and those on a file that changed, are read again; issue 44); otherwise,
-        or when that cannot be done, every action is read again."""
+        rewritten, and those on a file that changed, are read again -- of the records, only
+        those the queue's watcher named, while it names them: :meth:`records_changed`;
+        issue 44); otherwise, or when that cannot be done, every action is read again."""
         with collector_paused():
             source = self.source
             with self._files_lock:
                 paths, self._changed_files = self._changed_files, set()
                 whole, self._whole = self._whole, False
+                named: set[str] | None = self._named if self._records_named else None
+                self._named = set()
             rows = None
             if self._files_watched and not whole:
                 for action_id in gone:
                     record = source.record(action_id)
                     if record is not None:
                         paths.update(record.files)
-                rows = source.relisted(gone, paths)
+                rows = source.relisted(gone, paths, named)
                 if rows is not None and rows is self._taken and self._listed is not None:
                     return self._listed  # nothing changed since the last read
             return self._take(source, source.listed() if rows is None else rows)
