@@ -177,6 +177,17 @@ RELIST_LIMIT = 64
 _Listed = tuple[tuple[object, ...], ListedAction, "QueueRecord"]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class RowsChange:
+    """``after`` is ``before`` without the rows of ``gone`` and with each row of
+    ``changed`` (read again) in its place (see :meth:`WorkspaceSource.change`)."""
+
+    before: Sequence[ListedAction]
+    after: Sequence[ListedAction]
+    gone: frozenset[str]
+    changed: dict[str, ListedAction]
+
+
 class WorkspaceSource:
     """The actions of one workspace as one review source (see the module docstring).
 
@@ -223,8 +234,12 @@ class WorkspaceSource:
         self._files_mapped: dict[str, _Listed] | None = None
         # Each listed record's file identity as listed (see relisted()).
         self._identities: dict[str, tuple[int, ...]] = {}
-        # The listed records' file names (None: not made yet; see relisted()).
+        # The listed records' file names (None: not made yet; see relisted()), and the
+        # actions folder's stat when they were last compared with its names.
         self._names: set[str] | None = None
+        self._folder: tuple[int, ...] | None = None
+        # How relisted()'s last rows differ from the rows before them (see change()).
+        self._change: RowsChange | None = None
 
     @property
     def title(self) -> str:
@@ -278,6 +293,8 @@ class WorkspaceSource:
         listed = [*extra, *rows]
         self._last = None
         self._names = None
+        self._folder = None
+        self._change = None
         if queue is not None and not own and not self.qualified:
             # A record the index does not hold (its file too young to remember) has no
             # identity here: the next relisted() reads it again.
@@ -334,10 +351,14 @@ class WorkspaceSource:
                 now = queue.identities(listed)
                 left = known.keys() - now.keys()
             else:
-                files = set(queue.record_files())
-                expected = self._record_names()
                 looked = set(named) | decided
                 left = set()
+                folder = queue.actions_folder_stat()
+                files = expected = set()
+                if folder is None or folder != self._folder:
+                    files = set(queue.record_files())
+                    expected = self._record_names()
+                self._folder = folder
                 if files != expected:
                     for name in files - expected:
                         action_id = name[:-5]
@@ -403,8 +424,18 @@ class WorkspaceSource:
             rows.sort(
                 key=lambda row: (known[row.id][2].position, id_number(row.id) or 0), reverse=True
             )
+        self._change = (
+            None if arrived or moved else RowsChange(last, rows, frozenset(departed), changed)
+        )
         self._last = rows
         return rows
+
+    def change(self, rows: Sequence[ListedAction]) -> RowsChange | None:
+        """How ``rows`` (relisted()'s last answer) differ from the rows relisted() or
+        listed() returned before them, when only some left and some were read again in
+        their place (None: anything else -- arrivals, a new order, a whole listing)."""
+        change = self._change
+        return change if change is not None and change.after is rows else None
 
     def _record_names(self) -> set[str]:
         """The record file names of the listed records (kept up to date by relisted())."""

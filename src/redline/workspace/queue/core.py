@@ -279,6 +279,16 @@ class WorkspaceQueue(QueueOwners, QueueListing):
                 found[action_id] = key
         return found
 
+    def actions_folder_stat(self) -> Identity | None:
+        """The actions folder's own identity (device, inode, size, times): it changes
+        whenever a name in it is made, removed or renamed, within the clock's tick (see
+        :mod:`.index`); None when it cannot be read."""
+        try:
+            st = os.stat(self._fd(ACTIONS))
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
     def record_files(self) -> builtins.list[str]:
         """The names in the actions folder, nothing looked up (one ``listdir``): records'
         ``pa-N.json`` and whatever else is there (a temporary ``.name``)."""
