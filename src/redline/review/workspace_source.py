@@ -300,6 +300,7 @@ class WorkspaceSource:
             # identity here: the next relisted() reads it again.
             self._identities = dict(queue.identities_of(records))
             self._by_file()  # here (a long queue's first listing is on a thread), not at y
+            self._record_names()  # (the same)
             self._last = listed
         return listed
 
