@@ -438,3 +438,41 @@ async def test_a_re_read_that_finds_nothing_new_shows_the_very_rows(
         assert len(looks.told) > reads  # read again...
         assert app.inbox.pending.listed() is listed  # ...and found the very listing
         assert built == [2]  # the stack built once, for the decision
+
+
+async def test_after_y_the_stack_its_counts_and_the_arrival_notices_match_a_whole_build(
+    root: Path, app_on: Callable[[], RedlineApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision's re-read shows the rows that left or changed only (the stack, its
+    source counts, the arrival notices): what they show is what a whole build shows, and
+    an action another process queues afterwards is still noticed as new."""
+    from tests.tui.test_notify_arrivals import record_terminal
+    from textual import events
+
+    from redline.tui.widgets.pending_stack import source_counts
+
+    monkeypatch.setenv("TERM_PROGRAM", "iTerm.app")
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("VTE_VERSION", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    ids = push_elsewhere(root, "f0.py", "f1.py", "f2.py", "f3.py")
+    app = app_on()
+    written: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        record_terminal(app, written)
+        await wait_until(pilot, lambda: len(app.stack.rows) == 4)
+        listed = app.inbox.pending.listed()
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3 and not app.inbox.busy)
+        pending = app.inbox.pending
+        assert isinstance(pending, PendingList)
+        assert pending.gone_since(listed, pending.listed()) == {ids[3]}  # (the change path)
+        assert app.stack.counts == source_counts(pending.listed()) == (("exec:other", 3),)
+        assert app.stack.top_id == ids[2]
+        assert stack_facts(app) == facts(whole_listing(root))
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.dashboard_in_front)
+        later = push_elsewhere(root, "f4.py")
+        await wait_until(pilot, lambda: bool(written))
+        assert later[0] in written[0] and all(old not in written[0] for old in ids)
+        assert app.stack.counts == (("exec:other", 4),)

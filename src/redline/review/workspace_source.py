@@ -301,6 +301,7 @@ class WorkspaceSource:
             self._identities = dict(queue.identities_of(records))
             self._by_file()  # here (a long queue's first listing is on a thread), not at y
             self._record_names()  # (the same)
+            queue.map_files()  # (the same: the first decision's re-base looks files up)
             self._last = listed
         return listed
 

@@ -235,6 +235,14 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         found.sort(key=lambda e: e.order, reverse=True)
         return [entry.summary for entry in found]
 
+    def map_files(self) -> None:
+        """Make the index's map of workspace files to records now (:meth:`touching` grows
+        it by the records it has not mapped yet): a dashboard's first listing does, on its
+        thread, so that its first decision does not map 10,000 records while a person
+        waits (issue 44)."""
+        with collector_paused(), self._index_lock:
+            self._record_index().naming(set())
+
     # -- what changed since a listing (issue 44: the dashboard's re-read) ----------
     # A dashboard lists 10,000 and then, after each decision or watcher report, needs only
     # what changed. Every change to a record file -- a push, a rewrite (always a new file
