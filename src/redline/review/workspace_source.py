@@ -32,7 +32,7 @@ import os
 import stat
 import threading
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from redline.review.source import (
     ActionView,
@@ -175,6 +175,33 @@ RELIST_LIMIT = 64
 #: One listed record as the last listing made it: what it was listed by, its row and the
 #: record itself (what a decision, a view and a lazy Preview read from).
 _Listed = tuple[tuple[object, ...], ListedAction, "QueueRecord"]
+
+
+T = TypeVar("T")
+
+
+def spliced(rows: Sequence[T], edits: dict[int, T | None]) -> list[T] | None:
+    """``rows`` with each row whose ``id()`` is a key of ``edits`` replaced by its value,
+    or left out where that is None. The rows are looked for from the top, and the search
+    stops once all are found: after a decision on the top of 10,000 rows, one step. None
+    when one of them is not in ``rows``."""
+    found: dict[int, T | None] = {}
+    if edits:
+        for at, row in enumerate(rows):
+            if id(row) in edits:
+                found[at] = edits[id(row)]
+                if len(found) == len(edits):
+                    break
+        else:
+            return None
+    result = list(rows)
+    for at in sorted(found, reverse=True):
+        new = found[at]
+        if new is None:
+            del result[at]
+        else:
+            result[at] = new
+    return result
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -394,6 +421,7 @@ class WorkspaceSource:
             log.info("listing the queue again: %s", exc)
             return None
         before = {key: known[key][2].position for key in reread if key in known}
+        old_rows = {key: known[key][1] for key in left | reread if key in known}
         hashes, stats = self._known_hashes(queue, fresh, {})
         unchanged = set(hashes)
         changed = {
@@ -415,7 +443,11 @@ class WorkspaceSource:
             listed.pop(action_id, None)
             if names is not None:
                 names.discard(record_name(action_id))
-        rows = [changed.get(row.id, row) for row in last if row.id not in departed]
+        edits: dict[str, ListedAction | None] = {key: None for key in departed if key in old_rows}
+        edits.update((key, row) for key, row in changed.items() if key in old_rows)
+        rows = spliced(last, {id(old_rows[key]): new for key, new in edits.items()})
+        if rows is None:
+            rows = [changed.get(row.id, row) for row in last if row.id not in departed]
         shown = {row.id for row in rows} if len(changed) > len(before) else set()
         arrived = [row for key, row in changed.items() if key not in before and key not in shown]
         if names is not None:

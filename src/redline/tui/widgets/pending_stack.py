@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from redline.review.source import WorkspaceRef
+from redline.review.workspace_source import spliced
 from redline.review.store import PendingAction
 from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
@@ -277,10 +278,14 @@ class PendingStack(ScrollView, can_focus=True):
         """The rows of ``actions``, from the rows shown and only the changed ones made."""
         built = self._built
         counts = dict(self._counts)
+        edits: dict[int, StackRow | None] = {}  # the shown row's id() -> its new row
+        old: dict[str, StackRow] = {}
         for key in change.gone | change.replaced:
             known = built.pop(key, None)
             if known is not None:
                 counts[known[1].origin] -= 1
+                old[key] = known[1]
+                edits[id(known[1])] = None
         for key in change.replaced:
             action = next((a for a in actions if a.id == key), None)
             if action is None:
@@ -288,9 +293,12 @@ class PendingStack(ScrollView, can_focus=True):
             row = self._row(action, None)
             built[key] = (action, row)
             counts[row.origin] = counts.get(row.origin, 0) + 1
+            if key in old:
+                edits[id(old[key])] = row
         self._counts = tuple((origin, n) for origin, n in counts.items() if n > 0)
         self._all = actions
-        return [built[action.id][1] for action in actions]
+        rows = spliced(self.rows, edits) if old.keys() >= change.replaced else None
+        return rows if rows is not None else [built[action.id][1] for action in actions]
 
     def _show(self, actions: tuple[PendingAction, ...], rows: list[StackRow], clear: bool) -> None:
         self._top_id = actions[0].id if actions else None
