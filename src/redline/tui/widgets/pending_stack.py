@@ -21,8 +21,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from redline.review.source import WorkspaceRef
-from redline.review.workspace_source import spliced
 from redline.review.store import PendingAction
+from redline.review.workspace_source import spliced
 from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
 from redline.tui.pending import ListingChange, QueuedCopy, RowFacts
