@@ -343,18 +343,16 @@ class WorkspaceSource:
         with ``paths`` the workspace files written since (by the decision, or as the
         workspace's watcher reported them).
 
-        ``named``: the action ids whose record files the queue's watcher named since the
-        last listing (:func:`~redline.workspace.queue.changed_records`), when it was watching
-        all along and could name every change; None: not known. With the names, only those
-        record files are looked at (one ``stat`` each), and the actions folder's names are
-        compared with the listed ones (one ``listdir``): a record pushed, removed or renamed
-        in place whose name the watcher lost (watchfiles drops the kernel's overflow notice)
-        still arrives or leaves. Without them every record file's identity is looked at
-        (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`, one ``stat`` each,
-        nothing read). Either way the records that arrived, left or were rewritten since
-        the last listing, and the listed actions whose files include any of ``paths`` (their
-        staleness may have changed), are read one by one and checked again. Every other row
-        is kept: its record file is the one listed, its files unchanged.
+        ``named``: the ids of the records the queue's watcher named since the last listing
+        (:func:`~redline.workspace.queue.changed_records`; None: not known). With them only
+        those record files are looked at (one ``stat`` each), and the actions folder's
+        names are compared with the listed ones (one ``listdir``, when the folder changed):
+        a record pushed or removed whose name the watcher lost (watchfiles drops the
+        kernel's overflow notice) still arrives or leaves. Without them every record file's
+        identity is looked at (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`).
+        The records that arrived, left or were rewritten, and the listed actions whose
+        files include any of ``paths`` (their staleness may have changed), are read one by
+        one and checked again; every other row is kept.
 
         The rows are the source's own (read them, never change them); when nothing changed
         they are the very sequence returned last time.
