@@ -181,10 +181,8 @@ T = TypeVar("T")
 
 
 def spliced(rows: Sequence[T], edits: dict[int, T | None]) -> list[T] | None:
-    """``rows`` with each row whose ``id()`` is a key of ``edits`` replaced by its value,
-    or left out where that is None. The rows are looked for from the top, and the search
-    stops once all are found: after a decision on the top of 10,000 rows, one step. None
-    when one of them is not in ``rows``."""
+    """``rows`` with each row whose ``id()`` is a key of ``edits`` replaced by its value (left
+    out where None), looked for from the top until all are found (None: one is not there)."""
     found: dict[int, T | None] = {}
     if edits:
         for at, row in enumerate(rows):
@@ -380,8 +378,9 @@ class WorkspaceSource:
             else:
                 looked = set(named) | decided
                 left = set()
-                folder = queue.actions_folder_stat()
                 files = expected = set()
+                # A decision's re-read leaves it to the next (its writes' report comes after).
+                folder = self._folder if decided else queue.actions_folder_stat()
                 if folder is None or folder != self._folder:
                     files = set(queue.record_files())
                     expected = self._record_names()
