@@ -5,7 +5,9 @@ its last listing up to date from the record files' identities (arrivals, departu
 rewrites) and the files the decision or the workspace's watcher named; these tests check
 that what it shows is exactly what a whole listing shows -- the right rows, in the right
 order, with the right staleness -- for actions queued by another process, and that it falls
-back to the whole listing when the last one cannot be used.
+back to the whole listing when the last one cannot be used. The later tests: while the
+queue's watcher names the records it saw change, no re-read looks at every record file,
+and a record whose name was lost still arrives or leaves.
 """
 
 from __future__ import annotations
