@@ -1,7 +1,8 @@
 """A long queue, side by side with a short one (issue 44): the dashboard's first frame,
 ``redline pending list`` and ``y``.
 
-Usage: ``uv run python bench/queue_scale.py [--scale 10000] [--reference 100] [--runs 5]``.
+Usage: ``uv run python bench/queue_scale.py [--scale 10000] [--reference 100] [--runs 5]
+[--only frame,list,y]`` (``--only y``: only the ``y`` rows, settled and unsettled).
 
 Three queues are filled (0, ``--reference`` and ``--scale`` actions, each action on a file
 of its own, queued by another process) in a temporary folder; then every round times, one
@@ -116,7 +117,15 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=10_000)
     parser.add_argument("--reference", type=int, default=100)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--only",
+        default="frame,list,y",
+        help="the rows to time, comma-separated: frame, list, y (default: all)",
+    )
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    if not only or only - {"frame", "list", "y"}:
+        parser.error(f"--only: expected frame, list and/or y, got {args.only!r}")
     print(f"load average at start: {_load()} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -131,16 +140,19 @@ def main() -> None:
         time.sleep(index.SETTLE_NS / 1e9)  # records older than the clock's tick (see index)
         for root in (empty, short, big):  # warm-up: bytecode, the listing index written
             _timed_cli(root, "list")
-        first_frame(empty, 0)
+        if "frame" in only:
+            first_frame(empty, 0)
         figures: dict[str, list[float]] = {}
         for _ in range(args.runs):
-            figures.setdefault("frame0", []).append(first_frame(empty, 0))
-            figures.setdefault("frameN", []).append(first_frame(big, args.scale))
-            figures.setdefault("list0", []).append(_timed_cli(empty, "list")[0])
-            figures.setdefault("listN", []).append(_timed_cli(big, "list")[0])
+            if "frame" in only:
+                figures.setdefault("frame0", []).append(first_frame(empty, 0))
+                figures.setdefault("frameN", []).append(first_frame(big, args.scale))
+            if "list" in only:
+                figures.setdefault("list0", []).append(_timed_cli(empty, "list")[0])
+                figures.setdefault("listN", []).append(_timed_cli(big, "list")[0])
         # y: one press per round on each queue, interleaved (each press takes the top).
         ys: dict[str, list[float]] = {"short": [], "big": [], "short0": [], "big0": []}
-        for _ in range(args.runs):
+        for _ in range(args.runs if "y" in only else 0):
             ys["short"] += asyncio.run(_dashboard_y(short, 1))
             ys["big"] += asyncio.run(_dashboard_y(big, 1))
             # As before issue 44's y pass: pressed as soon as the rows show (the start-up's
@@ -150,18 +162,26 @@ def main() -> None:
         print(f"load average at end: {_load()}")
         print(f"{'figure (ms)':<52} {'best':>8} {'median':>9} {'worst':>8}")
         n, r = f"{args.scale:,}", f"{args.reference:,}"
-        f0 = _line("dashboard first frame, 0 pending", figures["frame0"])
-        fn = _line(f"dashboard first frame (top diff), {n} pending", figures["frameN"])
-        l0 = _line("pending list, 0 pending", figures["list0"])
-        ln = _line(f"pending list, {n} pending", figures["listN"])
-        y0 = _line(f"dashboard y, {r} pending", ys["short"])
-        yn = _line(f"dashboard y, {n} pending", ys["big"])
-        u0 = _line(f"dashboard y unsettled, {r} pending", ys["short0"])
-        un = _line(f"dashboard y unsettled, {n} pending", ys["big0"])
-        print(f"first frame {n} / 0:  {fn / f0:.2f}x   (target <= 1.5x)")
-        print(f"pending list {n}: {ln:.0f} ms (target <= 500 ms); {n} / 0: {ln / l0:.2f}x (<= 3x)")
-        print(f"y {n}: {yn:.0f} ms (target <= 200 ms); {n} / {r}: {yn / y0:.2f}x (<= 1.3x)")
-        print(f"y unsettled {n}: {un:.0f} ms; {n} / {r}: {un / u0:.2f}x")
+        if "frame" in only:
+            f0 = _line("dashboard first frame, 0 pending", figures["frame0"])
+            fn = _line(f"dashboard first frame (top diff), {n} pending", figures["frameN"])
+        if "list" in only:
+            l0 = _line("pending list, 0 pending", figures["list0"])
+            ln = _line(f"pending list, {n} pending", figures["listN"])
+        if "y" in only:
+            y0 = _line(f"dashboard y, {r} pending", ys["short"])
+            yn = _line(f"dashboard y, {n} pending", ys["big"])
+            u0 = _line(f"dashboard y unsettled, {r} pending", ys["short0"])
+            un = _line(f"dashboard y unsettled, {n} pending", ys["big0"])
+        if "frame" in only:
+            print(f"first frame {n} / 0:  {fn / f0:.2f}x   (target <= 1.5x)")
+        if "list" in only:
+            print(
+                f"pending list {n}: {ln:.0f} ms (target <= 500 ms); {n} / 0: {ln / l0:.2f}x (<= 3x)"
+            )
+        if "y" in only:
+            print(f"y {n}: {yn:.0f} ms (target <= 200 ms); {n} / {r}: {yn / y0:.2f}x (<= 1.3x)")
+            print(f"y unsettled {n}: {un:.0f} ms; {n} / {r}: {un / u0:.2f}x")
 
 
 if __name__ == "__main__":

@@ -311,9 +311,9 @@ def test_subscribers_of_one_queue_share_one_watcher(
     started: list[Path] = []
     watch = WorkspaceQueue.watch
 
-    def counting(self: WorkspaceQueue, callback: object) -> object:
+    def counting(self: WorkspaceQueue, callback: object, **options: object) -> object:
         started.append(self.root)
-        return watch(self, callback)  # type: ignore[arg-type]
+        return watch(self, callback, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(WorkspaceQueue, "watch", counting)
     queue = WorkspaceQueue(ws)

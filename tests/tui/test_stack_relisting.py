@@ -5,7 +5,9 @@ its last listing up to date from the record files' identities (arrivals, departu
 rewrites) and the files the decision or the workspace's watcher named; these tests check
 that what it shows is exactly what a whole listing shows -- the right rows, in the right
 order, with the right staleness -- for actions queued by another process, and that it falls
-back to the whole listing when the last one cannot be used.
+back to the whole listing when the last one cannot be used. The later tests: while the
+queue's watcher names the records it saw change, no re-read looks at every record file,
+and a record whose name was lost still arrives or leaves.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from redline.review import workspace_source
 from redline.review.source import ListedAction
 from redline.review.store import PendingActionStore
 from redline.review.workspace_source import WorkspaceSource
+from redline.tui import pending as tui_pending
 from redline.tui.app import RedlineApp
+from redline.tui.pending import PendingList
 from redline.workspace.queue import WorkspaceQueue, claims
 
 SIZE = (150, 45)
@@ -271,3 +275,206 @@ async def test_without_the_workspace_watcher_every_read_lists_the_whole_queue(
         assert spy.whole > whole and not spy.relisted
         assert app.stack.rows[0].stale
         assert stack_facts(app) == facts(whole_listing(root))
+
+
+# -- the queue's watcher names the records it saw change -------------------------------
+
+
+class Looks:
+    """Counts the queue's looks at record files: every one (``identities``) or only the
+    ones named (``identities_named``), and what each brought-up-to-date re-read was told."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.every = 0
+        self.named: list[set[str]] = []
+        self.told: list[object] = []  # relisted's ``named`` argument, per call
+        every, named = WorkspaceQueue.identities, WorkspaceQueue.identities_named
+        relisted = WorkspaceSource.relisted
+
+        def counting_every(queue: WorkspaceQueue, *args: Any) -> Any:
+            self.every += 1
+            return every(queue, *args)
+
+        def counting_named(queue: WorkspaceQueue, ids: Any) -> Any:
+            ids = set(ids)
+            self.named.append(ids)
+            return named(queue, ids)
+
+        def telling(source: WorkspaceSource, *args: Any) -> Any:
+            self.told.append(args[2] if len(args) > 2 else None)
+            return relisted(source, *args)
+
+        monkeypatch.setattr(WorkspaceQueue, "identities", counting_every)
+        monkeypatch.setattr(WorkspaceQueue, "identities_named", counting_named)
+        monkeypatch.setattr(WorkspaceSource, "relisted", telling)
+
+
+@pytest.fixture
+def looks(monkeypatch: pytest.MonkeyPatch) -> Looks:
+    return Looks(monkeypatch)
+
+
+REDLINE = [sys.executable, "-m", "redline", "pending"]
+
+
+def import_patch_elsewhere(root: Path, name: str, value: str) -> None:
+    """``redline pending import --patch``, run as its own process, queues one action."""
+    old = (root / name).read_text()
+    new = old.replace("x = 1", f"x = {value}")
+    patch = root.parent / f"{root.name}-{name}.patch"
+    lines = old.splitlines(keepends=True)
+    at = lines.index("x = 1\n")
+    patch.write_text(
+        f"--- a/{name}\n+++ b/{name}\n@@ -{at + 1} +{at + 1} @@\n-x = 1\n+x = {value}\n"
+    )
+    assert new != old
+    done = subprocess.run(
+        [*REDLINE, "-C", str(root), "import", "--patch", str(patch)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+async def test_with_the_queue_watcher_naming_records_no_read_looks_at_every_record(
+    root: Path, looks: Looks, app_on: Callable[[], RedlineApp]
+) -> None:
+    ids = push_elsewhere(root, "f0.py", "f1.py", "f2.py")
+    app = app_on()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3)
+        every = looks.every
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2 and not app.inbox.busy)
+        assert shown(app) == [ids[1], ids[0]]
+        # Another process queues one (`redline pending import`) and marks one stale: both
+        # show, from the records the watcher named.
+        import_patch_elsewhere(root, "f6.py", "42")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3)
+        with WorkspaceQueue(root) as other:
+            other.update(ids[0], stale=True, stale_reason="its agent says so")
+        await wait_until(pilot, lambda: app.stack.rows[-1].stale)
+        assert stack_facts(app) == facts(whole_listing(root))
+        assert looks.every == every  # not one look at every record file since the start
+        assert looks.told and all(told is not None for told in looks.told)
+        assert any(ids[0] in named for named in looks.named)  # the stale mark, named
+
+
+async def test_an_arrival_and_a_departure_whose_names_were_lost_still_show(
+    root: Path, looks: Looks, app_on: Callable[[], RedlineApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """watchfiles drops the kernel's overflow notice: a report may miss a record. The
+    folder's names are compared at every re-read, so nothing waits unseen."""
+    ids = push_elsewhere(root, "f0.py", "f1.py")
+    app = app_on()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+        # Every report from now on names no record (as if the kernel had lost them all).
+        monkeypatch.setattr(tui_pending, "changed_records", lambda _paths: set())
+        every = looks.every
+        later = push_elsewhere(root, "f2.py")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3)
+        assert shown(app) == [later[0], ids[1], ids[0]]
+        done = subprocess.run(
+            [*REDLINE, "-C", str(root), "discard", ids[0], "--reason", "not needed"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+        assert stack_facts(app) == facts(whole_listing(root))
+        assert looks.every == every
+
+
+async def test_a_report_that_cannot_name_records_makes_every_read_look_at_all_of_them(
+    root: Path, looks: Looks, app_on: Callable[[], RedlineApp]
+) -> None:
+    ids = push_elsewhere(root, "f0.py")
+    app = app_on()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.stack.rows) == 1)
+        pending = app.inbox.pending
+        assert isinstance(pending, PendingList)
+        # A watch that cannot tell which files changed (watchfiles without its RustNotify,
+        # a watch ended on an error), or a change to the actions folder itself.
+        pending.records_changed(frozenset({"actions"}))
+        every = looks.every
+        later = push_elsewhere(root, "f1.py")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2)
+        assert shown(app) == [later[0], ids[0]]
+        assert looks.every > every
+        assert looks.told[-1] is None
+        assert stack_facts(app) == facts(whole_listing(root))
+
+
+async def test_a_re_read_that_finds_nothing_new_shows_the_very_rows(
+    root: Path, looks: Looks, app_on: Callable[[], RedlineApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue watcher's report of the decision's own writes (after the decision's
+    re-read) changes nothing: the stack is not built again."""
+    push_elsewhere(root, "f0.py", "f1.py", "f2.py")
+    app = app_on()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3)
+        built: list[int] = []
+        update = app.stack.update_actions
+
+        def counting(actions: Any, **options: Any) -> None:
+            built.append(len(actions))
+            update(actions, **options)
+
+        monkeypatch.setattr(app.stack, "update_actions", counting)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2 and not app.inbox.busy)
+        listed = app.inbox.pending.listed()
+        reads = len(looks.told)
+        # The echo: the watcher names the decided record (gone) and the resolved log.
+        pending = app.inbox.pending
+        assert isinstance(pending, PendingList)
+        pending.records_changed(frozenset({"actions/pa-3.json", "resolved/pa-3.json"}))
+        app.inbox.refresh_stack()
+        assert len(looks.told) > reads  # read again...
+        assert app.inbox.pending.listed() is listed  # ...and found the very listing
+        assert built == [2]  # the stack built once, for the decision
+
+
+async def test_after_y_the_stack_its_counts_and_the_arrival_notices_match_a_whole_build(
+    root: Path, app_on: Callable[[], RedlineApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision's re-read shows the rows that left or changed only (the stack, its
+    source counts, the arrival notices): what they show is what a whole build shows, and
+    an action another process queues afterwards is still noticed as new."""
+    from tests.tui.test_notify_arrivals import record_terminal
+    from textual import events
+
+    from redline.tui.widgets.pending_stack import source_counts
+
+    monkeypatch.setenv("TERM_PROGRAM", "iTerm.app")
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("VTE_VERSION", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    ids = push_elsewhere(root, "f0.py", "f1.py", "f2.py", "f3.py")
+    app = app_on()
+    written: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        record_terminal(app, written)
+        await wait_until(pilot, lambda: len(app.stack.rows) == 4)
+        listed = app.inbox.pending.listed()
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3 and not app.inbox.busy)
+        pending = app.inbox.pending
+        assert isinstance(pending, PendingList)
+        assert pending.gone_since(listed, pending.listed()) == {ids[3]}  # (the change path)
+        assert app.stack.counts == source_counts(pending.listed()) == (("exec:other", 3),)
+        assert app.stack.top_id == ids[2]
+        assert stack_facts(app) == facts(whole_listing(root))
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.dashboard_in_front)
+        later = push_elsewhere(root, "f4.py")
+        await wait_until(pilot, lambda: bool(written))
+        assert later[0] in written[0] and all(old not in written[0] for old in ids)
+        assert app.stack.counts == (("exec:other", 4),)

@@ -32,7 +32,7 @@ import os
 import stat
 import threading
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from redline.review.source import (
     ActionView,
@@ -177,6 +177,42 @@ RELIST_LIMIT = 64
 _Listed = tuple[tuple[object, ...], ListedAction, "QueueRecord"]
 
 
+T = TypeVar("T")
+
+
+def spliced(rows: Sequence[T], edits: dict[int, T | None]) -> list[T] | None:
+    """``rows`` with each row whose ``id()`` is a key of ``edits`` replaced by its value (left
+    out where None), looked for from the top until all are found (None: one is not there)."""
+    found: dict[int, T | None] = {}
+    if edits:
+        for at, row in enumerate(rows):
+            if id(row) in edits:
+                found[at] = edits[id(row)]
+                if len(found) == len(edits):
+                    break
+        else:
+            return None
+    result = list(rows)
+    for at in sorted(found, reverse=True):
+        new = found[at]
+        if new is None:
+            del result[at]
+        else:
+            result[at] = new
+    return result
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RowsChange:
+    """``after`` is ``before`` without the rows of ``gone`` and with each row of
+    ``changed`` (read again) in its place (see :meth:`WorkspaceSource.change`)."""
+
+    before: Sequence[ListedAction]
+    after: Sequence[ListedAction]
+    gone: frozenset[str]
+    changed: dict[str, ListedAction]
+
+
 class WorkspaceSource:
     """The actions of one workspace as one review source (see the module docstring).
 
@@ -223,6 +259,12 @@ class WorkspaceSource:
         self._files_mapped: dict[str, _Listed] | None = None
         # Each listed record's file identity as listed (see relisted()).
         self._identities: dict[str, tuple[int, ...]] = {}
+        # The listed records' file names (None: not made yet; see relisted()), and the
+        # actions folder's stat when they were last compared with its names.
+        self._names: set[str] | None = None
+        self._folder: tuple[int, ...] | None = None
+        # How relisted()'s last rows differ from the rows before them (see change()).
+        self._change: RowsChange | None = None
 
     @property
     def title(self) -> str:
@@ -275,27 +317,40 @@ class WorkspaceSource:
         self._own_rows = {key: known for key, known in self._own_rows.items() if key in by_id}
         listed = [*extra, *rows]
         self._last = None
+        self._names = None
+        self._folder = None
+        self._change = None
         if queue is not None and not own and not self.qualified:
             # A record the index does not hold (its file too young to remember) has no
             # identity here: the next relisted() reads it again.
             self._identities = dict(queue.identities_of(records))
             self._by_file()  # here (a long queue's first listing is on a thread), not at y
+            self._record_names()  # (the same)
+            queue.map_files()  # (the same: the first decision's re-base looks files up)
             self._last = listed
         return listed
 
     def relisted(
-        self, gone: Collection[str], paths: Collection[str]
+        self,
+        gone: Collection[str],
+        paths: Collection[str],
+        named: Collection[str] | None = None,
     ) -> Sequence[ListedAction] | None:
         """The last listing brought up to date without listing the whole queue again (issue
         44): after this process decided ``gone`` or the queue's watcher reported a change,
         with ``paths`` the workspace files written since (by the decision, or as the
         workspace's watcher reported them).
 
-        The record files' identities (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`,
-        one ``stat`` each, nothing read) say which records arrived, left or were rewritten
-        since the last listing; those, and the listed actions whose files include any of
-        ``paths`` (their staleness may have changed), are read one by one and checked again.
-        Every other row is kept: its record file is the one listed, its files unchanged.
+        ``named``: the ids of the records the queue's watcher named since the last listing
+        (:func:`~redline.workspace.queue.changed_records`; None: not known). With them only
+        those record files are looked at (one ``stat`` each), and the actions folder's
+        names are compared with the listed ones (one ``listdir``, when the folder changed):
+        a record pushed or removed whose name the watcher lost (watchfiles drops the
+        kernel's overflow notice) still arrives or leaves. Without them every record file's
+        identity is looked at (:meth:`~redline.workspace.queue.WorkspaceQueue.identities`).
+        The records that arrived, left or were rewritten, and the listed actions whose
+        files include any of ``paths`` (their staleness may have changed), are read one by
+        one and checked again; every other row is kept.
 
         The rows are the source's own (read them, never change them); when nothing changed
         they are the very sequence returned last time.
@@ -304,6 +359,7 @@ class WorkspaceSource:
         of its own, more than :data:`RELIST_LIMIT` records to read, or one of them cannot be
         used (the whole listing reports it): then :meth:`listed`."""
         from redline.workspace.queue import QueueError
+        from redline.workspace.queue.base import record_name
         from redline.workspace.queue.records import id_number
 
         queue = self.queue
@@ -312,23 +368,44 @@ class WorkspaceSource:
             return None
         if self.session is not None and self.session.store.has_pending:
             return None
+        listed = self._identities
+        known = self._records
+        decided = {self.local_id(key) for key in gone}
         try:
-            now = queue.identities(self._identities)
+            if named is None:
+                now = queue.identities(listed)
+                left = known.keys() - now.keys()
+            else:
+                looked = set(named) | decided
+                left = set()
+                files = expected = set()
+                # A decision's re-read leaves it to the next (its writes' report comes after).
+                folder = self._folder if decided else queue.actions_folder_stat()
+                if folder is None or folder != self._folder:
+                    files = set(queue.record_files())
+                    expected = self._record_names()
+                self._folder = folder
+                if files != expected:
+                    for name in files - expected:
+                        action_id = name[:-5]
+                        if name.endswith(".json") and id_number(action_id) is not None:
+                            looked.add(action_id)  # arrived, its name perhaps not told
+                    left = {name[:-5] for name in expected - files}
+                looked -= left
+                now = queue.identities_named(looked)
+                left.update(key for key in looked if key in known and key not in now)
         except OSError as exc:
             log.warning("reading the workspace queue failed: %s", exc)
             return None
-        listed = self._identities
-        known = self._records
-        wanted = set(paths)
         reread = {key for key, found in now.items() if listed.get(key) != found}
-        if wanted:
+        if paths:
             by_file = self._by_file()
-            reread.update(key for rel in wanted for key in by_file.get(rel, ()) if key in known)
-        reread.update(self.local_id(key) for key in gone)
-        reread.intersection_update(now)
+            reread.update(key for rel in paths for key in by_file.get(rel, ()) if key in known)
+        reread.update(decided)
+        reread = {key for key in reread if key in now or (key in known and key not in left)}
         if len(reread) > RELIST_LIMIT:
             return None
-        if not reread and now.keys() == known.keys():
+        if not reread and not left:
             return last  # nothing changed: the very list last returned
         fresh: list[QueueRecord] = []
         try:
@@ -341,6 +418,7 @@ class WorkspaceSource:
             log.info("listing the queue again: %s", exc)
             return None
         before = {key: known[key][2].position for key in reread if key in known}
+        old_rows = {key: known[key][1] for key in left | reread if key in known}
         hashes, stats = self._known_hashes(queue, fresh, {})
         unchanged = set(hashes)
         changed = {
@@ -355,21 +433,49 @@ class WorkspaceSource:
             for record in fresh:
                 for rel in record.files:
                     self._files_map.setdefault(rel, set()).add(record.id)
-        departed = (known.keys() - now.keys()) | (reread - changed.keys())
+        departed = left | (reread - changed.keys())
+        names = self._names
         for action_id in departed:
             known.pop(action_id, None)
             listed.pop(action_id, None)
-        rows = [changed.get(row.id, row) for row in last if row.id not in departed]
+            if names is not None:
+                names.discard(record_name(action_id))
+        edits: dict[str, ListedAction | None] = {key: None for key in departed if key in old_rows}
+        edits.update((key, row) for key, row in changed.items() if key in old_rows)
+        rows = spliced(last, {id(old_rows[key]): new for key, new in edits.items()})
+        if rows is None:
+            rows = [changed.get(row.id, row) for row in last if row.id not in departed]
         shown = {row.id for row in rows} if len(changed) > len(before) else set()
         arrived = [row for key, row in changed.items() if key not in before and key not in shown]
+        if names is not None:
+            names.update(record_name(row.id) for row in arrived)
         moved = any(known[key][2].position != at for key, at in before.items() if key in known)
         if arrived or moved:
             rows.extend(arrived)
             rows.sort(
                 key=lambda row: (known[row.id][2].position, id_number(row.id) or 0), reverse=True
             )
+        self._change = (
+            None if arrived or moved else RowsChange(last, rows, frozenset(departed), changed)
+        )
         self._last = rows
         return rows
+
+    def change(self, rows: Sequence[ListedAction]) -> RowsChange | None:
+        """How ``rows`` (relisted()'s last answer) differ from the rows relisted() or
+        listed() returned before them, when only some left and some were read again in
+        their place (None: anything else -- arrivals, a new order, a whole listing)."""
+        change = self._change
+        return change if change is not None and change.after is rows else None
+
+    def _record_names(self) -> set[str]:
+        """The record file names of the listed records (kept up to date by relisted())."""
+        from redline.workspace.queue.base import record_name
+
+        names = self._names
+        if names is None:
+            names = self._names = {record_name(key) for key in self._records}
+        return names
 
     def _by_file(self) -> dict[str, set[str]]:
         """Workspace file -> the listed records on it (grown as records are listed: a

@@ -37,6 +37,7 @@ from redline.review.events import (
     MessageEnd,
     PendingReplaced,
 )
+from redline.review.store import PendingAction
 from redline.tui.activity_format import (
     detail_lines,
     edited_lines,
@@ -127,7 +128,7 @@ class RedlineApp(ShownApp[int]):
         self._watcher_factory = watcher_factory or _default_watcher_factory
         self._watcher: WatcherLike | None = None
         # The listing the arrival notices last looked at.
-        self._noticed: tuple[object, ...] | None = None
+        self._noticed: tuple[PendingAction, ...] | None = None
         self.bridge = EventBridge(self.post_message)
         self.runs = AgentRuns(session, self.bridge)
         self._inbox: InboxScreen | None = None
@@ -354,9 +355,13 @@ class RedlineApp(ShownApp[int]):
         queue = session_queue(self.session)
         if queue is None:
             return
+        pending = self.inbox.pending
+        listing = pending if isinstance(pending, PendingList) else None
         try:
-            self.bridge.attach_queue(queue)
+            self.bridge.attach_queue(queue, None if listing is None else listing.records_changed)
         except Exception as exc:
+            if listing is not None:
+                listing.watch_records(False)
             self.activity.write_lines(
                 [
                     Content.styled(
@@ -364,6 +369,11 @@ class RedlineApp(ShownApp[int]):
                     )
                 ]
             )
+        else:
+            if listing is not None:
+                # From the first listing on, the queue's watcher names every record it
+                # sees change: a re-read looks only at those (issue 44).
+                listing.watch_records(True)
         feed = HookActivityFeed(queue.root, self.post_message)
         try:
             feed.start()
@@ -406,10 +416,14 @@ class RedlineApp(ShownApp[int]):
         notices = self._notices
         if notices is None or self.inbox.reading:  # the baseline is the whole first list
             return
-        listed = self.inbox.pending.listed()
+        pending = self.inbox.pending
+        listed = pending.listed()
         if listed is self._noticed:
             return  # not listed again since (a re-read put off while a decision runs)
-        self._noticed = listed
+        before, self._noticed = self._noticed, listed
+        gone = pending.gone_since(before, listed) if isinstance(pending, PendingList) else None
+        if gone is not None and notices.left(gone):
+            return  # only departures and replacements since: nothing arrived
         arrived = notices.arrived(listed)
         if arrived and not self.dashboard_in_front:
             notices.send(arrived, self.write_terminal)

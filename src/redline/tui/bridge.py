@@ -41,16 +41,19 @@ class EventBridge:
     def attach_store(self, store: PendingActionStore) -> None:
         self._unsubscribers.append(store.subscribe(self.on_store_event))
 
-    def attach_queue(self, queue: Any) -> None:
+    def attach_queue(
+        self, queue: Any, paths: Callable[[frozenset[str] | None], None] | None = None
+    ) -> None:
         """Watch the workspace queue: another process's push or resolution redraws the stack.
 
         ``queue`` is a :class:`redline.workspace.queue.WorkspaceQueue`; the process's one
         follower of it (:mod:`redline.review.follower`)
-        reports within about 100 ms, coalesced with store events into one StackChanged.
+        reports within about 100 ms, coalesced with store events into one StackChanged;
+        ``paths`` is told which files each report saw change first (from its thread).
         """
         from redline.review.follower import follow
 
-        self._unsubscribers.append(follow(queue, lambda: self.on_store_event(None)))
+        self._unsubscribers.append(follow(queue, lambda: self.on_store_event(None), paths=paths))
 
     def detach(self) -> None:
         for unsubscribe in self._unsubscribers:

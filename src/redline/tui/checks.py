@@ -17,7 +17,7 @@ from redline.checks.results import AGE_UNKNOWN, out_of_date
 from redline.checks.sandbox import first_notice, is_unavailable
 from redline.review.store import PendingAction
 from redline.tui.diff_model import FULL_CONTEXT
-from redline.tui.pending import session_queue
+from redline.tui.pending import ListingChange, session_queue
 from redline.tui.widgets.checks_pane import ChecksPane, badge
 from redline.workspace.preview import Preview
 
@@ -31,7 +31,7 @@ class DashboardChecks:
         self.runner = BackgroundChecks(
             inbox.session.cwd, session_queue(inbox.session), self._changed
         )
-        self._ids: tuple[str, ...] = ()
+        self._listed: Sequence[PendingAction] = ()  # what sync() was last given
         # Every id given to the runner: it has seen them (nothing here makes it forget one),
         # so their Previews are never asked for again.
         self._given: set[str] = set()
@@ -41,21 +41,29 @@ class DashboardChecks:
         # A run's thread: hand over to Textual's.
         self.pane.post_message(ChecksPane.Changed(action_id))
 
-    def sync(self, actions: Sequence[PendingAction]) -> None:
-        self._ids = tuple(a.id for a in actions)
+    def sync(self, actions: Sequence[PendingAction], change: ListingChange | None = None) -> None:
+        """Start the checks of actions new to the runner, cancel those of actions gone.
+        ``change``: how ``actions`` differ from the actions last given (then only the ones
+        gone are looked at: nothing arrived, a replaced action keeps its id)."""
+        last, self._listed = self._listed, actions
+        if change is not None and change.before is last:
+            for action_id in change.gone:
+                self.runner.cancel(action_id)
+            self.redraw()
+            return
         given = self._given
         # A Preview is read only if checks will run on it (see ``BackgroundChecks.sync``),
         # and only for an action new to the runner (no reader made again for the 10,000 a
         # long queue lists after each decision).
         self.runner.sync((a.id, None if a.id in given else _preview_of(a)) for a in actions)
-        given.update(self._ids)
+        given.update(a.id for a in actions)
         self.redraw()
 
     def redraw(self) -> None:
         if not self.runner.configured:
             self.pane.display = False
             return
-        results = {i: self.runner.results(i) for i in self._ids}
+        results = {a.id: self.runner.results(a.id) for a in self._listed}
         self.inbox.stack.set_check_badges({i: badge(r) for i, r in results.items()})
         self.show(self.inbox.selected_action())
         self._sandbox_notice(results.values())

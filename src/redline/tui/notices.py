@@ -57,6 +57,16 @@ class ArrivalNotices:
             if action.id not in seen
         ]
 
+    def left(self, action_ids: Iterable[str]) -> bool:
+        """The listing last given to :meth:`arrived` lost ``action_ids`` and gained none
+        (a long queue after a decision: no pass over it); False when there is no listing
+        to compare with yet (then call :meth:`arrived`)."""
+        seen = self._seen
+        if seen is None:
+            return False
+        seen.difference_update(action_ids)
+        return True
+
     def send(self, arrivals: list[Arrival], write: Callable[[str], object]) -> None:
         """Ring, show and run the command for ``arrivals`` (the caller checked "not in front")."""
         if not arrivals:

@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from redline.review.result import ToolResult
 from redline.review.source import ListedAction, SourceCapabilities, record_files
 from redline.review.store import PendingAction
-from redline.review.workspace_source import WorkspaceSource, record_allows, resolution_text
+from redline.review.workspace_source import (
+    RowsChange,
+    WorkspaceSource,
+    record_allows,
+    resolution_text,
+)
 from redline.tui.agent_ended import ended_note
 from redline.tui.protocol import SessionLike
 from redline.workspace.details import details_from_json
 from redline.workspace.preview import Preview
-from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue
+from redline.workspace.queue import QueueRecord, Resolution, WorkspaceQueue, changed_records
 from redline.workspace.queue.index import collector_paused
 
 log = logging.getLogger(__name__)
@@ -107,6 +113,18 @@ def record_limits(record: QueueRecord) -> Limits:
 
 
 @dataclass(frozen=True, slots=True)
+class ListingChange:
+    """``after`` is ``before`` without the actions ``gone``, with those of ``replaced`` new
+    objects in their places, in the same order (see :meth:`PendingList.change`): a stack
+    of 10,000 looks only at those after a decision."""
+
+    before: tuple[PendingAction, ...]
+    after: tuple[PendingAction, ...]
+    gone: frozenset[str]
+    replaced: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Departed:
     """Another process's action that left the queue since the last read, and how."""
 
@@ -154,6 +172,13 @@ class PendingList:
         self._files_lock = threading.Lock()
         self._changed_files: set[str] = set()
         self._whole = True  # the next read reads everything
+        # Whether the queue's watcher runs and has named every record it saw change (the
+        # app says it runs; a report that cannot name them ends that), and the ids named
+        # since the last read.
+        self._records_named = False
+        self._named: set[str] = set()
+        self._change: ListingChange | None = None  # how the last listing differs (change())
+        self._changes: deque[ListingChange] = deque(maxlen=8)  # the last few (gone_since())
 
     @property
     def source(self) -> WorkspaceSource:
@@ -221,6 +246,7 @@ class PendingList:
         self._actions = {action.id: action}
         self._listed = (action,)
         self._taken = None
+        self._change = None
         return (action,)
 
     @property
@@ -243,6 +269,26 @@ class PendingList:
         with self._files_lock:
             self._changed_files.update(paths)
 
+    def watch_records(self, watched: bool) -> None:
+        """Say whether the queue's watcher runs for this list (from then on it names the
+        records it sees change through :meth:`records_changed`; what changed before is not
+        known: the next read reads everything)."""
+        with self._files_lock:
+            self._records_named = watched
+            self._named = set()
+            self._whole = True
+
+    def records_changed(self, paths: Collection[str] | None) -> None:
+        """The queue's watcher saw ``paths`` (below ``.redline/queue/``) change (called
+        from its thread): the next read looks at the records named (None, or a path that
+        may hide a record's change: from now on every record is looked at)."""
+        named = changed_records(paths)
+        with self._files_lock:
+            if named is None:
+                self._records_named = False
+            elif self._records_named:
+                self._named.update(named)
+
     def read(self) -> tuple[PendingAction, ...]:
         """Every pending action top first: the session's own and, with a queue, all others
         (only what changed since the last read is read again: :meth:`read_after`)."""
@@ -254,20 +300,23 @@ class PendingList:
         While the workspace's watcher runs (:attr:`files_watched`: it reports every file
         that changes, :meth:`files_changed`) the last listing is brought up to date
         (:meth:`WorkspaceSource.relisted`: only the records that arrived, left or were
-        rewritten, and those on a file that changed, are read again; issue 44); otherwise,
-        or when that cannot be done, every action is read again."""
+        rewritten, and those on a file that changed, are read again -- of the records, only
+        those the queue's watcher named, while it names them: :meth:`records_changed`;
+        issue 44); otherwise, or when that cannot be done, every action is read again."""
         with collector_paused():
             source = self.source
             with self._files_lock:
                 paths, self._changed_files = self._changed_files, set()
                 whole, self._whole = self._whole, False
+                named: set[str] | None = self._named if self._records_named else None
+                self._named = set()
             rows = None
             if self._files_watched and not whole:
                 for action_id in gone:
                     record = source.record(action_id)
                     if record is not None:
                         paths.update(record.files)
-                rows = source.relisted(gone, paths)
+                rows = source.relisted(gone, paths, named)
                 if rows is not None and rows is self._taken and self._listed is not None:
                     return self._listed  # nothing changed since the last read
             return self._take(source, source.listed() if rows is None else rows)
@@ -277,6 +326,12 @@ class PendingList:
     ) -> tuple[PendingAction, ...]:
         """Show ``rows``: each as the session's own action or a display copy (kept while its
         row stays the same object)."""
+        change = source.change(rows)
+        if change is not None and change.before is self._taken and not source.lists_own:
+            listed = self._take_change(source, change)
+            if listed is not None:
+                return listed
+        self._change = None
         actions: dict[str, PendingAction] = {}
         shown: dict[str, ListedAction] = {}
         foreign: dict[str, tuple[ListedAction, PendingAction]] = {}
@@ -298,7 +353,9 @@ class PendingList:
                 continue
             actions[key] = action
             shown[key] = row
-        self._note_departures(source, foreign)
+        self._note_departures(
+            source, [(key, copy[1]) for key, copy in self._foreign.items() if key not in foreign]
+        )
         self._foreign = foreign
         self._actions = actions
         self._rows = shown
@@ -306,16 +363,76 @@ class PendingList:
         listed = self._listed = tuple(actions.values())
         return listed
 
+    def _take_change(
+        self, source: WorkspaceSource, change: RowsChange
+    ) -> tuple[PendingAction, ...] | None:
+        """Show ``change.after`` from what ``change.before`` showed: only the rows that left
+        and those read again are looked at (a long queue after a decision: issue 44); None
+        when it cannot be done so (a row read again that was not shown)."""
+        actions, known = self._actions, self._foreign
+        if any(key not in actions or key not in known for key in change.changed):
+            return None
+        before = self._listed if self._listed is not None else self.listed()
+        gone = set(change.gone)
+        departed = []
+        for key in change.gone:
+            actions.pop(key, None)
+            self._rows.pop(key, None)
+            copy = known.pop(key, None)
+            if copy is not None:
+                departed.append((key, copy[1]))
+        replaced = []
+        for key, row in change.changed.items():
+            fresh: dict[str, tuple[ListedAction, PendingAction]] = {}
+            action = self._foreign_action(source, row, fresh)
+            if action is None:  # no longer a record: gone from the list
+                actions.pop(key, None)
+                self._rows.pop(key, None)
+                copy = known.pop(key, None)
+                if copy is not None:
+                    departed.append((key, copy[1]))
+                gone.add(key)
+                continue
+            if action is not actions[key]:
+                replaced.append(key)
+            known[key] = fresh[key]
+            actions[key] = action  # in its place: the dict keeps its order
+            self._rows[key] = row
+        self._note_departures(source, departed)
+        self._taken = change.after
+        listed = self._listed = tuple(actions.values())
+        self._change = ListingChange(before, listed, frozenset(gone), frozenset(replaced))
+        self._changes.append(self._change)
+        return listed
+
+    def change(self, listed: tuple[PendingAction, ...]) -> ListingChange | None:
+        """How ``listed`` (the last read's answer) differs from the listing before it, when
+        only some actions left and some were replaced in place (None: anything else)."""
+        change = self._change
+        return change if change is not None and change.after is listed else None
+
+    def gone_since(
+        self, before: tuple[PendingAction, ...] | None, listed: tuple[PendingAction, ...]
+    ) -> frozenset[str] | None:
+        """The ids that left between the listing ``before`` and ``listed`` (a later one)
+        when nothing arrived or moved in between (None: not known so)."""
+        gone: set[str] = set()
+        for change in reversed(self._changes):
+            if listed is before:
+                break
+            if change.after is listed:
+                gone.update(change.gone)
+                listed = change.before
+        return frozenset(gone) if listed is before and before is not None else None
+
     def _note_departures(
-        self, source: WorkspaceSource, listed: dict[str, tuple[ListedAction, PendingAction]]
+        self, source: WorkspaceSource, departed: Sequence[tuple[str, PendingAction]]
     ) -> None:
         """Remember how the display copies that left the queue were decided, and by whom."""
         queue = source.queue
         if queue is None:
             return
-        for action_id, (_row, action) in self._foreign.items():
-            if action_id in listed:
-                continue
+        for action_id, action in departed:
             try:
                 resolution = queue.resolution(action_id)
             except Exception as exc:

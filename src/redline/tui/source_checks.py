@@ -23,6 +23,7 @@ from redline.checks.results import AGE_UNKNOWN, out_of_date
 from redline.review.all_source import checks_refusal
 from redline.review.all_workspaces import RouteError
 from redline.tui.checks import DashboardChecks
+from redline.tui.pending import ListingChange
 from redline.tui.widgets.checks_pane import ChecksPane, badge
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class SelectedChecks(DashboardChecks):
         return found
 
     # -- the selection -----------------------------------------------------------------------
-    def sync(self, actions: Sequence[PendingAction]) -> None:
+    def sync(self, actions: Sequence[PendingAction], change: ListingChange | None = None) -> None:
         """A fresh listing: the settled action's run is cancelled when it left the list."""
         target = self._target
         if target is not None and all(a.id != target[0] for a in actions):

@@ -299,8 +299,9 @@ class InboxScreen(
         # The very listing shown already (nothing changed since): no row to make again.
         same = actions is self._shown and isinstance(self.pending, PendingList) and not gone
         self._shown = actions
+        change = self.pending.change(actions) if isinstance(self.pending, PendingList) else None
         if not same:
-            self.stack.update_actions(actions, clear=gone and not follows)
+            self.stack.update_actions(actions, clear=gone and not follows, change=change)
         if gone and before is not None:
             then = "The top is selected now." if follows else "Nothing is selected: pick one."
             told = (
@@ -312,7 +313,7 @@ class InboxScreen(
             self.notify(text, title="Selected action gone", severity="warning")
             self.activity.write_lines([Content.styled(f"ℹ {text}", "$redline-text-warning")])
         if self.checks is not None and not same:
-            self.checks.sync(actions)
+            self.checks.sync(actions, change)
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
         self.status_line.sources = self.stack.counts

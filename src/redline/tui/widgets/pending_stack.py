@@ -22,9 +22,10 @@ from textual.strip import Strip
 
 from redline.review.source import WorkspaceRef
 from redline.review.store import PendingAction
+from redline.review.workspace_source import spliced
 from redline.termtext import one_line
 from redline.tui.agent_ended import ended_note
-from redline.tui.pending import QueuedCopy, RowFacts
+from redline.tui.pending import ListingChange, QueuedCopy, RowFacts
 from redline.tui.render import content_strip, fit
 
 ROW_HEIGHT = 2
@@ -187,17 +188,34 @@ class PendingStack(ScrollView, can_focus=True):
         self.update_actions(self._all)
         return self.source_filter
 
-    def update_actions(self, actions: tuple[PendingAction, ...], *, clear: bool = False) -> None:
+    def update_actions(
+        self,
+        actions: tuple[PendingAction, ...],
+        *,
+        clear: bool = False,
+        change: ListingChange | None = None,
+    ) -> None:
         """Show ``actions`` (top first), keeping the cursor on the same action if it remains.
 
         ``clear``: the selected action is gone (resolved elsewhere); select nothing until
-        the person moves. Marks of actions that are gone are dropped.
+        the person moves. Marks of actions that are gone are dropped. ``change``: how
+        ``actions`` differ from the actions shown now (:meth:`PendingList.change`): then
+        only the rows of the actions that left or were replaced are looked at.
         """
+        if (
+            change is not None
+            and change.before is self._all
+            and change.after is actions
+            and self.source_filter is None
+            and self.workspace_filter is None
+            and len(self._counts) == 1  # (with more sources their order may change)
+        ):
+            self._show(actions, self._changed_rows(actions, change), clear)
+            return
         rows: list[StackRow] = []
         built: dict[str, tuple[PendingAction, StackRow]] = {}
         counts: dict[str, int] = {}
         self._all = actions
-        self._top_id = actions[0].id if actions else None
         # One pass builds every action's row (kept from the last update while the action is
         # the same object in the same state: a queue of 10,000 is shown again after each
         # decision) and counts the sources; the filter picks the rows afterwards.
@@ -210,32 +228,7 @@ class PendingStack(ScrollView, can_focus=True):
                 counts[row.origin] = counts.get(row.origin, 0) + 1
                 rows.append(row)
                 continue
-            ended = ended_note(action.details) or ""
-            if (
-                known is not None
-                and known[0] is action
-                and known[1].stale == action.stale
-                and known[1].stale_reason == action.stale_reason
-                and known[1].ended == ended
-            ):
-                row = known[1]
-            else:
-                given = self.row_facts(action) if self.row_facts is not None else None
-                files, added, removed = given if given is not None else _facts(action)
-                space = self.row_workspace(action) if self.row_workspace is not None else None
-                row = StackRow(
-                    action.id,
-                    action.label,
-                    action.source_tool_name,
-                    files,
-                    added,
-                    removed,
-                    action.stale,
-                    action.stale_reason,
-                    action_source(action),
-                    ended,
-                    space,
-                )
+            row = self._row(action, known)
             built[action.id] = (action, row)
             counts[row.origin] = counts.get(row.origin, 0) + 1
             rows.append(row)
@@ -249,12 +242,72 @@ class PendingStack(ScrollView, can_focus=True):
                 row for row in rows if row.workspace and row.workspace.id == self.workspace_filter
             ]
         self._built = built
+        self._show(actions, rows, clear)
+
+    def _row(self, action: PendingAction, known: tuple[PendingAction, StackRow] | None) -> StackRow:
+        """``action``'s row (``known``: its entry from the last update, kept if it fits)."""
+        ended = ended_note(action.details) or ""
+        if (
+            known is not None
+            and known[0] is action
+            and known[1].stale == action.stale
+            and known[1].stale_reason == action.stale_reason
+            and known[1].ended == ended
+        ):
+            return known[1]
+        given = self.row_facts(action) if self.row_facts is not None else None
+        files, added, removed = given if given is not None else _facts(action)
+        space = self.row_workspace(action) if self.row_workspace is not None else None
+        return StackRow(
+            action.id,
+            action.label,
+            action.source_tool_name,
+            files,
+            added,
+            removed,
+            action.stale,
+            action.stale_reason,
+            action_source(action),
+            ended,
+            space,
+        )
+
+    def _changed_rows(
+        self, actions: tuple[PendingAction, ...], change: ListingChange
+    ) -> list[StackRow]:
+        """The rows of ``actions``, from the rows shown and only the changed ones made."""
+        built = self._built
+        counts = dict(self._counts)
+        edits: dict[int, StackRow | None] = {}  # the shown row's id() -> its new row
+        old: dict[str, StackRow] = {}
+        for key in change.gone | change.replaced:
+            known = built.pop(key, None)
+            if known is not None:
+                counts[known[1].origin] -= 1
+                old[key] = known[1]
+                edits[id(known[1])] = None
+        for key in change.replaced:
+            action = next((a for a in actions if a.id == key), None)
+            if action is None:
+                continue
+            row = self._row(action, None)
+            built[key] = (action, row)
+            counts[row.origin] = counts.get(row.origin, 0) + 1
+            if key in old:
+                edits[id(old[key])] = row
+        self._counts = tuple((origin, n) for origin, n in counts.items() if n > 0)
+        self._all = actions
+        rows = spliced(self.rows, edits) if old.keys() >= change.replaced else None
+        return rows if rows is not None else [built[action.id][1] for action in actions]
+
+    def _show(self, actions: tuple[PendingAction, ...], rows: list[StackRow], clear: bool) -> None:
+        self._top_id = actions[0].id if actions else None
         self.rows = rows
-        listed = {action.id for action in actions}
-        self._marked = {key: None for key in self._marked if key in listed}
+        if self._marked:
+            listed = {action.id for action in actions}
+            self._marked = {key: None for key in self._marked if key in listed}
         self._strips.clear()
         self.virtual_size = Size(self.size.width, len(rows) * self.row_height)
-        ids = [row.action_id for row in rows]
         if clear and rows:
             self._cleared = True
         elif not rows:
@@ -264,6 +317,7 @@ class PendingStack(ScrollView, can_focus=True):
         if self._cleared:
             index = min(self.cursor, max(len(rows) - 1, 0))
         elif not self._follow_top and self._selected_id is not None:
+            ids = [row.action_id for row in rows]
             if self._selected_id in ids:
                 index = ids.index(self._selected_id)
             else:

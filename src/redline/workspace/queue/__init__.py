@@ -7,6 +7,7 @@ from redline.workspace.queue.core import (
     RecordSummary,
     SessionView,
     WorkspaceQueue,
+    changed_records,
     check_id,
 )
 from redline.workspace.queue.records import (
@@ -44,6 +45,7 @@ __all__ = [
     "SessionView",
     "Source",
     "WorkspaceQueue",
+    "changed_records",
     "check_id",
     "iso_utc",
 ]

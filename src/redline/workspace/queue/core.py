@@ -72,6 +72,7 @@ __all__ = [
     "RecordSummary",
     "SessionView",
     "WorkspaceQueue",
+    "changed_records",
     "check_id",
 ]
 
@@ -234,6 +235,14 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         found.sort(key=lambda e: e.order, reverse=True)
         return [entry.summary for entry in found]
 
+    def map_files(self) -> None:
+        """Make the index's map of workspace files to records now (:meth:`touching` grows
+        it by the records it has not mapped yet): a dashboard's first listing does, on its
+        thread, so that its first decision does not map 10,000 records while a person
+        waits (issue 44)."""
+        with collector_paused(), self._index_lock:
+            self._record_index().naming(set())
+
     # -- what changed since a listing (issue 44: the dashboard's re-read) ----------
     # A dashboard lists 10,000 and then, after each decision or watcher report, needs only
     # what changed. Every change to a record file -- a push, a rewrite (always a new file
@@ -262,6 +271,36 @@ class WorkspaceQueue(QueueOwners, QueueListing):
                 if key is not None:
                     found[action_id] = key
         return found
+
+    def identities_named(self, action_ids: Iterable[str]) -> dict[str, Identity]:
+        """The identity of the record file of each of ``action_ids`` that has one now (as
+        :meth:`identities`, looking only at those: one ``stat`` each)."""
+        found: dict[str, Identity] = {}
+        folder = self._fd(ACTIONS)
+        for action_id in action_ids:
+            try:
+                st = os.stat(record_name(action_id), dir_fd=folder, follow_symlinks=False)
+            except OSError:
+                continue
+            key = identity(st)
+            if key is not None:
+                found[action_id] = key
+        return found
+
+    def actions_folder_stat(self) -> Identity | None:
+        """The actions folder's own identity (device, inode, size, times): it changes
+        whenever a name in it is made, removed or renamed, within the clock's tick (see
+        :mod:`.index`); None when it cannot be read."""
+        try:
+            st = os.stat(self._fd(ACTIONS))
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def record_files(self) -> builtins.list[str]:
+        """The names in the actions folder, nothing looked up (one ``listdir``): records'
+        ``pa-N.json`` and whatever else is there (a temporary ``.name``)."""
+        return os.listdir(self._fd(ACTIONS))
 
     def identities_of(self, records: Iterable[QueueRecord]) -> dict[str, Identity]:
         """The identity of the file each of ``records`` (as :meth:`list` returned them)
@@ -338,16 +377,51 @@ class WorkspaceQueue(QueueOwners, QueueListing):
         return SessionView(self, session_id)
 
     # -- watching ------------------------------------------------------------------
-    def watch(self, callback: Callable[[], None]) -> QueueWatcher:
-        """Call ``callback()`` (from a thread) whenever any process changes the queue."""
+    def watch(
+        self,
+        callback: Callable[[], None],
+        *,
+        on_paths: Callable[[frozenset[str] | None], None] | None = None,
+    ) -> QueueWatcher:
+        """Call ``callback()`` (from a thread) whenever any process changes the queue;
+        ``on_paths`` is first told the paths below ``.redline/queue/`` that changed (None:
+        not known; :func:`changed_records` reads them)."""
         self._fd(ACTIONS)
         self._fd(RESOLVED)
         self._fd(REQUESTS)
         watcher = QueueWatcher(
-            self.path, callback, doorbell=self.path / REQUESTS / doorbell_name(os.getpid())
+            self.path,
+            callback,
+            doorbell=self.path / REQUESTS / doorbell_name(os.getpid()),
+            on_paths=on_paths,
         )
         watcher.start()
         return watcher
+
+
+def changed_records(paths: Iterable[str] | None) -> set[str] | None:
+    """The action ids whose record files a queue watcher's report names (``paths`` relative
+    to ``.redline/queue/``, see :class:`QueueWatcher`); None when the report may hide a
+    record's change: the paths are not known, or one is the queue or actions folder itself
+    (made, removed, replaced) or a name in the actions folder that is neither a record
+    (``pa-N.json``) nor a temporary file (``.name``, renamed to a record's name when done,
+    which is then named). Paths in the other folders name no record."""
+    if paths is None:
+        return None
+    found: set[str] = set()
+    for path in paths:
+        folder, _sep, name = path.partition("/")
+        if folder != ACTIONS:
+            if not path:
+                return None
+            continue
+        if name.startswith("."):
+            continue
+        action_id = name[:-5]
+        if "/" in name or not name.endswith(".json") or id_number(action_id) is None:
+            return None
+        found.add(action_id)
+    return found
 
 
 class SessionView:

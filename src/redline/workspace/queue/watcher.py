@@ -7,6 +7,16 @@ and at no cost while nothing comes, where the watch hears a change one to two of
 later (10 ms each): the decision a hook waits for is served within a millisecond of its
 request (docs/performance.md, issue 49). The watch still reports the request too; a
 doorbell that cannot be made (or rung) only loses that head start.
+
+A watcher may also say *which* files changed (``on_paths``): each report's paths, relative
+to the watched folder (``actions/pa-3.json``), are handed over just before the callback,
+so a listener that keeps a listing (the dashboard's stack, issue 44) reads again only the
+records named instead of looking at every record file. ``None`` instead of the paths means
+"not known": the watch could not tell (watchfiles without its ``RustNotify``, a watch that
+ended on an error). The doorbell's wake names no file (the watch names its request a step
+later). watchfiles drops the kernel's "events were lost" notice (an overflowing inotify
+queue) without a word, so a report can miss a file: a listener must not take the names as
+the whole truth about what exists (the stack also compares the folder's names).
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +48,13 @@ class QueueWatcher:
         *,
         suffix: str = ".json",
         doorbell: Path | None = None,
+        on_paths: Callable[[frozenset[str] | None], None] | None = None,
     ) -> None:
         self.path = path
         self.callback = callback
+        #: Told each report's changed paths (relative to ``path``; None: not known) just
+        #: before ``callback`` is called, in the same thread (see the module doc).
+        self.on_paths = on_paths
         self.suffix = suffix
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -83,7 +97,7 @@ class QueueWatcher:
             if self._stop.is_set():
                 os.close(fd)
                 return
-            self._changed()
+            self._changed(frozenset())
 
     def _run(self) -> None:
         try:
@@ -100,21 +114,27 @@ class QueueWatcher:
             self._ready.set()
             raise
         self._notify = notify
-        with notify:
-            self._ready.set()
-            while not self._stop.is_set():
-                try:
-                    raw = notify.watch(50, self.step_ms, 200, self._stop)
-                except RuntimeError:
-                    if self._stop.is_set():  # closed by release()
+        try:
+            with notify:
+                self._ready.set()
+                while not self._stop.is_set():
+                    try:
+                        raw = notify.watch(50, self.step_ms, 200, self._stop)
+                    except RuntimeError:
+                        if self._stop.is_set():  # closed by release()
+                            return
+                        raise
+                    if isinstance(raw, str):  # "timeout", or "stop" / "signal": the end
+                        if raw == "timeout":
+                            continue
                         return
-                    raise
-                if isinstance(raw, str):  # "timeout", or "stop" / "signal": the end
-                    if raw == "timeout":
-                        continue
-                    return
-                if any(self._interesting(path) for _change, path in raw):
-                    self._changed()
+                    if any(self._interesting(path) for _change, path in raw):
+                        told = self.on_paths is not None  # (a hook's watch skips the names)
+                        self._changed(self._relative(p for _c, p in raw) if told else None)
+        except BaseException:
+            if not self._stop.is_set():
+                self._changed(None)  # nothing is heard from now on: not known what changes
+            raise
 
     def _run_unsure(self) -> None:
         import watchfiles
@@ -130,15 +150,32 @@ class QueueWatcher:
             yield_on_timeout=False,
             raise_interrupt=False,
         ):
-            self._changed()
+            self._changed(None)
 
     def _interesting(self, path: str) -> bool:
         name = os.path.basename(path)
         return name.endswith(self.suffix) and not name.startswith(".")
 
-    def _changed(self) -> None:
+    def _relative(self, paths: Iterable[str]) -> frozenset[str] | None:
+        """The reported paths relative to the watched folder ("" for the folder itself);
+        None when one is not below it (then which files changed is not known)."""
+        root = str(self.path)
+        prefix = root + os.sep
+        found: set[str] = set()
+        for path in paths:
+            if path.startswith(prefix):
+                found.add(path[len(prefix) :].replace(os.sep, "/"))
+            elif path == root:
+                found.add("")
+            else:
+                return None
+        return frozenset(found)
+
+    def _changed(self, paths: frozenset[str] | None = None) -> None:
         mark("watch heard")
         try:
+            if self.on_paths is not None:
+                self.on_paths(paths)
             self.callback()
         except Exception:  # a listener's failure never stops the watcher
             import logging
