@@ -27,6 +27,9 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_STATE_HOME"] = _RUN_STATE[0] = tempfile.mkdtemp(prefix="redline-test-state-")
+    # No `redline hook` a test starts uses or starts a resident hook server (a daemon left
+    # behind); tests/hookserver/ turn it on for their own servers, and stop them.
+    os.environ["REDLINE_HOOK_SERVER"] = "off"
     _bytecode_once()
 
 
