@@ -156,8 +156,9 @@ def forward(agent: str) -> Outcome:
         return Outcome(None)
     ident = identity()
     path = socket_path(ident, keyed_env(os.environ))
-    if path is None:
-        return Outcome(None)
+    if path is None:  # no private folder yet: the first server makes it
+        folder = socket_dir()
+        return Outcome(None, spawn=folder is not None and not os.path.lexists(folder))
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)

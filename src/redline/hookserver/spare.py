@@ -151,7 +151,8 @@ def _become(conn: socket.socket, message: Message, run: Runner, tell: _Tell) -> 
     if conn.recv(1) != b"G":  # the client gave up waiting and answers the call itself
         tell.now()
         return 0
-    _thread.start_new_thread(_watch_client, (conn,))
+    answered: list[bool] = []
+    _thread.start_new_thread(_watch_client, (conn, answered))
     tell.later()
     mark("child ready")
     try:
@@ -166,6 +167,7 @@ def _become(conn: socket.socket, message: Message, run: Runner, tell: _Tell) -> 
         except (OSError, ValueError):
             code = code or client.FAILED
     code &= 0xFF
+    answered.append(True)  # the client's end is no longer a kill (it exits on the status)
     _let_go()
     _send(conn, b"X" + bytes([code]))
     tell.now()
@@ -215,15 +217,18 @@ def _streams() -> None:
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
 
 
-def _watch_client(conn: socket.socket) -> None:
+def _watch_client(conn: socket.socket, answered: list[bool]) -> None:
     """The client's end: ``I`` interrupts the call (SIGINT, as a hook's own Ctrl-C);
-    the socket's end (the client was killed) kills this process as the client was, so
-    the call ends as a killed hook's does (its record left to a dead owner)."""
+    the socket's end before the call answered (the client was killed) kills this process
+    as the client was, so the call ends as a killed hook's does (its record left to a dead
+    owner)."""
     while True:
         try:
             data = conn.recv(64)
         except OSError:
             data = b""
+        if answered:
+            return
         if not data:
             os.kill(os.getpid(), signal.SIGKILL)
             return
