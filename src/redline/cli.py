@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from redline import TYPE_CHECKING, __version__
@@ -64,6 +63,8 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; its ``parse_args`` folds options given at several levels."""
     # Here, not at the top: `redline hook AGENT` (run before each tool call) skips it.
+    import importlib
+
     from redline.commands._levels import CommandParser, share
 
     parser = CommandParser(
@@ -177,6 +178,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{args._leaf}: error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _find_workspace(args)
+    import importlib
+
     command = importlib.import_module(f"redline.commands.{args._module}")
     try:
         return int(command.run(args))
