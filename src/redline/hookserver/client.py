@@ -80,8 +80,9 @@ def private(folder: str) -> bool:
 
 
 def identity() -> str:
-    """What a server must share with its client: the interpreter, its flags, and the
-    redline installed (its folder, version and the stamp of its first module)."""
+    """What a server must share with its client: the interpreter, its flags, where it
+    imports from, and the redline installed (its folder, version and the stamp of its
+    first module)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         stamp = os.stat(os.path.join(package, "__init__.py")).st_mtime_ns
@@ -92,6 +93,7 @@ def identity() -> str:
             sys.executable,
             sys.version,
             repr(tuple(sys.flags)),
+            repr(sys.path),
             package,
             str(getattr(sys.modules.get("redline"), "__version__", "")),
             str(stamp),
@@ -232,11 +234,25 @@ def _await(sock: _socket.socket) -> Outcome:
             return Outcome(FAILED, lost="the hook server answered something unexpected")
 
 
+def spawn_argv() -> list[str] | None:
+    """``redline hook-server`` started the way this process was (the same interpreter,
+    flags and script, or ``-m redline``: the same import path, so the same identity), or
+    ``None`` for another start (``-c`` code: not this command's to run again)."""
+    given = len(sys.argv) - 1
+    head = sys.orig_argv[: len(sys.orig_argv) - given] if given else list(sys.orig_argv)
+    if len(head) < 2 or sys.orig_argv[len(head) :] != sys.argv[1:]:
+        return None
+    if head[-1] != sys.argv[0] and head[-2:] != ["-m", "redline"]:
+        return None
+    return [sys.executable, *head[1:], "hook-server"]
+
+
 def spawn_server() -> None:
-    """Start ``redline hook-server`` for later calls: this interpreter with its flags, in
-    a session of its own, stdio on /dev/null; not waited for."""
-    options = sys.orig_argv[1 : len(sys.orig_argv) - len(sys.argv)]
-    argv = [sys.executable, *options, "-m", "redline", "hook-server"]
+    """Start ``redline hook-server`` for later calls (:func:`spawn_argv`), in a session of
+    its own, stdio on /dev/null; not waited for."""
+    argv = spawn_argv()
+    if argv is None:
+        return
     null = os.devnull
     try:  # noqa: SIM105 - contextlib is not loaded in a hook call
         os.posix_spawn(

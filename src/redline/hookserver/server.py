@@ -40,6 +40,10 @@ def serve(run: Runner, preload: Sequence[str], *, idle: float = IDLE_SECONDS) ->
 
     if not client.enabled():
         return _cannot(f"{client.SWITCH_ENV} is off")
+    if not all(os.path.isabs(entry) for entry in sys.path):
+        # A relative entry ("" for -c code) imports from the folder of the moment: the
+        # server's folder is not its callers'.
+        return _cannot("its import path has a relative entry (started with -c?)")
     ident = client.identity()
     keyed = client.keyed_env(os.environ)
     folder = client.socket_dir()
@@ -65,6 +69,7 @@ def serve(run: Runner, preload: Sequence[str], *, idle: float = IDLE_SECONDS) ->
         except OSError:
             return 0  # another server has this socket already
         _preload(preload)
+        os.chdir("/")  # hold no caller's folder (each call's child takes its own)
         return _Server(run, ident, keyed, path, lock, idle).loop()
     finally:
         os.close(lock)
