@@ -380,3 +380,25 @@ def test_a_child_takes_the_clients_environment_and_nothing_else(tmp_path: Path) 
     assert seen["environb"] == 2
     assert "ONLY_IN_THE_SERVER=1" not in seen["getenv"]
     assert "HOME=/nowhere" in seen["getenv"]
+
+
+def interrupted_call(root: Path, env: dict[str, str]) -> tuple[int, bytes, bytes]:
+    """A reviewed Write whose hook gets Ctrl-C (SIGINT) while it waits: its answer."""
+    queue = WorkspaceQueue(root)
+    try:
+        hook = start_hook(recorded("pre-write.json", root), env)
+        queued(queue)
+        hook.send_signal(signal.SIGINT)
+        out, err = hook.communicate(timeout=GUARD)
+        return hook.returncode, out, err
+    finally:
+        queue.close()
+
+
+def test_ctrl_c_on_the_client_interrupts_the_call_as_in_its_own_process(
+    tmp_path: Path, env: dict[str, str], server: Server
+) -> None:
+    alone = interrupted_call(workspace(tmp_path, "alone"), {**env, client.SWITCH_ENV: "off"})
+    served = interrupted_call(workspace(tmp_path, "served"), env)
+    assert served == alone
+    assert alone[0] == 2
