@@ -402,3 +402,59 @@ def test_ctrl_c_on_the_client_interrupts_the_call_as_in_its_own_process(
     served = interrupted_call(workspace(tmp_path, "served"), env)
     assert served == alone
     assert alone[0] == 2
+
+
+_LOADS_AFTER_PRELOAD = r"""
+import json, os, sys
+from redline.commands.hook_server import PRELOAD
+from redline.hookserver.server import _preload
+from redline.commands.hook import handle
+_preload(PRELOAD)
+before = set(sys.modules)
+for raw in sys.stdin.buffer.read().split(b"\n"):
+    pid = os.fork()
+    if pid == 0:
+        handle("claude", raw, exiting=True)
+        new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] != "encodings")
+        print(json.dumps(new), flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
+def prompt_time(root: Path) -> bytes:
+    fixture = (
+        Path(__file__).parents[1] / "fixtures" / "hooks" / "claude" / "user-prompt-submit.json"
+    )
+    data = json.loads(fixture.read_text(encoding="utf-8"))
+    data["cwd"] = str(root)
+    return json.dumps(data).encode()
+
+
+def test_what_the_server_loads_is_all_a_call_needs(
+    tmp_path: Path, isolated_user_config: Path
+) -> None:
+    """A rule's decision, a pass-through, a post-tool call and a prompt-time call each
+    load no module in the server's fork (the server loads them once, commands/hook_server)."""
+    (isolated_user_config / "rules.toml").write_text(
+        '[[rule]]\nname = "r"\ndecision = "discard"\nsources = ["hook:*"]\n'
+        'paths = ["ruled.txt"]\nreason = "no"\n',
+        encoding="utf-8",
+    )
+    root = workspace(tmp_path, "ws")
+    calls = [
+        recorded("pre-write.json", root, file_path=str(root / "ruled.txt")),
+        recorded("pre-read.json", root),
+        recorded("post-write.json", root),
+        prompt_time(root),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADS_AFTER_PRELOAD],
+        input=b"\n".join(calls),
+        capture_output=True,
+        check=False,
+        timeout=GUARD,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    loaded = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert loaded == [[], [], [], []]

@@ -50,6 +50,12 @@ PRELOAD = (
     "redline.workspace.queue.watcher",
     "redline.workspace.rebase",
     "redline.rules",
+    "redline.review.trailers",
+    "redline.trust",
+    "redline.workspace.git",
+    "redline.workspace.queue.revisions",
+    "pathspec",  # a review rule's paths
+    "pwd",
     "asyncio",
     "watchfiles",
 )

@@ -70,9 +70,23 @@ def serve(run: Runner, preload: Sequence[str], *, idle: float = IDLE_SECONDS) ->
             return 0  # another server has this socket already
         _preload(preload)
         os.chdir("/")  # hold no caller's folder (each call's child takes its own)
+        _standard_streams()
         return _Server(run, ident, keyed, path, lock, idle).loop()
     finally:
         os.close(lock)
+
+
+def _standard_streams() -> None:
+    """Descriptors 0, 1 and 2 open (``/dev/null`` for a closed one): a call's received
+    descriptors then never take those numbers, which its child puts the client's on."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 def _cannot(why: str) -> int:
