@@ -458,3 +458,18 @@ def test_what_the_server_loads_is_all_a_call_needs(
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     loaded = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert loaded == [[], [], [], []]
+
+
+def test_a_module_changed_on_disk_makes_the_server_stale(tmp_path: Path) -> None:
+    from redline.hookserver.server import _Server
+
+    module = tmp_path / "module.py"
+    module.write_text("x = 1\n", encoding="utf-8")
+    server = _Server(lambda agent: 0, "ident", [], str(tmp_path / "s.sock"), -1, 1.0)
+    info = module.stat()
+    server.stamps = {str(module): (info.st_mtime_ns, info.st_size)}
+    assert not server.changed()
+    module.write_text("x = 22\n", encoding="utf-8")  # another size
+    assert server.changed()
+    module.unlink()
+    assert server.changed()

@@ -8,9 +8,9 @@ runs nothing but this loop, so every fork copies a quiet process.
 
 It ends after ``idle`` seconds without a call, on ``stop`` or SIGTERM, when its socket is
 no longer the one it bound (removed or replaced), and when a module it loaded changed on
-disk (the installed redline changed: the call that notices is refused, its client answers
-in its own process and starts a fresh server). Ending, it removes its socket and shuts it
-down, which ends the waiting spare; calls already taken run on, on their own.
+disk (the installed redline changed; looked at every 5 seconds and before a spare waits:
+the next calls answer in their own process and start a fresh server). Ending, it removes
+its socket and shuts it down, which ends the waiting spare; calls already taken run on.
 """
 
 from __future__ import annotations

@@ -54,6 +54,12 @@ class Spare:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         while True:
+            # The installed redline changed since the server loaded it: it ends (the server
+            # also looks every 5 seconds, so a spare waiting that long never serves a
+            # change older than that; a call is never slowed by the look).
+            if self.changed():
+                os.write(notify, STALE)
+                return 0
             try:
                 conn, _ = listener.accept()
             except OSError:  # the server shut the socket down: it is ending
@@ -75,11 +81,6 @@ class Spare:
             if message.kind == "stop":
                 _send(conn, f"S{os.getppid()} {self.number}\n".encode())
                 os.write(notify, STOP)
-                return 0
-            if self.changed():
-                message.close()
-                _send(conn, b"Rthe installed redline changed\n")
-                os.write(notify, STALE)
                 return 0
             listener.close()
             return _become(conn, message, self.run, _Tell(notify))
