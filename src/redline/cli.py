@@ -117,6 +117,8 @@ def _hook(agent: str, *, exiting: bool) -> int:
             outcome = forward(agent)
         except KeyboardInterrupt:  # before the server had the call: nothing was started
             outcome = Outcome(FAILED, lost="interrupted while waiting for review")
+        except Exception:  # only the hand-over can raise: answered here
+            outcome = Outcome(None)
         if outcome.code is not None:
             if outcome.lost:  # fail closed, as the hook does for any problem
                 from redline.drivers.hooks.answers import blocked

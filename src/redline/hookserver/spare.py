@@ -74,6 +74,12 @@ class Spare:
             except OSError:  # the client went away first: nothing was started
                 conn.close()
                 continue
+            except Exception as exc:  # whatever a message did: a reason, not a crash
+                _send(
+                    conn, f"Ra message the server could not read: {type(exc).__name__}\n".encode()
+                )
+                conn.close()
+                continue
             if message.kind == "status":
                 _send(conn, f"S{os.getppid()} {self.number}\n".encode())
                 conn.close()
