@@ -473,3 +473,52 @@ def test_a_module_changed_on_disk_makes_the_server_stale(tmp_path: Path) -> None
     assert server.changed()
     module.unlink()
     assert server.changed()
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_server_killed_outright_leaves_no_spare_waiting(
+    tmp_path: Path, env: dict[str, str], runtime: Path
+) -> None:
+    server = Server(env, runtime)
+    until("the server has its spare", lambda: bool(children(server.proc.pid)))
+    spare = children(server.proc.pid)[0]
+    server.proc.kill()
+    server.proc.wait()
+    until("the spare ended", lambda: not alive(spare))
+    server.stop()
+    # Its socket is left behind, stale: the next call answers in its own process.
+    root = workspace(tmp_path, "ws")
+    done = subprocess.run(
+        [REDLINE, "hook", "claude"],
+        input=recorded("pre-read.json", root),
+        env={**env, "XDG_RUNTIME_DIR": str(runtime)},
+        capture_output=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    until("a new server listens", lambda: listening(server.path))
+    stopped = server.ask("stop")
+    assert stopped.stdout.startswith("hook server stopped: pid "), stopped
+    until("the spawned server ended", lambda: not server.path.exists())

@@ -53,6 +53,11 @@ class Spare:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        import select
+
+        waiting = select.poll()
+        waiting.register(listener, select.POLLIN)
+        waiting.register(notify, 0)  # its read end closed (the server died): POLLERR
         while True:
             # The installed redline changed since the server loaded it: it ends (the server
             # also looks every 5 seconds, so a spare waiting that long never serves a
@@ -60,6 +65,8 @@ class Spare:
             if self.changed():
                 os.write(notify, STALE)
                 return 0
+            if any(fd == notify for fd, _ in waiting.poll()):
+                return 0  # the server is gone: a spare alone would wait for ever
             try:
                 conn, _ = listener.accept()
             except OSError:  # the server shut the socket down: it is ending
@@ -146,23 +153,27 @@ def _become(conn: socket.socket, message: Message, run: Runner, tell: _Tell) -> 
     """Become the hook call's process; its exit status (sent to the client too)."""
     import _thread
 
-    conn.sendall(b"A")
-    for fd, target in zip(message.fds, (0, 1, 2), strict=False):
-        os.dup2(fd, target)
-    os.fchdir(message.fds[3])
-    message.close()
-    os.umask(message.umask)
-    _environment(message.entries)
-    sys.argv = ["redline", "hook", message.agent]
-    _streams()
-    if conn.recv(1) != b"G":  # the client gave up waiting and answers the call itself
+    try:
+        conn.sendall(b"A")
+        for fd, target in zip(message.fds, (0, 1, 2), strict=False):
+            os.dup2(fd, target)
+        os.fchdir(message.fds[3])
+        message.close()
+        os.umask(message.umask)
+        _environment(message.entries)
+        sys.argv = ["redline", "hook", message.agent]
+        _streams()
+        go = conn.recv(1)
+    except OSError:
+        go = b""
+    if go != b"G":  # the client gave up waiting (it answers the call itself), or went away
         tell.now()
         return 0
     answered: list[bool] = []
-    _thread.start_new_thread(_watch_client, (conn, answered))
-    tell.later()
-    mark("child ready")
     try:
+        _thread.start_new_thread(_watch_client, (conn, answered))
+        tell.later()
+        mark("child ready")
         code = run(message.agent)
     except BaseException:  # run_agent answers every problem itself; this is its last guard
         code = client.FAILED
