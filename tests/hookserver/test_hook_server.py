@@ -522,3 +522,16 @@ def test_a_server_killed_outright_leaves_no_spare_waiting(
     stopped = server.ask("stop")
     assert stopped.stdout.startswith("hook server stopped: pid "), stopped
     until("the spawned server ended", lambda: not server.path.exists())
+
+
+def test_calls_at_once_are_each_answered(
+    tmp_path: Path, env: dict[str, str], server: Server
+) -> None:
+    """An agent's parallel tool calls: each its own fork, each answered (a call that finds
+    the spare taken waits in the socket's backlog for the next one)."""
+    root = workspace(tmp_path, "ws")
+    raw = recorded("pre-read.json", root)
+    hooks = [start_hook(raw, env) for _ in range(6)]
+    answers = [(hook.communicate(timeout=GUARD), hook.returncode) for hook in hooks]
+    assert answers == [((b"", b""), 0)] * 6
+    assert "6 calls served" in server.ask("status").stdout
