@@ -535,3 +535,34 @@ def test_calls_at_once_are_each_answered(
     answers = [(hook.communicate(timeout=GUARD), hook.returncode) for hook in hooks]
     assert answers == [((b"", b""), 0)] * 6
     assert "6 calls served" in server.ask("status").stdout
+
+
+def test_no_environment_leaks_from_one_served_call_to_the_next(
+    tmp_path: Path, env: dict[str, str], server: Server, isolated_user_config: Path
+) -> None:
+    """Two calls through one server, one with a variable the other has not: the
+    `[notify] command` each call starts (nobody watches the workspace) sees its own call's
+    environment."""
+    told = tmp_path / "told.txt"
+    (isolated_user_config / "config.toml").write_text(
+        "[hooks]\nwait_seconds = 0.01\n[notify]\n"
+        f'command = ["sh", "-c", "echo ${{MARK-unset}} >> {told}"]\n',
+        encoding="utf-8",
+    )
+    root = workspace(tmp_path, "ws")
+    for n, extra in enumerate(({"MARK": "first"}, {})):
+        done = subprocess.run(
+            [REDLINE, "hook", "claude"],
+            input=recorded("pre-write.json", root, file_path=str(root / f"f{n}.txt")),
+            env={**env, **extra},
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        until("the notification ran", lambda n=n: told.exists() and len(lines(told)) > n)
+    assert lines(told) == ["first", "unset"]
+    assert "2 calls served" in server.ask("status").stdout
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
