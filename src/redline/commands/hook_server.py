@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
     if args.idle <= 0:
         print("redline hook-server: error: --idle must be more than 0", file=sys.stderr)
         return 2
-    return server.serve(_call, PRELOAD, idle=args.idle)
+    try:
+        return server.serve(_call, PRELOAD, idle=args.idle)
+    except KeyboardInterrupt:  # Ctrl-C on a server started by hand: it has cleaned up
+        return 130
 
 
 def main(argv: list[str]) -> int:

@@ -50,6 +50,10 @@ START_SECONDS = 5.0
 
 
 def enabled(environ: os._Environ[str] | dict[str, str] = os.environ) -> bool:
+    """Whether hook calls use (and start) a server: on Linux (``SO_PEERCRED``,
+    ``O_PATH``, ``/proc``), unless ``REDLINE_HOOK_SERVER`` switches it off."""
+    if not sys.platform.startswith("linux"):
+        return False
     return environ.get(SWITCH_ENV, "").strip().lower() not in OFF_VALUES
 
 

@@ -39,7 +39,7 @@ def serve(run: Runner, preload: Sequence[str], *, idle: float = IDLE_SECONDS) ->
     import fcntl
 
     if not client.enabled():
-        return _cannot(f"{client.SWITCH_ENV} is off")
+        return _cannot(f"off ({client.SWITCH_ENV}, or not Linux)")
     if not all(os.path.isabs(entry) for entry in sys.path):
         # A relative entry ("" for -c code) imports from the folder of the moment: the
         # server's folder is not its callers'.
