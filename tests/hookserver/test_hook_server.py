@@ -388,6 +388,10 @@ def interrupted_call(root: Path, env: dict[str, str]) -> tuple[int, bytes, bytes
     try:
         hook = start_hook(recorded("pre-write.json", root), env)
         queued(queue)
+        # Interrupted while it waits for the decision (its watch's doorbell is there), not
+        # somewhere on the way to it: the same moment in both processes.
+        requests = root / ".redline" / "queue" / "requests"
+        until("the call waits", lambda: any(requests.glob(".wake-*")))
         hook.send_signal(signal.SIGINT)
         out, err = hook.communicate(timeout=GUARD)
         return hook.returncode, out, err

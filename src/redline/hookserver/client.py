@@ -174,6 +174,8 @@ def forward(agent: str) -> Outcome:
             sock.connect(path)
         except OSError:  # none there, or a stale socket: start one for the next calls
             return Outcome(None, spawn=True)
+        if not _server_is_us(sock):  # never hand this call's streams to another user
+            return Outcome(None)
         try:
             here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
@@ -194,6 +196,17 @@ def forward(agent: str) -> Outcome:
         return _await(sock)
     finally:
         sock.close()
+
+
+def _server_is_us(sock: _socket.socket) -> bool:
+    """Whether the process listening is of this user (``SO_PEERCRED``: pid, uid, gid)."""
+    import _socket
+
+    try:
+        raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    except OSError:
+        return False
+    return int.from_bytes(raw[4:8], sys.byteorder) == os.getuid()
 
 
 def _await(sock: _socket.socket) -> Outcome:
