@@ -27,6 +27,13 @@ the moment weighs on all of them alike:
 * **pass-through**: a ``Read``, which needs no review, start → exit;
 * **prompt-time call**: ``UserPromptSubmit`` (only the outbox is looked at), start → exit.
 
+Every row but the bare start runs twice per round, interleaved: **cold**, a process per
+call (``REDLINE_HOOK_SERVER=off``: the hook's own process answers, as before issue 49's
+server), and **resident**, the same command answered by a running ``redline hook-server``
+(started by the benchmark for the environments it uses, stopped at the end; the call's
+process hands its streams to a warm fork of it: docs/agents.md). Both are printed, each
+against the same bare start.
+
 The steps this round added to the hook path are timed alone in this process (median per
 call over ``--loops`` calls), and are inside the real calls above too: the **presence
 lookup** (is a dashboard watching? a live and a dead dashboard's files in the workspace, a
@@ -66,6 +73,7 @@ RULES = (
     'paths = ["ruled-*.txt"]\nreason = "decided by a rule"\n'
 )
 #: Each row: its name, and the target as a multiple of a bare start or in ms.
+MODES = ("cold", "resident")
 ROWS = (
     ("bare start (python -c pass)", None),
     ("start -> queued", None),
@@ -153,8 +161,9 @@ def main() -> int:
     from redline.review.queued import resolve_queued
     from redline.workspace.queue import WorkspaceQueue
 
-    rows: dict[str, list[float]] = {name: [] for name, _ in ROWS}
-    with tempfile.TemporaryDirectory() as tmp:
+    rows = {mode: {name: [] for name, _ in ROWS} for mode in MODES}
+    servers: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir="/tmp") as run:
         root = Path(tmp) / "ws"
         root.mkdir()
         # The user's state and config (known workspaces, presence, outboxes) of this run
@@ -163,6 +172,9 @@ def main() -> int:
         (Path(tmp) / "config").mkdir()
         env["REDLINE_CONFIG_DIR"] = str(Path(tmp) / "config")
         env.pop("REDLINE_QUEUE_URL", None)
+        env.pop("REDLINE_HOOK_SERVER", None)
+        env["XDG_RUNTIME_DIR"] = run  # a short private folder for the servers' sockets
+        os.chmod(run, 0o700)
         ruled_env = {**env, "REDLINE_CONFIG_DIR": str(Path(tmp) / "ruled")}
         (Path(tmp) / "ruled").mkdir()
         (Path(tmp) / "ruled" / "rules.toml").write_text(RULES, encoding="utf-8")
@@ -192,35 +204,88 @@ def main() -> int:
         )
         added = in_process(root, args.loops)
         retried = 0
+        envs = {
+            "cold": (
+                {**env, "REDLINE_HOOK_SERVER": "off"},
+                {**ruled_env, "REDLINE_HOOK_SERVER": "off"},
+            ),
+            "resident": (env, ruled_env),
+        }
         try:
+            servers += [start_server(env, run), start_server(ruled_env, run)]
             for n in range(args.calls):
-                rows[ROWS[0][0]].append(timed_run(bare, None, env))
-                queued, answered, retries, record = reviewed(
-                    root, queue, actions, n, args.think, env, resolve_queued
-                )
-                retried += retries
-                rows["start -> queued"].append(queued)
-                rows["  of which the record's fsyncs"].append(fsyncs(probe, record))
-                rows["decision -> exit"].append(answered)
-                rows["person's decision: queued + exit"].append(queued + answered)
-                raw = payload("pre-write.json", root, f"ruled-{n}.txt")
-                rows["rule-decided, start -> exit"].append(timed_run(HOOK, raw, ruled_env))
-                raw = payload("pre-read.json", root, "a.txt")
-                rows["pass-through (Read), start -> exit"].append(timed_run(HOOK, raw, env))
-                raw = prompt_payload(root)
-                rows["prompt-time call, start -> exit"].append(timed_run(HOOK, raw, env))
+                for mode in MODES:
+                    rows[mode][ROWS[0][0]].append(timed_run(bare, None, env))
+                for mode in MODES:
+                    mode_env = envs[mode][0]
+                    row = rows[mode]
+                    queued, answered, retries, record = reviewed(
+                        root, queue, actions, f"{mode}-{n}", args.think, mode_env, resolve_queued
+                    )
+                    retried += retries
+                    row["start -> queued"].append(queued)
+                    row["  of which the record's fsyncs"].append(fsyncs(probe, record))
+                    row["decision -> exit"].append(answered)
+                    row["person's decision: queued + exit"].append(queued + answered)
+                for mode in MODES:
+                    raw = payload("pre-write.json", root, f"ruled-{mode}-{n}.txt")
+                    took = timed_run(HOOK, raw, envs[mode][1])
+                    rows[mode]["rule-decided, start -> exit"].append(took)
+                for mode in MODES:
+                    raw = payload("pre-read.json", root, "a.txt")
+                    took = timed_run(HOOK, raw, envs[mode][0])
+                    rows[mode]["pass-through (Read), start -> exit"].append(took)
+                for mode in MODES:
+                    took = timed_run(HOOK, prompt_payload(root), envs[mode][0])
+                    rows[mode]["prompt-time call, start -> exit"].append(took)
         finally:
             watching.__exit__(None, None, None)
             queue.close()
-    report(rows, added, args, retried)
+            served = [
+                stop_server(server, e) for server, e in zip(servers, (env, ruled_env), strict=False)
+            ]
+    report(rows, added, args, retried, served)
     return 0
+
+
+def start_server(env: dict[str, str], run: str) -> subprocess.Popen[bytes]:
+    """``redline hook-server`` for ``env``, listening (its socket is in ``run``) and warm
+    (one pass-through call served)."""
+    before = set(Path(run).glob("redline/hook-*.sock"))
+    server = subprocess.Popen(
+        [REDLINE, "hook-server", "--idle", "3600"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not set(Path(run).glob("redline/hook-*.sock")) - before:
+        assert server.poll() is None, "the hook server ended"
+        assert time.monotonic() < deadline, "the hook server never listened"
+        time.sleep(0.01)
+    return server
+
+
+def stop_server(server: subprocess.Popen[bytes], env: dict[str, str]) -> str:
+    """Stop a benchmark's server; what it said (its pid and the calls it served)."""
+    said = subprocess.run(
+        [REDLINE, "hook-server", "--stop"], env=env, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    try:
+        server.wait(30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    return said
 
 
 def reviewed(
     root: Path,
     queue: Any,
     actions: Path,
-    n: int,
+    n: str,
     think: float,
     env: dict[str, str],
     resolve_queued: Any,
@@ -276,24 +341,34 @@ def reviewed(
 
 
 def report(
-    rows: dict[str, list[float]],
+    rows: dict[str, dict[str, list[float]]],
     added: dict[str, list[float]],
     args: argparse.Namespace,
     retried: int,
+    served: list[str],
 ) -> None:
     print(f"load average after: {' '.join(f'{n:.2f}' for n in os.getloadavg())}")
     print(f"decisions retried: {retried}")
+    print(f"hook servers: {'; '.join(served)}")
     when = f"{args.think:g} ms after it was queued" if args.think else "at once"
     print(f"{args.calls} rounds of `redline hook claude`, interleaved (a Write decided {when}):")
-    floor = statistics.median(rows[ROWS[0][0]])
-    for name, target in ROWS:
-        values = rows[name]
-        median = statistics.median(values)
-        ratio = f"{median / floor:5.2f}x bare" if name != ROWS[0][0] else " " * 10
-        print(
-            f"  {name:36} median {median * 1000:6.1f} ms   p95 {pct(values, 0.95) * 1000:6.1f} ms"
-            f"   {ratio}" + (f"   (target <= {target})" if target else "")
-        )
+    bare = rows["cold"][ROWS[0][0]] + rows["resident"][ROWS[0][0]]
+    floor = statistics.median(bare)
+    titles = {
+        "cold": "cold: a process per call (REDLINE_HOOK_SERVER=off)",
+        "resident": "resident: answered by a running hook server (a warm fork per call)",
+    }
+    for mode in MODES:
+        print(f" {titles[mode]}")
+        for name, target in ROWS:
+            values = bare if name == ROWS[0][0] else rows[mode][name]
+            median = statistics.median(values)
+            ratio = f"{median / floor:5.2f}x bare" if name != ROWS[0][0] else " " * 10
+            print(
+                f"  {name:36} median {median * 1000:6.1f} ms   "
+                f"p95 {pct(values, 0.95) * 1000:6.1f} ms"
+                f"   {ratio}" + (f"   (target <= {target})" if target else "")
+            )
     print(f"steps added this round, in-process, up to {args.loops} calls each (target <= 3 ms):")
     for name, values in added.items():
         print(

@@ -3,6 +3,7 @@ switch; the end-to-end gate (a skipped ``e2e`` test is a failure under ``CI=true
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Iterator
@@ -27,6 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_STATE_HOME"] = _RUN_STATE[0] = tempfile.mkdtemp(prefix="redline-test-state-")
+    # No `redline hook` a test starts uses or starts a resident hook server (a daemon left
+    # behind); tests/hookserver/ turn it on for their own servers, and stop them.
+    os.environ["REDLINE_HOOK_SERVER"] = "off"
     _bytecode_once()
 
 
@@ -60,8 +64,40 @@ def _bytecode_once() -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
+    _end_hook_servers(config)
     if _RUN_STATE[0]:
         shutil.rmtree(_RUN_STATE[0], ignore_errors=True)
+
+
+def _end_hook_servers(config: pytest.Config) -> None:
+    """A safety net under ``REDLINE_HOOK_SERVER=off``: a test that builds its hook's
+    environment without the switch lets that hook start a ``redline hook-server``; end
+    (SIGTERM) every one whose state or runtime folder is this run's, so none outlives it."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    roots = [_RUN_STATE[0]] if _RUN_STATE[0] else []
+    if factory is not None:
+        with contextlib.suppress(OSError, ValueError):
+            if factory._basetemp is not None:  # made by this run (never make one here)
+                roots.append(str(factory._basetemp))
+    if not roots or not os.path.isdir("/proc"):
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as reading:
+                if b"hook-server" not in reading.read():
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as reading:
+                environ = reading.read().split(b"\0")
+        except OSError:
+            continue
+        for item in environ:
+            name, _, value = item.decode(errors="replace").partition("=")
+            if name in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR") and value.startswith(tuple(roots)):
+                with contextlib.suppress(OSError):
+                    os.kill(int(entry), signal.SIGTERM)
+                break
 
 
 #: Markers of the groups that need a tool from outside the project (a browser, a real agent

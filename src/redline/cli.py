@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from redline import TYPE_CHECKING, __version__
@@ -53,12 +52,19 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("hooks", "hooks", "install, remove or show redline's hooks in Claude Code (and others)"),
     ("hook", "hook", "answer an agent's tool-call hook (run by the agent; reads stdin)"),
+    (
+        "hook-server",
+        "hook_server",
+        "the resident server that answers hook calls fast (started by them; --status, --stop)",
+    ),
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; its ``parse_args`` folds options given at several levels."""
     # Here, not at the top: `redline hook AGENT` (run before each tool call) skips it.
+    import importlib
+
     from redline.commands._levels import CommandParser, share
 
     parser = CommandParser(
@@ -100,19 +106,55 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+def _hook(agent: str, *, exiting: bool) -> int:
+    """``redline hook AGENT``: handed to the resident hook server when one answers (a
+    process of the agent's own only), else answered here (docs/agents.md)."""
+    spawn = False
+    if exiting:
+        from redline.hookserver.client import FAILED, Outcome, forward
+
+        try:
+            outcome = forward(agent)
+        except KeyboardInterrupt:  # before the server had the call: nothing was started
+            outcome = Outcome(FAILED, lost="interrupted while waiting for review")
+        except Exception:  # only the hand-over can raise: answered here
+            outcome = Outcome(None)
+        if outcome.code is not None:
+            if outcome.lost:  # fail closed, as the hook does for any problem
+                from redline.drivers.hooks.answers import blocked
+
+                sys.stderr.write(blocked(outcome.lost).stderr)
+            _exit_now(outcome.code)
+        spawn = outcome.spawn
+    from redline.commands.hook import run_agent
+
+    code = run_agent(agent, exiting=exiting)
+    if exiting:
+        from redline.hooktrace import mark
+
+        mark("exit")
+        if spawn:  # after the answer: the agent is not kept waiting for it
+            from redline.hookserver.client import spawn_server
+
+            for stream in (sys.stdout, sys.stderr):
+                try:  # noqa: SIM105 - contextlib is not loaded in a hook call
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            spawn_server()
+        _exit_now(code)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if len(given) == 2 and given[0] == "hook" and not given[1].startswith("-"):
         # An agent's hook call: no parser of every subcommand, it must start fast.
-        from redline.commands.hook import run_agent
+        return _hook(given[1], exiting=argv is None)
+    if given[:1] == ["hook-server"]:  # started by a hook call: no parser of every command
+        from redline.commands.hook_server import main as hook_server
 
-        code = run_agent(given[1], exiting=argv is None)
-        if argv is None:
-            from redline.hooktrace import mark
-
-            mark("exit")
-            _exit_now(code)
-        return code
+        return hook_server(given[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -138,6 +180,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{args._leaf}: error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _find_workspace(args)
+    import importlib
+
     command = importlib.import_module(f"redline.commands.{args._module}")
     try:
         return int(command.run(args))

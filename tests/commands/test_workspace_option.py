@@ -347,6 +347,12 @@ SCENARIOS: dict[str, Scenario] = {
         # The hook's workspace is the payload's cwd: it takes no -C, and says so.
         lambda r: (r.code == 2 and "-C" in r.err) or _fail(r),
     ),
+    "redline hook-server": Scenario(
+        ["hook-server"],
+        [],
+        # The server serves every workspace of its callers: it takes no -C, and says so.
+        lambda r: (r.code == 2 and "-C" in r.err) or _fail(r),
+    ),
     "redline hooks install": Scenario(
         ["hooks", "install"],
         ["claude"],

@@ -43,6 +43,7 @@ def payload(agent: str, root: Path, rel: str, cwd: object = None) -> bytes:
 def run_hook(agent: str, raw: bytes, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
     env["REDLINE_CONFIG_DIR"] = str(cwd.parent / "config-home")
+    env["REDLINE_HOOK_SERVER"] = "off"  # as the whole suite: no hook server left behind
     return subprocess.run(
         [sys.executable, "-m", "redline", "hook", agent],
         input=raw.decode(),
