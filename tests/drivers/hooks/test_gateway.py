@@ -415,6 +415,7 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
     env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    env["REDLINE_HOOK_TRACE"] = str(tmp_path / "trace")
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
         input=recorded("pre-write.json", ws),
@@ -430,7 +431,8 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
 
 def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
     """A hook process that handed its action over (no decision in ``wait_seconds``) ends
-    with os._exit: its queue watcher's doorbell (``requests/.wake-PID``) is removed first."""
+    with os._exit: its queue watcher's doorbell (``requests/.wake-PID``) is removed first,
+    and its watch was handed to a keeper process (``hand_teardown_over``)."""
     import os
     import subprocess
 
@@ -442,6 +444,7 @@ def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
     env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    env["REDLINE_HOOK_TRACE"] = str(tmp_path / "trace")
     done = subprocess.run(
         [sys.executable, "-m", "redline", "hook", "claude"],
         input=recorded("pre-write.json", ws),
@@ -453,6 +456,8 @@ def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
     assert "still pending review in redline as pa-1" in done.stdout.decode()
     requests = ws / ".redline" / "queue" / "requests"
     assert [n for n in os.listdir(requests) if n.startswith(".wake-")] == []
+    if sys.platform.startswith("linux"):  # its watch was handed to a keeper (no teardown wait)
+        assert " watch handed over\n" in (tmp_path / "trace").read_text()
 
 
 # What a call has imported when it exits (the hook command ends with os._exit).
