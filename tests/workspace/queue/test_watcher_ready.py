@@ -156,8 +156,11 @@ pid = hand_teardown_over()
 # The keeper's descriptors once its start is over (the close-on-exec ones go at its exec).
 deadline = time.monotonic() + 30
 while True:
-    fds = {n: os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")}
-    if len(fds) <= 4 or time.monotonic() > deadline:
+    try:
+        fds = {n: os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")}
+    except FileNotFoundError:  # one closed while it was read: read again
+        fds = {}
+    if (fds and len(fds) <= 4) or time.monotonic() > deadline:
         break
     time.sleep(0.001)  # awaiting a condition (the keeper's exec), with a hang guard
 watcher.release()

@@ -458,6 +458,11 @@ class OwnerRequest:
     #: Who decided when it is not this machine's user (a team queue reviewer, as its server
     #: recorded them), for the decisions log and the commit's trailer; "" for git's user.
     reviewer: str = ""
+    #: The asking process finishes the queue's part once the resolution is logged (marks
+    #: the id used, removes the record: :meth:`~redline.workspace.queue.claims.Claim.log`),
+    #: so the owner may answer right after logging it. An older owner ignores it and
+    #: finishes itself; an older asker never sets it.
+    asker_finishes: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -475,6 +480,8 @@ class OwnerRequest:
             data["reviewer"] = self.reviewer
         if self.only is not None:
             data["only"] = list(self.only)
+        if self.asker_finishes:
+            data["asker_finishes"] = True
         return data
 
     @classmethod
@@ -506,4 +513,5 @@ class OwnerRequest:
             only=None if only is None else tuple(only),
             via=str(data.get("via", "")),
             reviewer=str(data.get("reviewer") or ""),
+            asker_finishes=data.get("asker_finishes") is True,
         )
