@@ -623,6 +623,35 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
     assert not {f"redline.workspace.queue.{name}" for name in memos} & set(ours)
 
 
+_PUSH_AND_STOP = """
+import json, os, sys
+from redline.review import store
+push = store.PendingActionStore.push
+def spy(self, action):
+    push(self, action)
+    sys.stderr.write("AT_PUSH " + json.dumps(sorted(sys.modules)) + "\\n")
+    sys.stderr.flush()
+    os._exit(0)
+store.PendingActionStore.push = spy
+sys.argv = ["redline", "hook", "claude"]
+from redline.cli import main
+main()
+"""
+
+
+def test_a_reviewed_call_with_no_config_file_queues_without_secrets_nor_datetime(
+    root: Path, isolated_user_config: Path
+) -> None:
+    """A temporary file's random part comes from ``os.urandom`` (not ``secrets``, which
+    brings ``random`` and ``base64``) and a record's ISO time is made where one is shown:
+    with the user's state key made by an earlier call and no ``config.toml`` to parse
+    (``tomllib`` imports ``datetime``), none of them is loaded before the push."""
+    _modules_told(_PUSH_AND_STOP, "AT_PUSH", root)  # the first call makes the state key
+    _out, at_push = _modules_told(_PUSH_AND_STOP, "AT_PUSH", root)
+    assert "redline.workspace.queue" in at_push
+    assert not {"secrets", "random", "base64", "datetime", "tomllib"} & at_push
+
+
 # What a hook process imports between a person's decision and its exit (issue 49: the
 # decision -> exit path loads nothing; what it needs was loaded while the person read).
 _AFTER_DECISION = """

@@ -12,7 +12,6 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from redline.workspace.details import ACTION_KINDS, ActionKind, infer_kind
@@ -106,6 +105,8 @@ def legacy_mcp_name(name: str) -> str:
 
 def iso_utc(timestamp: float) -> str:
     """``2026-12-01T05:26:11.123456+00:00`` style ISO-8601 in UTC."""
+    from datetime import UTC, datetime  # not on the hook's queueing path
+
     return datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
