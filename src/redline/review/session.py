@@ -581,6 +581,8 @@ class ReviewSession:
             return
         if self.on_remote is not None:
             self.on_remote(action, resolution)
+        if not self.events.heard:  # (a hook process: its answer waits for this)
+            return
         by: ResolvedBy = "human"
         if resolution.resolved_by == "agent":
             by = "agent"

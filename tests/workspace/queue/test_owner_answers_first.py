@@ -12,6 +12,8 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
+
 from redline.review.events import EventStream
 from redline.review.queued import resolve_queued
 from redline.review.result import ToolResult
@@ -129,3 +131,37 @@ def test_the_asker_finishes_a_logged_decision_and_returns_it(ws: Path) -> None:
     assert found is not None and found.decision == "discard"
     assert 1 in queue._used()
     assert not (ws / ".redline" / "queue" / "actions" / "pa-1.json").exists()
+
+
+async def test_a_served_request_builds_no_event_nobody_hears(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook process's stream (no replay, no listener): the driver is told of the served
+    decision (``on_remote``), and no event is built for nobody before it answers."""
+    from redline.review import events
+
+    def unheard(**_fields: object) -> None:
+        raise AssertionError("an event was built that nobody hears")
+
+    monkeypatch.setattr(events, "PendingResolved", unheard)
+    store = _owner(ws, [])
+    review = ReviewSession(ws, store, EventStream("s", replay=False))
+    told: list[str] = []
+    review.on_remote = lambda action, resolution: told.append(action.id)
+    box: dict[str, ToolResult] = {}
+
+    def asker() -> None:
+        box["result"] = asyncio.run(
+            resolve_queued(WorkspaceQueue(ws), "pa-1", "discard", "no", owner_timeout=30.0)
+        )
+
+    thread = threading.Thread(target=asker)
+    thread.start()
+    for _ in range(3000):  # a generous bound: the request comes within milliseconds
+        await review.sync()  # serves it and tells the driver, as the follower's sync does
+        if told:
+            break
+        await asyncio.sleep(0.01)
+    thread.join(30)
+    assert not box["result"].is_error, box["result"].text
+    assert told == ["pa-1"]
