@@ -579,6 +579,7 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
             "redline.review.rebase",
             "merge3",
             "redline.review.follower",
+            "redline.review.decision",  # a decision's values (issue 49, third pass)
             # Issue 49: the hunk machinery, pydantic's TypedDict base and the parser.
             "redline.workspace.hunks",
             "redline.workspace.pyparse",
