@@ -165,3 +165,21 @@ async def test_a_served_request_builds_no_event_nobody_hears(
     thread.join(30)
     assert not box["result"].is_error, box["result"].text
     assert told == ["pa-1"]
+
+
+def test_the_reviewers_notes_are_read_while_the_asker_removes_the_record(ws: Path) -> None:
+    """The owner answers (with the reviewer's notes) once its decision is logged, while the
+    asker may be between marking the id used and removing the record — when a read of the
+    record is refused as a replay: the notes are read from the logged resolution's copy."""
+    from redline.review.comments import Target, add_comment, agent_notes
+
+    from .helpers import edit_draft
+
+    queue = WorkspaceQueue(ws)
+    record = queue.push(edit_draft(ws))
+    add_comment(queue, record.id, Target("a.txt", 3), "say more")
+    with queue.claim(record.id) as claim:
+        logged = claim.log(Resolution(record.id, "apply", "fine"))
+    queue._resolution_kept(logged)  # the asker's first step; the record is still there
+    assert (ws / ".redline" / "queue" / "actions" / f"{record.id}.json").exists()
+    assert "say more" in agent_notes(WorkspaceQueue(ws), record.id, "apply")
