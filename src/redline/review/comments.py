@@ -256,15 +256,20 @@ def agent_notes(queue: WorkspaceQueue | None, action_id: str, verb: str) -> str:
 
 
 def _preview_of(queue: WorkspaceQueue, action_id: str) -> Preview | None:
-    """The action's Preview, pending or kept in the resolved log (None: not readable)."""
+    """The action's Preview, kept in the resolved log or pending (None: not readable).
+
+    The resolved log's copy first: a hook answers once its decision is logged, while the
+    process that asked may be removing the record (its id already marked used, the record
+    file not yet gone, a read of it is refused as a replay)."""
     from redline.workspace.queue import QueueRecord
 
-    record = queue.get(action_id)
+    resolution = queue.resolution(action_id)
+    if resolution is not None and resolution.record is not None:
+        record: QueueRecord | None = QueueRecord.from_dict(resolution.record, action_id)
+    else:
+        record = queue.get(action_id)
     if record is None:
-        resolution = queue.resolution(action_id)
-        if resolution is None or resolution.record is None:
-            return None
-        record = QueueRecord.from_dict(resolution.record, action_id)
+        return None
     return queue.preview(record)
 
 

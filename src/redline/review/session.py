@@ -28,7 +28,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,75 +41,22 @@ from redline.review.store import PendingAction, PendingActionStore, StoreEvent
 # waits (``redline hook``) queues its action before it loads them (see
 # :meth:`ReviewSession.prepare_to_serve`; docs/performance.md, "`redline hook`").
 if TYPE_CHECKING:
+    from redline.review.decision import Capabilities, Decision, PartsServed
     from redline.review.event_stream import EventStream
     from redline.review.events import ResolvedBy
     from redline.review.provenance import GitBatch
     from redline.review.resolve import EditOutcome, ResolveOutcome
-    from redline.workspace.preview import Preview
     from redline.workspace.queue import Resolution as QueueResolution
 
 log = LazyLogger(__name__)  # logging is imported when something is logged
 
-Verb = Literal["apply", "discard"]
+Verb = Literal["apply", "discard"]  # as redline.review.decision.Verb
 Submit = Callable[[Coroutine[Any, Any, None]], object]
 RemoteHook = Callable[[PendingAction, "QueueResolution | None"], None]
 UndoHook = Callable[[str, str, list[str], str], None]
 
 
-@dataclass(frozen=True)
-class PartsServed:
-    """An owner action of this session resolved in parts at another process's request:
-    ``written`` is what safe apply wrote (None for a discard), ``remaining_id`` the action
-    that holds the rest (applied by redline now), ``text`` the resolver's text."""
-
-    action_id: str
-    verb: str
-    reason: str
-    text: str
-    written: Preview | None
-    remaining_id: str
-
-
-PartsHook = Callable[[PendingAction, PartsServed], None]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a reviewer (a person, a rule, the model, an auto resolver) decided.
-
-    ``only`` names ``PATH#N`` / ``PATH`` parts of the action's Preview (the rest stays
-    pending under a new id); ``by`` and ``rule`` say who decided. With ``batch`` an apply's
-    ``[git] on_apply`` step waits for :func:`~redline.review.provenance.finish_batch` (one
-    commit for several actions, the dashboard's apply-marked).
-    """
-
-    verb: Verb
-    reason: str = ""
-    only: tuple[str, ...] | None = None
-    by: ResolvedBy = "human"
-    rule: str | None = None
-    batch: GitBatch | None = None
-    #: The redline surface deciding (``dashboard``, ``browser``, …); None: the session's.
-    via: str | None = None
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What a session offers a client for its *own* actions (every other action of the
-    workspace is decided through the queue, where the record says what it allows).
-
-    ``parts``: some hunks applied or discarded; ``edit``: a person's edit before it lands;
-    ``repreview``: a stale action proposed again against the current files; ``undo``:
-    undo the workspace's newest apply; ``rules``: session rules (``a``); ``checks``: the
-    configured checks run on its actions.
-    """
-
-    parts: bool = True
-    edit: bool = True
-    repreview: bool = True
-    undo: bool = True
-    rules: bool = False
-    checks: bool = True
+PartsHook = Callable[[PendingAction, "PartsServed"], None]
 
 
 if TYPE_CHECKING:
@@ -125,6 +71,11 @@ def __getattr__(name: str) -> Any:
         from redline.review.resolve import ResolveOutcome
 
         return ResolveOutcome
+    # The decision's values are made where first used (redline.review.decision).
+    if name in ("Capabilities", "Decision", "PartsServed"):
+        from redline.review import decision
+
+        return getattr(decision, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -581,6 +532,8 @@ class ReviewSession:
             return
         if self.on_remote is not None:
             self.on_remote(action, resolution)
+        if not self.events.heard:  # (a hook process: its answer waits for this)
+            return
         by: ResolvedBy = "human"
         if resolution.resolved_by == "agent":
             by = "agent"
@@ -642,18 +595,23 @@ class ReviewSession:
                         mark("provenance")
                         self.store.remove(request.id)  # serving: its record is logged below
                         mark("store removed")
+                        logged = Logged(
+                            request.id,
+                            request.decision,
+                            request.reason,
+                            request.resolved_by,
+                            request.rule,
+                            result_text=result.text,
+                        )
                         try:
                             with queue.claim(request.id, wait=2.0) as claim:
-                                claim.finish(
-                                    Logged(
-                                        request.id,
-                                        request.decision,
-                                        request.reason,
-                                        request.resolved_by,
-                                        request.rule,
-                                        result_text=result.text,
-                                    )
-                                )
+                                # The decision is durable once logged; an asker that says so
+                                # marks the id used and removes the record itself (while it
+                                # waits anyway), and this process answers sooner.
+                                if request.asker_finishes:
+                                    claim.log(logged)
+                                else:
+                                    claim.finish(logged)
                         except ActionGone:
                             pass
                         except QueueError:
@@ -693,6 +651,8 @@ class ReviewSession:
                 details = result.details if isinstance(result.details, dict) else {}
                 remaining = details.get("remaining_action_id") or ""
                 self.store.remove(request.id)  # serving: its record was resolved above
+                from redline.review.decision import PartsServed
+
                 served = PartsServed(
                     request.id,
                     request.decision,

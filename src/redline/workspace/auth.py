@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 import stat
 import threading
 from dataclasses import dataclass
@@ -134,7 +133,7 @@ def _install(path: Path, data: bytes, what: str) -> bytes:
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
         )
@@ -204,6 +203,8 @@ def _load_keys(path: Path, legacy: Path | None) -> _UserKeys:
                 "and try again"
             )
         what = "copy redline's state key there" if legacy_key else "create redline's state key"
+        import secrets  # a new key only: not on every call's path
+
         signing = _install(path, legacy_key or secrets.token_bytes(_KEY_BYTES), what)
     if legacy_key is not None and legacy_key != signing:
         _keep_old(path.parent, legacy_key)

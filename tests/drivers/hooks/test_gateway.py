@@ -417,6 +417,7 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
     env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    env["REDLINE_HOOK_TRACE"] = str(tmp_path / "trace")
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "redline", "hook", "claude"],
         input=recorded("pre-write.json", ws),
@@ -432,7 +433,8 @@ def test_a_hook_call_without_a_team_queue_imports_none_of_it(tmp_path: Path) -> 
 
 def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
     """A hook process that handed its action over (no decision in ``wait_seconds``) ends
-    with os._exit: its queue watcher's doorbell (``requests/.wake-PID``) is removed first."""
+    with os._exit: its queue watcher's doorbell (``requests/.wake-PID``) is removed first,
+    and its watch was handed to a keeper process (``hand_teardown_over``)."""
     import os
     import subprocess
 
@@ -444,6 +446,7 @@ def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
     env["REDLINE_CONFIG_DIR"] = str(tmp_path / "config")
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.toml").write_text("[hooks]\nwait_seconds = 0.01\n")
+    env["REDLINE_HOOK_TRACE"] = str(tmp_path / "trace")
     done = subprocess.run(
         [sys.executable, "-m", "redline", "hook", "claude"],
         input=recorded("pre-write.json", ws),
@@ -455,6 +458,8 @@ def test_a_hook_process_leaves_no_doorbell_behind(tmp_path: Path) -> None:
     assert "still pending review in redline as pa-1" in done.stdout.decode()
     requests = ws / ".redline" / "queue" / "requests"
     assert [n for n in os.listdir(requests) if n.startswith(".wake-")] == []
+    if sys.platform.startswith("linux"):  # its watch was handed to a keeper (no teardown wait)
+        assert " watch handed over\n" in (tmp_path / "trace").read_text()
 
 
 # What a call has imported when it exits (the hook command ends with os._exit).
@@ -576,6 +581,7 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
             "redline.review.rebase",
             "merge3",
             "redline.review.follower",
+            "redline.review.decision",  # a decision's values (issue 49, third pass)
             # Issue 49: the hunk machinery, pydantic's TypedDict base and the parser.
             "redline.workspace.hunks",
             "redline.workspace.pyparse",
@@ -619,6 +625,35 @@ def test_a_reviewed_call_queues_its_action_before_loading_what_only_a_decision_n
     assert len(ours) <= 51, ours
     memos = {"listing", "staleness", "hashes", "memo"}
     assert not {f"redline.workspace.queue.{name}" for name in memos} & set(ours)
+
+
+_PUSH_AND_STOP = """
+import json, os, sys
+from redline.review import store
+push = store.PendingActionStore.push
+def spy(self, action):
+    push(self, action)
+    sys.stderr.write("AT_PUSH " + json.dumps(sorted(sys.modules)) + "\\n")
+    sys.stderr.flush()
+    os._exit(0)
+store.PendingActionStore.push = spy
+sys.argv = ["redline", "hook", "claude"]
+from redline.cli import main
+main()
+"""
+
+
+def test_a_reviewed_call_with_no_config_file_queues_without_secrets_nor_datetime(
+    root: Path, isolated_user_config: Path
+) -> None:
+    """A temporary file's random part comes from ``os.urandom`` (not ``secrets``, which
+    brings ``random`` and ``base64``) and a record's ISO time is made where one is shown:
+    with the user's state key made by an earlier call and no ``config.toml`` to parse
+    (``tomllib`` imports ``datetime``), none of them is loaded before the push."""
+    _modules_told(_PUSH_AND_STOP, "AT_PUSH", root)  # the first call makes the state key
+    _out, at_push = _modules_told(_PUSH_AND_STOP, "AT_PUSH", root)
+    assert "redline.workspace.queue" in at_push
+    assert not {"secrets", "random", "base64", "datetime", "tomllib"} & at_push
 
 
 # What a hook process imports between a person's decision and its exit (issue 49: the

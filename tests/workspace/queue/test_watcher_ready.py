@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,81 @@ def test_an_owner_request_rings_the_owner(tmp_path: Path, monkeypatch: pytest.Mo
     finally:
         watcher.stop()
         queue.close()
+
+
+_KEEPER_SCRIPT = """
+import json, os, sys, time
+from pathlib import Path
+from redline.workspace.queue.watcher import QueueWatcher, hand_teardown_over
+
+watcher = QueueWatcher(Path(sys.argv[1]), lambda: None)
+watcher.start()
+pid = hand_teardown_over()
+# The keeper's descriptors once its start is over (the close-on-exec ones go at its exec).
+deadline = time.monotonic() + 30
+while True:
+    try:
+        fds = {n: os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")}
+    except FileNotFoundError:  # one closed while it was read: read again
+        fds = {}
+    if (fds and len(fds) <= 4) or time.monotonic() > deadline:
+        break
+    time.sleep(0.001)  # awaiting a condition (the keeper's exec), with a hang guard
+watcher.release()
+print(json.dumps({"pid": pid, "fds": fds}), flush=True)
+os._exit(0)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_watch_handed_over_is_kept_by_a_process_that_holds_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """hand_teardown_over(): a keeper process holds the watch (so the kernel's teardown
+    delays its end, not the exiting process's) and nothing else of the process — not its
+    output pipes, no lock, no queue folder — and it ends once the process has ended."""
+    import json
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _KEEPER_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    told = json.loads(done.stdout)
+    fds = told["fds"]
+    assert fds["0"].startswith("pipe:")  # its input: only the exiting process writes it
+    assert fds["1"] == fds["2"] == os.devnull
+    assert sorted(fds) == ["0", "1", "2", "3"]
+    assert fds["3"] == "anon_inode:inotify"
+    keeper = told["pid"]
+    deadline = time.monotonic() + 30
+    while _alive(keeper) and time.monotonic() < deadline:
+        time.sleep(0.001)  # awaiting the keeper's end, with a hang guard
+    assert not _alive(keeper), "the keeper outlived the process whose watch it kept"
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (an ended process not yet reaped counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_nothing_is_handed_over_without_a_watch_or_a_keeper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No inotify instance, or no program to keep it: nothing is started (the teardown
+    stays with the process, as before)."""
+    from redline.workspace.queue import watcher
+
+    monkeypatch.setattr(watcher, "_inotify_fds", lambda: [])
+    assert watcher.hand_teardown_over() is None
+    monkeypatch.setattr(watcher, "_inotify_fds", lambda: [0])
+    monkeypatch.setattr(watcher, "KEEPER", ("/nonexistent/cat",))
+    assert watcher.hand_teardown_over() is None

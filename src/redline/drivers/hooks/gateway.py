@@ -192,6 +192,10 @@ class HookCall:
         try:
             if not await self._started(session):
                 follow_queue(session)
+                if self.exiting:  # the watch's teardown then never holds up the exit
+                    from redline.workspace.queue.watcher import hand_teardown_over
+
+                    hand_teardown_over()
             return await self.finish()
         finally:
             if not self.exiting:  # else the process ends at once: no waiting for the watcher

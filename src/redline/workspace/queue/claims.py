@@ -72,10 +72,26 @@ class Claim:
 
     def finish(self, resolution: Resolution) -> Resolution:
         """Log ``resolution`` and remove the record: the action has left the queue."""
+        return self.clear(self.log(resolution))
+
+    def log(self, resolution: Resolution) -> Resolution:
+        """Only the durable half of :meth:`finish`: ``resolution`` is in the resolved log.
+        The record stays until someone finishes it — whoever claims the action next (the
+        process that asked an owner for this decision does, at once), or the reconcile
+        of the next process that opens the queue — so no second decision can be made on
+        it meanwhile. An owner that answers its agent right after this leaves the rest
+        to the process that asked (docs/queue.md)."""
         if resolution.record is None:
             resolution = replace(resolution, record=self.record.to_dict())
-        self.queue._log_resolution(resolution)
+        self.queue._write_resolution(resolution)
         _step(f"{resolution.decision}: resolution logged")
+        return resolution
+
+    def clear(self, resolution: Resolution) -> Resolution:
+        """The rest of :meth:`finish` after :meth:`log`: the id marked used for good, the
+        record removed, a discard remembered for its session's next proposal."""
+        self.queue._resolution_kept(resolution)
+        _step(f"{resolution.decision}: id marked used")
         self.queue._remove_record(self.record.id)
         _step(f"{resolution.decision}: record removed")
         self.finished = True
@@ -154,6 +170,12 @@ class QueueClaims(QueueResolved):
                 # Left the queue before: a leftover or a copy put back is never acted on.
                 raise self._gone(action_id)
             record = self._read_record(action_id, used)
+            if record is not None:
+                logged = self._logged(action_id)
+                if logged is not None:  # decided, its record left for the next claim
+                    claim = Claim(self, record)
+                    claim.clear(logged)
+                    raise self._gone(action_id)
             if record is not None and record.state == "applying":
                 record = self._settle_applying(record)
             if record is None:
@@ -165,6 +187,14 @@ class QueueClaims(QueueResolved):
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=folder)
             os.close(fd)  # releases the flock
+
+    def _logged(self, action_id: str) -> Resolution | None:
+        """``action_id``'s logged resolution while its record is still there (an owner
+        that answered first, a resolver that stopped between the two), or None."""
+        try:
+            return self.resolution(action_id)
+        except QueueRecordError:  # an unusable entry decides nothing: the record stands
+            return None
 
     def _gone(self, action_id: str) -> ActionGone:
         try:

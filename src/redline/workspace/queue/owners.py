@@ -14,6 +14,7 @@ from redline.workspace.queue.base import ACTIONS, REQUESTS, record_name
 from redline.workspace.queue.claims import QueueClaims
 from redline.workspace.queue.records import (
     ORPHANED_REASON,
+    ActionBusy,
     OwnerRequest,
     QueueError,
     QueueRecord,
@@ -66,6 +67,7 @@ class QueueOwners(QueueClaims):
             only=only,
             via=via,
             reviewer=reviewer,
+            asker_finishes=True,  # wait_resolution() does
         )
         # Not fsynced: a request matters only to its owner's live process, which a power
         # loss ends too (the record, orphaned then, can only be discarded).
@@ -111,19 +113,32 @@ class QueueOwners(QueueClaims):
             storage.unlink(self._fd(REQUESTS), record_name(action_id))
 
     def wait_resolution(self, action_id: str, timeout: float) -> Resolution | None:
-        """Wait until ``action_id`` is resolved (None after ``timeout`` or if its owner ends)."""
+        """Wait until ``action_id`` is resolved (None after ``timeout`` or if its owner ends).
+
+        The owner logs the resolution and may leave the rest to this process (the request
+        says it does: ``asker_finishes``): once the owner lets go of the claim, the claim
+        taken here marks the id used and removes the record. The caller sees the queue as
+        the decision left it."""
         deadline = time.monotonic() + timeout
+        look_again = 0.0
         while True:
             found = self.resolution(action_id)
-            # The owner logs the resolution, then removes the record: the caller sees the
-            # queue as the decision left it.
             if found is not None:
-                if time.monotonic() >= deadline or not self._record_file_exists(action_id):
-                    mark("resolution seen")
-                    return found
-                time.sleep(0.005)
-                continue
-            record = self.get(action_id)
-            if record is None or record.orphaned() or time.monotonic() >= deadline:
-                return self.resolution(action_id)
-            time.sleep(0.02)
+                if self._record_file_exists(action_id) and time.monotonic() < deadline:
+                    try:
+                        with self.claim(action_id):
+                            pass
+                    except ActionBusy:  # the owner still holds it
+                        time.sleep(0.002)
+                        continue
+                    except QueueError:  # ActionGone: finished, here or by the owner;
+                        pass  # else left for the next claim or reconcile: decided all the same
+                mark("resolution seen")
+                return found
+            now = time.monotonic()
+            if now >= look_again:  # is the owner still there? (a record read: not too often)
+                record = self.get(action_id)
+                if record is None or record.orphaned() or now >= deadline:
+                    return self.resolution(action_id)
+                look_again = now + 0.02
+            time.sleep(0.004)  # a look at the resolved log costs a failed open

@@ -12,7 +12,6 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from redline.workspace.details import ACTION_KINDS, ActionKind, infer_kind
@@ -106,6 +105,8 @@ def legacy_mcp_name(name: str) -> str:
 
 def iso_utc(timestamp: float) -> str:
     """``2026-12-01T05:26:11.123456+00:00`` style ISO-8601 in UTC."""
+    from datetime import UTC, datetime  # not on the hook's queueing path
+
     return datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
@@ -458,6 +459,11 @@ class OwnerRequest:
     #: Who decided when it is not this machine's user (a team queue reviewer, as its server
     #: recorded them), for the decisions log and the commit's trailer; "" for git's user.
     reviewer: str = ""
+    #: The asking process finishes the queue's part once the resolution is logged (marks
+    #: the id used, removes the record: :meth:`~redline.workspace.queue.claims.Claim.log`),
+    #: so the owner may answer right after logging it. An older owner ignores it and
+    #: finishes itself; an older asker never sets it.
+    asker_finishes: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -475,6 +481,8 @@ class OwnerRequest:
             data["reviewer"] = self.reviewer
         if self.only is not None:
             data["only"] = list(self.only)
+        if self.asker_finishes:
+            data["asker_finishes"] = True
         return data
 
     @classmethod
@@ -506,4 +514,5 @@ class OwnerRequest:
             only=None if only is None else tuple(only),
             via=str(data.get("via", "")),
             reviewer=str(data.get("reviewer") or ""),
+            asker_finishes=data.get("asker_finishes") is True,
         )

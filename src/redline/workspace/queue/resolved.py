@@ -60,7 +60,17 @@ class QueueResolved(QueueContents):
 
     def _log_resolution(self, resolution: Resolution) -> None:
         """Log ``resolution``, then mark its id used for good (the log itself is pruned)."""
+        self._write_resolution(resolution)
+        self._resolution_kept(resolution)
+
+    def _write_resolution(self, resolution: Resolution) -> None:
+        """The resolution's durable half: its entry in the resolved log (fsynced). From
+        here on the action is decided: whoever claims it next, and the reconcile, finish
+        what a resolver left (:meth:`_resolution_kept`, the record's removal)."""
         self._resolved().write(record_name(resolution.id), resolution.to_dict(), resolution.id)
+
+    def _resolution_kept(self, resolution: Resolution) -> None:
+        """Mark a logged resolution's id used for good (before its record goes)."""
         self._mark_used(resolution.id)
         self._pushed += 1
         number = id_number(resolution.id) or 0

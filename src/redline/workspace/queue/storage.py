@@ -15,7 +15,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,9 @@ def write_atomic(
     ``durable=False`` (a cache) skips both fsyncs: still atomic, but a power loss may leave
     the old file or an empty one.
     """
-    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    # A random part from os.urandom, as secrets.token_hex takes it (``secrets`` imports
+    # ``random`` and ``base64``: not worth their import on the hook's queueing path).
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(tmp, _CREATE, FILE_MODE, dir_fd=dir_fd)
     try:
         _write_all(fd, data)

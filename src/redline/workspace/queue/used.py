@@ -22,7 +22,6 @@ import errno
 import fcntl
 import hashlib
 import os
-import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -178,7 +177,7 @@ class UsedIds:
 
     def _write(self, ranges: Ranges) -> None:
         path = self.path
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
             fd = os.open(
                 tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600

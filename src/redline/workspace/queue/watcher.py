@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -202,10 +204,11 @@ class QueueWatcher:
     def release(self) -> None:
         """End the watch now, without waiting for the thread: for a process about to exit.
         The kernel's teardown of the watch (10-20 ms, after the close returns) then
-        overlaps what the process still does instead of delaying its exit."""
+        overlaps what the process still does instead of delaying its exit; a process that
+        handed its watches over (:func:`hand_teardown_over`) does not wait for it at all."""
         self._stop.set()
         self._close_doorbell()
-        notify = self._notify
+        notify, self._notify = self._notify, None
         if notify is not None:
             try:
                 notify.close()
@@ -260,3 +263,71 @@ def _sweep(folder: Path) -> None:
                 os.unlink(folder / name)
         except OSError:  # alive, someone else's
             continue
+
+
+def _inotify_fds() -> list[int]:
+    """This process's inotify instances (Linux: the descriptors ``/proc`` shows as such)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError, ValueError):
+            if os.readlink(f"/proc/self/fd/{name}") == "anon_inode:inotify":
+                found.append(int(name))
+    return found
+
+
+#: The program that keeps a process's watches (:func:`hand_teardown_over`): it reads its
+#: input (a pipe only that process writes to) to its end, then ends.
+KEEPER = ("/bin/cat", "/usr/bin/cat")
+
+
+def hand_teardown_over() -> int | None:
+    """Let another process keep this process's inotify instances until this one has ended:
+    for a process whose exit someone waits for (a hook's agent). The keeper's pid.
+
+    The kernel tears an inotify instance down when its last descriptor is closed, and that
+    waits for a grace period (5-20 ms) in the closing process; a process is not reaped
+    until its exit has closed every descriptor, so a hook holding a watch made its agent
+    wait that long after the answer (docs/performance.md, issue 49). Here a ``cat`` is
+    started with the instances as extra descriptors and, as its input, a pipe whose only
+    writer is this process: when this process ends, ``cat`` reads the end of its input and
+    ends, and the teardown delays its end, which nobody waits for. It gets nothing else:
+    its output goes to ``/dev/null`` and every other descriptor of this process is
+    close-on-exec (no lock, no queue folder, not the agent's pipes). It is started with
+    ``posix_spawn`` (no copy of this process's memory). None (and nothing changes) when
+    there is no watch to hand over, no ``/proc`` or no ``cat``, or the start fails."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "posix_spawn"):
+        return None
+    program = next((path for path in KEEPER if os.access(path, os.X_OK)), None)
+    if program is None:
+        return None
+    try:
+        keep = _inotify_fds()
+    except OSError:
+        return None
+    if not keep:
+        return None
+    try:
+        ended, alive = os.pipe()  # close-on-exec: only the dup below reaches the keeper
+    except OSError:
+        return None
+    actions: list[tuple[Any, ...]] = [
+        (os.POSIX_SPAWN_DUP2, ended, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    # The instances move to 3, 4, … in the keeper (a dup there clears close-on-exec), from
+    # copies numbered 100 and up here, so that no move overwrites one not yet moved.
+    moved: list[int] = []
+    try:
+        moved += [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in keep]
+        actions += [(os.POSIX_SPAWN_DUP2, fd, 3 + n) for n, fd in enumerate(moved)]
+        pid = os.posix_spawn(program, ["cat"], {}, file_actions=actions)
+    except OSError:
+        os.close(alive)
+        return None
+    finally:
+        os.close(ended)
+        for fd in moved:
+            os.close(fd)
+    mark("watch handed over")
+    return pid  # ``alive`` stays open until this process ends: then the keeper ends too
