@@ -31,6 +31,7 @@ PRELOAD = (
     "redline.drivers.hooks.agent_model",
     "redline.drivers.hooks.codex",
     "redline.review.comments",
+    "redline.review.decision",
     "redline.review.event_stream",
     "redline.review.events",
     "redline.review.follower",
