@@ -416,7 +416,7 @@ def _ask_owner(
     reviewer: str = "",
 ) -> ToolResult:
     try:
-        queue.request_owner(
+        asked_at = queue.request_owner(
             action_id,
             decision,
             reason,
@@ -426,7 +426,7 @@ def _ask_owner(
             via=via,
             reviewer=reviewer,
         )
-        resolution = queue.wait_resolution(action_id, timeout)
+        resolution = queue.wait_resolution(action_id, timeout, asked_at)
         if only is not None:
             # A part resolved: the rest was logged as a replacement just before its text.
             deadline = time.monotonic() + timeout

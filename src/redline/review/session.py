@@ -617,11 +617,25 @@ class ReviewSession:
                         except QueueError:
                             log.exception("could not log the resolution of %s", request.id)
                         mark("logged")
+                    else:  # nothing done: the asker hears why now, not at its timeout
+                        self._refuse(request, result.text)
                     done.append((request.id, result))
                 finally:
                     queue.drop_request(request.id)
                     mark("request dropped")
         return done
+
+    def _refuse(self, request: Any, text: str) -> None:
+        """Tell the process that asked that its request was not done, and why."""
+        from redline.workspace.queue import QueueError
+
+        queue = self.store.queue
+        if queue is None:
+            return
+        try:
+            queue.refuse_request(request, text)
+        except QueueError:  # the asker waits out its timeout, as it did before refusals
+            log.warning("could not tell the asker of %s its refusal", request.id)
 
     async def _serve_parts(self, request: Any, action: PendingAction) -> None:
         """Resolve some hunks of an owner action for another process (see
@@ -633,6 +647,11 @@ class ReviewSession:
         with self.store.serving(request.id):
             try:
                 if not action.owner_parts:  # never written for it: refuse, nothing happens
+                    self._refuse(
+                        request,
+                        f"{request.id} resolves only as a whole: its owner cannot apply or "
+                        "discard some hunks only. Nothing was applied or discarded.",
+                    )
                     return
                 result, written = await serve_parts(
                     queue,
@@ -647,6 +666,7 @@ class ReviewSession:
                 )
                 if result.is_error:
                     log.warning("serving parts of %s failed: %s", request.id, result.text)
+                    self._refuse(request, result.text)
                     return
                 details = result.details if isinstance(result.details, dict) else {}
                 remaining = details.get("remaining_action_id") or ""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -249,18 +248,13 @@ def test_an_edit_codex_cannot_write_exactly_is_refused_and_stays_pending(
             ),
             resolved_by="person",
         )
-    # The hook refuses the apply (its owner-request answer carries no text: the asking
-    # process only learns that nothing was applied, when its wait runs out). Asked first
-    # by hand and awaited until the hook took the request, so that the person's own ask
-    # below need not wait the whole owner timeout (10 s) to be sure the hook saw it.
-    queue.request_owner(new.id, "apply", "")
-    deadline = time.monotonic() + 30
-    while queue.owner_requests() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert queue.owner_requests() == []  # served by the hook ...
-    assert queue.resolution(new.id) is None  # ... and refused: nothing logged
-    refused = asyncio.run(resolve_queued(queue, new.id, "apply", "", owner_timeout=0.5))
-    assert refused.is_error and "nothing was applied" in refused.text
+    # The hook refuses the apply and says why: the person's ask ends with the hook's own
+    # words at once (the owner timeout is far beyond the test's hang guard).
+    refused = asyncio.run(resolve_queued(queue, new.id, "apply", "", owner_timeout=3600.0))
+    assert refused.is_error
+    assert "Codex cannot write this version of hello.txt exactly" in refused.text
+    assert refused.text.endswith("The action is still pending.")
+    assert queue.resolution(new.id) is None and queue.owner_requests() == []
     assert not future.done() and queue.get(new.id) is not None  # still pending
     decide(queue, new.id, "discard", "never mind")
     output = answer_of(future.result(30))

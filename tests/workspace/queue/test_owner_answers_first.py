@@ -9,6 +9,7 @@ it: a logged decision is never made twice (docs/queue.md)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from pathlib import Path
 
@@ -183,3 +184,69 @@ def test_the_reviewers_notes_are_read_while_the_asker_removes_the_record(ws: Pat
     queue._resolution_kept(logged)  # the asker's first step; the record is still there
     assert (ws / ".redline" / "queue" / "actions" / f"{record.id}.json").exists()
     assert "say more" in agent_notes(WorkspaceQueue(ws), record.id, "apply")
+
+
+def _refusing_owner(ws: Path) -> PendingActionStore:
+    store = PendingActionStore(
+        queue=WorkspaceQueue(ws), source=Source.current("agent", "test agent", "s1")
+    )
+
+    def apply(_reason: str) -> ToolResult:
+        return ToolResult.error("Codex cannot write this version of a.txt exactly.")
+
+    store.push(PendingAction(label="Custom step", apply=apply))
+    return store
+
+
+async def test_an_owner_that_cannot_apply_tells_the_asker_why_at_once(ws: Path) -> None:
+    """An owner whose apply fails (nothing written) answers the asker with its own text,
+    instead of leaving it to wait out its timeout; the action stays pending."""
+    review = ReviewSession(ws, _refusing_owner(ws), EventStream("s"))
+    box: dict[str, ToolResult] = {}
+
+    def asker() -> None:
+        # A timeout far beyond the hang guard below: only the refusal can end the wait.
+        box["result"] = asyncio.run(
+            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=3600.0)
+        )
+
+    thread = threading.Thread(target=asker, name="asker")
+    thread.start()
+    await _serve_until_served(review)
+    thread.join(60)
+    assert not thread.is_alive(), "the asker still waits"
+    result = box["result"]
+    assert result.is_error
+    assert result.text == (
+        "Apply failed for Custom step: Codex cannot write this version of a.txt exactly. "
+        "The action is still pending."
+    )
+    queue = WorkspaceQueue(ws)
+    assert ids(queue) == ["pa-1"] and queue.resolution("pa-1") is None
+    assert sorted((ws / ".redline" / "queue" / REQUESTS).glob("pa-1*")) == []
+
+
+def test_a_refusal_answers_only_the_request_it_names(ws: Path) -> None:
+    """Another asker's refusal, an earlier request's, or a request file copied under the
+    refusal's name is not taken as this request's answer."""
+    store = _refusing_owner(ws)
+    queue = WorkspaceQueue(ws)
+    record = queue.get("pa-1")
+    assert record is not None
+    mine = OwnerRequest("pa-1", "apply", "", requested_by_pid=os.getpid(), time=5.0)
+    other = OwnerRequest("pa-1", "apply", "", requested_by_pid=os.getpid() + 1, time=5.0)
+    queue.refuse_request(other, "not yours")
+    assert queue._refusal("pa-1", 5.0) is None
+    queue.refuse_request(mine, "too late")
+    assert queue._refusal("pa-1", 6.0) is None  # an earlier request's
+    assert queue._refusal("pa-1", 5.0) == "too late"
+    assert queue._refusal("pa-1", 5.0) is None  # taken once
+    # A request's own signed document under the refusal's name has no text: ignored.
+    queue._requests().write("pa-1.refused", mine.to_dict(), "pa-1", durable=False)
+    assert queue._refusal("pa-1", 5.0) is None
+    # A damaged one is dropped, not an error.
+    (ws / ".redline" / "queue" / REQUESTS / "pa-1.refused").write_text("junk")
+    assert queue._refusal("pa-1", 5.0) is None
+    assert not (ws / ".redline" / "queue" / REQUESTS / "pa-1.refused").exists()
+    assert store.queue is not None
+    store.queue.close()

@@ -24,6 +24,16 @@ from redline.workspace.queue.records import (
 )
 from redline.workspace.queue.watcher import ring
 
+#: The file name's end of an owner's refusal, beside its request (``pa-N.refused``).
+REFUSED = ".refused"
+#: The longest refusal text kept (an owner's error text; the rest is cut).
+REFUSAL_TEXT_LIMIT = 4000
+
+
+class OwnerRefused(QueueError):
+    """The owner of an action could not do what was asked (nothing was applied or
+    discarded); the text is the owner's own."""
+
 
 class QueueOwners(QueueClaims):
     """Requests to an owner process, and waiting until an action is resolved."""
@@ -39,9 +49,10 @@ class QueueOwners(QueueClaims):
         only: tuple[str, ...] | None = None,
         via: str = "",
         reviewer: str = "",
-    ) -> None:
+    ) -> float:
         """Ask the process that pushed an owner action to apply or discard it (``only``:
-        some parts of it; refused unless its record says its owner serves parts)."""
+        some parts of it; refused unless its record says its owner serves parts). Returns
+        the request's time, which names it to :meth:`wait_resolution`."""
         record = self.get(action_id)
         if record is None:
             raise self._gone(action_id)
@@ -57,6 +68,8 @@ class QueueOwners(QueueClaims):
                 f"{action_id} ({record.label}) resolves only as a whole: the process waiting "
                 "on it cannot apply or discard some hunks only"
             )
+        with contextlib.suppress(OSError):  # an earlier request's refusal, never taken
+            storage.unlink(self._fd(REQUESTS), action_id + REFUSED)
         request = OwnerRequest(
             action_id,
             decision,
@@ -74,6 +87,7 @@ class QueueOwners(QueueClaims):
         self._requests().write(record_name(action_id), request.to_dict(), action_id, durable=False)
         mark("request written")
         ring(self._fd(REQUESTS), record.source.pid)  # the owner hears it now, not at its watch
+        return request.time
 
     def owner_requests(
         self, pid: int | None = None
@@ -108,12 +122,59 @@ class QueueOwners(QueueClaims):
             return False
         return True
 
+    def refuse_request(self, request: OwnerRequest, text: str) -> None:
+        """The owner could not do what ``request`` asked (its apply failed, nothing was
+        written): tell the asking process at once, with the owner's own words, instead of
+        letting it wait out its timeout. Kept beside the request (``pa-N.refused``, signed,
+        not fsynced: it matters only to a live asker) and read once by that asker."""
+        answer = {
+            "version": 1,
+            "id": request.id,
+            "requested_by_pid": request.requested_by_pid,
+            "time": request.time,
+            "text": text[:REFUSAL_TEXT_LIMIT],
+        }
+        self._requests().write(
+            request.id + REFUSED, answer, request.id, sync_dir=False, durable=False
+        )
+        ring(self._fd(REQUESTS), request.requested_by_pid)
+
+    def _refusal(self, action_id: str, asked_at: float) -> str | None:
+        """The owner's refusal of this process's request for ``action_id`` made at
+        ``asked_at`` (taken: it is removed), or None. Another asker's, or an earlier
+        request's, is left alone; an unusable one is dropped and ignored (the wait goes
+        on to its timeout, as before refusals were told)."""
+        name = action_id + REFUSED
+        try:
+            data = self._requests().read(name, action_id)
+        except QueueRecordError:
+            with contextlib.suppress(OSError):
+                storage.unlink(self._fd(REQUESTS), name)
+            return None
+        if data is None:
+            return None
+        text = data.get("text")
+        if (
+            data.get("requested_by_pid") != os.getpid()
+            or data.get("time") != asked_at
+            or not isinstance(text, str)  # (a request's own fields, copied: not a refusal)
+            or not text
+        ):
+            return None
+        with contextlib.suppress(OSError):
+            storage.unlink(self._fd(REQUESTS), name)
+        return text
+
     def drop_request(self, action_id: str) -> None:
         with contextlib.suppress(OSError):
             storage.unlink(self._fd(REQUESTS), record_name(action_id))
 
-    def wait_resolution(self, action_id: str, timeout: float) -> Resolution | None:
-        """Wait until ``action_id`` is resolved (None after ``timeout`` or if its owner ends).
+    def wait_resolution(
+        self, action_id: str, timeout: float, asked_at: float | None = None
+    ) -> Resolution | None:
+        """Wait until ``action_id`` is resolved (None after ``timeout`` or if its owner ends;
+        :class:`OwnerRefused` when the owner could not do the request made at ``asked_at``
+        and said why).
 
         The owner logs the resolution and may leave the rest to this process (the request
         says it does: ``asker_finishes``): once the owner lets go of the claim, the claim
@@ -137,6 +198,9 @@ class QueueOwners(QueueClaims):
                 return found
             now = time.monotonic()
             if now >= look_again:  # is the owner still there? (a record read: not too often)
+                refused = None if asked_at is None else self._refusal(action_id, asked_at)
+                if refused is not None:
+                    raise OwnerRefused(refused)
                 record = self.get(action_id)
                 if record is None or record.orphaned() or now >= deadline:
                     return self.resolution(action_id)
