@@ -149,10 +149,14 @@ def test_undo_of_rename_renames_back(ws: Path) -> None:
 def test_history_is_pruned_but_keeps_plenty(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journal, "KEEP_APPLIES", 10)
     monkeypatch.setattr(journal.prune, "__defaults__", (10,))
-    for i in range(14):
+    for i in range(12):  # up to a fifth more than kept: nothing pruned yet
         apply_preview(ws, Preview([create(f"f{i}.txt", "x")]), label=f"{i}")
-    assert [h.label for h in undo_history(ws)] == [str(i) for i in range(13, 3, -1)]
+    assert [h.label for h in undo_history(ws)] == [str(i) for i in range(11, -1, -1)]
+    apply_preview(ws, Preview([create("f12.txt", "x")]), label="12")  # back down to 10
+    assert [h.label for h in undo_history(ws)] == [str(i) for i in range(12, 2, -1)]
     assert len(list((ws / ".redline/journal").iterdir())) == 10
+    apply_preview(ws, Preview([create("f13.txt", "x")]), label="13")
+    assert [h.label for h in undo_history(ws)] == [str(i) for i in range(13, 2, -1)]
 
 
 def test_unverifiable_unfinished_entry_is_left_in_place_and_reported(ws: Path) -> None:

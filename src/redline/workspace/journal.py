@@ -48,7 +48,8 @@ __all__ = [
     "undo_list",
 ]
 
-# Complete applies kept for undo (the promise is at least ten).
+# Complete applies kept for undo, at least (up to a fifth more wait for the next prune; the
+# promise is at least ten).
 KEEP_APPLIES = 50
 # Complete entries undo can reverse: redline's own applies and approved agent writes.
 UNDOABLE_KINDS = ("apply", "external")
@@ -597,9 +598,14 @@ def remove_foreign(root: Path, name: str) -> Path:
 
 
 def prune(root: Path, keep: int = KEEP_APPLIES) -> None:
-    """Drop the oldest complete entries beyond ``keep`` applies (their undos go with them)."""
-    if len(entries.entry_folders(root)) <= keep:
-        return  # cheap: fewer entries than applies to keep
+    """Drop the oldest complete entries beyond ``keep`` applies (their undos go with them).
+
+    Pruning reads and verifies every entry, so it waits until there are a fifth more
+    entries than ``keep`` (60 for 50) and then goes back down to ``keep``: one apply in ten
+    pays for it, not every apply once the journal is full (a long-lived workspace's
+    decision stays as fast as a new one's; docs/performance.md, issue 44)."""
+    if len(entries.entry_folders(root)) <= keep + keep // 5:
+        return  # cheap: not enough entries to be worth a prune
     good, _ = _complete_entries(root)
     applies = [e for e in good if e.kind in UNDOABLE_KINDS]
     if len(applies) <= keep:
