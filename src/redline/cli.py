@@ -60,8 +60,10 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line; its ``parse_args`` folds options given at several levels."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; its ``parse_args`` folds options given at several levels.
+
+    ``only``: the top level and just that subcommand (see :data:`ALONE`)."""
     # Here, not at the top: `redline hook AGENT` (run before each tool call) skips it.
     import importlib
 
@@ -81,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in SUBCOMMANDS:
+        if only is not None and name != only:
+            continue
         command = importlib.import_module(f"redline.commands.{module}")
         child = sub.add_parser(name, help=help_text, description=help_text)
         command.configure(child)
@@ -88,6 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(_module="dashboard")
     share(parser)
     return parser
+
+
+#: Subcommands parsed with only their own parser when the command line starts with them:
+#: ``redline ast-edit ...`` is run by agents and scripts many times over, and the parsers
+#: of every other subcommand (their modules' imports) cost about 14 ms of each start. A
+#: command line that starts with the subcommand gives no top-level option, so the parse
+#: (values, usage, errors, help) is the same (tests/test_cli_only.py).
+ALONE = frozenset({"ast-edit"})
 
 
 def _exit_now(code: int) -> None:
@@ -155,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from redline.commands.hook_server import main as hook_server
 
         return hook_server(given[1:])
-    parser = build_parser()
+    parser = build_parser(given[0] if given and given[0] in ALONE else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

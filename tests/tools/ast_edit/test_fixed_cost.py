@@ -92,6 +92,19 @@ def test_renaming_a_call_the_ast_way_is_unsure_of_goes_the_libcst_way(tmp_path: 
         assert "libcst" in status
 
 
+def test_a_plain_rewrite_without_a_match_imports_no_libcst(tmp_path: Path) -> None:
+    # `$A is None` is a plain expression (plain_template.py): checked without libcst,
+    # compiled with it only when a file has a match to rewrite.
+    _project(tmp_path)
+    out, status = _probe(tmp_path, "--pattern", "$A == None", "--rewrite", "$A is None", ".")
+    assert status == "STATUS 1 LOADED -"
+    assert out == ["0 replacements in 0 files (2 files searched)"]
+    write(tmp_path, "c.py", "x = y == None\n")
+    out, status = _probe(tmp_path, "--pattern", "$A == None", "--rewrite", "$A is None", ".")
+    assert status.startswith("STATUS 0 LOADED libcst")
+    assert "+x = y is None" in out
+
+
 def test_a_file_the_ast_way_is_unsure_of_goes_the_libcst_way(tmp_path: Path) -> None:
     # The same call twice in one f-string: `ast` (before 3.12) may place the second
     # where the first is, so libcst decides; the answer is the same as before.
@@ -155,7 +168,7 @@ def test_the_light_compile_agrees_with_the_libcst_compile(pat: str) -> None:
 def test_only_patterns_the_ast_way_supports_skip_libcst() -> None:
     (light,) = compile_ops([("print($$$A)", None)])
     (full,) = compile_ops([("$X = $Y", None)])
-    (rewrite,) = compile_ops([("$A + $B", "$B + $A")])
+    (rewrite,) = compile_ops([("$A + $B", "lambda: $B + $A")])
     (renamed,) = compile_ops([("print($$$A)", "log.info($$$A)")])
     assert light.compiled is None  # the libcst pattern waits until needed
     assert full.compiled is not None and rewrite.compiled is not None
@@ -184,7 +197,8 @@ def test_only_a_renamed_call_is_spliced(pat: str, out: str) -> None:
         (op,) = compile_ops([(pat, out)])
     except PatternError:
         return  # refused as before (by the libcst compile)
-    assert op.splice is None and op.template is not None
+    assert op.splice is None  # its template compiled up front, or plain (plain_template.py)
+    assert op.template is not None or op.rendering is not None
 
 
 @pytest.mark.parametrize(

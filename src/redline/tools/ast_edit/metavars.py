@@ -12,6 +12,7 @@ import io
 import re
 import textwrap
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 SINGLE_PREFIX = "__rlS_"
@@ -203,3 +204,28 @@ def check_kinds(sub: Substituted, what: str) -> dict[str, Meta]:
                 "a name stands either for one node or for a list of items"
             )
     return bound
+
+
+def check_template_names(sub: Substituted, bound: Mapping[str, Meta], what: str) -> None:
+    """PatternError unless every metavariable of a template is one the pattern binds
+    (``bound``), of the same kind; ``what`` starts the message."""
+    for occ in sub.occurrences:
+        if occ.meta.name is None:
+            raise PatternError(
+                f"{what} uses {occ.meta.spelled}, which captures nothing: "
+                "name the metavariable in the pattern and use that name"
+            )
+        meta = bound.get(occ.meta.name)
+        if meta is None:
+            raise PatternError(
+                f"{what} uses {occ.meta.spelled}, but the pattern does not bind it"
+                + (
+                    f" (the pattern binds {', '.join(sorted(m.spelled for m in bound.values()))})"
+                    if bound
+                    else ""
+                )
+            )
+        if meta.multi != occ.meta.multi:
+            raise PatternError(
+                f"{what} uses {occ.meta.spelled}, but the pattern binds {meta.spelled}"
+            )

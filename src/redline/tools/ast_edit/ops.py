@@ -6,9 +6,11 @@ libcst unless a file makes the `ast` search unsure; such an operation compiles h
 its text alone (its words, its normalized source), and its libcst pattern
 (:attr:`CompiledOp.pattern`, :mod:`pattern`) is compiled the first time it is needed. A
 rewrite renaming a call (``F($$$X)`` into ``G($$$X)``, :mod:`ast_splice`) compiles the same
-way, its template when first needed (both texts always compile). Any other operation,
-and every other rewrite, is compiled with libcst at once, so every error a pattern or
-template can have is still raised before any file is read.
+way, its template when first needed (both texts always compile), and so does a rewrite
+whose template is a plain expression (:mod:`plain_template`: its names are checked here,
+and libcst surely parses it). Any other operation, and every other rewrite, is compiled
+with libcst at once, so every error a pattern or template can have is still raised before
+any file is read, with the same message.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from redline.tools.ast_edit.ast_pattern import compile_ast_pattern
 from redline.tools.ast_edit.metavars import (
     PatternError,
     check_kinds,
+    check_template_names,
     normalize,
     pattern_words,
     substitute,
 )
+from redline.tools.ast_edit.plain_template import plain_expression
 
 if TYPE_CHECKING:
     from redline.tools.ast_edit.pattern import CompiledPattern, CompiledTemplate
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class CompiledOp:
     """One operation: ``source`` is the normalized pattern text, ``words`` its identifiers
-    and keywords (the prefilter's), ``template`` the compiled rewrite (None to search)."""
+    and keywords (the prefilter's), ``template`` the compiled rewrite (None to search, or
+    until first needed: :attr:`rendering`)."""
 
     index: int
     pat: str
@@ -146,6 +151,27 @@ def _call_splice(index: int, spec: OpSpec, prefix: str) -> CompiledOp | None:
     )
 
 
+def _plain_rewrite(index: int, spec: OpSpec, prefix: str) -> CompiledOp | None:
+    """A rewrite whose pattern the `ast` search supports and whose template is a plain
+    expression (or empty), compiled without libcst: the template's names are checked as
+    the libcst compile checks them (the same PatternError), and libcst surely parses its
+    text (:func:`.plain_template.plain_expression`). None for any other operation."""
+    if spec.out is None:
+        return None
+    op = _search_only(index, OpSpec(spec.pat), prefix)
+    if op is None:
+        return None
+    pattern_what = f"{prefix}pattern {spec.pat!r}"
+    bound = check_kinds(substitute(op.source, pattern_what), pattern_what)
+    source = normalize(spec.out)
+    what = f"{prefix}rewrite {spec.out!r}"
+    sub = substitute(source, what)
+    check_template_names(sub, bound, what)
+    if source and not plain_expression(sub.text):
+        return None
+    return CompiledOp(index, spec.pat, spec.out, op.source, op.words)
+
+
 def compile_ops(
     ops: Iterable[object], *, where: Callable[[int], str] | None = None
 ) -> list[CompiledOp]:
@@ -158,7 +184,11 @@ def compile_ops(
     for index, raw in enumerate(ops):
         spec = _spec(raw)
         prefix = where(index) if where is not None else f"operation {index + 1}: "
-        op = _search_only(index, spec, prefix) or _call_splice(index, spec, prefix)
+        op = (
+            _search_only(index, spec, prefix)
+            or _call_splice(index, spec, prefix)
+            or _plain_rewrite(index, spec, prefix)
+        )
         if op is None:
             from redline.tools.ast_edit.pattern import compile_op
 

@@ -22,6 +22,7 @@ from redline.tools.ast_edit.metavars import (
     PatternError,
     Substituted,
     check_kinds,
+    check_template_names,
     normalize,
     pattern_words,
     placeholder_meta,
@@ -312,26 +313,7 @@ def compile_template(
 ) -> CompiledTemplate:
     source = normalize(text)
     sub = substitute(source, what)
-    for occ in sub.occurrences:
-        if occ.meta.name is None:
-            raise PatternError(
-                f"{what} uses {occ.meta.spelled}, which captures nothing: "
-                "name the metavariable in the pattern and use that name"
-            )
-        bound = pattern.bound.get(occ.meta.name)
-        if bound is None:
-            raise PatternError(
-                f"{what} uses {occ.meta.spelled}, but the pattern does not bind it"
-                + (
-                    f" (the pattern binds {', '.join(sorted(m.spelled for m in pattern.bound.values()))})"
-                    if pattern.bound
-                    else ""
-                )
-            )
-        if bound.multi != occ.meta.multi:
-            raise PatternError(
-                f"{what} uses {occ.meta.spelled}, but the pattern binds {bound.spelled}"
-            )
+    check_template_names(sub, pattern.bound, what)
     if not source:
         return CompiledTemplate(source, "", (), None, frozenset())
     tree, rendered, starts, prefixes = _parse(sub, what)
