@@ -17,8 +17,9 @@ the moment weighs on all of them alike:
   debounce). The record's two fsyncs (the file, then its folder) are timed beside it, in
   this process, writing the record just queued again on the same disk: disk latency is
   visible on its own line, not hidden in the start-up;
-* **decision → exit**: a decision is made here (discard through ``resolve_queued``) → the
-  hook has printed its answer and exited. The decision comes ``--think`` ms after queueing
+* **decision → exit**: a decision is made here (discard through ``resolve_queued``, on one
+  event loop kept for the whole run, as a running dashboard's is) → the hook has printed
+  its answer and exited. The decision comes ``--think`` ms after queueing
   (500 by default), as a person's does: a hook loads what only a decision needs (the event
   loop, the queue's watch, the resolution machinery) while the person reads. ``--think 0``
   decides at once, the worst case, which pays for those loads too;
@@ -281,6 +282,11 @@ def stop_server(server: subprocess.Popen[bytes], env: dict[str, str]) -> str:
     return said
 
 
+#: The deciding reviewer's event loop, made once: a person decides in a running dashboard
+#: (or any reviewer whose loop exists already), so making a loop is not the hook's cost.
+_DECIDER = asyncio.Runner()
+
+
 def reviewed(
     root: Path,
     queue: Any,
@@ -329,7 +335,7 @@ def reviewed(
     mark("decided")
     retried = 0
     for _attempt in range(5):  # kept from the 2-second owner wait: a retry is counted
-        result = asyncio.run(resolve_queued(queue, records[0].id, "discard", "bench"))
+        result = _DECIDER.run(resolve_queued(queue, records[0].id, "discard", "bench"))
         if not result.is_error or "did not answer" not in result.text:
             break
         retried += 1

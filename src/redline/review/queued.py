@@ -146,6 +146,7 @@ async def resolve_queued(
         tuple(only) if only is not None else None,
         via,
         reviewer or "",
+        known=record,
     )
 
 
@@ -414,6 +415,7 @@ def _ask_owner(
     only: tuple[str, ...] | None = None,
     via: str = "",
     reviewer: str = "",
+    known: QueueRecord | None = None,
 ) -> ToolResult:
     try:
         asked_at = queue.request_owner(
@@ -425,6 +427,7 @@ def _ask_owner(
             only=only,
             via=via,
             reviewer=reviewer,
+            known=known,
         )
         resolution = queue.wait_resolution(action_id, timeout, asked_at)
         if only is not None:

@@ -49,11 +49,14 @@ class QueueOwners(QueueClaims):
         only: tuple[str, ...] | None = None,
         via: str = "",
         reviewer: str = "",
+        known: QueueRecord | None = None,
     ) -> float:
         """Ask the process that pushed an owner action to apply or discard it (``only``:
         some parts of it; refused unless its record says its owner serves parts). Returns
-        the request's time, which names it to :meth:`wait_resolution`."""
-        record = self.get(action_id)
+        the request's time, which names it to :meth:`wait_resolution`. ``known``: the
+        record as the caller's claim just read and verified it (not read again: the owner
+        reads it anyway before it serves, and a record replaced meanwhile is not served)."""
+        record = known if known is not None and known.id == action_id else self.get(action_id)
         if record is None:
             raise self._gone(action_id)
         if record.applied_by != "owner":
