@@ -33,7 +33,8 @@ def real_relative(root: Path, rel: str, *, follow: bool) -> str:
         raise paths.ConfinementError(f"{rel}: symlink loop") from None
     except (OSError, ValueError) as exc:
         raise paths.ConfinementError(f"{rel}: cannot resolve path: {exc}") from None
-    paths.resolve_inside(root, real)
+    if real != rel:  # ``rel`` itself was checked above: only another path needs it
+        paths.resolve_inside(root, real)
     return real
 
 

@@ -753,16 +753,16 @@ class HookCall:
 
 
 def open_session(root: Path, payload: HookPayload) -> tuple[WorkspaceQueue, ReviewSession]:
-    """The workspace queue and a ReviewSession whose actions are this hook process's."""
+    """The workspace queue and a ReviewSession whose actions are this hook process's. The
+    queue settles no crash leftovers: readers do (docs/queue.md, "Crashes")."""
     from redline.review.event_stream import EventStream
     from redline.review.session import ReviewSession
     from redline.review.store import PendingActionStore
     from redline.workspace.queue import Source, WorkspaceQueue
 
-    queue = WorkspaceQueue(root)
+    queue = WorkspaceQueue(root, reconcile=False)
     source = Source.current("hook", name=payload.agent, session_id=payload.session_id)
-    store = PendingActionStore(queue=queue, source=source)
-    # Nobody subscribes to a hook process's events: none is kept for a replay.
+    store = PendingActionStore(queue=queue, source=source)  # its events: none kept (no one hears)
     session = ReviewSession(root, store, EventStream(payload.session_id, replay=False))
     session.via = "hook"
     model = payload.raw.get("model")  # Codex names it in every payload; the others do not
