@@ -62,6 +62,10 @@ async def test_a_diff_paints_coloured_once_the_first_lexer_lookup_is_done() -> N
         await pilot.press("j")  # the next action
         await wait_until(pilot, lambda: app.preview.action is not shown)
         await wait_until(pilot, lambda: diff.first_paint_at is not None)
-        # Painted coloured in that frame: nothing was left for a later one.
+        # Its lines painted afresh (no await): coloured in that paint, none left for later.
+        diff._strips.clear()
+        diff._highlighted.clear()
+        for y in range(diff.row_count):
+            diff.render_line(y)
         assert not diff._wanted and not diff._highlight_scheduled
         assert any(line.spans for line in diff._highlighted.values())
