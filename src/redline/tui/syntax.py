@@ -37,6 +37,15 @@ def known_lexer(path: str) -> Lexer | object | None:
     return _looked_up.get(path, UNKNOWN)
 
 
+def lexer_now(path: str) -> Lexer | object | None:
+    """The lexer of ``path`` if finding it costs no scan of every lexer's patterns (it was
+    looked up before, or this process has made its first lookup), else :data:`UNKNOWN`."""
+    found = _looked_up.get(path, UNKNOWN)
+    if found is UNKNOWN and _looked_up:
+        return lexer_for(path)
+    return found
+
+
 def highlight_line(text: str, lexer: Lexer | None) -> Content:
     if lexer is None or not text:
         return Content(text)

@@ -125,8 +125,9 @@ class InboxScreen(
         Binding("N", "discard_citing_checks", "Discard citing checks", key_display="N", show=False),
     ]
 
-    # Setting either refreshes the footer's keys (only when the value really changes).
-    controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False)
+    # Setting either refreshes the footer's keys (only when the value really changes). The
+    # screen draws nothing from ``controls``: no repaint of the whole screen (issue 44).
+    controls: reactive[Controls] = reactive(Controls(), bindings=True, init=False, repaint=False)
     # How the external agent's process ended (None: alive, or not external): no prompting.
     agent_ended: reactive[str | None] = reactive(None, bindings=True, init=False)
 
@@ -317,7 +318,9 @@ class InboxScreen(
         self._widget(EndedBanner).set_left(self._ended_left())
         self.status_line.pending = len(actions)
         self.status_line.sources = self.stack.counts
-        self._panel("stack-panel").border_title = self._stack_title()
+        panel, title = self._panel("stack-panel"), self._stack_title()
+        if panel.border_title != title:  # each setting repaints the panel, even the same
+            panel.border_title = title
         self._show_selected()
         self._update_controls()
 

@@ -202,7 +202,11 @@ class ActivityLog(ScrollView, can_focus=True):
             self._trim()
         self.virtual_size = Size(0, len(self.lines))
         if self._follow:
-            # The new virtual size is only known to scrolling after the next layout.
+            # Scrolled now, against the last layout's height (the log's box seldom changes),
+            # so the newest line shows in this frame rather than in a frame after it (issue
+            # 44); and again after the next layout, which knows the new virtual size for sure
+            # (a no-op when nothing moved).
+            self._scroll_to_newest()
             self.call_after_refresh(self._scroll_to_newest)
         self.refresh()
 

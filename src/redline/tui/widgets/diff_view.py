@@ -1,13 +1,16 @@
 """A unified or side-by-side diff drawn with the Line API.
 
-Only visible lines are rendered. Syntax colour is added lazily: a line first paints as
-plain text, its highlighting is computed right after the frame and cached per line.
+Only visible lines are rendered. Syntax colour is cached per line. A line paints coloured
+at once when its lexer is at hand; only before the process's first lexer lookup (a scan of
+every Pygments lexer, see :func:`redline.tui.syntax.known_lexer`) does it paint as plain text,
+coloured right after the frame.
 """
 
 from __future__ import annotations
 
 import time
 
+from pygments.lexer import Lexer
 from rich.cells import cell_len
 from rich.segment import Segment
 from textual.content import Content
@@ -17,7 +20,7 @@ from textual.strip import Strip
 
 from redline.tui.diff_model import DiffRow, SplitRow, split_rows, unified_rows
 from redline.tui.render import content_strip, fit
-from redline.tui.syntax import highlight_line, known_lexer, lexer_for
+from redline.tui.syntax import UNKNOWN, highlight_line, known_lexer, lexer_for, lexer_now
 from redline.workspace.hunks import HUNK_CONTEXT
 from redline.workspace.preview import FileChange
 
@@ -51,6 +54,7 @@ class DiffView(ScrollView, can_focus=True):
         self._highlighted: dict[HighlightKey, Content] = {}
         self._wanted: dict[HighlightKey, str] = {}
         self._highlight_scheduled = False
+        self._painting = False  # in render_line: a line's colour may be computed at once
         self._strips: dict[int, Strip] = {}
         self._max_width = 0
         # The hunk cursor (``}``/``{``) and the hunks of this file in the person's selection.
@@ -202,7 +206,11 @@ class DiffView(ScrollView, can_focus=True):
             return Strip.blank(width, base.rich_style)
         strip = self._strips.get(index)
         if strip is None:
-            content, complete = self._line(index, width)
+            self._painting = True
+            try:
+                content, complete = self._line(index, width)
+            finally:
+                self._painting = False
             strip = content_strip(content, base, self.app.stylesheet.parse_style)
             if complete:
                 if len(self._strips) > MAX_CACHED_STRIPS:
@@ -256,6 +264,14 @@ class DiffView(ScrollView, can_focus=True):
             return cached, True
         if known_lexer(self._lexer_path) is None:
             return Content(row.text), True  # no colour for this file: the plain text is final
+        if self._painting:
+            # Coloured in this frame: no plain frame and second pass after it (issue 44: a
+            # decision's next action shows whole a frame sooner).
+            lexer = lexer_now(self._lexer_path)
+            if lexer is not UNKNOWN:
+                assert lexer is None or isinstance(lexer, Lexer)
+                coloured = self._highlighted[key] = highlight_line(row.text, lexer)
+                return coloured, True
         self._wanted[key] = row.text
         if not self._highlight_scheduled:
             self._highlight_scheduled = True

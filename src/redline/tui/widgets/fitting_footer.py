@@ -68,7 +68,7 @@ class FittingFooter(Footer):
     def bindings_changed(self, screen: Screen[object]) -> None:
         composed = self._composed_keys
         if composed is None or screen is not self.screen or not self.is_attached:
-            super().bindings_changed(screen)
+            self._rebuild(screen)
             return
         wanted = self._shown_keys(screen)
         if wanted == composed:
@@ -82,7 +82,23 @@ class FittingFooter(Footer):
                     key.disabled = not enabled[key.action]
             self._composed_keys = wanted
             return
-        super().bindings_changed(screen)
+        self._rebuild(screen)
+
+    def _rebuild(self, screen: Screen[object]) -> None:
+        # In the footer's own context (it may be called from the handler that changed the
+        # bindings): its recompose binds the footer's data.
+        self.call_next(super().bindings_changed, screen)
+
+    def on_mount(self) -> None:
+        # Footer.on_mount (run after this one) subscribes to the bindings' changes by message:
+        # the keys would turn on or off a frame after the buttons. Once both have run, the
+        # footer follows at once, in the handler that changed them (issue 44).
+        self.call_next(self._follow_at_once)
+
+    def _follow_at_once(self) -> None:
+        signal = self.screen.bindings_updated_signal
+        signal.unsubscribe(self)
+        signal.subscribe(self, self.bindings_changed, immediate=True)
 
     def compose(self) -> ComposeResult:
         if self._bindings_ready and self.is_attached:
