@@ -97,7 +97,7 @@ def test_the_pending_command_reaches_the_owner(started: Any, workspace: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert "Rejected: Run make. Reason: no" in proc.stdout
     code, stderr = run.finish()
-    assert code == 0, stderr
+    assert code == 0, (stderr, run.events, run.heard())
     assert {"event": "permission", "call": "call-1", "outcome": "reject"} in run.heard()
 
 

@@ -250,3 +250,29 @@ def test_a_refusal_answers_only_the_request_it_names(ws: Path) -> None:
     assert not (ws / ".redline" / "queue" / REQUESTS / "pa-1.refused").exists()
     assert store.queue is not None
     store.queue.close()
+
+
+def test_the_owner_never_takes_its_own_logged_decision_for_a_pending_action(ws: Path) -> None:
+    """Between the owner's answer and the asker's finish the record is still in the folder:
+    the owner's session (``exec --wait`` ending its run, a model's ``has_pending``) must see
+    nothing left to review, or a run whose action was decided would end "awaiting review"."""
+    store = _owner(ws, [])
+    queue = store.queue
+    assert queue is not None
+    view = queue.session_view("s1")
+    assert [r.id for r in view.list()] == ["pa-1"] and view.has_pending
+    with queue.claim("pa-1") as claim:  # the owner's part of the decision, as served
+        claim.log(Resolution("pa-1", "discard", "no", result_text="Rejected."))
+    assert [r.id for r in queue.list()] == ["pa-1"]  # not finished: still in the folder
+    assert view.list() == [] and not view.has_pending and view.top() is None
+    assert queue.session_view("s2").list() == []
+
+
+def test_an_unreadable_logged_decision_leaves_the_action_pending(ws: Path) -> None:
+    store = _owner(ws, [])
+    queue = store.queue
+    assert queue is not None
+    resolved = ws / ".redline" / "queue" / "resolved"
+    resolved.mkdir(parents=True, exist_ok=True)
+    (resolved / "pa-1.json").write_text("{not json", encoding="utf-8")
+    assert [r.id for r in queue.session_view("s1").list()] == ["pa-1"]

@@ -57,7 +57,7 @@ from redline.workspace.queue.index import (
     identity,
 )
 from redline.workspace.queue.owners import QueueOwners
-from redline.workspace.queue.records import QueueRecord, QueueRecordError, id_number
+from redline.workspace.queue.records import QueueError, QueueRecord, QueueRecordError, id_number
 from redline.workspace.queue.table import QueueListing
 from redline.workspace.queue.watcher import QueueWatcher, doorbell_name
 
@@ -432,7 +432,22 @@ class SessionView:
         self.session_id = session_id
 
     def list(self) -> list[QueueRecord]:
-        return [r for r in self.queue.list() if r.source.session_id == self.session_id]
+        """The session's pending actions, top first, without one whose decision is logged.
+
+        An owner logs its decision and answers at once; the process that asked it removes
+        the record a moment later (docs/queue.md, "Who applies an action"). In between the
+        record is still in the folder, and the owner -- ``exec --wait`` ending its run, a
+        model's ``has_pending`` -- must not take its own decided action for a pending one.
+        """
+        mine = [r for r in self.queue.list() if r.source.session_id == self.session_id]
+        return [r for r in mine if not self._decided(r.id)]
+
+    def _decided(self, action_id: str) -> bool:
+        """Whether ``action_id``'s resolution is logged (an unreadable entry: not decided)."""
+        try:
+            return self.queue.resolution(action_id) is not None
+        except (QueueError, OSError):
+            return False
 
     def top(self) -> QueueRecord | None:
         records = self.list()
