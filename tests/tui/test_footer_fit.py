@@ -79,7 +79,8 @@ async def test_keys_turning_on_and_off_keep_the_footer_keys() -> None:
     (Textual's footer would mount all of them again, several times per decision)."""
     app = _app()
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: "apply_top" in _shown(app))
+        # Settled: the diff's keys come with its files, a step after the selection.
+        await wait_until(pilot, lambda: "step_file(-1)" in _shown(app))
         await pilot.pause()
         before = {key.action: key for key in _keys(app)}
         assert not before["apply_top"].disabled

@@ -28,7 +28,8 @@ async def test_the_footers_keys_follow_the_busy_state_in_the_same_step_as_the_bu
     session.push(make_action("fresh edit"))
     app = app_for(session)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.preview.action is not None)
+        # Settled: the diff's keys (`s`, context) come with its file, a step after the action.
+        await wait_until(pilot, lambda: "toggle_split" in footer_state(app))
         await pilot.pause()
         inbox = app.inbox
         apply = inbox.query_one("#apply", Button)
