@@ -632,6 +632,8 @@ class ReviewSession:
         queue = self.store.queue
         if queue is None:
             return
+        # The request goes first: an asker that hears the refusal finds no request left.
+        queue.drop_request(request.id)
         try:
             queue.refuse_request(request, text)
         except QueueError:  # the asker waits out its timeout, as it did before refusals

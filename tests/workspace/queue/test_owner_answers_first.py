@@ -276,3 +276,26 @@ def test_an_unreadable_logged_decision_leaves_the_action_pending(ws: Path) -> No
     resolved.mkdir(parents=True, exist_ok=True)
     (resolved / "pa-1.json").write_text("{not json", encoding="utf-8")
     assert [r.id for r in queue.session_view("s1").list()] == ["pa-1"]
+
+
+async def test_the_request_is_gone_before_its_refusal_is_told(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An asker that hears the refusal looks at a queue with no request left (the owner
+    dropped it first), whichever process runs first after the doorbell."""
+    review = ReviewSession(ws, _refusing_owner(ws), EventStream("s"))
+    request_file = ws / ".redline" / "queue" / REQUESTS / "pa-1.json"
+    seen: list[bool] = []
+    refuse = WorkspaceQueue.refuse_request
+
+    def watched(self: WorkspaceQueue, request: OwnerRequest, text: str) -> None:
+        seen.append(request_file.exists())
+        refuse(self, request, text)
+
+    monkeypatch.setattr(WorkspaceQueue, "refuse_request", watched)
+    queue = WorkspaceQueue(ws)
+    queue.request_owner("pa-1", "apply", "go")
+    assert request_file.exists()
+    await _serve_until_served(review)
+    assert seen == [False]
+    assert queue.owner_requests() == [] and ids(queue) == ["pa-1"]
