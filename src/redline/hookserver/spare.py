@@ -22,6 +22,10 @@ from redline.hookserver import client
 from redline.hookserver.message import Message, Refused, check_peer, read
 from redline.hooktrace import mark
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from redline.hookserver.prefault import Prefault
+
 Runner = Callable[[str], int]
 #: What a spare tells the server on its pipe: it took a call, it was asked to stop, or
 #: the installed redline changed (the server ends: a new one loads the new modules).
@@ -40,8 +44,10 @@ class Spare:
         keyed: list[str],
         changed: Callable[[], bool],
         number: int,
+        copier: Prefault | None = None,
     ) -> None:
         self.run = run
+        self.copier = copier
         self.ident = ident
         self.keyed = keyed
         self.changed = changed
@@ -58,6 +64,8 @@ class Spare:
         waiting = select.poll()
         waiting.register(listener, select.POLLIN)
         waiting.register(notify, 0)  # its read end closed (the server died): POLLERR
+        if self.copier is not None:  # its own copy of the memory a call writes, until one comes
+            self.copier.run(lambda: bool(waiting.poll(0)))
         while True:
             # The installed redline changed since the server loaded it: it ends (the server
             # also looks every 5 seconds, so a spare waiting that long never serves a
