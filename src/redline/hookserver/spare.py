@@ -32,6 +32,10 @@ Runner = Callable[[str], int]
 TAKEN, STOP, STALE = b"T", b"S", b"C"
 #: A call that has not answered after this long lets the server fork the next spare.
 TELL_AFTER = 0.03
+#: A spare with no call after this long copies the memory it shares with the server
+#: (prefault.py): not at once, so that the copying does not compete for the processors
+#: with what comes right after an answer (the agent's next step, the next calls of a burst).
+COPY_AFTER = 0.25
 
 
 class Spare:
@@ -64,7 +68,8 @@ class Spare:
         waiting = select.poll()
         waiting.register(listener, select.POLLIN)
         waiting.register(notify, 0)  # its read end closed (the server died): POLLERR
-        if self.copier is not None:  # its own copy of the memory a call writes, until one comes
+        if self.copier is not None and not waiting.poll(int(COPY_AFTER * 1000)):
+            # Idle for a moment: its own copy of the memory a call writes, until one comes.
             self.copier.run(lambda: bool(waiting.poll(0)))
         while True:
             # The installed redline changed since the server loaded it: it ends (the server
