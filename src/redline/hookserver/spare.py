@@ -68,9 +68,7 @@ class Spare:
         waiting = select.poll()
         waiting.register(listener, select.POLLIN)
         waiting.register(notify, 0)  # its read end closed (the server died): POLLERR
-        if self.copier is not None and not waiting.poll(int(COPY_AFTER * 1000)):
-            # Idle for a moment: its own copy of the memory a call writes, until one comes.
-            self.copier.run(lambda: bool(waiting.poll(0)))
+        copier = self.copier
         while True:
             # The installed redline changed since the server loaded it: it ends (the server
             # also looks every 5 seconds, so a spare waiting that long never serves a
@@ -78,6 +76,11 @@ class Spare:
             if self.changed():
                 os.write(notify, STALE)
                 return 0
+            if copier is not None and not waiting.poll(int(COPY_AFTER * 1000)):
+                # Idle for a moment: its own copy of the memory a call writes, until one
+                # comes (then straight to it: no second look at the modules first).
+                copier.run(lambda: bool(waiting.poll(0)))
+            copier = None
             if any(fd == notify for fd, _ in waiting.poll()):
                 return 0  # the server is gone: a spare alone would wait for ever
             try:
