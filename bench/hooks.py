@@ -300,6 +300,7 @@ def reviewed(
     from redline.hooktrace import mark  # REDLINE_HOOK_TRACE: the decider's steps too
 
     raw = payload("pre-write.json", root, f"f{n}.txt")
+    mark("started")
     start = time.perf_counter()
     proc = subprocess.Popen(
         HOOK, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -315,6 +316,7 @@ def reviewed(
             break
         time.sleep(0.001)  # a benchmark's instrument, not a test
     queued = time.perf_counter() - start
+    mark("seen queued")
     record = (actions / names[0]).read_bytes()
     records = queue.list()
     assert records, "the hook's record is listed"

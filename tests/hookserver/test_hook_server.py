@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,25 +35,6 @@ def until(what: str, done: Callable[[], bool]) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"never happened: {what}")
         threading.Event().wait(0.02)
-
-
-@pytest.fixture
-def runtime() -> Iterator[Path]:
-    """A short private XDG_RUNTIME_DIR (a socket's path must fit 108 bytes)."""
-    folder = Path(tempfile.mkdtemp(prefix="rlhs-", dir="/tmp"))
-    folder.chmod(0o700)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def env(runtime: Path) -> dict[str, str]:
-    """The environment of this test's servers and hook calls: the server on."""
-    values = {
-        k: v for k, v in os.environ.items() if k not in (client.SWITCH_ENV, "REDLINE_QUEUE_URL")
-    }
-    values["XDG_RUNTIME_DIR"] = str(runtime)
-    return values
 
 
 def sockets(runtime: Path) -> list[Path]:

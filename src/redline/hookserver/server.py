@@ -28,6 +28,10 @@ from redline.hookserver import client
 from redline.hookserver.message import READ_SECONDS
 from redline.hookserver.spare import STALE, STOP, TAKEN, Runner, Spare
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from redline.hookserver.prefault import Prefault
+
 #: A server with no call for this long ends (the next hook call starts another).
 IDLE_SECONDS = 600.0
 #: Spares dying before taking a call this many times in a row: the server gives up.
@@ -69,9 +73,12 @@ def serve(run: Runner, preload: Sequence[str], *, idle: float = IDLE_SECONDS) ->
         except OSError:
             return 0  # another server has this socket already
         _preload(preload)
+        from redline.hookserver import prefault
+
+        copier = prefault.load()  # ctypes: loaded here, never by a call
         os.chdir("/")  # hold no caller's folder (each call's child takes its own)
         _standard_streams()
-        return _Server(run, ident, keyed, path, lock, idle).loop()
+        return _Server(run, ident, keyed, path, lock, idle, copier).loop()
     finally:
         os.close(lock)
 
@@ -129,9 +136,17 @@ def _threads() -> int:
 
 class _Server:
     def __init__(
-        self, run: Runner, ident: str, keyed: list[str], path: str, lock: int, idle: float
+        self,
+        run: Runner,
+        ident: str,
+        keyed: list[str],
+        path: str,
+        lock: int,
+        idle: float,
+        copier: Prefault | None = None,
     ) -> None:
         self.run = run
+        self.copier = copier
         self.ident = ident
         self.keyed = keyed
         self.path = path
@@ -220,7 +235,9 @@ class _Server:
             try:
                 os.close(hear)
                 os.close(self.lock)  # a call outliving the server must not hold its lock
-                spare = Spare(self.run, self.ident, self.keyed, self.changed, self.calls)
+                spare = Spare(
+                    self.run, self.ident, self.keyed, self.changed, self.calls, self.copier
+                )
                 code = spare.wait(listener, tell)
             finally:
                 os._exit(code)

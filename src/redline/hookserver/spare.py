@@ -22,12 +22,20 @@ from redline.hookserver import client
 from redline.hookserver.message import Message, Refused, check_peer, read
 from redline.hooktrace import mark
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from redline.hookserver.prefault import Prefault
+
 Runner = Callable[[str], int]
 #: What a spare tells the server on its pipe: it took a call, it was asked to stop, or
 #: the installed redline changed (the server ends: a new one loads the new modules).
 TAKEN, STOP, STALE = b"T", b"S", b"C"
 #: A call that has not answered after this long lets the server fork the next spare.
 TELL_AFTER = 0.03
+#: A spare with no call after this long copies the memory it shares with the server
+#: (prefault.py): not at once, so that the copying does not compete for the processors
+#: with what comes right after an answer (the agent's next step, the next calls of a burst).
+COPY_AFTER = 0.25
 
 
 class Spare:
@@ -40,8 +48,10 @@ class Spare:
         keyed: list[str],
         changed: Callable[[], bool],
         number: int,
+        copier: Prefault | None = None,
     ) -> None:
         self.run = run
+        self.copier = copier
         self.ident = ident
         self.keyed = keyed
         self.changed = changed
@@ -58,6 +68,7 @@ class Spare:
         waiting = select.poll()
         waiting.register(listener, select.POLLIN)
         waiting.register(notify, 0)  # its read end closed (the server died): POLLERR
+        copier = self.copier
         while True:
             # The installed redline changed since the server loaded it: it ends (the server
             # also looks every 5 seconds, so a spare waiting that long never serves a
@@ -65,6 +76,11 @@ class Spare:
             if self.changed():
                 os.write(notify, STALE)
                 return 0
+            if copier is not None and not waiting.poll(int(COPY_AFTER * 1000)):
+                # Idle for a moment: its own copy of the memory a call writes, until one
+                # comes (then straight to it: no second look at the modules first).
+                copier.run(lambda: bool(waiting.poll(0)))
+            copier = None
             if any(fd == notify for fd, _ in waiting.poll()):
                 return 0  # the server is gone: a spare alone would wait for ever
             try:

@@ -119,6 +119,9 @@ class ReviewSession:
         self._stops: list[Callable[[], None]] = []
         # This session's actions (id -> label) and the undos of them already reported.
         self._pushed: dict[str, str] = {}
+        # The resolutions this process logged for owner requests, until heard (not read
+        # back from the resolved log: they are what was just written there).
+        self._served: dict[str, QueueResolution] = {}
         self._undos_reported: set[str] = set()
         self._undo_lock = threading.Lock()
         self._stops.append(store.subscribe(self._on_store_event))
@@ -509,7 +512,7 @@ class ReviewSession:
         assert queue is not None
         before = {action.id: action for action in self.store.snapshot()}
         for action_id, result in await self.serve_owner_requests():
-            resolution = queue.resolution(action_id)
+            resolution = self._served.pop(action_id, None) or queue.resolution(action_id)
             action = before.get(action_id)
             if action is not None and resolution is not None and not result.is_error:
                 self._heard_remote(action, resolution)
@@ -609,9 +612,10 @@ class ReviewSession:
                                 # marks the id used and removes the record itself (while it
                                 # waits anyway), and this process answers sooner.
                                 if request.asker_finishes:
-                                    claim.log(logged)
+                                    logged = claim.log(logged)
                                 else:
-                                    claim.finish(logged)
+                                    logged = claim.finish(logged)
+                                self._served[request.id] = logged
                         except ActionGone:
                             pass
                         except QueueError:

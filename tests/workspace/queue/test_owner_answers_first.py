@@ -299,3 +299,49 @@ async def test_the_request_is_gone_before_its_refusal_is_told(
     await _serve_until_served(review)
     assert seen == [False]
     assert queue.owner_requests() == [] and ids(queue) == ["pa-1"]
+
+
+async def test_the_owner_hears_the_resolution_it_logged_without_reading_it_back(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver hears the very resolution the owner logged for a request (its decision,
+    reason and the record as it was), not a second read of the resolved log."""
+    calls: list[str] = []
+    store = _owner(ws, calls)
+    review = ReviewSession(ws, store, EventStream("s"))
+    heard: list[Resolution | None] = []
+    review.on_remote = lambda _action, resolution: heard.append(resolution)
+    queue = store.queue
+    assert queue is not None
+    read_back: list[str] = []
+    real = type(queue).resolution
+
+    def counted(self: WorkspaceQueue, action_id: str) -> Resolution | None:
+        found = real(self, action_id)
+        if self is queue and found is not None:  # (a claim looks first: none is there)
+            read_back.append(action_id)
+        return found
+
+    monkeypatch.setattr(type(queue), "resolution", counted)
+    box: dict[str, ToolResult] = {}
+
+    def asker() -> None:
+        box["result"] = asyncio.run(
+            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=30.0)
+        )
+
+    thread = threading.Thread(target=asker, name="asker")
+    thread.start()
+    for _ in range(3000):  # the request comes within milliseconds
+        if heard:
+            break
+        await review.sync()
+        await asyncio.sleep(0.01)
+    thread.join(30)
+    assert calls == ["go"] and box["result"].text == "Ran the custom step (go)."
+    [resolution] = heard
+    assert resolution is not None
+    assert (resolution.id, resolution.decision, resolution.reason) == ("pa-1", "apply", "go")
+    assert resolution.record is not None and resolution.record["label"] == "Custom step"
+    assert resolution == WorkspaceQueue(ws).resolution("pa-1")  # what the log holds
+    assert "pa-1" not in read_back
