@@ -162,12 +162,11 @@ def handle(
 
 def _prompt_time(agent: str, raw: bytes) -> bool:
     """Whether ``raw`` (a payload that was refused) is the agent's prompt-time event."""
-    import json
-
+    from redline import fastjson
     from redline.drivers.hooks.payload import PROMPT_EVENTS
 
     try:
-        data = json.loads(raw)
+        data = fastjson.loads(raw.decode("utf-8"))
     except ValueError:
         return False
     return isinstance(data, dict) and data.get("hook_event_name") == PROMPT_EVENTS.get(agent)

@@ -18,11 +18,10 @@ died before that is taken over by the next call, and an entry older than
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import time
 
+from redline import fastjson
 from redline.workspace.procs import is_alive, process_start_time
 
 TYPE_CHECKING = False
@@ -44,9 +43,27 @@ OUTCOMES: tuple[str, ...] = (
     "discarded_in_part",
     "undone",
 )
-_AGENT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-# A session id used as a folder name as it is (never "h-…", the hashed ones' prefix).
-_PLAIN = re.compile(r"(?!h-)[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+# Checked with str methods, not patterns: `re` is not loaded on a hook call's path.
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") | _LOWER
+_AGENT_CHARS = frozenset("0123456789_-") | _LOWER
+_PLAIN_CHARS = _ALNUM | frozenset("_-")
+
+
+def _is_agent(name: str) -> bool:
+    """``[a-z][a-z0-9_-]{0,31}``."""
+    return 1 <= len(name) <= 32 and name[0] in _LOWER and _AGENT_CHARS.issuperset(name)
+
+
+def _is_plain(session_id: str) -> bool:
+    """``[A-Za-z0-9][A-Za-z0-9_-]{0,127}``, never "h-…" (the hashed ones' prefix): a
+    session id used as a folder name as it is."""
+    return (
+        1 <= len(session_id) <= 128
+        and session_id[0] in _ALNUM
+        and _PLAIN_CHARS.issuperset(session_id)
+        and not session_id.startswith("h-")
+    )
 
 
 def session_folder(agent: str, session_id: str) -> Path:
@@ -58,10 +75,10 @@ def session_folder(agent: str, session_id: str) -> Path:
 
 
 def _name(agent: str, session_id: str) -> str:
-    if not _AGENT.fullmatch(agent):
+    if not _is_agent(agent):
         raise ValueError(f"not an agent name: {agent!r}")
     name = session_id
-    if not _PLAIN.fullmatch(session_id):
+    if not _is_plain(session_id):
         import hashlib  # only here: the usual id needs no hashing on the hook's path
 
         name = "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
@@ -197,6 +214,8 @@ def post(agent: str, session_id: str, late: Late) -> Path | None:
         folder = session_folder(agent, session_id)
     except ValueError:
         return None
+    import re  # here only: writing a late outcome is off a pass-through's path
+
     safe_id = re.sub(r"[^A-Za-z0-9@._-]", "_", late.action_id)[:80]
     name = f"{time.time_ns():020d}-{os.getpid()}-{safe_id}-{late.outcome}{SUFFIX}"
     for attempt in range(2):
@@ -204,7 +223,7 @@ def post(agent: str, session_id: str, late: Late) -> Path | None:
             os.makedirs(folder.parent.parent, mode=0o700, exist_ok=True)
             os.makedirs(folder, mode=0o700, exist_ok=True)
             temporary = folder / f".{name}.tmp"
-            temporary.write_text(json.dumps(late.to_json()) + "\n", encoding="utf-8")
+            temporary.write_text(fastjson.dumps(late.to_json()) + "\n", encoding="utf-8")
             os.replace(temporary, folder / name)
             break
         except FileNotFoundError:
@@ -329,7 +348,7 @@ def take(agent: str, session_id: str, *, now: float | None = None) -> Taken:
 
 def _read(path: Path) -> Late | None:
     try:
-        return Late.from_json(json.loads(path.read_bytes()))
+        return Late.from_json(fastjson.loads(path.read_bytes().decode("utf-8")))
     except (OSError, ValueError):
         return None
 

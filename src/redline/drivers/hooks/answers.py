@@ -8,8 +8,7 @@ the tool's error); exit 2 blocks with stderr as the reason. Anything else fails 
 
 from __future__ import annotations
 
-import json
-
+from redline import fastjson
 from redline.drivers.hooks.values import TYPE_CHECKING, Value
 
 if TYPE_CHECKING:
@@ -77,14 +76,16 @@ def render(agent: str, event: str, answer: Answer) -> Rendered:
         }
         if answer.kind == "allow" and answer.updated_input is not None:
             output["updatedInput"] = answer.updated_input
-        return Rendered(json.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
+        return Rendered(fastjson.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
     if agent == "gemini":
         if answer.kind == "allow" and answer.updated_input is not None:
             # observed: the whole tool_input is replaced by this one (not merged)
             output = {"hookEventName": event, "tool_input": answer.updated_input}
-            return Rendered(json.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
+            return Rendered(fastjson.dumps({"hookSpecificOutput": output}) + "\n", "", 0)
         decision = "allow" if answer.kind == "allow" else "deny"
-        return Rendered(json.dumps({"decision": decision, "reason": answer.reason}) + "\n", "", 0)
+        return Rendered(
+            fastjson.dumps({"decision": decision, "reason": answer.reason}) + "\n", "", 0
+        )
     return blocked(f"no answer format for agent {agent!r}")
 
 
@@ -93,8 +94,8 @@ def render_post(agent: str, event: str, note: str) -> Rendered:
     if not note:
         return Rendered("", "", 0)
     if agent == "codex":  # observed: the model reads the reason instead of the tool's text
-        return Rendered(json.dumps({"decision": "block", "reason": note}) + "\n", "", 0)
+        return Rendered(fastjson.dumps({"decision": "block", "reason": note}) + "\n", "", 0)
     if agent == "claude":
         output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": note}}
-        return Rendered(json.dumps(output) + "\n", note + "\n", 0)
+        return Rendered(fastjson.dumps(output) + "\n", note + "\n", 0)
     return Rendered("", note + "\n", 0)

@@ -11,8 +11,7 @@ an answer that cannot carry them (a blocking exit) leaves them for the next call
 
 from __future__ import annotations
 
-import json
-
+from redline import fastjson
 from redline.drivers.hooks.answers import Rendered
 from redline.drivers.hooks.values import TYPE_CHECKING
 
@@ -52,9 +51,9 @@ def _merged(stdout: str, event: str, text: str) -> str | None:
     when the answer is something else."""
     if not stdout.strip():
         output: dict[str, object] = {"hookEventName": event, "additionalContext": text}
-        return json.dumps({"hookSpecificOutput": output}) + "\n"
+        return fastjson.dumps({"hookSpecificOutput": output}) + "\n"
     try:
-        data = json.loads(stdout)
+        data = fastjson.loads(stdout)
     except ValueError:
         return None
     specific = data.get("hookSpecificOutput") if isinstance(data, dict) else None
@@ -62,7 +61,7 @@ def _merged(stdout: str, event: str, text: str) -> str | None:
         return None
     earlier = specific.get("additionalContext")
     specific["additionalContext"] = f"{earlier}\n{text}" if isinstance(earlier, str) else text
-    return json.dumps(data) + "\n"
+    return fastjson.dumps(data) + "\n"
 
 
 __all__ = ["TOLD_AT", "attach"]

@@ -6,8 +6,7 @@ fields below (of the right types) is refused with a message naming the field.
 
 from __future__ import annotations
 
-import json
-
+from redline import fastjson
 from redline.drivers.hooks.values import TYPE_CHECKING, Value
 
 if TYPE_CHECKING:
@@ -137,7 +136,7 @@ def parse_payload(agent: str, raw: bytes) -> HookPayload:
     if not raw.strip():
         raise PayloadError("hook payload is empty: expected a JSON object on stdin")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = fastjson.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise PayloadError(f"hook payload is not UTF-8 (byte {exc.start})") from None
     except ValueError as exc:
