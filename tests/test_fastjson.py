@@ -81,6 +81,15 @@ def test_what_json_refuses_is_refused_the_same_way() -> None:
     assert fastjson.dumps({"a": [1]}) == '{"a": [1]}'
 
 
+def _fresh(script: str) -> str:
+    """What ``script`` prints in a fresh interpreter (nothing of this test's loaded)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_reading_and_writing_loads_no_json_re_nor_typing() -> None:
     script = (
         "import sys\n"
@@ -89,11 +98,7 @@ def test_reading_and_writing_loads_no_json_re_nor_typing() -> None:
         'assert fastjson.dumps(v) == \'{"a": [1, "\\\\u00e9", NaN]}\', fastjson.dumps(v)\n'
         "print(' '.join(sorted(sys.modules)))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = set(done.stdout.split())
+    loaded = set(_fresh(script).split())
     assert "redline.fastjson" in loaded
     assert not {"json", "re", "enum", "typing"} & loaded
 
@@ -108,10 +113,5 @@ def test_bad_json_in_a_fresh_interpreter_raises_jsons_own_error() -> None:
         "except ValueError as exc:\n"
         "    print(type(exc).__name__, exc)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.strip() == "JSONDecodeError Expecting ':' delimiter: line 1 column 6 (char 5)"
-    )
+    said = _fresh(script).strip()
+    assert said == "JSONDecodeError Expecting ':' delimiter: line 1 column 6 (char 5)"

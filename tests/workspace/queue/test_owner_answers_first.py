@@ -40,6 +40,21 @@ def _owner(ws: Path, calls: list[str]) -> PendingActionStore:
     return store
 
 
+def _ask_in_a_thread(ws: Path) -> tuple[dict[str, ToolResult], threading.Thread]:
+    """Another redline asking to apply pa-1 (``resolve_queued``), on a thread named
+    "asker": its result lands in the box under "result"."""
+    box: dict[str, ToolResult] = {}
+
+    def asker() -> None:
+        box["result"] = asyncio.run(
+            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=30.0)
+        )
+
+    thread = threading.Thread(target=asker, name="asker")
+    thread.start()
+    return box, thread
+
+
 async def _serve_until_served(review: ReviewSession) -> None:
     for _ in range(3000):  # a generous bound: the request comes within milliseconds
         if await review.serve_owner_requests():
@@ -54,15 +69,7 @@ async def test_the_owner_logs_and_answers_and_the_asker_finishes(ws: Path) -> No
     review = ReviewSession(ws, store, EventStream("s"))
     steps: list[tuple[str, str]] = []
     claims._step_hook = lambda text: steps.append((threading.current_thread().name, text))
-    box: dict[str, ToolResult] = {}
-
-    def asker() -> None:
-        box["result"] = asyncio.run(
-            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=30.0)
-        )
-
-    thread = threading.Thread(target=asker, name="asker")
-    thread.start()
+    box, thread = _ask_in_a_thread(ws)
     await _serve_until_served(review)
     owner = threading.current_thread().name
     # The owner's part ends with the logged resolution: the record is still there.
@@ -323,15 +330,7 @@ async def test_the_owner_hears_the_resolution_it_logged_without_reading_it_back(
         return found
 
     monkeypatch.setattr(type(queue), "resolution", counted)
-    box: dict[str, ToolResult] = {}
-
-    def asker() -> None:
-        box["result"] = asyncio.run(
-            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=30.0)
-        )
-
-    thread = threading.Thread(target=asker, name="asker")
-    thread.start()
+    box, thread = _ask_in_a_thread(ws)
     for _ in range(3000):  # the request comes within milliseconds
         if heard:
             break
