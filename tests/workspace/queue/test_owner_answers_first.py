@@ -40,14 +40,16 @@ def _owner(ws: Path, calls: list[str]) -> PendingActionStore:
     return store
 
 
-def _ask_in_a_thread(ws: Path) -> tuple[dict[str, ToolResult], threading.Thread]:
+def _ask_in_a_thread(
+    ws: Path, owner_timeout: float = 30.0
+) -> tuple[dict[str, ToolResult], threading.Thread]:
     """Another redline asking to apply pa-1 (``resolve_queued``), on a thread named
     "asker": its result lands in the box under "result"."""
     box: dict[str, ToolResult] = {}
 
     def asker() -> None:
         box["result"] = asyncio.run(
-            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=30.0)
+            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=owner_timeout)
         )
 
     thread = threading.Thread(target=asker, name="asker")
@@ -209,16 +211,8 @@ async def test_an_owner_that_cannot_apply_tells_the_asker_why_at_once(ws: Path) 
     """An owner whose apply fails (nothing written) answers the asker with its own text,
     instead of leaving it to wait out its timeout; the action stays pending."""
     review = ReviewSession(ws, _refusing_owner(ws), EventStream("s"))
-    box: dict[str, ToolResult] = {}
-
-    def asker() -> None:
-        # A timeout far beyond the hang guard below: only the refusal can end the wait.
-        box["result"] = asyncio.run(
-            resolve_queued(WorkspaceQueue(ws), "pa-1", "apply", "go", owner_timeout=3600.0)
-        )
-
-    thread = threading.Thread(target=asker, name="asker")
-    thread.start()
+    # A timeout far beyond the hang guard below: only the refusal can end the wait.
+    box, thread = _ask_in_a_thread(ws, owner_timeout=3600.0)
     await _serve_until_served(review)
     thread.join(60)
     assert not thread.is_alive(), "the asker still waits"
