@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
+from tests import warm_python
 
 from redline.review.all_source import AllWorkspacesSource
 from redline.review.session import Decision
@@ -37,11 +38,8 @@ def _redline(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def _mcp_propose(root: Path, agent: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "redline.cli", "mcp", "-C", str(root)],
-        env=dict(os.environ),
-    )
+    command, args = warm_python.stdio_command("redline.cli", "mcp", "-C", str(root))
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     async with Client(
         params,
         client_info=Implementation(name=agent, version="1.0"),

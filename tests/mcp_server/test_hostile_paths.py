@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, Implementation
+from tests import warm_python
 
 HANG = 60.0  # a guard for each round trip, not a timing assertion
 
@@ -36,11 +36,8 @@ NUL_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 async def test_a_nul_byte_in_a_path_is_a_clear_tool_error(workspace: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "redline.cli", "mcp", "-C", str(workspace)],
-        env=dict(os.environ),
-    )
+    command, args = warm_python.stdio_command("redline.cli", "mcp", "-C", str(workspace))
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     errlog = tmp_path / "stderr.txt"
     with errlog.open("w") as err:
         async with Client(

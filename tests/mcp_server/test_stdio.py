@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, Implementation
+from tests import warm_python
 
 from redline.mcp_server.proposals import MAX_CONTENT_BYTES
 
@@ -25,11 +26,8 @@ HANG = 60.0  # generous guard for every client round trip
 async def connect(
     root: Path, name: str = "test-agent", mode: str = "auto"
 ) -> AsyncIterator[Client]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "redline.cli", "mcp", "-C", str(root)],
-        env=dict(os.environ),
-    )
+    command, args = warm_python.stdio_command("redline.cli", "mcp", "-C", str(root))
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     async with Client(
         params,
         client_info=Implementation(name=name, version="1.0"),

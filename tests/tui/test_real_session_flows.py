@@ -70,9 +70,9 @@ async def test_stale_top_is_refused_then_repreviewed_and_applied(
         assert session.store.count == 1
         assert (workspace / "a.py").read_text(encoding="utf-8") == "# note\nx = 1\n"
         await pilot.press("p")
-        await wait_until(
-            pilot, lambda: session.store.peek() is not None and session.store.peek().id == "pa-2"
-        )  # type: ignore[union-attr]
+        # The re-preview is on the dashboard (not only in the store) and the press is done: a
+        # `y` before that decides the stale action still shown, which is refused again.
+        await wait_until(pilot, lambda: app.inbox.preview.shown_id == "pa-2" and not app.inbox.busy)
         await pilot.press("y")
         await wait_until(pilot, lambda: not session.store.has_pending)
         await wait_until(pilot, lambda: app.agent_state == "idle", timeout=60)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests import warm_python
 from tests.drivers.acp_client.test_exec_agent import AGENT, HANG_GUARD, of
 
 
@@ -35,7 +36,7 @@ class Exec:
         argv += ["-C", str(workspace), "--json", *extra]
         self.events: list[dict[str, Any]] = []
         self._changed = threading.Condition()
-        self.proc = subprocess.Popen(
+        self.proc = warm_python.popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

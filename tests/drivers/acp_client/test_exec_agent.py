@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import warm_python
 
 from redline.workspace.journal import undo_history, undo_last
 
@@ -32,7 +33,7 @@ def run_exec(
     argv += ["--prompt", "do the task", "--json", *extra]
     if resolver:
         argv += ["--resolver", resolver]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=HANG_GUARD)
+    proc = warm_python.run(argv, capture_output=True, text=True, timeout=HANG_GUARD)
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     heard = (
         [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []

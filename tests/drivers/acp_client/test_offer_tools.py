@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import warm_python
 
 from redline.commands import dashboard
 from redline.drivers.acp.client import redline_mcp_server
@@ -48,7 +49,7 @@ def offered(record: Path) -> list[dict[str, Any]]:
 
 
 def redline(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warm_python.run(
         [sys.executable, "-m", "redline.cli", *args],
         capture_output=True,
         text=True,
