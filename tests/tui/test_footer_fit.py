@@ -109,3 +109,30 @@ async def test_a_new_key_still_rebuilds_the_footer() -> None:
             pilot, lambda: any(k.description.startswith("Apply 1/") for k in _keys(app))
         )
         assert apply_key not in _keys(app)
+
+
+async def test_changes_before_the_rebuild_compose_the_keys_once() -> None:
+    """Bindings that change again before the footer's rebuild has run are read by that one
+    rebuild: the keys are built once, not once per change (issue 44)."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: "step_file(-1)" in _shown(app))
+        await pilot.pause()
+        footer = app.screen.query_one(FittingFooter)
+        composed: list[int] = []
+        compose = footer.compose
+
+        def counting_compose() -> object:
+            composed.append(1)
+            return compose()
+
+        footer.compose = counting_compose  # type: ignore[method-assign]
+        old = _keys(app)
+        for _ in range(3):
+            footer._composed_keys = ()  # as if the shown keys differed each time
+            footer.bindings_changed(app.screen)
+        await wait_until(pilot, lambda: composed and _keys(app) and _keys(app)[0] not in old)
+        await pilot.pause()
+        assert len(composed) == 1
+        assert _shown(app) == [key.action for key in old]
+        assert all(key.has_class("-compact") for key in _keys(app))

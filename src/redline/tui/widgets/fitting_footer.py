@@ -47,6 +47,9 @@ class FittingFooter(Footer):
         self.first: tuple[str, ...] = tuple(first)
         self._composed_width = -1
         self._composed_keys: tuple[tuple[object, ...], ...] | None = None
+        # A rebuild is asked for and its compose has not run yet: it will read the bindings
+        # as they are then, so further changes before it need no rebuild of their own.
+        self._rebuild_pending = False
 
     def _available(self) -> int:
         width = self.size.width
@@ -85,9 +88,17 @@ class FittingFooter(Footer):
         self._rebuild(screen)
 
     def _rebuild(self, screen: Screen[object]) -> None:
+        if self._rebuild_pending:
+            return  # the compose already asked for reads the bindings as they are by then
+        self._rebuild_pending = True
         # In the footer's own context (it may be called from the handler that changed the
         # bindings): its recompose binds the footer's data.
-        self.call_next(super().bindings_changed, screen)
+        self.call_next(self._rebuild_now, screen)
+
+    def _rebuild_now(self, screen: Screen[object]) -> None:
+        if not (screen.app.app_focus and self.is_attached and screen is self.screen):
+            self._rebuild_pending = False  # Footer.bindings_changed asks for no compose then
+        super().bindings_changed(screen)
 
     def on_mount(self) -> None:
         # Footer.on_mount (run after this one) subscribes to the bindings' changes by message:
@@ -101,9 +112,16 @@ class FittingFooter(Footer):
         signal.subscribe(self, self.bindings_changed, immediate=True)
 
     def compose(self) -> ComposeResult:
+        self._rebuild_pending = False
         if self._bindings_ready and self.is_attached:
             self._composed_keys = self._shown_keys(self.screen)
         widgets = list(super().compose())
+        if self.compact:
+            # Each key would add the class itself once mounted (its ``compact`` is bound to
+            # the footer's), restyling it and its two parts a second time (issue 44).
+            for widget in widgets:
+                if isinstance(widget, FooterKey):
+                    widget.add_class("-compact", update=False)
         budget = self._available()
         self._composed_width = budget
         keys = [w for w in widgets if isinstance(w, FooterKey)]
