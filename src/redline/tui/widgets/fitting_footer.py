@@ -7,16 +7,20 @@ command-palette key, then the rest in binding order, each only while it still fi
 shown keep the bindings' order. The footer recomposes when its width changes, and when the
 screen's bindings change in a way it shows: Textual's footer rebuilds all of its keys on every
 ``refresh_bindings`` (several per decision in the dashboard, each a few dozen widgets), so this
-one first compares what it would show with what it shows.
+one first compares what it would show with what it shows. When the keys do change, the ones
+that stay as they were are kept: only the keys that are new or changed are mounted (each key
+mounted is styled with its two parts; issue 44).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from difflib import SequenceMatcher
 
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.compose import compose
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -37,6 +41,19 @@ def key_width(key: FooterKey) -> int:
     if key.has_class(PALETTE_CLASS):
         return text + _PALETTE_BORDER
     return text + _KEY_MARGIN
+
+
+def _key_state(key: FooterKey) -> tuple[object, ...]:
+    """Everything a key shows: two keys with the same state look the same."""
+    return (
+        key.key,
+        key.key_display,
+        key.description,
+        key.action,
+        key.tooltip,
+        frozenset(key.classes),
+        key.disabled,
+    )
 
 
 class FittingFooter(Footer):
@@ -143,6 +160,38 @@ class FittingFooter(Footer):
                 budget -= width
         kept: list[Widget] = [w for w in widgets if id(w) in shown]
         yield from kept
+
+    async def recompose(self) -> None:
+        """Compose the keys again, keeping the mounted ones that are unchanged."""
+        if not self.is_attached or self._pruning:
+            await super().recompose()  # which does nothing then
+            return
+        async with self.batch():
+            old = list(self.children)
+            new = compose(self)
+            if not all(isinstance(w, FooterKey) for w in (*old, *new)):  # groups: build anew
+                await self.remove_children(old)
+                await self.mount_all(new)
+                return
+            keys = [w for w in new if isinstance(w, FooterKey)]
+            matcher = SequenceMatcher(
+                None,
+                [_key_state(k) for k in old if isinstance(k, FooterKey)],
+                [_key_state(k) for k in keys],
+                autojunk=False,
+            )
+            shown: list[Widget] = []
+            for tag, old_from, old_to, new_from, new_to in matcher.get_opcodes():
+                shown += old[old_from:old_to] if tag == "equal" else keys[new_from:new_to]
+            kept = {id(w) for w in shown}
+            await self.remove_children([w for w in old if id(w) not in kept])
+            mounting = []
+            for index, widget in enumerate(shown):
+                if widget.parent is None:  # new: before the next key that stays, or last
+                    following = next((w for w in shown[index + 1 :] if w.parent is self), None)
+                    mounting.append(self.mount(widget, before=following))
+            for mounted in mounting:
+                await mounted
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._composed_width:
