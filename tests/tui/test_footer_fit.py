@@ -103,9 +103,52 @@ async def test_a_new_key_still_rebuilds_the_footer() -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_until(pilot, lambda: "apply_top" in _shown(app))
         apply_key = next(k for k in _keys(app) if k.action == "apply_top")
+        help_key = next(k for k in _keys(app) if k.action == "help")
         # Picking a hunk changes y's description: the keys are built again with it.
         await pilot.press("d", "space")
         await wait_until(
             pilot, lambda: any(k.description.startswith("Apply 1/") for k in _keys(app))
         )
         assert apply_key not in _keys(app)
+        # The keys that did not change are the same widgets, and the keys keep the bindings'
+        # order (the new ones are mounted where they belong, not at the end).
+        assert help_key in _keys(app)
+        footer = app.screen.query_one(FittingFooter)
+        order = [entry[1] for entry in footer._composed_keys or ()]
+        shown = [k.action for k in _keys(app) if not k.has_class(PALETTE_CLASS)]
+        assert shown == sorted(shown, key=order.index)
+
+
+async def test_changes_before_the_rebuild_compose_the_keys_once() -> None:
+    """Bindings that change again before the footer's rebuild has run are read by that one
+    rebuild: the keys are composed once, not once per change, and the keys that come out
+    the same are kept rather than mounted again (issue 44)."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_until(pilot, lambda: "step_file(-1)" in _shown(app))
+        await pilot.pause()
+        footer = app.screen.query_one(FittingFooter)
+        composed: list[int] = []
+        compose = footer.compose
+
+        def counting_compose() -> object:
+            composed.append(1)
+            return compose()
+
+        footer.compose = counting_compose  # type: ignore[method-assign]
+        # Keys turned on or off in place since they were built differ from fresh ones: one
+        # rebuild first, so every key is as a compose makes it.
+        footer._composed_keys = ()
+        footer.bindings_changed(app.screen)
+        await wait_until(pilot, lambda: bool(composed))
+        await pilot.pause()
+        composed.clear()
+        old = _keys(app)
+        for _ in range(3):
+            footer._composed_keys = ()  # as if the shown keys differed each time
+            footer.bindings_changed(app.screen)
+        await wait_until(pilot, lambda: bool(composed))
+        await pilot.pause()
+        assert len(composed) == 1
+        assert _keys(app) == old
+        assert all(key.has_class("-compact") for key in _keys(app))

@@ -7,16 +7,20 @@ command-palette key, then the rest in binding order, each only while it still fi
 shown keep the bindings' order. The footer recomposes when its width changes, and when the
 screen's bindings change in a way it shows: Textual's footer rebuilds all of its keys on every
 ``refresh_bindings`` (several per decision in the dashboard, each a few dozen widgets), so this
-one first compares what it would show with what it shows.
+one first compares what it would show with what it shows. When the keys do change, the ones
+that stay as they were are kept: only the keys that are new or changed are mounted (each key
+mounted is styled with its two parts; issue 44).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from difflib import SequenceMatcher
 
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.compose import compose
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -39,6 +43,19 @@ def key_width(key: FooterKey) -> int:
     return text + _KEY_MARGIN
 
 
+def _key_state(key: FooterKey) -> tuple[object, ...]:
+    """Everything a key shows: two keys with the same state look the same."""
+    return (
+        key.key,
+        key.key_display,
+        key.description,
+        key.action,
+        key.tooltip,
+        frozenset(key.classes),
+        key.disabled,
+    )
+
+
 class FittingFooter(Footer):
     """A compact :class:`Footer` that drops the keys that would not fit whole."""
 
@@ -47,6 +64,9 @@ class FittingFooter(Footer):
         self.first: tuple[str, ...] = tuple(first)
         self._composed_width = -1
         self._composed_keys: tuple[tuple[object, ...], ...] | None = None
+        # A rebuild is asked for and its compose has not run yet: it will read the bindings
+        # as they are then, so further changes before it need no rebuild of their own.
+        self._rebuild_pending = False
 
     def _available(self) -> int:
         width = self.size.width
@@ -85,9 +105,17 @@ class FittingFooter(Footer):
         self._rebuild(screen)
 
     def _rebuild(self, screen: Screen[object]) -> None:
+        if self._rebuild_pending:
+            return  # the compose already asked for reads the bindings as they are by then
+        self._rebuild_pending = True
         # In the footer's own context (it may be called from the handler that changed the
         # bindings): its recompose binds the footer's data.
-        self.call_next(super().bindings_changed, screen)
+        self.call_next(self._rebuild_now, screen)
+
+    def _rebuild_now(self, screen: Screen[object]) -> None:
+        if not (screen.app.app_focus and self.is_attached and screen is self.screen):
+            self._rebuild_pending = False  # Footer.bindings_changed asks for no compose then
+        super().bindings_changed(screen)
 
     def on_mount(self) -> None:
         # Footer.on_mount (run after this one) subscribes to the bindings' changes by message:
@@ -101,9 +129,16 @@ class FittingFooter(Footer):
         signal.subscribe(self, self.bindings_changed, immediate=True)
 
     def compose(self) -> ComposeResult:
+        self._rebuild_pending = False
         if self._bindings_ready and self.is_attached:
             self._composed_keys = self._shown_keys(self.screen)
         widgets = list(super().compose())
+        if self.compact:
+            # Each key would add the class itself once mounted (its ``compact`` is bound to
+            # the footer's), restyling it and its two parts a second time (issue 44).
+            for widget in widgets:
+                if isinstance(widget, FooterKey):
+                    widget.add_class("-compact", update=False)
         budget = self._available()
         self._composed_width = budget
         keys = [w for w in widgets if isinstance(w, FooterKey)]
@@ -125,6 +160,38 @@ class FittingFooter(Footer):
                 budget -= width
         kept: list[Widget] = [w for w in widgets if id(w) in shown]
         yield from kept
+
+    async def recompose(self) -> None:
+        """Compose the keys again, keeping the mounted ones that are unchanged."""
+        if not self.is_attached or self._pruning:
+            await super().recompose()  # which does nothing then
+            return
+        async with self.batch():
+            old = list(self.children)
+            new = compose(self)
+            if not all(isinstance(w, FooterKey) for w in (*old, *new)):  # groups: build anew
+                await self.remove_children(old)
+                await self.mount_all(new)
+                return
+            keys = [w for w in new if isinstance(w, FooterKey)]
+            matcher = SequenceMatcher(
+                None,
+                [_key_state(k) for k in old if isinstance(k, FooterKey)],
+                [_key_state(k) for k in keys],
+                autojunk=False,
+            )
+            shown: list[Widget] = []
+            for tag, old_from, old_to, new_from, new_to in matcher.get_opcodes():
+                shown += old[old_from:old_to] if tag == "equal" else keys[new_from:new_to]
+            kept = {id(w) for w in shown}
+            await self.remove_children([w for w in old if id(w) not in kept])
+            mounting = []
+            for index, widget in enumerate(shown):
+                if widget.parent is None:  # new: before the next key that stays, or last
+                    following = next((w for w in shown[index + 1 :] if w.parent is self), None)
+                    mounting.append(self.mount(widget, before=following))
+            for mounted in mounting:
+                await mounted
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._composed_width:
