@@ -279,11 +279,16 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
             listings.append(rows)
             heard.notify_all()
 
-    def wait_for(ids: list[str]) -> None:
+    def wait_for(ids: list[str], missing: str = "") -> None:
+        def shown() -> bool:
+            if not listings or [r.id for r in listings[-1]] != ids:
+                return False
+            return not missing or [s.missing for s in source.workspaces() if s.path == missing] == [
+                True
+            ]
+
         with heard:
-            assert heard.wait_for(
-                lambda: bool(listings) and [r.id for r in listings[-1]] == ids, 30
-            ), [r.id for r in listings[-1]] if listings else None
+            assert heard.wait_for(shown, 30), [r.id for r in listings[-1]] if listings else None
 
     def watchers() -> int:
         return sum(1 for t in threading.enumerate() if t.name == "redline-queues-watch")
@@ -312,8 +317,7 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
         import shutil
 
         shutil.rmtree(api)  # deleted while the inbox is open: shown missing, skipped
-        wait_for(["pa-1@wslate"])
-        assert [s.missing for s in source.workspaces() if s.path == str(api)] == [True]
+        wait_for(["pa-1@wslate"], missing=str(api))
         assert watchers() == 1
     finally:
         stop.set()
@@ -321,6 +325,46 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
         source.close()
     assert not worker.is_alive()
     _ = web
+
+
+def test_a_folder_deleted_from_the_inside_out_is_shown_missing(three: list[Path]) -> None:
+    # Deleting a folder removes its queue folder first; once that is gone nothing more is
+    # heard from the workspace, yet the folder's own removal a moment later must show.
+    import shutil
+
+    api, _web, docs = three
+    _push_elsewhere(api, "api")
+    _push_elsewhere(docs, "docs")
+    source = AllWorkspacesSource()
+    listings: list[list[str]] = []
+    heard = threading.Condition()
+
+    def on_rows(rows: Sequence[ListedAction]) -> None:
+        with heard:
+            listings.append([r.id for r in rows])
+            heard.notify_all()
+
+    def missing() -> list[bool]:
+        return [s.missing for s in source.workspaces() if s.path == str(api)]
+
+    stop = threading.Event()
+    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
+    worker.start()
+    try:
+        with heard:
+            assert heard.wait_for(lambda: listings[-1:] == [["pa-1@wsdocs", "pa-1@wsapi"]], 30)
+        shutil.rmtree(api / ".redline" / "queue")
+        with heard:
+            assert heard.wait_for(lambda: listings[-1:] == [["pa-1@wsdocs"]], 30)
+        assert missing() == [False]  # the folder is still there
+        shutil.rmtree(api)
+        with heard:
+            assert heard.wait_for(lambda: missing() == [True], 30), missing()
+    finally:
+        stop.set()
+        worker.join(10)
+        source.close()
+    assert not worker.is_alive()
 
 
 def test_registrations_racing_leave_one_entry_each(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ the watcher's own thread only records which keys changed (``_changes``, under
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -270,6 +271,11 @@ class AllWorkspacesSource:
         except OSError:
             folder = None
         watcher.start(self._watched(folder))
+        # Workspaces whose queue folder went while the folder itself was still there (a
+        # folder being deleted goes from the inside out, and nothing is heard once its queue
+        # folder is gone): looked at again on every turn until the folder is gone (shown
+        # missing) or its queue is back.
+        going: set[str] = set()
         try:
             self._first_listings(stop, on_rows, on_status)
             while not stop.is_set():
@@ -278,6 +284,11 @@ class AllWorkspacesSource:
                     keys, self._changes = self._changes, set()
                 if stop.is_set() or self._closed:
                     return
+                settled = {k for k in going if not _queue_gone_from_folder(k)}
+                going = (going - settled) | {
+                    k for k in keys - {KNOWN_KEY} if _queue_gone_from_folder(k)
+                }
+                keys |= settled
                 if not keys:
                     continue
                 if KNOWN_KEY in keys or any(not Path(k).is_dir() for k in keys - {KNOWN_KEY}):
@@ -362,6 +373,11 @@ def checks_refusal(root: Path, label: str, config: ChecksConfig | None = None) -
         f"No checks are configured for workspace {label}: add [[checks]] to its "
         ".redline/config.toml (docs/checks.md)."
     )
+
+
+def _queue_gone_from_folder(path: str) -> bool:
+    """The workspace folder at ``path`` is there but its queue folder is not."""
+    return os.path.isdir(path) and not os.path.isdir(os.path.join(path, ".redline", "queue"))
 
 
 def _in(space: Space, text: str) -> str:
