@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +124,6 @@ class WarmPopen(subprocess.Popen[Any]):
         errwrite: int,
         *rest: Any,
     ) -> None:
-        umask = rest[4] if len(rest) > 4 and rest[4] >= 0 else _current_umask()
         opened: list[int] = []
 
         def own(fd: int, target: int) -> int:
@@ -136,13 +134,13 @@ class WarmPopen(subprocess.Popen[Any]):
             return dup
 
         fds = [own(p2cread, 0), own(c2pwrite, 1), own(errwrite, 2)]
-        request = {
-            "argv": ["-m", *args[3:]],
-            "module": self._module,
-            "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
-            "env": dict(env) if env is not None else dict(os.environ),
-            "umask": umask,
-        }
+        request = warm_server.request_for(
+            self._module,
+            list(args[3:]),
+            os.fspath(cwd) if cwd is not None else None,
+            env,
+            rest[4] if len(rest) > 4 else -1,  # Popen's umask (-1: this process's)
+        )
         try:
             control, self.pid = warm_server.ask(_SERVER.path(), request, fds)
         finally:
@@ -170,20 +168,12 @@ class WarmPopen(subprocess.Popen[Any]):
         return self.returncode
 
     def _wait(self, timeout: float | None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
         with self._waitpid_lock:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not self._status(remaining):
+            if not self._status(timeout):
                 assert timeout is not None
                 raise subprocess.TimeoutExpired(self.args, timeout)
         assert self.returncode is not None
         return self.returncode
-
-
-def _current_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def stdio_command(module: str, *args: str) -> tuple[str, list[str]]:

@@ -193,18 +193,30 @@ def python_environment(env: Mapping[str, str]) -> dict[str, str]:
     return {key: value for key, value in env.items() if key.startswith("PYTHON")}
 
 
-def launch(path: str, module: str, args: list[str]) -> int:
-    """Stand in for ``python -m MODULE ARGS``: the child's exit status, signals passed on."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    request = {
+def request_for(
+    module: str,
+    args: list[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    umask: int = -1,
+) -> dict[str, Any]:
+    """A request for ``python -m MODULE ARGS``; by default in this process's folder,
+    environment and umask."""
+    if umask < 0:
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return {
         "argv": ["-m", *args],
         "module": module,
-        "cwd": os.getcwd(),
-        "env": dict(os.environ),
-        "umask": mask,
+        "cwd": cwd if cwd is not None else os.getcwd(),
+        "env": dict(env if env is not None else os.environ),
+        "umask": umask,
     }
-    control, pid = ask(path, request, [0, 1, 2])
+
+
+def launch(path: str, module: str, args: list[str]) -> int:
+    """Stand in for ``python -m MODULE ARGS``: the child's exit status, signals passed on."""
+    control, pid = ask(path, request_for(module, args), [0, 1, 2])
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, lambda signum, _frame: os.kill(pid, signum))
     lines = Lines(control)

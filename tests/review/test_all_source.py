@@ -267,42 +267,59 @@ def test_conflicting_ids_are_refused(tmp_path: Path) -> None:
         source.close()
 
 
+class _Watching:
+    """``source.watch`` on a thread of its own, each listing's ids kept as it comes."""
+
+    def __init__(self, source: AllWorkspacesSource) -> None:
+        self.listings: list[list[str]] = []
+        self.heard = threading.Condition()
+        self.stop = threading.Event()
+        self.worker = threading.Thread(
+            target=source.watch, args=(self.stop, self._on_rows, lambda *_: None)
+        )
+        self.worker.start()
+
+    def _on_rows(self, rows: Sequence[ListedAction]) -> None:
+        with self.heard:
+            self.listings.append([r.id for r in rows])
+            self.heard.notify_all()
+
+    def wait(self, condition: Callable[[], bool]) -> bool:
+        """Until ``condition`` holds after a listing (False past the hang guard)."""
+        with self.heard:
+            return self.heard.wait_for(condition, 30)
+
+    def end(self) -> None:
+        self.stop.set()
+        self.worker.join(10)
+
+
 def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Path) -> None:
     api, web, docs = three
     _push(api, "api")
     source = AllWorkspacesSource()
-    listings: list[Sequence[ListedAction]] = []
-    heard = threading.Condition()
-
-    def on_rows(rows: Sequence[ListedAction]) -> None:
-        with heard:
-            listings.append(rows)
-            heard.notify_all()
+    watching = _Watching(source)
 
     def wait_for(ids: list[str], missing: str = "") -> None:
         def shown() -> bool:
-            if not listings or [r.id for r in listings[-1]] != ids:
+            if watching.listings[-1:] != [ids]:
                 return False
             return not missing or [s.missing for s in source.workspaces() if s.path == missing] == [
                 True
             ]
 
-        with heard:
-            assert heard.wait_for(shown, 30), [r.id for r in listings[-1]] if listings else None
+        assert watching.wait(shown), watching.listings[-1:]
 
     def watchers() -> int:
         return sum(1 for t in threading.enumerate() if t.name == "redline-queues-watch")
 
-    stop = threading.Event()
-    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
-    worker.start()
     try:
         wait_for(["pa-1@wsapi"])
         # The watcher starts once the first listings are handed over (rows are made on
         # the watching thread): wait for it, then it is ONE thread for every queue.
         deadline = time.monotonic() + 30
         while watchers() == 0 and time.monotonic() < deadline:
-            stop.wait(0.01)
+            watching.stop.wait(0.01)
         assert watchers() == 1
         _push_elsewhere(docs, "docs")
         wait_for(["pa-1@wsdocs", "pa-1@wsapi"])
@@ -320,10 +337,9 @@ def test_watch_follows_every_queue_on_one_thread(three: list[Path], tmp_path: Pa
         wait_for(["pa-1@wslate"], missing=str(api))
         assert watchers() == 1
     finally:
-        stop.set()
-        worker.join(10)
+        watching.end()
         source.close()
-    assert not worker.is_alive()
+    assert not watching.worker.is_alive()
     _ = web
 
 
@@ -336,35 +352,22 @@ def test_a_folder_deleted_from_the_inside_out_is_shown_missing(three: list[Path]
     _push_elsewhere(api, "api")
     _push_elsewhere(docs, "docs")
     source = AllWorkspacesSource()
-    listings: list[list[str]] = []
-    heard = threading.Condition()
-
-    def on_rows(rows: Sequence[ListedAction]) -> None:
-        with heard:
-            listings.append([r.id for r in rows])
-            heard.notify_all()
 
     def missing() -> list[bool]:
         return [s.missing for s in source.workspaces() if s.path == str(api)]
 
-    stop = threading.Event()
-    worker = threading.Thread(target=source.watch, args=(stop, on_rows, lambda *_: None))
-    worker.start()
+    watching = _Watching(source)
     try:
-        with heard:
-            assert heard.wait_for(lambda: listings[-1:] == [["pa-1@wsdocs", "pa-1@wsapi"]], 30)
+        assert watching.wait(lambda: watching.listings[-1:] == [["pa-1@wsdocs", "pa-1@wsapi"]])
         shutil.rmtree(api / ".redline" / "queue")
-        with heard:
-            assert heard.wait_for(lambda: listings[-1:] == [["pa-1@wsdocs"]], 30)
+        assert watching.wait(lambda: watching.listings[-1:] == [["pa-1@wsdocs"]])
         assert missing() == [False]  # the folder is still there
         shutil.rmtree(api)
-        with heard:
-            assert heard.wait_for(lambda: missing() == [True], 30), missing()
+        assert watching.wait(lambda: missing() == [True]), missing()
     finally:
-        stop.set()
-        worker.join(10)
+        watching.end()
         source.close()
-    assert not worker.is_alive()
+    assert not watching.worker.is_alive()
 
 
 def test_registrations_racing_leave_one_entry_each(tmp_path: Path) -> None:
