@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -197,11 +198,21 @@ def _timed_cli(root: Path, *argv: str) -> tuple[float, float, str]:
     return wall, cpu, done.stdout
 
 
-async def _dashboard_y(root: Path, presses: int, *, settle: bool = True) -> list[float]:
+async def _dashboard_y(
+    root: Path, presses: int, *, settle: bool = True, frame: bool = False
+) -> list[float]:
     """Press ``y`` on the top action ``presses`` times; ms until it left the stack (and
     Textual's pilot found the app idle). ``settle``: first let the app finish what its
-    start-up does (else the press is timed with the start-up's tail)."""
+    start-up does (else the press is timed with the start-up's tail).
+
+    ``frame``: as a person sees it instead -- the key handed to the app as a terminal's
+    does (the driver's ``process_message``), until the frame that shows the next action's
+    diff has been composed (the diff's first line painted, then the screen's update handed
+    to the terminal). ``Pilot.press`` waits on top of the work for the process to look
+    idle, twice, in 20 ms samples of its CPU time (``textual._wait``): time no one sees.
+    """
     from bench.dashboard import SIZE, BenchSession, NoWatcher
+    from textual import events
     from textual._wait import wait_for_idle
 
     from redline.review.store import PendingActionStore
@@ -215,11 +226,20 @@ async def _dashboard_y(root: Path, presses: int, *, settle: bool = True) -> list
     session.queue = queue  # type: ignore[attr-defined]
     app = RedlineApp(session, watcher_factory=NoWatcher)  # type: ignore[arg-type]
     times = []
+    frames: list[float] = []  # when each screen update was handed to the terminal
+    display = app._display
+
+    def timed_display(screen: Any, renderable: Any) -> None:
+        display(screen, renderable)
+        frames.append(time.perf_counter())
+
+    app._display = timed_display  # type: ignore[method-assign]
     try:
         async with app.run_test(size=SIZE) as pilot:
             # A long queue shows its top first and lists the rest on a thread: wait for it.
             while not app.stack.rows or app.inbox.reading:
                 await pilot.pause(0.05)
+            diff = app.preview.diff_view
             for _ in range(presses):
                 if settle:
                     # As a person presses y having seen the frame: the start-up's own work
@@ -228,10 +248,31 @@ async def _dashboard_y(root: Path, presses: int, *, settle: bool = True) -> list
                     await wait_for_idle(0.05, 5.0)
                 top = app.stack.top_id
                 begin = time.perf_counter()
-                await pilot.press("y")
-                while app.stack.top_id == top or app.inbox.busy:
-                    await asyncio.sleep(0.001)
-                times.append((time.perf_counter() - begin) * 1000)
+                if not frame:
+                    await pilot.press("y")
+                    while app.stack.top_id == top or app.inbox.busy:
+                        await asyncio.sleep(0.001)
+                    times.append((time.perf_counter() - begin) * 1000)
+                else:
+                    assert app._driver is not None
+                    app._driver.process_message(events.Key("y", "y"))
+                    while True:
+                        shown = app.preview.action
+                        painted = diff.first_paint_at
+                        if (
+                            shown is not None
+                            and shown.id != top
+                            and painted is not None
+                            and painted >= begin
+                            and frames
+                            and frames[-1] >= painted
+                        ):
+                            break
+                        await asyncio.sleep(0.0005)
+                    end = next(at for at in frames if at >= painted)
+                    times.append((end - begin) * 1000)
+                    while app.inbox.busy:  # the decision's tail (its outcome handled)
+                        await asyncio.sleep(0.001)
                 if queue.resolution(str(top)) is None:
                     raise SystemExit(f"y did not resolve {top}")
     finally:

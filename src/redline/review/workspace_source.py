@@ -291,6 +291,7 @@ class WorkspaceSource:
             own = self.session.store.snapshot()
         by_id = {action.id: action for action in own}
         queue = self.queue
+        folder = queue.actions_folder_stat() if queue is not None else None  # before its names
         records = self._records_of(queue) if queue is not None else []
         rows: list[ListedAction] = []
         seen: set[str] = set()
@@ -318,7 +319,7 @@ class WorkspaceSource:
         listed = [*extra, *rows]
         self._last = None
         self._names = None
-        self._folder = None
+        self._folder = folder
         self._change = None
         if queue is not None and not own and not self.qualified:
             # A record the index does not hold (its file too young to remember) has no

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+BUSY_REFUSAL = "Still resolving the previous action: wait for it to finish."
+
 
 @dataclass(frozen=True)
 class Controls:
@@ -137,7 +139,7 @@ def refusal(
         else "Nothing is pending."
     )
     if controls.busy and action in ("apply_top", "discard_top", "undo"):
-        return "Still resolving the previous action: wait for it to finish."
+        return BUSY_REFUSAL
     if action in ("apply_top", "discard_top"):
         return nothing
     if not controls.has_selected and action in (

@@ -120,6 +120,45 @@ def test_resolved_log_is_bounded_and_contents_collected(
     assert len(os.listdir(ws / ".redline/queue/contents")) == 5
 
 
+def test_a_deciding_process_that_defers_pruning_prunes_when_told_or_closed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard defers the pruning a decision makes due (a whole listing of the queue)
+    until the decision's outcome is posted: nothing is pruned by the decision itself, all of
+    it by housekeep(), and what is still due when the queue closes, by close()."""
+    monkeypatch.setattr(resolved, "KEEP_RESOLUTIONS", 2)
+    monkeypatch.setattr(resolved, "PRUNE_EVERY", 5)
+    monkeypatch.setattr(resolved, "BLOB_GRACE_SECONDS", -1.0)
+    log = ws / ".redline/queue/resolved"
+    other = WorkspaceQueue(ws)  # another process queues them
+    for index in range(10):
+        other.push(create_draft(f"f{index}.txt", f"text {index}\n"))
+    other.close()
+    queue = WorkspaceQueue(ws)
+    queue.defer_pruning = True
+    for index in range(1, 6):
+        with queue.claim(f"pa-{index}") as claim:
+            claim.finish(Resolution(f"pa-{index}", "discard"))
+    assert queue.prune_due and len(os.listdir(log)) == 5  # pa-5 made it due: not done yet
+    queue.housekeep()
+    assert not queue.prune_due and sorted(os.listdir(log)) == ["pa-4.json", "pa-5.json"]
+    for index in range(6, 11):
+        with queue.claim(f"pa-{index}") as claim:
+            claim.finish(Resolution(f"pa-{index}", "discard"))
+    assert len(os.listdir(log)) == 7
+    queue.close()
+    assert sorted(os.listdir(log)) == ["pa-10.json", "pa-9.json"]
+    # Not deferred (every other process): the decision that makes it due prunes at once.
+    again = WorkspaceQueue(ws)
+    for index in range(11, 16):
+        again.push(create_draft(f"g{index}.txt", "x\n"))
+    for index in range(11, 16):
+        with again.claim(f"pa-{index}") as claim:
+            claim.finish(Resolution(f"pa-{index}", "discard"))
+    assert not again.prune_due and sorted(os.listdir(log)) == ["pa-14.json", "pa-15.json"]
+    again.close()
+
+
 def test_owner_action_of_a_dead_process_is_orphaned(ws: Path) -> None:
     queue = WorkspaceQueue(ws)
     gone = Source("exec", "test", "s1", pid=2**22 + 12345, pid_start=1)

@@ -10,19 +10,16 @@ and batches then go on to the app, which resumes the agent once nothing is pendi
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
-from textual import events, on, work
-from textual.actions import parse as parse_action
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input
 
 from redline.review.source import ReviewSource
 from redline.review.store import PendingAction
@@ -30,7 +27,7 @@ from redline.review.workspace_source import WorkspaceSource
 from redline.tui.activity_format import departure_block, error_lines
 from redline.tui.agent_ended import ended_note
 from redline.tui.checks import DashboardChecks
-from redline.tui.controls import Controls, key_state, refusal
+from redline.tui.controls import Controls
 from redline.tui.messages import (
     CommandFinished,
     ForeignResolved,
@@ -40,13 +37,13 @@ from redline.tui.messages import (
 from redline.tui.pending import PendingList
 from redline.tui.protocol import SessionLike
 from redline.tui.screens.confirm import ConfirmScreen
-from redline.tui.screens.conversation import REQUEST_CHANGES
 from redline.tui.screens.editor import EditorScreen, edit_outside
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.inbox_batches import NO_REASON, InboxBatches
 from redline.tui.screens.inbox_checks import InboxChecks
 from redline.tui.screens.inbox_conversation import InboxConversation
 from redline.tui.screens.inbox_first import InboxFirstFrame
+from redline.tui.screens.inbox_keys import InboxKeys
 from redline.tui.screens.inbox_search import InboxSearch
 from redline.tui.screens.inbox_source import InboxSource
 from redline.tui.session_calls import (
@@ -85,7 +82,13 @@ FOOTER_FIRST = (
 
 
 class InboxScreen(
-    InboxFirstFrame, InboxBatches, InboxChecks, InboxSearch, InboxSource, InboxConversation
+    InboxKeys,
+    InboxFirstFrame,
+    InboxBatches,
+    InboxChecks,
+    InboxSearch,
+    InboxSource,
+    InboxConversation,
 ):
     """The dashboard's screen for one session (the first on the stack; dialogs open above)."""
 
@@ -264,6 +267,9 @@ class InboxScreen(
             return
         self.checks = DashboardChecks(self)
         self.preview.mount(self.checks.pane)
+        queue = self.workspace_source.queue
+        if queue is not None:  # its housekeeping waits until a decision's outcome is posted
+            queue.defer_pruning = True
 
     def _alive(self) -> bool:
         """False once quitting started or the screen is gone (late messages do nothing)."""
@@ -391,113 +397,6 @@ class InboxScreen(
             return 0
         return self.session.store.count
 
-    # -- what can act now ------------------------------------------------------------
-    def _update_controls(self) -> None:
-        top = self.pending.get(self.stack.top_id)
-        selected = self.selected_action()
-        marked = self.stack.marked
-        preview = self.preview
-        shown = preview.action is not None and selected is not None
-        limits = self.pending.limits(selected.id if selected is not None else None)
-        parts = len(preview.units) if shown else 0
-        # A part that cannot be done is never counted: no "Apply 2 of 3 hunks" for an
-        # action that would refuse it.
-        picked = len(preview.selection()) if shown and not limits.parts else 0
-        self.controls = Controls(
-            has_top=top is not None,
-            top_stale=top is not None and top.stale,
-            busy=self.busy,
-            selected_stale=selected is not None and selected.stale,
-            selected_has_preview=selected is not None and bool(selected.preview),
-            file_count=preview.file_count,
-            has_selected=selected is not None,
-            picked=picked,
-            parts=parts,
-            can_undo=self.can_undo,
-            marked=len(marked),
-            selected_id=selected.id if selected is not None else "",
-            parts_refusal=limits.parts,
-            edit_refusal=limits.edit,
-            repreview_refusal=limits.repreview,
-            **self._source_refusals(),
-        )
-        self.resolve_bar.set_enabled(
-            apply=bool(marked) or (selected is not None and not selected.stale)
-            if not self.busy
-            else False,
-            discard=(bool(marked) or selected is not None) and not self.busy,
-        )
-        discard_word = self._footer_target(picked, parts, len(marked))
-        self.resolve_bar.set_target(
-            selected.id if selected is not None else None,
-            picked=picked,
-            parts=parts,
-            whole_only=selected is not None and (not preview.selectable or bool(limits.parts)),
-            marked=len(marked),
-            request_changes=discard_word == REQUEST_CHANGES,
-        )
-
-    def _footer_target(self, picked: int, parts: int, marked: int = 0) -> str:
-        """The footer's y/n say whether they act on marked actions, picked hunks or the
-        whole selected action; the discard's word."""
-        if marked:
-            apply, discard = f"Apply {marked} marked", f"Discard {marked} marked"
-        else:
-            apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
-            discard = f"Discard {picked}/{parts}" if picked else self._discard_label()
-        changed = False
-        for key, description in (("y", apply), ("n", discard)):
-            bindings = self._bindings.key_to_bindings.get(key, [])
-            for index, binding in enumerate(bindings):
-                if binding.description != description:
-                    bindings[index] = dataclasses.replace(binding, description=description)
-                    changed = True
-        if changed:
-            self.refresh_bindings()
-        return discard
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if not self._alive():
-            return False
-        if not self._ready:
-            return True
-        # Under a dialog too: the footer behind it keeps which keys are live and greyed.
-        search = self.search
-        return key_state(
-            action,
-            self.controls,
-            outside_editor=not self.app.is_web,
-            has_rules=self.session.capabilities.rules and self.session.rules is not None,
-            prompting=self.agent_ended is None,
-            searching=search.searching,
-            search_open=search.target is not None,
-        )
-
-    def _refusal(self, action: str) -> str:
-        return refusal(
-            action,
-            self.controls,
-            outside_editor=not self.app.is_web,
-            has_rules=self.session.capabilities.rules and self.session.rules is not None,
-            prompting=self.agent_ended is None,
-        )
-
-    def on_key(self, event: events.Key) -> None:
-        """A greyed-out key reaches here unhandled: say why it does nothing now."""
-        if not self._ready or self.app.screen is not self or isinstance(self.focused, Input):
-            return
-        nodes = (self.stack, self) if self.focused is self.stack else (self,)
-        refused = ""
-        for node in nodes:
-            for binding in node._bindings.key_to_bindings.get(event.key, ()):
-                namespace, name, parameters = parse_action(binding.action)
-                if namespace not in ("", "screen") or self.check_action(name, parameters):
-                    return  # a live binding (or another node's) takes the key
-                refused = refused or self._refusal(name)
-        if refused:
-            event.stop()
-            self.notify(refused, title="Nothing done", severity="warning")
-
     # -- resolving -------------------------------------------------------------------
     def action_apply_top(self) -> None:
         self._resolve_selected("apply")
@@ -512,8 +411,7 @@ class InboxScreen(
     def _resolve_selected(self, verb: str, reason: str | None = None) -> None:
         """Apply or discard the marked actions, else the action shown in the preview (its
         selected parts, if any); ``reason`` overrides the reason field's text."""
-        if self.busy:
-            self.notify("Still resolving the previous action.", severity="warning")
+        if self.refuse_while_busy():
             return
         if self.stack.marked:
             self._resolve_marked(verb)
@@ -534,11 +432,9 @@ class InboxScreen(
         shown = self.preview.action is action and not self.controls.parts_refusal
         only = self.preview.selection() if shown else []
         self._own.add(action.id)
-        self.busy = True
+        self.busy_quietly()
         self._resolving = True
-        self._update_controls()
-        reason = reason or self.resolve_bar.reason or NO_REASON
-        self._resolve_worker(verb, action.id, reason, only)
+        self._resolve_worker(verb, action.id, reason or self.resolve_bar.reason or NO_REASON, only)
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_worker(
@@ -551,8 +447,11 @@ class InboxScreen(
         def foreign_done(text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
-        outcome = resolve_action(self.workspace_source, verb, action_id, reason, only, foreign_done)
+        source = self.workspace_source
+        outcome = resolve_action(source, verb, action_id, reason, only, foreign_done)
         self.post_message(ResolutionFinished(verb, action_id, reason, outcome))
+        if source.queue is not None:
+            source.queue.housekeep()  # what the decision made due, off the person's wait
 
     def on_foreign_resolved(self, message: ForeignResolved) -> None:
         # The activity says how it went once the action leaves the list (_log_departures).
@@ -592,6 +491,8 @@ class InboxScreen(
 
     # -- undo, re-preview, session rules, edits ---------------------------------------
     def action_undo(self) -> None:
+        if self.refuse_while_busy():
+            return
         if self.source is not None:
             self.ask_undo()  # what it would undo, and where, confirmed first
             return

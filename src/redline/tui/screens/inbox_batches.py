@@ -77,7 +77,10 @@ class InboxBatches(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="resolve")
     def _resolve_all_worker(self, verb: str, reason: str) -> None:
-        resolve_all(self.session, verb, reason, self.post_message, self.workspace_source)
+        source = self.workspace_source
+        resolve_all(self.session, verb, reason, self.post_message, source)
+        if source.queue is not None:
+            source.queue.housekeep()  # what the batch made due, once its outcome is posted
 
     def on_batch_finished(self, message: BatchFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
@@ -121,15 +124,10 @@ class InboxBatches(Screen[None]):
         def foreign_done(action_id: str, text: str) -> None:
             self.post_message(ForeignResolved(verb, action_id, text))
 
-        resolve_marked(
-            self.session,
-            verb,
-            ids,
-            reason,
-            self.post_message,
-            foreign_done,
-            self.workspace_source,
-        )
+        source = self.workspace_source
+        resolve_marked(self.session, verb, ids, reason, self.post_message, foreign_done, source)
+        if source.queue is not None:
+            source.queue.housekeep()  # what the batch made due, once its outcome is posted
 
     def on_marked_finished(self, message: MarkedFinished) -> None:
         # Not stopped: it goes on to the app, which resumes the agent when it can.
