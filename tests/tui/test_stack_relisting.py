@@ -362,6 +362,44 @@ async def test_with_the_queue_watcher_naming_records_no_read_looks_at_every_reco
         assert any(ids[0] in named for named in looks.named)  # the stale mark, named
 
 
+async def test_the_first_decision_after_a_listing_lists_no_folder(
+    root: Path, app_on: Callable[[], RedlineApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision's re-read lists the actions folder's names only when the last listing did
+    not say what they were (issue 44: 10,000 names per y). The whole listing notes the
+    folder as it was before its own read, so even the first decision after it lists none;
+    the watcher's report of the decision's writes compares them (the next test)."""
+    ids = push_elsewhere(root, "f0.py", "f1.py", "f2.py")
+    listings: list[tuple[bool, int]] = []  # (a decision's re-read, folders listed in it)
+    record_files, relisted = WorkspaceQueue.record_files, WorkspaceSource.relisted
+    inside: list[int] = []
+
+    def counting_files(queue: WorkspaceQueue) -> Any:
+        if inside:
+            inside[-1] += 1
+        return record_files(queue)
+
+    def counting_relisted(source: WorkspaceSource, gone: Any, *args: Any) -> Any:
+        inside.append(0)
+        try:
+            return relisted(source, gone, *args)
+        finally:
+            listings.append((bool(gone), inside.pop()))
+
+    monkeypatch.setattr(WorkspaceQueue, "record_files", counting_files)
+    monkeypatch.setattr(WorkspaceSource, "relisted", counting_relisted)
+    app = app_on()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.stack.rows) == 3 and app.inbox.ready)
+        before = len(listings)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(app.stack.rows) == 2 and not app.inbox.busy)
+        decided = [listed for was_decision, listed in listings[before:] if was_decision]
+        assert decided == [0]
+        assert shown(app) == [ids[1], ids[0]]
+        assert stack_facts(app) == facts(whole_listing(root))
+
+
 async def test_an_arrival_and_a_departure_whose_names_were_lost_still_show(
     root: Path, looks: Looks, app_on: Callable[[], RedlineApp], monkeypatch: pytest.MonkeyPatch
 ) -> None:
