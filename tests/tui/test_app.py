@@ -17,8 +17,9 @@ from tests.tui.fakes import (
 )
 
 from redline.review.events import MessageDelta, PluginFailed, ToolStart
+from redline.review.resolve import ResolveOutcome
 from redline.tui.app import RedlineApp
-from redline.tui.messages import StackChanged
+from redline.tui.messages import ResolutionFinished, StackChanged
 from redline.tui.screens.confirm import ConfirmScreen
 from redline.tui.screens.help import HelpScreen
 from redline.tui.screens.trust import TrustScreen
@@ -376,6 +377,27 @@ async def test_late_selection_after_shutdown_is_ignored() -> None:
     assert app.check_action("apply_top", ()) is False
     app.inbox._stack_selected(PendingStack.Selected("pa-1"))
     app.on_stack_changed(StackChanged())
+
+
+async def test_a_queue_report_while_a_test_shuts_the_app_down_is_ignored() -> None:
+    # run_test's end shuts the app down without app.exit(): it stops running first, then
+    # removes the widgets while the screen is still on the stack. A StackChanged (the
+    # queue's report of a decision's writes) handled then found the preview's header gone
+    # (NoMatches, a flaky failure at test shutdown under load).
+    session = stacked("a", "b")
+    app = app_for(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.stack.top_id is not None)
+        app._running = False  # as App._shutdown does first
+        for child in list(app.preview.children):
+            await child.remove()
+        session.store.pop()  # the top decided meanwhile: the next is to be shown
+        app.on_stack_changed(StackChanged())  # raised NoMatches before
+        app.inbox.on_resolution_finished(
+            ResolutionFinished("apply", "pa-2", "", ResolveOutcome("applied", "done"))
+        )
+        # The store's own report of the pop is still queued: handled by the shutdown, as
+        # the queue's report was in the flaky runs.
 
 
 async def test_refused_undo_is_logged_once() -> None:

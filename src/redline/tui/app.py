@@ -454,8 +454,9 @@ class RedlineApp(ShownApp[int]):
             self._maybe_resume()
 
     def _alive(self) -> bool:
-        """False once quitting started or the screens are gone (late messages do nothing)."""
-        return not self._exiting and bool(self.screen_stack)
+        """False once quitting started (a key, or a test's shutdown: no longer running) or
+        the screens are gone: late messages -- a queue's report -- do nothing."""
+        return self.is_running and not self._exiting and bool(self.screen_stack)
 
     def exit(
         self, result: int | None = None, return_code: int = 0, message: Any | None = None

@@ -273,7 +273,7 @@ class InboxScreen(
 
     def _alive(self) -> bool:
         """False once quitting started or the screen is gone (late messages do nothing)."""
-        return self.is_attached
+        return self.is_attached and self.app.is_running
 
     # -- the stack and the selected action -------------------------------------------
     def refresh_stack(self, actions: tuple[PendingAction, ...] | None = None) -> None:
