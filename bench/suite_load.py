@@ -33,6 +33,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -97,6 +98,10 @@ def suite(pytest_args: list[str]) -> tuple[float, str]:
     failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
     if failed:
         summary += "".join(f"\n    {line}" for line in failed)
+        # The whole output, to read the failures' tracebacks (a race found under load).
+        kept = Path(tempfile.gettempdir()) / f"suite-load-{os.getpid()}-{int(started)}.txt"
+        kept.write_text(done.stdout + done.stderr, encoding="utf-8")
+        summary += f"\n    (pytest's output: {kept})"
     if done.returncode not in (0, 1):
         summary += f" [exit {done.returncode}]"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
