@@ -6,8 +6,11 @@ another process."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,35 @@ def session_for(root: Path, session: FakeSession) -> tuple[FakeSession, Workspac
     session.store = PendingActionStore(clock=lambda: 0.0, queue=queue)
     session.queue = queue
     return session, queue
+
+
+@dataclasses.dataclass
+class Gated:
+    pilot: Any
+    app: RedlineApp
+    session: GatedSession
+    queue: WorkspaceQueue
+    looks: Looks
+    lower: str
+    upper: str
+
+
+@contextlib.asynccontextmanager
+async def gated_app(root: Path) -> AsyncIterator[Gated]:
+    """Two actions queued by another process (a.py below, b.py on top), a dashboard over
+    them whose decisions wait for the gate, settled on the top; the gate opens at the end."""
+    lower, upper = push_elsewhere(root, "a.py", "b.py")
+    gated = GatedSession(root)
+    session, queue = session_for(root, gated)
+    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.stack.top_id == upper and app.inbox.ready)
+            await pilot.pause()
+            yield Gated(pilot, app, gated, queue, Looks(app), lower, upper)
+    finally:
+        gated.gate.set()
+        queue.close()
 
 
 @pytest.fixture
@@ -109,60 +141,46 @@ async def test_keys_pressed_while_a_decision_runs_are_refused_before_it_looks_bu
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(inbox_keys, "BUSY_LOOK_AFTER", 3600.0)
-    lower, upper = push_elsewhere(root, "a.py", "b.py")
-    gated = GatedSession(root)
-    session, queue = session_for(root, gated)
-    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.stack.top_id == upper and app.inbox.ready)
-            await pilot.pause()
-            looks = Looks(app)
-            await pilot.press("y")
-            await wait_until(pilot, gated.deciding.is_set)
-            assert app.inbox.busy and not looks.greyed()
-            await pilot.press("u")  # would undo while the apply runs: refused, with why
-            await wait_until(pilot, lambda: notified(app, BUSY_REFUSAL))
-            assert session.undos == 0
-            before = len(app._notifications)
-            await pilot.press("n")  # a second decision: refused too
-            await wait_until(pilot, lambda: len(app._notifications) > before)
-            assert notified(app, BUSY_REFUSAL)
-            gated.gate.set()
-            await wait_until(pilot, lambda: app.stack.top_id == lower and not app.inbox.busy)
-            assert queue.resolution(upper) is not None
-            assert queue.resolution(lower) is None  # the refused n decided nothing
-            assert session.undos == 0
-            assert looks.seen == []
-    finally:
+    async with gated_app(root) as scene:
+        pilot, app, gated, looks, queue = (
+            scene.pilot,
+            scene.app,
+            scene.session,
+            scene.looks,
+            scene.queue,
+        )
+        await pilot.press("y")
+        await wait_until(pilot, gated.deciding.is_set)
+        assert app.inbox.busy and not looks.greyed()
+        await pilot.press("u")  # would undo while the apply runs: refused, with why
+        await wait_until(pilot, lambda: notified(app, BUSY_REFUSAL))
+        assert gated.undos == 0
+        before = len(app._notifications)
+        await pilot.press("n")  # a second decision: refused too
+        await wait_until(pilot, lambda: len(app._notifications) > before)
+        assert notified(app, BUSY_REFUSAL)
         gated.gate.set()
-        queue.close()
+        await wait_until(pilot, lambda: app.stack.top_id == scene.lower and not app.inbox.busy)
+        assert queue.resolution(scene.upper) is not None
+        assert queue.resolution(scene.lower) is None  # the refused n decided nothing
+        assert gated.undos == 0
+        assert looks.seen == []
 
 
 async def test_a_decision_that_takes_a_while_greys_its_keys_until_it_is_done(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(inbox_keys, "BUSY_LOOK_AFTER", 0.001)  # busy-looking at once
-    lower, upper = push_elsewhere(root, "a.py", "b.py")
-    gated = GatedSession(root)
-    session, queue = session_for(root, gated)
-    app = RedlineApp(session, watcher_factory=FakeWatcher)  # type: ignore[arg-type]
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.stack.top_id == upper and app.inbox.ready)
-            await pilot.pause()
-            looks = Looks(app)
-            await pilot.press("y")
-            await wait_until(pilot, looks.greyed)
-            assert app.inbox.controls.busy
-            gated.gate.set()
-            await wait_until(pilot, lambda: app.stack.top_id == lower and not app.inbox.busy)
-            await wait_until(pilot, lambda: not looks.greyed())
-            assert ("button", True) in looks.seen and ("key", True) in looks.seen
-            assert queue.resolution(upper) is not None
-    finally:
-        gated.gate.set()
-        queue.close()
+    async with gated_app(root) as scene:
+        pilot, app, looks = scene.pilot, scene.app, scene.looks
+        await pilot.press("y")
+        await wait_until(pilot, looks.greyed)
+        assert app.inbox.controls.busy
+        scene.session.gate.set()
+        await wait_until(pilot, lambda: app.stack.top_id == scene.lower and not app.inbox.busy)
+        await wait_until(pilot, lambda: not looks.greyed())
+        assert ("button", True) in looks.seen and ("key", True) in looks.seen
+        assert scene.queue.resolution(scene.upper) is not None
 
 
 async def test_the_pruning_a_decision_makes_due_runs_after_its_outcome_is_posted(

@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from redline.termtext import one_line
 from redline.tui.conversation_model import Conversation, Line, Mode
+from redline.tui.key_words import describe_keys
 from redline.tui.widgets.fitting_footer import FittingFooter
 from redline.workspace.queue import WorkspaceQueue
 
@@ -162,20 +163,10 @@ class ConversationScreen(Screen[str | None]):
 
     def _labels(self) -> None:
         """The footer says what ``n`` and ``t`` do now."""
-        import dataclasses
-
         state = self.state
         request = REQUEST_CHANGES if state is not None and state.comments else "Discard"
         toggle = "Full diff" if self.mode == "interdiff" else "Since revision"
-        changed = False
-        for key, text in (("n", request), ("t", toggle)):
-            bindings = self._bindings.key_to_bindings.get(key, [])
-            for index, binding in enumerate(bindings):
-                if binding.description != text:
-                    bindings[index] = dataclasses.replace(binding, description=text)
-                    changed = True
-        if changed:
-            self.refresh_bindings()
+        describe_keys(self, (("n", request), ("t", toggle)))
 
     def _line_content(self, line: Line) -> Content:
         if line.kind == "note":

@@ -10,7 +10,6 @@ restyle, and nothing greys only to light again a few milliseconds later (issue 4
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -19,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from redline.tui.controls import BUSY_REFUSAL, Controls, key_state, refusal
+from redline.tui.key_words import describe_keys
 from redline.tui.screens.conversation import REQUEST_CHANGES
 
 if TYPE_CHECKING:
@@ -152,15 +152,7 @@ class InboxKeys(Screen[None]):
         else:
             apply = f"Apply {picked}/{parts} hunks" if picked else "Apply"
             discard = f"Discard {picked}/{parts}" if picked else self._discard_label()
-        changed = False
-        for key, description in (("y", apply), ("n", discard)):
-            bindings = self._bindings.key_to_bindings.get(key, [])
-            for index, binding in enumerate(bindings):
-                if binding.description != description:
-                    bindings[index] = dataclasses.replace(binding, description=description)
-                    changed = True
-        if changed:
-            self.refresh_bindings()
+        describe_keys(self, (("y", apply), ("n", discard)))
         return discard
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
