@@ -65,24 +65,38 @@ class RequestError(Exception):
 
 
 class Call:
-    """A request this agent sent to the client; ``result()`` blocks until it is answered."""
+    """A request this agent sent to the client; ``result()`` blocks until it is answered.
 
-    def __init__(self) -> None:
+    ``heard``: records the answer on the reading thread, as it arrives -- before the thread
+    waiting in ``result()`` runs again: when the client closes stdin right after its
+    answer, the agent exits at once and that thread might never run."""
+
+    def __init__(self, heard: Callable[[Any, RequestError | None], None] | None = None) -> None:
         self._answered = threading.Event()
         self._message: dict[str, Any] = {}
+        self._heard = heard
 
     def answer(self, message: dict[str, Any]) -> None:
         self._message = message
+        if self._heard is not None:
+            error = self._error()
+            self._heard(None if error is not None else message.get("result"), error)
         self._answered.set()
 
     def done(self) -> bool:
         return self._answered.is_set()
 
+    def _error(self) -> RequestError | None:
+        error = self._message.get("error")
+        if error is None:
+            return None
+        return RequestError(int(error.get("code", 0)), str(error.get("message", "")))
+
     def result(self) -> Any:
         self._answered.wait()
-        error = self._message.get("error")
+        error = self._error()
         if error is not None:
-            raise RequestError(int(error.get("code", 0)), str(error.get("message", "")))
+            raise error
         return self._message.get("result")
 
 
@@ -118,9 +132,14 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self._send({"method": method, "params": params})
 
-    def start(self, method: str, params: dict[str, Any]) -> Call:
+    def start(
+        self,
+        method: str,
+        params: dict[str, Any],
+        heard: Callable[[Any, RequestError | None], None] | None = None,
+    ) -> Call:
         """Send a request; its :class:`Call` is answered when the client replies."""
-        call = Call()
+        call = Call(heard)
         with self._write_lock:
             request_id = self._next_id
             self._next_id += 1
@@ -128,8 +147,13 @@ class Connection:
         self._send({"id": request_id, "method": method, "params": params})
         return call
 
-    def request(self, method: str, params: dict[str, Any]) -> Any:
-        return self.start(method, params).result()
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        heard: Callable[[Any, RequestError | None], None] | None = None,
+    ) -> Any:
+        return self.start(method, params, heard).result()
 
     def session_update(self, update: dict[str, Any]) -> None:
         self.notify("session/update", {"sessionId": SESSION_ID, "update": update})
@@ -170,6 +194,12 @@ class Connection:
             raise
         else:
             self._send({"id": message["id"], "result": result})
+
+
+def chosen_of(answer: Any) -> Any:
+    """The option a permission's answer chose (or its outcome, ``cancelled``)."""
+    outcome = answer["outcome"]
+    return outcome.get("optionId") or outcome["outcome"]
 
 
 def text_update(kind: str, text: str) -> dict[str, Any]:
@@ -311,26 +341,33 @@ class ScriptedAgent:
     ) -> str:
         params = {"sessionId": SESSION_ID, "toolCall": {"toolCallId": call_id, **tool}}
         offered = {**params, "options": options or OPTIONS}
+
+        def heard(answer: Any, error: RequestError | None) -> None:
+            if error is not None:
+                self.record(event="permission", call=call_id, error=str(error))
+            else:
+                self.record(event="permission", call=call_id, outcome=chosen_of(answer))
+
         try:
-            answer = self.conn.request("session/request_permission", offered)
-        except RequestError as exc:
-            self.record(event="permission", call=call_id, error=str(exc))
+            answer = self.conn.request("session/request_permission", offered, heard)
+        except RequestError:
             return "error"
-        outcome = answer["outcome"]
-        chosen = outcome.get("optionId") or outcome["outcome"]
-        self.record(event="permission", call=call_id, outcome=chosen)
-        return str(chosen)
+        return str(chosen_of(answer))
 
     def write_params(self, path: str, content: str) -> dict[str, Any]:
         return {"sessionId": SESSION_ID, "path": self.abs(path), "content": content}
 
     def fs_write(self, path: str, content: str) -> bool:
+        def heard(_answer: Any, error: RequestError | None) -> None:
+            if error is not None:
+                self.record(event="write", path=path, error=str(error), code=error.code)
+            else:
+                self.record(event="write", path=path, ok=True)
+
         try:
-            self.conn.request("fs/write_text_file", self.write_params(path, content))
-        except RequestError as exc:
-            self.record(event="write", path=path, error=str(exc), code=exc.code)
+            self.conn.request("fs/write_text_file", self.write_params(path, content), heard)
+        except RequestError:
             return False
-        self.record(event="write", path=path, ok=True)
         return True
 
     def fs_read(self, step: dict[str, Any]) -> None:

@@ -7,6 +7,8 @@ package's schema: each validates, and dumps back to exactly what the agent wrote
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,44 @@ def test_an_unknown_session_to_load_is_invalid_params(tmp_path: Path) -> None:
     with pytest.raises(scripted_agent.RequestError) as unknown:
         agent.handle("session/set_mode", {})
     assert unknown.value.code == -32601
+
+
+class Held(scripted_agent.Connection):
+    """The agent's connection with its requests kept unanswered (the test answers them)."""
+
+    def __init__(self, agent: scripted_agent.ScriptedAgent) -> None:
+        super().__init__(agent)
+        self.asked = threading.Event()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if "id" in message and "method" in message:
+            self.asked.set()
+
+
+def test_an_answer_is_recorded_by_the_thread_that_read_it(tmp_path: Path) -> None:
+    """redline may close the agent's stdin right after answering a write (a stopped run),
+    and the agent then exits at once: the answer is recorded as it is read, before the
+    step that waits for it runs again (else the record could miss it: a flaky test)."""
+    record = tmp_path / "record.jsonl"
+    agent = scripted_agent.ScriptedAgent([], record)
+    agent.conn = connection = Held(agent)
+    wrote: list[bool] = []
+    step = threading.Thread(target=lambda: wrote.append(agent.fs_write("app.py", "x\n")))
+    step.start()
+    try:
+        assert connection.asked.wait(30)
+        [call] = connection._calls.values()
+        call.answer({"error": {"code": -32003, "message": "Not written: the agent was stopped."}})
+        # Recorded already, whether or not the waiting step has run since.
+        heard = [json.loads(line) for line in record.read_text().splitlines()]
+        assert heard == [
+            {
+                "event": "write",
+                "path": "app.py",
+                "error": "Not written: the agent was stopped.",
+                "code": -32003,
+            }
+        ]
+    finally:
+        step.join(30)
+    assert wrote == [False]
