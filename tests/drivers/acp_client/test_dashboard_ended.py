@@ -64,9 +64,12 @@ async def test_waiting_for_review_then_running_again(tmp_path: Path) -> None:
     states: list[AgentState] = []
     try:
         async with app.run_test(size=(150, 45)) as pilot:
-            app.watch(app, "agent_state", lambda state: states.append(state), init=False)
             # The agent's only open request is the held write: it waits on the person.
             await wait_until(pilot, lambda: app.agent_state == "waiting for review", GUARD)
+            # From here (it waits until y: nothing else moves it), every state it takes. A
+            # watch made before could miss the first ones: the agent may get here before it.
+            states.append(app.agent_state)
+            app.watch(app, "agent_state", lambda state: states.append(state), init=False)
             # The status line and the footer follow the state on their own refresh: awaited
             # (the held write keeps it waiting until y).
             await wait_until(
@@ -85,8 +88,8 @@ async def test_waiting_for_review_then_running_again(tmp_path: Path) -> None:
         session.close()
     assert (session.cwd / "app.py").read_text() == "print('bye')\n"
     assert "Write: app.py: applied" in _prompts(record)[1]
-    waiting = states.index(AgentState.WAITING_FOR_REVIEW)
-    assert AgentState.RUNNING in states[waiting:], states
+    assert states[0] is AgentState.WAITING_FOR_REVIEW
+    assert AgentState.RUNNING in states[1:], states
     assert states[-1] is AgentState.IDLE
     assert app.agent_ended is None
 
